@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The TBBT trace: in-memory record, binary file format (writer and reader),
+ * and the lossless text form.  TBBT paper 3.1, Table 1: each record pairs a
+ * call with its reply (callTime, replyTime, opType, opParams, opReturn).
+ *
+ * A record has a fixed header and a set of optional fields; `present` says
+ * which fields hold a value (bit i = field tag i, enum tbbt_field).  Fields
+ * are plain members, so stages read `rec->offset` after checking
+ * TBBT_HAS(rec, TBBT_F_OFFSET).  Strings and the readdir entry array live in
+ * the record's arena (`arena`), owned by the record.
+ *
+ * File handles and client endpoints are interned: the record holds a small
+ * integer reference, and the trace carries one definition record per handle
+ * (TBBT_REC_HANDLE) and per endpoint (TBBT_REC_ENDPOINT), written before the
+ * first op record that uses it, so the file can be streamed.  The byte layout
+ * is documented in docs/trace-format.md.
+ *
+ * Nothing here is thread-safe; use one writer or reader per thread.
+ */
+#ifndef TBBT_TRACE_TRACE_H
+#define TBBT_TRACE_TRACE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TBBT_TRACE_MAJOR 1
+#define TBBT_TRACE_MINOR 0
+#define TBBT_FH_MAX 64        /* NFSv3 NFS3_FHSIZE; NFSv2 handles are 32 bytes */
+#define TBBT_NAME_MAX 255     /* longest name we keep (RFC 1813 filename3 bound) */
+#define TBBT_PATH_MAX 1024    /* longest symlink target / mount path we keep */
+#define TBBT_INFO_MAX 12      /* values in an fsstat/fsinfo/pathconf/statfs result */
+
+/* Which protocol a record belongs to. */
+enum tbbt_prog {
+    TBBT_PROG_NONE = 0,
+    TBBT_PROG_NFS2 = 1,   /* program 100003 version 2 */
+    TBBT_PROG_NFS3 = 2,   /* program 100003 version 3 */
+    TBBT_PROG_MNT1 = 3,   /* program 100005 version 1 */
+    TBBT_PROG_MNT3 = 4,   /* program 100005 version 3 */
+};
+
+/* Record header flags. */
+enum {
+    TBBT_RF_REPLY = 1u << 0,        /* a reply was seen; reply_ns and rpc_stat are valid */
+    TBBT_RF_CALL_TRUNC = 1u << 1,   /* the call was cut short by the snap length */
+    TBBT_RF_REPLY_TRUNC = 1u << 2,  /* the reply was cut short by the snap length */
+    TBBT_RF_STATUS = 1u << 3,       /* `status` holds the NFS/MOUNT status of the reply */
+    TBBT_RF_CORRECTIVE = 1u << 4,   /* inserted by pre-play correction, not captured */
+    TBBT_RF_NO_CALL = 1u << 5,      /* reply whose call was lost (text traces only) */
+    TBBT_RF_TCP = 1u << 6,          /* carried over TCP (else UDP) */
+    TBBT_RF_CALL_BAD = 1u << 7,     /* call arguments did not decode past some field */
+    TBBT_RF_REPLY_BAD = 1u << 8,    /* reply results did not decode past some field */
+};
+
+/* rpc_stat: how the RPC layer answered (only with TBBT_RF_REPLY). */
+enum tbbt_rpc_stat {
+    TBBT_RPC_SUCCESS = 0,       /* accepted, SUCCESS: results follow */
+    TBBT_RPC_PROG_UNAVAIL = 1,  /* accept_stat values 1..5 as in RFC 5531 */
+    TBBT_RPC_PROG_MISMATCH = 2,
+    TBBT_RPC_PROC_UNAVAIL = 3,
+    TBBT_RPC_GARBAGE_ARGS = 4,
+    TBBT_RPC_SYSTEM_ERR = 5,
+    TBBT_RPC_DENIED_MISMATCH = 16,  /* MSG_DENIED, RPC_MISMATCH */
+    TBBT_RPC_DENIED_AUTH = 17,      /* MSG_DENIED, AUTH_ERROR */
+};
+
+/* File attributes as the server returned them (NFSv3 fattr3; v2 fattr mapped in). */
+struct tbbt_fattr {
+    uint32_t type;      /* ftype3 numbering (1 reg, 2 dir, 3 blk, 4 chr, 5 lnk, 6 sock, 7 fifo) */
+    uint32_t mode;
+    uint32_t nlink;
+    uint32_t uid;
+    uint32_t gid;
+    uint64_t size;
+    uint64_t used;      /* bytes; v2: blocks * blocksize */
+    uint64_t rdev;      /* major << 32 | minor; v2: rdev */
+    uint64_t fsid;
+    uint64_t fileid;
+    uint64_t atime_ns, mtime_ns, ctime_ns;  /* seconds * 1e9 + nanoseconds */
+};
+
+/* Pre-operation attributes of weak cache consistency data (RFC 1813 wcc_attr). */
+struct tbbt_wcc_pre {
+    uint64_t size;
+    uint64_t mtime_ns, ctime_ns;
+};
+
+/* Attributes a call asks to set (sattr3 / v2 sattr). */
+enum {
+    TBBT_SA_MODE = 1u << 0,
+    TBBT_SA_UID = 1u << 1,
+    TBBT_SA_GID = 1u << 2,
+    TBBT_SA_SIZE = 1u << 3,
+    TBBT_SA_ATIME = 1u << 4,          /* set atime to atime_ns */
+    TBBT_SA_ATIME_SERVER = 1u << 5,   /* set atime to the server's time */
+    TBBT_SA_MTIME = 1u << 6,
+    TBBT_SA_MTIME_SERVER = 1u << 7,
+};
+
+struct tbbt_sattr {
+    uint32_t mask;
+    uint32_t mode, uid, gid;
+    uint64_t size;
+    uint64_t atime_ns, mtime_ns;
+};
+
+/* A string field: bytes in the record's arena (not NUL-terminated in the file;
+ * the arena copy is NUL-terminated for convenience). Names are data: they may
+ * hold any byte, including '/' and NUL. */
+struct tbbt_str {
+    const char *p;
+    uint32_t len;
+};
+
+/* One readdir/readdirplus entry. */
+enum { TBBT_ENT_FH = 1u << 0, TBBT_ENT_ATTR = 1u << 1 };
+struct tbbt_entry {
+    uint64_t fileid;
+    uint64_t cookie;
+    struct tbbt_str name;
+    uint32_t flags;            /* TBBT_ENT_* */
+    uint32_t fh;               /* handle reference, with TBBT_ENT_FH */
+    struct tbbt_fattr attr;    /* with TBBT_ENT_ATTR */
+};
+
+/*
+ * Optional fields.  The tag is also the bit in `present` and the TLV tag in
+ * the binary file.  Never renumber: append new tags (readers skip unknown ones).
+ */
+enum tbbt_field {
+    /* call arguments */
+    TBBT_F_FH = 0,          /* fh: object or directory handle (ref) */
+    TBBT_F_NAME,            /* name: name in directory fh */
+    TBBT_F_FH2,             /* fh2: second directory (rename to, link dir) (ref) */
+    TBBT_F_NAME2,           /* name2: name in fh2 */
+    TBBT_F_OFFSET,          /* offset: read/write/commit offset */
+    TBBT_F_COUNT,           /* count: read/write/commit/readdir byte count */
+    TBBT_F_STABLE,          /* stable: write stable_how */
+    TBBT_F_SATTR,           /* sattr: attributes to set */
+    TBBT_F_GUARD,           /* guard_ns: setattr guard ctime */
+    TBBT_F_TARGET,          /* target: symlink target (call) or readlink result */
+    TBBT_F_COOKIE,          /* cookie: readdir cookie */
+    TBBT_F_COOKIEVERF,      /* cookieverf: readdir cookie verifier (8 bytes as u64) */
+    TBBT_F_DIRCOUNT,        /* dircount: readdirplus dircount */
+    TBBT_F_MAXCOUNT,        /* maxcount: readdirplus maxcount */
+    TBBT_F_ACCESS,          /* access: access bits asked */
+    TBBT_F_CREATEMODE,      /* createmode: UNCHECKED/GUARDED/EXCLUSIVE */
+    TBBT_F_CREATEVERF,      /* createverf: exclusive create verifier */
+    TBBT_F_FTYPE,           /* ftype: mknod type */
+    TBBT_F_RDEV,            /* rdev: mknod device numbers */
+    TBBT_F_DIRPATH,         /* dirpath: MOUNT path */
+    /* reply results */
+    TBBT_F_NEW_FH,          /* new_fh: handle returned (lookup/create/mkdir/symlink/mknod/mnt) */
+    TBBT_F_OBJ_ATTR,        /* obj_attr: attributes of the object (post-op) */
+    TBBT_F_OBJ_PRE,         /* obj_pre: wcc before of the object */
+    TBBT_F_DIR_ATTR,        /* dir_attr: attributes of directory fh (post-op) */
+    TBBT_F_DIR_PRE,         /* dir_pre: wcc before of directory fh */
+    TBBT_F_DIR2_ATTR,       /* dir2_attr: attributes of directory fh2 (post-op) */
+    TBBT_F_DIR2_PRE,        /* dir2_pre: wcc before of directory fh2 */
+    TBBT_F_RES_COUNT,       /* res_count: bytes read/written/entries returned */
+    TBBT_F_EOF,             /* eof: read/readdir end of file */
+    TBBT_F_COMMITTED,       /* committed: write stable_how the server used */
+    TBBT_F_WRITEVERF,       /* writeverf: write/commit verifier */
+    TBBT_F_ACCESS_RES,      /* access_res: access bits granted */
+    TBBT_F_ENTRIES,         /* entries: readdir(plus) entries */
+    TBBT_F_INFO,            /* info: fsstat/fsinfo/pathconf/statfs values, see docs */
+    TBBT_F_ID,              /* id: TBBT-ID of the object acted on (issue 3) */
+    TBBT_F_ID2,             /* id2: TBBT-ID of the removed/replaced object (issue 3) */
+    TBBT_F_NFIELDS
+};
+
+#define TBBT_HAS(rec, f) (((rec)->present >> (f)) & 1u)
+#define TBBT_SET(rec, f) ((rec)->present |= (uint64_t)1 << (f))
+
+struct tbbt_trace_rec {
+    /* header: always present */
+    uint64_t call_ns;       /* call time, ns since the epoch (0 with TBBT_RF_NO_CALL) */
+    uint64_t reply_ns;      /* reply time, 0 if no reply */
+    uint8_t prog;           /* enum tbbt_prog */
+    uint8_t proc;           /* procedure number within prog */
+    uint16_t flags;         /* TBBT_RF_* */
+    uint32_t xid;
+    uint32_t endpoint;      /* endpoint reference (client/server pair) */
+    uint32_t uid, gid;      /* AUTH_SYS credentials; 0/0 for AUTH_NONE */
+    uint8_t rpc_stat;       /* enum tbbt_rpc_stat, with TBBT_RF_REPLY */
+    int32_t status;         /* nfsstat3/nfsstat/mountstat3, with TBBT_RF_STATUS */
+    uint64_t present;       /* bit per enum tbbt_field */
+
+    /* optional fields */
+    uint32_t fh, fh2;
+    struct tbbt_str name, name2, target, dirpath;
+    uint64_t offset;
+    uint32_t count, stable;
+    struct tbbt_sattr sattr;
+    uint64_t guard_ns;
+    uint64_t cookie, cookieverf;
+    uint32_t dircount, maxcount;
+    uint32_t access, createmode;
+    uint64_t createverf;
+    uint32_t ftype;
+    uint64_t rdev;
+    uint32_t new_fh;
+    struct tbbt_fattr obj_attr, dir_attr, dir2_attr;
+    struct tbbt_wcc_pre obj_pre, dir_pre, dir2_pre;
+    uint32_t res_count, eof, committed;
+    uint64_t writeverf;
+    uint32_t access_res;
+    struct tbbt_entry *entries;  /* arena-owned array of n_entries */
+    uint32_t n_entries;
+    uint64_t info[TBBT_INFO_MAX];
+    uint32_t n_info;
+    uint64_t id, id2;
+
+    /* arena for strings and entries: owned; reset by tbbt_trace_rec_clear() */
+    GStringChunk *arena;
+};
+
+/* Initializes caller storage; tbbt_trace_rec_fini() releases the arena. */
+void tbbt_trace_rec_init(struct tbbt_trace_rec *rec);
+void tbbt_trace_rec_fini(struct tbbt_trace_rec *rec);
+/* Empties the record for reuse (keeps the arena's memory). */
+void tbbt_trace_rec_clear(struct tbbt_trace_rec *rec);
+/* Copies len bytes into the arena and sets *dst (NUL-terminated copy). */
+void tbbt_trace_rec_set_str(struct tbbt_trace_rec *rec, struct tbbt_str *dst, const void *p,
+                            uint32_t len);
+/* Appends a zeroed entry (arena-owned; pointer valid until the next append or clear). */
+struct tbbt_entry *tbbt_trace_rec_add_entry(struct tbbt_trace_rec *rec);
+/* Deep copy of src into dst (dst initialized). */
+void tbbt_trace_rec_copy(struct tbbt_trace_rec *dst, const struct tbbt_trace_rec *src);
+
+/* Names: lower-case procedure name ("getattr", "mnt") or NULL if unknown. */
+const char *tbbt_proc_name(int prog, int proc);
+/* Inverse of tbbt_proc_name for one prog; -1 if unknown. */
+int tbbt_proc_by_name(int prog, const char *name);
+/* "v2", "v3", "mnt1", "mnt3". */
+const char *tbbt_prog_name(int prog);
+int tbbt_prog_by_name(const char *name);
+/* Number of procedures of prog (NFSv3: 22, NFSv2: 18, MOUNT: 6). */
+int tbbt_prog_nprocs(int prog);
+
+/* ---- handle table --------------------------------------------------------- */
+
+/* Interns file handles: each distinct byte string gets the next small integer. */
+struct tbbt_fhtab;
+struct tbbt_fhtab *tbbt_fhtab_new(void);
+void tbbt_fhtab_free(struct tbbt_fhtab *t);
+/* Returns the reference of the handle (len <= TBBT_FH_MAX), interning it if new. */
+uint32_t tbbt_fhtab_intern(struct tbbt_fhtab *t, const void *fh, uint32_t len);
+/* Adds a handle with a given reference (reader side); -TBBT_E_BADREC if ref != count. */
+int tbbt_fhtab_add(struct tbbt_fhtab *t, uint32_t ref, const void *fh, uint32_t len);
+uint32_t tbbt_fhtab_count(const struct tbbt_fhtab *t);
+/* Returns the bytes of ref (borrowed, valid while t lives) or NULL if out of range. */
+const uint8_t *tbbt_fhtab_get(const struct tbbt_fhtab *t, uint32_t ref, uint32_t *len);
+
+/* A client/server conversation: addresses as text ("127.0.0.1", "::1"). */
+struct tbbt_endpoint {
+    char client[48];
+    uint16_t client_port;
+    char server[48];
+    uint16_t server_port;
+    bool tcp;
+};
+
+/* Interns endpoints the same way as handles. */
+struct tbbt_eptab;
+struct tbbt_eptab *tbbt_eptab_new(void);
+void tbbt_eptab_free(struct tbbt_eptab *t);
+uint32_t tbbt_eptab_intern(struct tbbt_eptab *t, const struct tbbt_endpoint *ep);
+int tbbt_eptab_add(struct tbbt_eptab *t, uint32_t ref, const struct tbbt_endpoint *ep);
+uint32_t tbbt_eptab_count(const struct tbbt_eptab *t);
+const struct tbbt_endpoint *tbbt_eptab_get(const struct tbbt_eptab *t, uint32_t ref);
+
+/* ---- binary writer -------------------------------------------------------- */
+
+struct tbbt_trace_writer;
+/*
+ * Opens path for writing ("-" = stdout).  The writer borrows fh and ep (they
+ * must outlive it); before each op record it writes the definitions of all
+ * handles and endpoints interned since the last record.  Returns NULL and sets
+ * *err (-errno) on failure.
+ */
+struct tbbt_trace_writer *tbbt_trace_writer_open(const char *path, struct tbbt_fhtab *fh,
+                                                 struct tbbt_eptab *ep, int *err);
+/* Writes one op record. 0 or negative error (sticky). */
+int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_rec *rec);
+/* Writes the trailer (record count, CRC32), flushes and closes; frees w. 0 or error. */
+int tbbt_trace_writer_close(struct tbbt_trace_writer *w);
+/* Discards a writer after an error (no trailer is written). */
+void tbbt_trace_writer_abort(struct tbbt_trace_writer *w);
+uint64_t tbbt_trace_writer_count(const struct tbbt_trace_writer *w);
+
+/* ---- binary reader -------------------------------------------------------- */
+
+struct tbbt_trace_reader;
+/* Opens and checks the header. NULL and *err (-errno, TBBT_E_MAGIC, TBBT_E_VERSION). */
+struct tbbt_trace_reader *tbbt_trace_reader_open(const char *path, int *err);
+/*
+ * Reads the next op record into rec (cleared first), absorbing handle and
+ * endpoint definitions into the reader's tables.  Returns 1 for a record,
+ * 0 at a valid end of trace (trailer seen, checksum good), negative on error
+ * (TBBT_E_TRUNC, TBBT_E_BADREC, TBBT_E_CHECKSUM).
+ */
+int tbbt_trace_reader_next(struct tbbt_trace_reader *r, struct tbbt_trace_rec *rec);
+/* The reader's tables (borrowed, valid until close). */
+struct tbbt_fhtab *tbbt_trace_reader_fhtab(struct tbbt_trace_reader *r);
+struct tbbt_eptab *tbbt_trace_reader_eptab(struct tbbt_trace_reader *r);
+/* Byte offset of the last error, for messages. */
+uint64_t tbbt_trace_reader_offset(const struct tbbt_trace_reader *r);
+void tbbt_trace_reader_close(struct tbbt_trace_reader *r);
+
+/* ---- text form ------------------------------------------------------------ */
+
+/*
+ * Writes a whole binary trace as text, one line per record (header line,
+ * handle and endpoint definitions, op records, trailer).  0 or error.
+ */
+int tbbt_trace_dump(const char *trace_path, FILE *out);
+/*
+ * Parses the text form and writes the identical binary trace to out_path.
+ * On a syntax error returns TBBT_E_SYNTAX and sets *line to the line number.
+ */
+int tbbt_trace_from_text(const char *text_path, const char *out_path, uint64_t *line);
+/* Formats one op record as a text line (no newline) into s (appended). */
+void tbbt_trace_format_rec(GString *s, const struct tbbt_trace_rec *rec);
+
+#endif

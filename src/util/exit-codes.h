@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Exit codes shared by every tbbt tool.  Scripts rely on them (see each tool's
+ * command-line contract in docs/): 0 success, 1 the run failed (bad input, server
+ * trouble), 2 usage error.
+ */
+#ifndef TBBT_UTIL_EXIT_CODES_H
+#define TBBT_UTIL_EXIT_CODES_H
+
+#define TBBT_EXIT_OK 0
+#define TBBT_EXIT_FAIL 1
+#define TBBT_EXIT_USAGE 2
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Minimal streaming JSON writer for the tools' report files (--summary-json,
+ * --report-json).  It writes to a GString; nesting and commas are tracked so
+ * callers only say begin/end/key/value.  Strings are escaped per RFC 8259.
+ * We write our own rather than pull in json-glib: output only, ~100 lines.
+ */
+#ifndef TBBT_UTIL_JSON_H
+#define TBBT_UTIL_JSON_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+struct tbbt_json {
+    GString *out;     /* owned; take with tbbt_json_finish() */
+    int depth;
+    bool need_comma[32];
+    bool after_key;
+};
+
+void tbbt_json_init(struct tbbt_json *j);
+void tbbt_json_begin_object(struct tbbt_json *j);
+void tbbt_json_end_object(struct tbbt_json *j);
+void tbbt_json_begin_array(struct tbbt_json *j);
+void tbbt_json_end_array(struct tbbt_json *j);
+void tbbt_json_key(struct tbbt_json *j, const char *key);
+void tbbt_json_string(struct tbbt_json *j, const char *s);
+void tbbt_json_uint(struct tbbt_json *j, uint64_t v);
+void tbbt_json_int(struct tbbt_json *j, int64_t v);
+void tbbt_json_double(struct tbbt_json *j, double v);
+void tbbt_json_bool(struct tbbt_json *j, bool v);
+void tbbt_json_null(struct tbbt_json *j);
+/* Returns the text (given: caller g_free()s) and resets j. */
+char *tbbt_json_finish(struct tbbt_json *j);
+/* Writes text to path ("-" = stdout) with a final newline; 0 or -errno. */
+int tbbt_json_write_file(const char *path, const char *text);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Error strings, the logging sink, and clocks for every module (see util.h). */
+#include "util/util.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+
+int tbbt__log_level = TBBT_LOG_WARN;
+static const char *log_prog = "tbbt";
+
+static const struct {
+    int code;
+    const char *msg;
+} err_names[] = {
+    {TBBT_E_TRUNC, "input is truncated"},
+    {TBBT_E_BADREC, "malformed record"},
+    {TBBT_E_VERSION, "unsupported format version"},
+    {TBBT_E_MAGIC, "not a file of the expected format"},
+    {TBBT_E_CHECKSUM, "checksum mismatch"},
+    {TBBT_E_LINKTYPE, "unsupported link type"},
+    {TBBT_E_SYNTAX, "syntax error"},
+    {TBBT_E_RANGE, "value out of range"},
+    {0, NULL},
+};
+
+const char *tbbt_strerror(int err)
+{
+    if (err == 0)
+        return "success";
+    for (int i = 0; err_names[i].msg; i++)
+        if (err_names[i].code == err)
+            return err_names[i].msg;
+    if (err < 0 && err > TBBT_E_BASE)
+        return strerror(-err);
+    return "unknown error";
+}
+
+void tbbt_log_init(const char *progname, int level)
+{
+    log_prog = progname;
+    tbbt__log_level = level;
+}
+
+void tbbt__log(int level, const char *fmt, ...)
+{
+    static const char *names[] = {"error", "warning", "info", "debug"};
+    va_list ap;
+
+    fprintf(stderr, "%s: ", log_prog);
+    if (level != TBBT_LOG_ERROR)
+        fprintf(stderr, "%s: ", names[level]);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+uint64_t tbbt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t tbbt_peak_rss(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_maxrss * 1024u;
+}

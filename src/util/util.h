@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared helpers for every module: error codes and their strings, logging, and
+ * a few time helpers.  Library code never prints directly; it logs through
+ * tbbt_log(), whose sink and level the tool sets.
+ */
+#ifndef TBBT_UTIL_UTIL_H
+#define TBBT_UTIL_UTIL_H
+
+#include <stdint.h>
+#include <stdarg.h>
+
+/* Project error codes: negative, below every -errno value we may return. */
+enum {
+    TBBT_E_BASE = -10000,
+    TBBT_E_TRUNC = TBBT_E_BASE - 1,     /* input ends in the middle of an item */
+    TBBT_E_BADREC = TBBT_E_BASE - 2,    /* malformed record or packet */
+    TBBT_E_VERSION = TBBT_E_BASE - 3,   /* unsupported format version */
+    TBBT_E_MAGIC = TBBT_E_BASE - 4,     /* not a file of the expected kind */
+    TBBT_E_CHECKSUM = TBBT_E_BASE - 5,  /* trailer checksum does not match */
+    TBBT_E_LINKTYPE = TBBT_E_BASE - 6,  /* unsupported capture link type */
+    TBBT_E_SYNTAX = TBBT_E_BASE - 7,    /* text input does not parse */
+    TBBT_E_RANGE = TBBT_E_BASE - 8,     /* value out of range */
+    TBBT_E_LAST = TBBT_E_BASE - 9,
+};
+
+/* Returns a static string for a 0, -errno or TBBT_E_* value.  Thread-safe. */
+const char *tbbt_strerror(int err);
+
+enum tbbt_log_level { TBBT_LOG_ERROR = 0, TBBT_LOG_WARN, TBBT_LOG_INFO, TBBT_LOG_DEBUG };
+
+/* Current level; messages above it are dropped before their arguments are evaluated. */
+extern int tbbt__log_level;
+
+/* Sets the program name used as message prefix (borrowed: must outlive logging). */
+void tbbt_log_init(const char *progname, int level);
+void tbbt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define tbbt_log(level, ...)                                                                      \
+    do {                                                                                          \
+        if ((level) <= tbbt__log_level)                                                           \
+            tbbt__log((level), __VA_ARGS__);                                                      \
+    } while (0)
+
+/* Monotonic clock in nanoseconds. */
+uint64_t tbbt_now_ns(void);
+
+/* Peak resident set size of this process in bytes (from getrusage), 0 if unknown. */
+uint64_t tbbt_peak_rss(void);
+
+#endif
