@@ -5,7 +5,7 @@
  * trace record.  RFC 1094, RFC 1813 (and its Appendix I for MOUNT v3).
  *
  * Each procedure's arguments and results are decoded field by field with the
- * rpcgen-generated XDR routines of src/proto/*.x, so that a message cut short
+ * rpcgen-generated XDR routines of the src/proto .x files, so that a message cut short
  * by the capture's snap length keeps every field that is complete (a WRITE
  * without its data is still a WRITE of `count` bytes at `offset`).  Bulk
  * payloads (read/write data) are skipped, never copied.  File handles are

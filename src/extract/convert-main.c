@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tbbt-convert: packet captures of NFS traffic -> TBBT trace.  Options into
+ * a struct tbbt_convert_opts, then tbbt_convert_run().  docs/tbbt-convert.md.
+ */
+#include <glib.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "extract/extract.h"
+#include "tbbt-version.h"
+#include "trace/trace.h"
+#include "util/exit-codes.h"
+#include "util/util.h"
+
+static gchar *opt_output, *opt_filter, *opt_summary, *opt_from_text;
+static gdouble opt_timeout = 30.0;
+static gint opt_max_pending = 262144;
+static gboolean opt_version, opt_quiet, opt_progress, opt_no_progress, opt_verbose;
+static gchar **opt_inputs;
+
+static const GOptionEntry entries[] = {
+    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output, "Write the TBBT trace to FILE", "FILE"},
+    {"filter", 'f', 0, G_OPTION_ARG_STRING, &opt_filter,
+     "Only read packets matching this BPF (pcap-filter) expression", "EXPR"},
+    {"summary-json", 0, 0, G_OPTION_ARG_FILENAME, &opt_summary,
+     "Write the counts (packets, pairs, loss, procedures) as JSON to FILE ('-' = stdout)", "FILE"},
+    {"from-text", 0, 0, G_OPTION_ARG_FILENAME, &opt_from_text,
+     "Turn the text form of a trace (tbbt-dump output) back into a binary trace", "TEXT"},
+    {"reply-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
+     "Seconds of capture time a call waits for its reply (default 30)", "SEC"},
+    {"max-pending", 0, 0, G_OPTION_ARG_INT, &opt_max_pending,
+     "Most calls waiting for replies at once (default 262144)", "N"},
+    {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
+     "Draw a progress line on stderr even when it is not a terminal", NULL},
+    {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress, "Never draw a progress line", NULL},
+    {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Only print errors", NULL},
+    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, "Print debugging details", NULL},
+    {"version", 'V', 0, G_OPTION_ARG_NONE, &opt_version, "Print version information and exit",
+     NULL},
+    {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_inputs, NULL, "INPUT..."},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static int usage_error(GOptionContext *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "tbbt-convert: %s\nTry 'tbbt-convert --help' for more information.\n", msg);
+    return TBBT_EXIT_USAGE;
+}
+
+static void print_version(void)
+{
+    printf("tbbt-convert (tbbt) %s\n", TBBT_VERSION);
+    printf("%s; glib %u.%u.%u; zlib %s\n", pcap_lib_version(), glib_major_version,
+           glib_minor_version, glib_micro_version, zlibVersion());
+}
+
+static int from_text(void)
+{
+    uint64_t line = 0;
+    char why[256] = "";
+    int rc = tbbt_trace_from_text_why(opt_from_text, opt_output, &line, why, sizeof(why));
+
+    if (rc == TBBT_E_SYNTAX) {
+        tbbt_log(TBBT_LOG_ERROR, "cannot parse '%s' line %" G_GUINT64_FORMAT ": %s",
+                 opt_from_text, (guint64)line, why[0] ? why : tbbt_strerror(rc));
+        return TBBT_EXIT_FAIL;
+    }
+    if (rc < 0) {
+        tbbt_log(TBBT_LOG_ERROR, "cannot convert '%s' to '%s': %s", opt_from_text, opt_output,
+                 why[0] ? why : tbbt_strerror(rc));
+        return TBBT_EXIT_FAIL;
+    }
+    return TBBT_EXIT_OK;
+}
+
+static int convert(void)
+{
+    struct tbbt_convert_opts o;
+    char err[1024] = "";
+    int rc;
+
+    tbbt_convert_opts_init(&o);
+    o.inputs = (const char *const *)opt_inputs;
+    o.n_inputs = (int)g_strv_length(opt_inputs);
+    o.filter = opt_filter;
+    o.output = opt_output;
+    o.summary_json = opt_summary;
+    o.reply_timeout_ns = (uint64_t)(opt_timeout * 1e9);
+    o.max_pending = (uint32_t)opt_max_pending;
+    o.progress = !opt_quiet && !opt_no_progress && (opt_progress || isatty(STDERR_FILENO));
+    rc = tbbt_convert_run(&o, err, sizeof(err));
+    if (rc < 0) {
+        tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
+        return TBBT_EXIT_FAIL;
+    }
+    return TBBT_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    GOptionContext *ctx = g_option_context_new("INPUT... - turn NFS packet captures into a TBBT trace");
+    GError *gerr = NULL;
+    int rc;
+
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(ctx,
+        "Inputs are pcap or pcapng files, optionally gzip-compressed; several files are\n"
+        "merged in time order. Exit status: 0 success, 1 bad input, 2 usage error.\n"
+        "See docs/tbbt-convert.md.");
+    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
+        rc = usage_error(ctx, gerr->message);
+        g_error_free(gerr);
+        g_option_context_free(ctx);
+        return rc;
+    }
+    tbbt_log_init("tbbt-convert", opt_verbose ? TBBT_LOG_DEBUG
+                                  : opt_quiet ? TBBT_LOG_ERROR : TBBT_LOG_WARN);
+    if (opt_version) {
+        print_version();
+        rc = TBBT_EXIT_OK;
+    } else if (!opt_output) {
+        rc = usage_error(ctx, "missing -o TRACE");
+    } else if (opt_from_text) {
+        rc = opt_inputs ? usage_error(ctx, "--from-text takes no capture inputs") : from_text();
+    } else if (!opt_inputs || !opt_inputs[0]) {
+        rc = usage_error(ctx, "no input files");
+    } else if (opt_max_pending < 1 || opt_timeout <= 0) {
+        rc = usage_error(ctx, "--max-pending and --reply-timeout must be positive");
+    } else {
+        rc = convert();
+    }
+    g_option_context_free(ctx);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the decoders (decode.c, decode-nfs3.c, decode-nfs2.c,
+ * decode-mount.c): the decoding state and the helpers every procedure uses.
+ *
+ * A procedure decoder is a pair of functions (call, reply) that read one
+ * field or sub-structure at a time with the rpcgen XDR routines and store it
+ * into the record as soon as it is complete, so a message cut short keeps
+ * every field before the cut.  Each returns true when everything decoded and
+ * false at the first item that did not, with d->err saying why:
+ * TBBT_E_TRUNC (bytes ran out in a message marked truncated) or
+ * TBBT_E_BADREC (malformed).
+ *
+ * Memory: every variable-length item is decoded into caller storage of its
+ * .x bound (a stack buffer the XDR pointer is pre-pointed at), so rpcgen code
+ * allocates nothing and nothing needs xdr_free(); the XDR routines of libtirpc
+ * keep such a pointer, and never free it, when decoding fails.  Linked lists
+ * (readdir entries, mount lists) are walked element by element, never with
+ * the recursive rpcgen routine of the whole list.
+ */
+#ifndef TBBT_EXTRACT_DECODE_INT_H
+#define TBBT_EXTRACT_DECODE_INT_H
+
+#include <rpc/rpc.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "extract/decode.h"
+
+/* Decoding state of one message (stack storage of tbbt__decode_call/reply). */
+struct tbbt__dec {
+    XDR xdr;                        /* XDR_DECODE memory stream over p[0..len) */
+    const uint8_t *p;               /* borrowed: the message bytes */
+    u_int len;
+    bool trunc;                     /* the capture cut the message short */
+    int err;                        /* why the last helper failed */
+    struct tbbt_trace_rec *rec;     /* borrowed: where fields go */
+    struct tbbt_fhtab *fht;         /* borrowed: where handles are interned */
+};
+
+/* Decodes one part of a message; false (d->err set) when it did not decode. */
+typedef bool (*tbbt__dec_fn)(struct tbbt__dec *d);
+
+struct tbbt__dec_proc {
+    tbbt__dec_fn call;
+    tbbt__dec_fn reply;
+};
+
+/* Procedure tables, indexed by procedure number. */
+#define TBBT__DEC_NFS3_NPROCS 22
+#define TBBT__DEC_NFS2_NPROCS 18
+#define TBBT__DEC_MNT_NPROCS 6
+extern const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NFS3_NPROCS];
+extern const struct tbbt__dec_proc tbbt__dec_nfs2[TBBT__DEC_NFS2_NPROCS];
+extern const struct tbbt__dec_proc tbbt__dec_mnt1[TBBT__DEC_MNT_NPROCS];
+extern const struct tbbt__dec_proc tbbt__dec_mnt3[TBBT__DEC_MNT_NPROCS];
+
+/* Nothing to decode (void arguments or results). */
+bool tbbt__dec_void(struct tbbt__dec *d);
+
+/*
+ * Decodes one item with the rpcgen routine proc into obj.  On failure tells
+ * truncation from malformation (see decode.c) and sets d->err.  The encoded
+ * item must be shorter than 2048 bytes (true of every item we decode whole).
+ */
+bool tbbt__dec_item(struct tbbt__dec *d, xdrproc_t proc, void *obj);
+
+/* An unsigned int (xdr_u_int). */
+bool tbbt__dec_u32(struct tbbt__dec *d, uint32_t *v);
+
+/*
+ * The "value follows" boolean of an XDR optional-data list; anything but 0
+ * or 1 is malformed (xdr_bool would take any non-zero value as TRUE).
+ */
+bool tbbt__dec_follows(struct tbbt__dec *d, bool *follows);
+
+/*
+ * A string item (proc decodes a `string<N>` typedef) into buf, which must
+ * hold N + 1 bytes; *len gets its length (the string may contain NUL bytes).
+ */
+bool tbbt__dec_string(struct tbbt__dec *d, xdrproc_t proc, char *buf, uint32_t *len);
+
+/* The length of a bulk opaque payload; over bound is malformed. */
+bool tbbt__dec_opaque_len(struct tbbt__dec *d, uint32_t bound, uint32_t *len);
+/* Skips len payload bytes (and their XDR padding) without reading them. */
+bool tbbt__dec_skip(struct tbbt__dec *d, uint32_t len);
+
+/* Sets rec->status and TBBT_RF_STATUS. */
+void tbbt__dec_set_status(struct tbbt__dec *d, int32_t status);
+
+/* Interns handle bytes and stores the reference in *dst with field bit. */
+void tbbt__dec_set_fh(struct tbbt__dec *d, const void *fh, uint32_t len, uint32_t *dst,
+                      int field);
+
+/* Copies a string into the record's arena and sets its field bit. */
+void tbbt__dec_set_str(struct tbbt__dec *d, const char *s, uint32_t len, struct tbbt_str *dst,
+                       int field);
+
+/* Appends one value to rec->info (TBBT_F_INFO); values past TBBT_INFO_MAX are dropped. */
+void tbbt__dec_add_info(struct tbbt__dec *d, uint64_t v);
+
+/* Big-endian value of n <= 8 bytes (verifiers and v2 cookies as integers). */
+uint64_t tbbt__dec_be(const void *p, size_t n);
+
+#endif

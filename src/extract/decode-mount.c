@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MOUNT v1 (RFC 1094 Appendix A) and v3 (RFC 1813 Appendix I) call arguments
+ * and reply results of the six procedures NULL, MNT, DUMP, UMNT, UMNTALL and
+ * EXPORT into trace record fields, with the rpcgen routines of mount.x (see
+ * decode-int.h for the conventions).
+ *
+ * MNT and UMNT calls: dirpath.  MNT reply: status (v1: a Unix errno, v3:
+ * mountstat3) and the root handle -> new_fh (the v3 auth flavors are read and
+ * dropped).  DUMP and EXPORT replies: the number of mount entries / exports
+ * -> res_count, set once the whole list decoded; the names themselves are not
+ * kept.  The lists are walked element by element.
+ */
+#include "extract/decode-int.h"
+#include "proto/mount.h"
+
+#define ITEM(d, fn, obj) tbbt__dec_item((d), (xdrproc_t)(fn), (obj))
+
+/* mountres3_ok.auth_flavors, decoded into caller storage. */
+struct flavors {
+    u_int len;
+    int *val;
+};
+
+static bool_t flavors_xdr(XDR *x, struct flavors *f)
+{
+    return xdr_array(x, (char **)&f->val, &f->len, MNT_MAXFLAVORS, sizeof(int),
+                     (xdrproc_t)xdr_int);
+}
+
+static bool dirpath_call(struct tbbt__dec *d)
+{
+    char buf[MNTPATHLEN + 1];
+    uint32_t len;
+
+    if (!tbbt__dec_string(d, (xdrproc_t)xdr_dirpath, buf, &len))
+        return false;
+    tbbt__dec_set_str(d, buf, len, &d->rec->dirpath, TBBT_F_DIRPATH);
+    return true;
+}
+
+static bool mnt1_reply(struct tbbt__dec *d)
+{
+    uint32_t status;
+    fhandle fh;
+
+    if (!tbbt__dec_u32(d, &status))
+        return false;
+    tbbt__dec_set_status(d, (int32_t)status);
+    if (status != 0)
+        return true;
+    if (!ITEM(d, xdr_fhandle, fh))
+        return false;
+    tbbt__dec_set_fh(d, fh, FHSIZE, &d->rec->new_fh, TBBT_F_NEW_FH);
+    return true;
+}
+
+static bool mnt3_reply(struct tbbt__dec *d)
+{
+    char buf[FHSIZE3];
+    int flavbuf[MNT_MAXFLAVORS];
+    fhandle3 fh = { .fhandle3_len = 0, .fhandle3_val = buf };
+    struct flavors flav = { .len = 0, .val = flavbuf };
+    mountstat3 st;
+
+    if (!ITEM(d, xdr_mountstat3, &st))
+        return false;
+    tbbt__dec_set_status(d, st);
+    if (st != MNT3_OK)
+        return true;
+    if (!ITEM(d, xdr_fhandle3, &fh))
+        return false;
+    tbbt__dec_set_fh(d, buf, fh.fhandle3_len, &d->rec->new_fh, TBBT_F_NEW_FH);
+    return ITEM(d, flavors_xdr, &flav);
+}
+
+static bool dec_name(struct tbbt__dec *d)
+{
+    char buf[MNTNAMLEN + 1];
+    uint32_t len;
+
+    return tbbt__dec_string(d, (xdrproc_t)xdr_name, buf, &len);
+}
+
+static bool dec_dirpath(struct tbbt__dec *d)
+{
+    char buf[MNTPATHLEN + 1];
+    uint32_t len;
+
+    return tbbt__dec_string(d, (xdrproc_t)xdr_dirpath, buf, &len);
+}
+
+static void set_count(struct tbbt__dec *d, uint32_t n)
+{
+    d->rec->res_count = n;
+    TBBT_SET(d->rec, TBBT_F_RES_COUNT);
+}
+
+/* mountlist: mountbody entries (hostname, directory). */
+static bool dump_reply(struct tbbt__dec *d)
+{
+    uint32_t n = 0;
+    bool follows;
+
+    for (;;) {
+        if (!tbbt__dec_follows(d, &follows))
+            return false;
+        if (!follows)
+            break;
+        if (!dec_name(d) || !dec_dirpath(d))
+            return false;
+        n++;
+    }
+    set_count(d, n);
+    return true;
+}
+
+/* groups: the group names of one export. */
+static bool dec_groups(struct tbbt__dec *d)
+{
+    bool follows;
+
+    for (;;) {
+        if (!tbbt__dec_follows(d, &follows))
+            return false;
+        if (!follows)
+            return true;
+        if (!dec_name(d))
+            return false;
+    }
+}
+
+/* exports: exportnode entries (directory, groups). */
+static bool export_reply(struct tbbt__dec *d)
+{
+    uint32_t n = 0;
+    bool follows;
+
+    for (;;) {
+        if (!tbbt__dec_follows(d, &follows))
+            return false;
+        if (!follows)
+            break;
+        if (!dec_dirpath(d) || !dec_groups(d))
+            return false;
+        n++;
+    }
+    set_count(d, n);
+    return true;
+}
+
+const struct tbbt__dec_proc tbbt__dec_mnt1[TBBT__DEC_MNT_NPROCS] = {
+    [MOUNTPROC_NULL] = { tbbt__dec_void, tbbt__dec_void },
+    [MOUNTPROC_MNT] = { dirpath_call, mnt1_reply },
+    [MOUNTPROC_DUMP] = { tbbt__dec_void, dump_reply },
+    [MOUNTPROC_UMNT] = { dirpath_call, tbbt__dec_void },
+    [MOUNTPROC_UMNTALL] = { tbbt__dec_void, tbbt__dec_void },
+    [MOUNTPROC_EXPORT] = { tbbt__dec_void, export_reply },
+};
+
+const struct tbbt__dec_proc tbbt__dec_mnt3[TBBT__DEC_MNT_NPROCS] = {
+    [MOUNTPROC3_NULL] = { tbbt__dec_void, tbbt__dec_void },
+    [MOUNTPROC3_MNT] = { dirpath_call, mnt3_reply },
+    [MOUNTPROC3_DUMP] = { tbbt__dec_void, dump_reply },
+    [MOUNTPROC3_UMNT] = { dirpath_call, tbbt__dec_void },
+    [MOUNTPROC3_UMNTALL] = { tbbt__dec_void, tbbt__dec_void },
+    [MOUNTPROC3_EXPORT] = { tbbt__dec_void, export_reply },
+};

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NFSv2 call arguments and reply results of all 18 procedures (RFC 1094
+ * 2.2.0-2.2.17, NULL to STATFS with the obsolete ROOT and WRITECACHE) into
+ * trace record fields, one XDR item at a time with the rpcgen routines of
+ * nfs2.x (see decode-int.h for the conventions, decode-nfs3.c for the field
+ * mapping, which is the same).
+ *
+ * Version 2 values are mapped into the version 3 shaped record: fattr types
+ * NFNON..NFLNK keep their numbers (they equal NF3REG..NF3LNK), `used` is
+ * blocks * blocksize, times are seconds * 1e9 + useconds * 1000; a sattr
+ * field of all ones (0xffffffff) is not set, and a time whose useconds is
+ * 1000000 means "the server's time" (the Sun convention Linux also follows).
+ * READ and WRITE data are skipped: WRITE count and READ res_count are the
+ * data lengths.  The readdir cookie (4 opaque bytes) becomes their big-endian
+ * value.  STATFS info[] is tsize, bsize, blocks, bfree, bavail.
+ */
+#include <string.h>
+
+#include "extract/decode-int.h"
+#include "proto/nfs2.h"
+
+#define ITEM(d, fn, obj) tbbt__dec_item((d), (xdrproc_t)(fn), (obj))
+#define UNSET 0xffffffffu
+#define SERVER_TIME_USEC 1000000u
+
+/* ---- basic types ----------------------------------------------------------- */
+
+static uint64_t time_ns(const nfs2_timeval *t)
+{
+    return (uint64_t)t->seconds * 1000000000u + (uint64_t)t->useconds * 1000u;
+}
+
+static void map_fattr(struct tbbt_fattr *o, const nfs2_fattr *a)
+{
+    o->type = a->type;
+    o->mode = a->mode;
+    o->nlink = a->nlink;
+    o->uid = a->uid;
+    o->gid = a->gid;
+    o->size = a->size;
+    o->used = (uint64_t)a->blocks * a->blocksize;
+    o->rdev = a->rdev;
+    o->fsid = a->fsid;
+    o->fileid = a->fileid;
+    o->atime_ns = time_ns(&a->atime);
+    o->mtime_ns = time_ns(&a->mtime);
+    o->ctime_ns = time_ns(&a->ctime);
+}
+
+static void map_stime(uint32_t *mask, uint64_t *ns, const nfs2_timeval *t, uint32_t client,
+                      uint32_t server)
+{
+    if (t->seconds == UNSET || t->useconds == UNSET)
+        return;
+    if (t->useconds == SERVER_TIME_USEC) {
+        *mask |= server;
+        return;
+    }
+    *mask |= client;
+    *ns = time_ns(t);
+}
+
+static void map_sattr(struct tbbt_sattr *o, const nfs2_sattr *s)
+{
+    memset(o, 0, sizeof(*o));
+    if (s->mode != UNSET) {
+        o->mask |= TBBT_SA_MODE;
+        o->mode = s->mode;
+    }
+    if (s->uid != UNSET) {
+        o->mask |= TBBT_SA_UID;
+        o->uid = s->uid;
+    }
+    if (s->gid != UNSET) {
+        o->mask |= TBBT_SA_GID;
+        o->gid = s->gid;
+    }
+    if (s->size != UNSET) {
+        o->mask |= TBBT_SA_SIZE;
+        o->size = s->size;
+    }
+    map_stime(&o->mask, &o->atime_ns, &s->atime, TBBT_SA_ATIME, TBBT_SA_ATIME_SERVER);
+    map_stime(&o->mask, &o->mtime_ns, &s->mtime, TBBT_SA_MTIME, TBBT_SA_MTIME_SERVER);
+}
+
+static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
+{
+    nfs2_fhandle fh;
+
+    if (!ITEM(d, xdr_nfs2_fhandle, fh))
+        return false;
+    tbbt__dec_set_fh(d, fh, NFS2_FHSIZE, dst, field);
+    return true;
+}
+
+static bool dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field)
+{
+    char buf[NFS2_MAXNAMLEN + 1];
+    uint32_t len;
+
+    if (!tbbt__dec_string(d, (xdrproc_t)xdr_nfs2_filename, buf, &len))
+        return false;
+    tbbt__dec_set_str(d, buf, len, dst, field);
+    return true;
+}
+
+static bool dec_path(struct tbbt__dec *d, struct tbbt_str *dst, int field)
+{
+    char buf[NFS2_MAXPATHLEN + 1];
+    uint32_t len;
+
+    if (!tbbt__dec_string(d, (xdrproc_t)xdr_nfs2_path, buf, &len))
+        return false;
+    tbbt__dec_set_str(d, buf, len, dst, field);
+    return true;
+}
+
+static bool dec_u32(struct tbbt__dec *d, uint32_t *dst, int field)
+{
+    if (!tbbt__dec_u32(d, dst))
+        return false;
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+static bool dec_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field)
+{
+    nfs2_fattr a;
+
+    if (!ITEM(d, xdr_nfs2_fattr, &a))
+        return false;
+    map_fattr(dst, &a);
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+static bool dec_sattr(struct tbbt__dec *d)
+{
+    nfs2_sattr s;
+
+    if (!ITEM(d, xdr_nfs2_sattr, &s))
+        return false;
+    map_sattr(&d->rec->sattr, &s);
+    TBBT_SET(d->rec, TBBT_F_SATTR);
+    return true;
+}
+
+static bool dec_status(struct tbbt__dec *d, bool *ok)
+{
+    nfs2_stat st;
+
+    if (!ITEM(d, xdr_nfs2_stat, &st))
+        return false;
+    tbbt__dec_set_status(d, st);
+    *ok = st == NFS_OK;
+    return true;
+}
+
+/* ---- calls ----------------------------------------------------------------- */
+
+static bool dec_obj(struct tbbt__dec *d)
+{
+    return dec_fh(d, &d->rec->fh, TBBT_F_FH);
+}
+
+static bool dec_dirop(struct tbbt__dec *d)
+{
+    return dec_fh(d, &d->rec->fh, TBBT_F_FH) && dec_name(d, &d->rec->name, TBBT_F_NAME);
+}
+
+static bool dec_dirop2(struct tbbt__dec *d)
+{
+    return dec_fh(d, &d->rec->fh2, TBBT_F_FH2) && dec_name(d, &d->rec->name2, TBBT_F_NAME2);
+}
+
+static bool setattr_call(struct tbbt__dec *d)
+{
+    return dec_obj(d) && dec_sattr(d);
+}
+
+static bool read_call(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    uint32_t offset, totalcount;
+
+    if (!dec_obj(d) || !tbbt__dec_u32(d, &offset))
+        return false;
+    r->offset = offset;
+    TBBT_SET(r, TBBT_F_OFFSET);
+    return dec_u32(d, &r->count, TBBT_F_COUNT) && tbbt__dec_u32(d, &totalcount);
+}
+
+/* beginoffset and totalcount are unused (RFC 1094 2.2.9); count is the data length. */
+static bool write_call(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    uint32_t beginoffset, offset, totalcount, len;
+
+    if (!dec_obj(d) || !tbbt__dec_u32(d, &beginoffset) || !tbbt__dec_u32(d, &offset))
+        return false;
+    r->offset = offset;
+    TBBT_SET(r, TBBT_F_OFFSET);
+    if (!tbbt__dec_u32(d, &totalcount) || !tbbt__dec_opaque_len(d, NFS2_MAXDATA, &len))
+        return false;
+    r->count = len;
+    TBBT_SET(r, TBBT_F_COUNT);
+    return tbbt__dec_skip(d, len);
+}
+
+/* CREATE and MKDIR. */
+static bool create_call(struct tbbt__dec *d)
+{
+    return dec_dirop(d) && dec_sattr(d);
+}
+
+static bool rename_call(struct tbbt__dec *d)
+{
+    return dec_dirop(d) && dec_dirop2(d);
+}
+
+static bool link_call(struct tbbt__dec *d)
+{
+    return dec_obj(d) && dec_dirop2(d);
+}
+
+static bool symlink_call(struct tbbt__dec *d)
+{
+    return dec_dirop(d) && dec_path(d, &d->rec->target, TBBT_F_TARGET) && dec_sattr(d);
+}
+
+static bool readdir_call(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    nfs2_cookie cookie;
+
+    if (!dec_obj(d) || !ITEM(d, xdr_nfs2_cookie, cookie))
+        return false;
+    r->cookie = tbbt__dec_be(cookie, NFS2_COOKIESIZE);
+    TBBT_SET(r, TBBT_F_COOKIE);
+    return dec_u32(d, &r->count, TBBT_F_COUNT);
+}
+
+/* ---- replies --------------------------------------------------------------- */
+
+/* attrstat: GETATTR, SETATTR, WRITE. */
+static bool attrstat_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok))
+        return false;
+    return !ok || dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
+}
+
+/* diropres: LOOKUP, CREATE, MKDIR. */
+static bool diropres_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok))
+        return false;
+    return !ok || (dec_fh(d, &d->rec->new_fh, TBBT_F_NEW_FH) &&
+                   dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR));
+}
+
+/* A bare stat: REMOVE, RENAME, LINK, SYMLINK, RMDIR. */
+static bool stat_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    return dec_status(d, &ok);
+}
+
+static bool readlink_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok))
+        return false;
+    return !ok || dec_path(d, &d->rec->target, TBBT_F_TARGET);
+}
+
+static bool read_reply(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    uint32_t len;
+    bool ok;
+
+    if (!dec_status(d, &ok))
+        return false;
+    if (!ok)
+        return true;
+    if (!dec_attr(d, &r->obj_attr, TBBT_F_OBJ_ATTR) ||
+        !tbbt__dec_opaque_len(d, NFS2_MAXDATA, &len))
+        return false;
+    r->res_count = len;
+    TBBT_SET(r, TBBT_F_RES_COUNT);
+    return tbbt__dec_skip(d, len);
+}
+
+/* One entry (without its nextentry pointer); kept only when complete. */
+static bool dec_entry(struct tbbt__dec *d)
+{
+    char name[NFS2_MAXNAMLEN + 1];
+    struct tbbt_entry *e;
+    struct tbbt_str s;
+    nfs2_cookie cookie;
+    uint32_t fileid, len;
+
+    if (!tbbt__dec_u32(d, &fileid) ||
+        !tbbt__dec_string(d, (xdrproc_t)xdr_nfs2_filename, name, &len) ||
+        !ITEM(d, xdr_nfs2_cookie, cookie))
+        return false;
+    tbbt_trace_rec_set_str(d->rec, &s, name, len);
+    e = tbbt_trace_rec_add_entry(d->rec);
+    e->fileid = fileid;
+    e->cookie = tbbt__dec_be(cookie, NFS2_COOKIESIZE);
+    e->name = s;
+    TBBT_SET(d->rec, TBBT_F_ENTRIES);
+    return true;
+}
+
+static bool readdir_reply(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    bool ok, follows;
+    bool_t eof;
+
+    if (!dec_status(d, &ok))
+        return false;
+    if (!ok)
+        return true;
+    for (;;) {
+        if (!tbbt__dec_follows(d, &follows))
+            return false;
+        if (!follows)
+            break;
+        if (!dec_entry(d))
+            return false;
+    }
+    TBBT_SET(r, TBBT_F_ENTRIES);
+    r->res_count = r->n_entries;
+    TBBT_SET(r, TBBT_F_RES_COUNT);
+    if (!ITEM(d, xdr_bool, &eof))
+        return false;
+    r->eof = eof != 0;
+    TBBT_SET(r, TBBT_F_EOF);
+    return true;
+}
+
+static bool statfs_reply(struct tbbt__dec *d)
+{
+    uint32_t v;
+    bool ok;
+
+    if (!dec_status(d, &ok))
+        return false;
+    if (!ok)
+        return true;
+    for (int i = 0; i < 5; i++) {   /* tsize bsize blocks bfree bavail */
+        if (!tbbt__dec_u32(d, &v))
+            return false;
+        tbbt__dec_add_info(d, v);
+    }
+    return true;
+}
+
+const struct tbbt__dec_proc tbbt__dec_nfs2[TBBT__DEC_NFS2_NPROCS] = {
+    [NFSPROC_NULL] = { tbbt__dec_void, tbbt__dec_void },
+    [NFSPROC_GETATTR] = { dec_obj, attrstat_reply },
+    [NFSPROC_SETATTR] = { setattr_call, attrstat_reply },
+    [NFSPROC_ROOT] = { tbbt__dec_void, tbbt__dec_void },
+    [NFSPROC_LOOKUP] = { dec_dirop, diropres_reply },
+    [NFSPROC_READLINK] = { dec_obj, readlink_reply },
+    [NFSPROC_READ] = { read_call, read_reply },
+    [NFSPROC_WRITECACHE] = { tbbt__dec_void, tbbt__dec_void },
+    [NFSPROC_WRITE] = { write_call, attrstat_reply },
+    [NFSPROC_CREATE] = { create_call, diropres_reply },
+    [NFSPROC_REMOVE] = { dec_dirop, stat_reply },
+    [NFSPROC_RENAME] = { rename_call, stat_reply },
+    [NFSPROC_LINK] = { link_call, stat_reply },
+    [NFSPROC_SYMLINK] = { symlink_call, stat_reply },
+    [NFSPROC_MKDIR] = { create_call, diropres_reply },
+    [NFSPROC_RMDIR] = { dec_dirop, stat_reply },
+    [NFSPROC_READDIR] = { readdir_call, readdir_reply },
+    [NFSPROC_STATFS] = { dec_obj, statfs_reply },
+};

@@ -1,0 +1,743 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NFSv3 call arguments and reply results of all 22 procedures (RFC 1813
+ * 3.3.0-3.3.21) into trace record fields, one XDR item at a time with the
+ * rpcgen routines of nfs3.x (see decode-int.h for the conventions).
+ *
+ * Field mapping (see enum tbbt_field):
+ * - calls: fh = the object, or the directory of a directory operation with
+ *   name = the entry; rename from -> fh/name, to -> fh2/name2; link: fh = the
+ *   file, fh2/name2 = the new link's directory and name;
+ * - replies: wcc or post-op attributes of the object -> obj_pre/obj_attr,
+ *   of the directory -> dir_pre/dir_attr, rename's todir and link's linkdir
+ *   -> dir2_pre/dir2_attr; a new handle -> new_fh; readdir(plus) entries ->
+ *   rec->entries, their number -> res_count;
+ * - info[] in RFC order: FSSTAT tbytes, fbytes, abytes, tfiles, ffiles,
+ *   afiles, invarsec; FSINFO rtmax, rtpref, rtmult, wtmax, wtpref, wtmult,
+ *   dtpref, maxfilesize, time_delta (ns), properties; PATHCONF linkmax,
+ *   name_max, no_trunc, chown_restricted, case_insensitive, case_preserving.
+ * READ and WRITE data are skipped, never copied.  The READDIR(PLUS) reply's
+ * cookie verifier has no record field and is dropped.
+ */
+#include <string.h>
+
+#include "extract/decode-int.h"
+#include "proto/nfs3.h"
+
+#define ITEM(d, fn, obj) tbbt__dec_item((d), (xdrproc_t)(fn), (obj))
+
+/* ---- basic types ----------------------------------------------------------- */
+
+static uint64_t time_ns(const nfstime3 *t)
+{
+    return (uint64_t)t->seconds * 1000000000u + t->nseconds;
+}
+
+static void map_fattr(struct tbbt_fattr *o, const fattr3 *a)
+{
+    o->type = a->type;
+    o->mode = a->mode;
+    o->nlink = a->nlink;
+    o->uid = a->uid;
+    o->gid = a->gid;
+    o->size = a->size;
+    o->used = a->used;
+    o->rdev = (uint64_t)a->rdev.specdata1 << 32 | a->rdev.specdata2;
+    o->fsid = a->fsid;
+    o->fileid = a->fileid;
+    o->atime_ns = time_ns(&a->atime);
+    o->mtime_ns = time_ns(&a->mtime);
+    o->ctime_ns = time_ns(&a->ctime);
+}
+
+static void map_time_how(uint32_t *mask, uint64_t *ns, time_how how, const nfstime3 *t,
+                         uint32_t client, uint32_t server)
+{
+    if (how == SET_TO_CLIENT_TIME) {
+        *mask |= client;
+        *ns = time_ns(t);
+    } else if (how == SET_TO_SERVER_TIME) {
+        *mask |= server;
+    }
+}
+
+static void map_sattr(struct tbbt_sattr *o, const sattr3 *s)
+{
+    memset(o, 0, sizeof(*o));
+    if (s->mode.set_it) {
+        o->mask |= TBBT_SA_MODE;
+        o->mode = s->mode.set_mode3_u.mode;
+    }
+    if (s->uid.set_it) {
+        o->mask |= TBBT_SA_UID;
+        o->uid = s->uid.set_uid3_u.uid;
+    }
+    if (s->gid.set_it) {
+        o->mask |= TBBT_SA_GID;
+        o->gid = s->gid.set_gid3_u.gid;
+    }
+    if (s->size.set_it) {
+        o->mask |= TBBT_SA_SIZE;
+        o->size = s->size.set_size3_u.size;
+    }
+    map_time_how(&o->mask, &o->atime_ns, s->atime.set_it, &s->atime.set_atime_u.atime,
+                 TBBT_SA_ATIME, TBBT_SA_ATIME_SERVER);
+    map_time_how(&o->mask, &o->mtime_ns, s->mtime.set_it, &s->mtime.set_mtime_u.mtime,
+                 TBBT_SA_MTIME, TBBT_SA_MTIME_SERVER);
+}
+
+static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
+{
+    char buf[NFS3_FHSIZE];
+    nfs_fh3 fh = { .data = { .data_len = 0, .data_val = buf } };
+
+    if (!ITEM(d, xdr_nfs_fh3, &fh))
+        return false;
+    tbbt__dec_set_fh(d, buf, fh.data.data_len, dst, field);
+    return true;
+}
+
+static bool dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field)
+{
+    char buf[NFS3_MAXNAMLEN + 1];
+    uint32_t len;
+
+    if (!tbbt__dec_string(d, (xdrproc_t)xdr_filename3, buf, &len))
+        return false;
+    tbbt__dec_set_str(d, buf, len, dst, field);
+    return true;
+}
+
+static bool dec_path(struct tbbt__dec *d, struct tbbt_str *dst, int field)
+{
+    char buf[NFS3_MAXPATHLEN + 1];
+    uint32_t len;
+
+    if (!tbbt__dec_string(d, (xdrproc_t)xdr_nfspath3, buf, &len))
+        return false;
+    tbbt__dec_set_str(d, buf, len, dst, field);
+    return true;
+}
+
+static bool dec_u32(struct tbbt__dec *d, xdrproc_t proc, uint32_t *dst, int field)
+{
+    uint32 v;
+
+    if (!tbbt__dec_item(d, proc, &v))
+        return false;
+    *dst = v;
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+static bool dec_u64(struct tbbt__dec *d, xdrproc_t proc, uint64_t *dst, int field)
+{
+    uint64 v;
+
+    if (!tbbt__dec_item(d, proc, &v))
+        return false;
+    *dst = v;
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+static bool dec_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field)
+{
+    fattr3 a;
+
+    if (!ITEM(d, xdr_fattr3, &a))
+        return false;
+    map_fattr(dst, &a);
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+static bool dec_post_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field)
+{
+    post_op_attr a;
+
+    if (!ITEM(d, xdr_post_op_attr, &a))
+        return false;
+    if (a.attributes_follow) {
+        map_fattr(dst, &a.post_op_attr_u.attributes);
+        TBBT_SET(d->rec, field);
+    }
+    return true;
+}
+
+static bool dec_pre_attr(struct tbbt__dec *d, struct tbbt_wcc_pre *dst, int field)
+{
+    pre_op_attr a;
+
+    if (!ITEM(d, xdr_pre_op_attr, &a))
+        return false;
+    if (a.attributes_follow) {
+        dst->size = a.pre_op_attr_u.attributes.size;
+        dst->mtime_ns = time_ns(&a.pre_op_attr_u.attributes.mtime);
+        dst->ctime_ns = time_ns(&a.pre_op_attr_u.attributes.ctime);
+        TBBT_SET(d->rec, field);
+    }
+    return true;
+}
+
+/* wcc_data: before and after, each kept once it decoded. */
+static bool dec_wcc(struct tbbt__dec *d, struct tbbt_wcc_pre *pre, int pre_field,
+                    struct tbbt_fattr *post, int post_field)
+{
+    return dec_pre_attr(d, pre, pre_field) && dec_post_attr(d, post, post_field);
+}
+
+static bool dec_sattr(struct tbbt__dec *d)
+{
+    sattr3 s;
+
+    if (!ITEM(d, xdr_sattr3, &s))
+        return false;
+    map_sattr(&d->rec->sattr, &s);
+    TBBT_SET(d->rec, TBBT_F_SATTR);
+    return true;
+}
+
+/* An 8-byte verifier (cookieverf3, createverf3, writeverf3) as a big-endian u64. */
+static bool dec_verf(struct tbbt__dec *d, xdrproc_t proc, uint64_t *dst, int field)
+{
+    char v[8];
+
+    if (!tbbt__dec_item(d, proc, v))
+        return false;
+    *dst = tbbt__dec_be(v, sizeof(v));
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+/* The reply status; *ok says whether the resok arm follows. */
+static bool dec_status(struct tbbt__dec *d, bool *ok)
+{
+    nfsstat3 st;
+
+    if (!ITEM(d, xdr_nfsstat3, &st))
+        return false;
+    tbbt__dec_set_status(d, st);
+    *ok = st == NFS3_OK;
+    return true;
+}
+
+/* ---- shorthands for the record fields -------------------------------------- */
+
+static bool dec_obj(struct tbbt__dec *d)
+{
+    return dec_fh(d, &d->rec->fh, TBBT_F_FH);
+}
+
+static bool dec_dirop(struct tbbt__dec *d)
+{
+    return dec_fh(d, &d->rec->fh, TBBT_F_FH) && dec_name(d, &d->rec->name, TBBT_F_NAME);
+}
+
+static bool dec_dirop2(struct tbbt__dec *d)
+{
+    return dec_fh(d, &d->rec->fh2, TBBT_F_FH2) && dec_name(d, &d->rec->name2, TBBT_F_NAME2);
+}
+
+static bool dec_offset(struct tbbt__dec *d)
+{
+    return dec_u64(d, (xdrproc_t)xdr_offset3, &d->rec->offset, TBBT_F_OFFSET);
+}
+
+static bool dec_count(struct tbbt__dec *d)
+{
+    return dec_u32(d, (xdrproc_t)xdr_count3, &d->rec->count, TBBT_F_COUNT);
+}
+
+static bool dec_obj_attr(struct tbbt__dec *d)
+{
+    return dec_post_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
+}
+
+static bool dec_dir_attr(struct tbbt__dec *d)
+{
+    return dec_post_attr(d, &d->rec->dir_attr, TBBT_F_DIR_ATTR);
+}
+
+static bool dec_obj_wcc(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+
+    return dec_wcc(d, &r->obj_pre, TBBT_F_OBJ_PRE, &r->obj_attr, TBBT_F_OBJ_ATTR);
+}
+
+static bool dec_dir_wcc(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+
+    return dec_wcc(d, &r->dir_pre, TBBT_F_DIR_PRE, &r->dir_attr, TBBT_F_DIR_ATTR);
+}
+
+static bool dec_dir2_wcc(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+
+    return dec_wcc(d, &r->dir2_pre, TBBT_F_DIR2_PRE, &r->dir2_attr, TBBT_F_DIR2_ATTR);
+}
+
+/* ---- calls ----------------------------------------------------------------- */
+
+static bool setattr_call(struct tbbt__dec *d)
+{
+    sattrguard3 g;
+
+    if (!dec_obj(d) || !dec_sattr(d) || !ITEM(d, xdr_sattrguard3, &g))
+        return false;
+    if (g.check) {
+        d->rec->guard_ns = time_ns(&g.sattrguard3_u.obj_ctime);
+        TBBT_SET(d->rec, TBBT_F_GUARD);
+    }
+    return true;
+}
+
+static bool access_call(struct tbbt__dec *d)
+{
+    return dec_obj(d) && dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access, TBBT_F_ACCESS);
+}
+
+/* READ and COMMIT: file, offset, count. */
+static bool read_call(struct tbbt__dec *d)
+{
+    return dec_obj(d) && dec_offset(d) && dec_count(d);
+}
+
+/* A stable_how (WRITE stable, committed). */
+static bool dec_stable(struct tbbt__dec *d, uint32_t *dst, int field)
+{
+    stable_how v;
+
+    if (!ITEM(d, xdr_stable_how, &v))
+        return false;
+    *dst = v;
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+static bool write_call(struct tbbt__dec *d)
+{
+    uint32_t len;
+
+    return read_call(d) && dec_stable(d, &d->rec->stable, TBBT_F_STABLE) &&
+           tbbt__dec_opaque_len(d, NFS3_MAXDATA, &len) && tbbt__dec_skip(d, len);
+}
+
+static bool create_call(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    createhow3 how;
+
+    if (!dec_dirop(d) || !ITEM(d, xdr_createhow3, &how))
+        return false;
+    r->createmode = how.mode;
+    TBBT_SET(r, TBBT_F_CREATEMODE);
+    if (how.mode == EXCLUSIVE) {
+        r->createverf = tbbt__dec_be(how.createhow3_u.verf, NFS3_CREATEVERFSIZE);
+        TBBT_SET(r, TBBT_F_CREATEVERF);
+    } else {
+        map_sattr(&r->sattr, &how.createhow3_u.obj_attributes);
+        TBBT_SET(r, TBBT_F_SATTR);
+    }
+    return true;
+}
+
+static bool mkdir_call(struct tbbt__dec *d)
+{
+    return dec_dirop(d) && dec_sattr(d);
+}
+
+static bool symlink_call(struct tbbt__dec *d)
+{
+    return dec_dirop(d) && dec_sattr(d) && dec_path(d, &d->rec->target, TBBT_F_TARGET);
+}
+
+static bool mknod_call(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    mknoddata3 m;
+
+    if (!dec_dirop(d) || !ITEM(d, xdr_mknoddata3, &m))
+        return false;
+    r->ftype = m.type;
+    TBBT_SET(r, TBBT_F_FTYPE);
+    switch (m.type) {
+    case NF3CHR:
+    case NF3BLK:
+        map_sattr(&r->sattr, &m.mknoddata3_u.device.dev_attributes);
+        TBBT_SET(r, TBBT_F_SATTR);
+        r->rdev = (uint64_t)m.mknoddata3_u.device.spec.specdata1 << 32 |
+                  m.mknoddata3_u.device.spec.specdata2;
+        TBBT_SET(r, TBBT_F_RDEV);
+        break;
+    case NF3SOCK:
+    case NF3FIFO:
+        map_sattr(&r->sattr, &m.mknoddata3_u.pipe_attributes);
+        TBBT_SET(r, TBBT_F_SATTR);
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
+static bool rename_call(struct tbbt__dec *d)
+{
+    return dec_dirop(d) && dec_dirop2(d);
+}
+
+static bool link_call(struct tbbt__dec *d)
+{
+    return dec_obj(d) && dec_dirop2(d);
+}
+
+static bool dec_cookie(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+
+    return dec_u64(d, (xdrproc_t)xdr_cookie3, &r->cookie, TBBT_F_COOKIE) &&
+           dec_verf(d, (xdrproc_t)xdr_cookieverf3, &r->cookieverf, TBBT_F_COOKIEVERF);
+}
+
+static bool readdir_call(struct tbbt__dec *d)
+{
+    return dec_obj(d) && dec_cookie(d) && dec_count(d);
+}
+
+static bool readdirplus_call(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+
+    return dec_obj(d) && dec_cookie(d) &&
+           dec_u32(d, (xdrproc_t)xdr_count3, &r->dircount, TBBT_F_DIRCOUNT) &&
+           dec_u32(d, (xdrproc_t)xdr_count3, &r->maxcount, TBBT_F_MAXCOUNT);
+}
+
+/* ---- replies --------------------------------------------------------------- */
+
+static bool getattr_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok))
+        return false;
+    return !ok || dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
+}
+
+static bool setattr_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    return dec_status(d, &ok) && dec_obj_wcc(d);
+}
+
+static bool lookup_reply(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    bool ok;
+
+    if (!dec_status(d, &ok))
+        return false;
+    if (ok && (!dec_fh(d, &r->new_fh, TBBT_F_NEW_FH) || !dec_obj_attr(d)))
+        return false;
+    return dec_dir_attr(d);
+}
+
+static bool access_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+        return false;
+    return !ok || dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access_res, TBBT_F_ACCESS_RES);
+}
+
+static bool readlink_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+        return false;
+    return !ok || dec_path(d, &d->rec->target, TBBT_F_TARGET);
+}
+
+static bool dec_eof(struct tbbt__dec *d)
+{
+    bool_t eof;
+
+    if (!ITEM(d, xdr_bool, &eof))
+        return false;
+    d->rec->eof = eof != 0;
+    TBBT_SET(d->rec, TBBT_F_EOF);
+    return true;
+}
+
+static bool read_reply(struct tbbt__dec *d)
+{
+    uint32_t len;
+    bool ok;
+
+    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+        return false;
+    if (!ok)
+        return true;
+    return dec_u32(d, (xdrproc_t)xdr_count3, &d->rec->res_count, TBBT_F_RES_COUNT) &&
+           dec_eof(d) && tbbt__dec_opaque_len(d, NFS3_MAXDATA, &len) && tbbt__dec_skip(d, len);
+}
+
+static bool write_reply(struct tbbt__dec *d)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    bool ok;
+
+    if (!dec_status(d, &ok) || !dec_obj_wcc(d))
+        return false;
+    if (!ok)
+        return true;
+    return dec_u32(d, (xdrproc_t)xdr_count3, &r->res_count, TBBT_F_RES_COUNT) &&
+           dec_stable(d, &r->committed, TBBT_F_COMMITTED) &&
+           dec_verf(d, (xdrproc_t)xdr_writeverf3, &r->writeverf, TBBT_F_WRITEVERF);
+}
+
+/* CREATE, MKDIR, SYMLINK and MKNOD: new handle and attributes, directory wcc. */
+static bool create_reply(struct tbbt__dec *d)
+{
+    char buf[NFS3_FHSIZE];
+    post_op_fh3 fh = { .post_op_fh3_u.handle.data.data_val = buf };
+    bool ok;
+
+    if (!dec_status(d, &ok))
+        return false;
+    if (ok) {
+        if (!ITEM(d, xdr_post_op_fh3, &fh))
+            return false;
+        if (fh.handle_follows) {
+            tbbt__dec_set_fh(d, buf, fh.post_op_fh3_u.handle.data.data_len, &d->rec->new_fh,
+                             TBBT_F_NEW_FH);
+        }
+        if (!dec_obj_attr(d))
+            return false;
+    }
+    return dec_dir_wcc(d);
+}
+
+/* REMOVE and RMDIR. */
+static bool remove_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    return dec_status(d, &ok) && dec_dir_wcc(d);
+}
+
+static bool rename_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    return dec_status(d, &ok) && dec_dir_wcc(d) && dec_dir2_wcc(d);
+}
+
+static bool link_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    return dec_status(d, &ok) && dec_obj_attr(d) && dec_dir2_wcc(d);
+}
+
+/* One entry3 or entryplus3 (without its nextentry pointer); kept only when complete. */
+static bool dec_entry(struct tbbt__dec *d, bool plus)
+{
+    char name[NFS3_MAXNAMLEN + 1], fhbuf[NFS3_FHSIZE];
+    post_op_fh3 fh = { .post_op_fh3_u.handle.data.data_val = fhbuf };
+    post_op_attr attr = { .attributes_follow = FALSE };
+    struct tbbt_entry *e;
+    struct tbbt_str s;
+    fileid3 fileid;
+    cookie3 cookie;
+    uint32_t len;
+
+    if (!ITEM(d, xdr_fileid3, &fileid) ||
+        !tbbt__dec_string(d, (xdrproc_t)xdr_filename3, name, &len) ||
+        !ITEM(d, xdr_cookie3, &cookie))
+        return false;
+    if (plus && (!ITEM(d, xdr_post_op_attr, &attr) || !ITEM(d, xdr_post_op_fh3, &fh)))
+        return false;
+    tbbt_trace_rec_set_str(d->rec, &s, name, len);
+    e = tbbt_trace_rec_add_entry(d->rec);
+    e->fileid = fileid;
+    e->cookie = cookie;
+    e->name = s;
+    if (attr.attributes_follow) {
+        map_fattr(&e->attr, &attr.post_op_attr_u.attributes);
+        e->flags |= TBBT_ENT_ATTR;
+    }
+    if (fh.handle_follows) {
+        e->fh = tbbt_fhtab_intern(d->fht, fhbuf, fh.post_op_fh3_u.handle.data.data_len);
+        e->flags |= TBBT_ENT_FH;
+    }
+    TBBT_SET(d->rec, TBBT_F_ENTRIES);
+    return true;
+}
+
+/* dirlist3 / dirlistplus3: the entry list, walked entry by entry, then eof. */
+static bool dec_dirlist(struct tbbt__dec *d, bool plus)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    bool follows;
+
+    for (;;) {
+        if (!tbbt__dec_follows(d, &follows))
+            return false;
+        if (!follows)
+            break;
+        if (!dec_entry(d, plus))
+            return false;
+    }
+    TBBT_SET(r, TBBT_F_ENTRIES);
+    r->res_count = r->n_entries;
+    TBBT_SET(r, TBBT_F_RES_COUNT);
+    return dec_eof(d);
+}
+
+static bool dec_readdir_reply(struct tbbt__dec *d, bool plus)
+{
+    cookieverf3 verf;
+    bool ok;
+
+    if (!dec_status(d, &ok) || !dec_dir_attr(d))
+        return false;
+    if (!ok)
+        return true;
+    return ITEM(d, xdr_cookieverf3, verf) && dec_dirlist(d, plus);
+}
+
+static bool readdir_reply(struct tbbt__dec *d)
+{
+    return dec_readdir_reply(d, false);
+}
+
+static bool readdirplus_reply(struct tbbt__dec *d)
+{
+    return dec_readdir_reply(d, true);
+}
+
+/* info[] values of FSSTAT, FSINFO and PATHCONF. */
+static bool info_u64(struct tbbt__dec *d)
+{
+    size3 v;
+
+    if (!ITEM(d, xdr_size3, &v))
+        return false;
+    tbbt__dec_add_info(d, v);
+    return true;
+}
+
+static bool info_u32(struct tbbt__dec *d)
+{
+    uint32 v;
+
+    if (!ITEM(d, xdr_uint32, &v))
+        return false;
+    tbbt__dec_add_info(d, v);
+    return true;
+}
+
+static bool info_bool(struct tbbt__dec *d)
+{
+    bool_t v;
+
+    if (!ITEM(d, xdr_bool, &v))
+        return false;
+    tbbt__dec_add_info(d, v != 0);
+    return true;
+}
+
+static bool info_time(struct tbbt__dec *d)
+{
+    nfstime3 t;
+
+    if (!ITEM(d, xdr_nfstime3, &t))
+        return false;
+    tbbt__dec_add_info(d, time_ns(&t));
+    return true;
+}
+
+static bool fsstat_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+        return false;
+    if (!ok)
+        return true;
+    for (int i = 0; i < 6; i++) {   /* tbytes fbytes abytes tfiles ffiles afiles */
+        if (!info_u64(d))
+            return false;
+    }
+    return info_u32(d);             /* invarsec */
+}
+
+static bool fsinfo_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+        return false;
+    if (!ok)
+        return true;
+    for (int i = 0; i < 7; i++) {   /* rtmax rtpref rtmult wtmax wtpref wtmult dtpref */
+        if (!info_u32(d))
+            return false;
+    }
+    /* maxfilesize, time_delta, properties */
+    return info_u64(d) && info_time(d) && info_u32(d);
+}
+
+static bool pathconf_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+        return false;
+    if (!ok)
+        return true;
+    /* linkmax name_max, then no_trunc chown_restricted case_insensitive case_preserving */
+    return info_u32(d) && info_u32(d) && info_bool(d) && info_bool(d) && info_bool(d) &&
+           info_bool(d);
+}
+
+static bool commit_reply(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!dec_status(d, &ok) || !dec_obj_wcc(d))
+        return false;
+    return !ok || dec_verf(d, (xdrproc_t)xdr_writeverf3, &d->rec->writeverf, TBBT_F_WRITEVERF);
+}
+
+const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NFS3_NPROCS] = {
+    [NFSPROC3_NULL] = { tbbt__dec_void, tbbt__dec_void },
+    [NFSPROC3_GETATTR] = { dec_obj, getattr_reply },
+    [NFSPROC3_SETATTR] = { setattr_call, setattr_reply },
+    [NFSPROC3_LOOKUP] = { dec_dirop, lookup_reply },
+    [NFSPROC3_ACCESS] = { access_call, access_reply },
+    [NFSPROC3_READLINK] = { dec_obj, readlink_reply },
+    [NFSPROC3_READ] = { read_call, read_reply },
+    [NFSPROC3_WRITE] = { write_call, write_reply },
+    [NFSPROC3_CREATE] = { create_call, create_reply },
+    [NFSPROC3_MKDIR] = { mkdir_call, create_reply },
+    [NFSPROC3_SYMLINK] = { symlink_call, create_reply },
+    [NFSPROC3_MKNOD] = { mknod_call, create_reply },
+    [NFSPROC3_REMOVE] = { dec_dirop, remove_reply },
+    [NFSPROC3_RMDIR] = { dec_dirop, remove_reply },
+    [NFSPROC3_RENAME] = { rename_call, rename_reply },
+    [NFSPROC3_LINK] = { link_call, link_reply },
+    [NFSPROC3_READDIR] = { readdir_call, readdir_reply },
+    [NFSPROC3_READDIRPLUS] = { readdirplus_call, readdirplus_reply },
+    [NFSPROC3_FSSTAT] = { dec_obj, fsstat_reply },
+    [NFSPROC3_FSINFO] = { dec_obj, fsinfo_reply },
+    [NFSPROC3_PATHCONF] = { dec_obj, pathconf_reply },
+    [NFSPROC3_COMMIT] = { read_call, commit_reply },
+};

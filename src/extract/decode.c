@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NFS/MOUNT argument and result decoding (decode.h): program/version mapping,
+ * dispatch to the per-procedure decoders of decode-nfs3.c, decode-nfs2.c and
+ * decode-mount.c, and the helpers they share (decode-int.h).  RFC 1094,
+ * RFC 1813, RFC 4506 (XDR).
+ *
+ * Truncated or malformed?  The rpcgen routines only say that an item did not
+ * decode.  When that happens in a message the capture cut short, the item is
+ * decoded again from a copy of the remaining bytes followed by zeros: the cut
+ * bytes of a well-formed message are thereby replaced by zeros, and a zero
+ * (or a length word whose missing low-order bytes became zero, so is no
+ * larger than the real one) is valid wherever XDR reads a length, a boolean
+ * or a union discriminant.  If the padded copy decodes, the item was only
+ * cut; if it still fails, the bytes before the cut are malformed (a length
+ * over its bound, a bad discriminant).  The retry runs only on failure.
+ */
+#include "extract/decode.h"
+
+#include <string.h>
+
+#include "extract/decode-int.h"
+#include "util/util.h"
+
+/* Larger than the encoding of any item decoded whole (an nfspath3 is 1028 bytes). */
+#define ITEM_MAX 2048
+
+int tbbt__decode_prog(uint32_t program, uint32_t version)
+{
+    if (program == TBBT_RPC_NFS && version == 2)
+        return TBBT_PROG_NFS2;
+    if (program == TBBT_RPC_NFS && version == 3)
+        return TBBT_PROG_NFS3;
+    if (program == TBBT_RPC_MOUNT && version == 1)
+        return TBBT_PROG_MNT1;
+    if (program == TBBT_RPC_MOUNT && version == 3)
+        return TBBT_PROG_MNT3;
+    return TBBT_PROG_NONE;
+}
+
+static const struct tbbt__dec_proc *find_proc(int prog, int proc)
+{
+    const struct tbbt__dec_proc *tab;
+    int n;
+
+    switch (prog) {
+    case TBBT_PROG_NFS3:
+        tab = tbbt__dec_nfs3, n = TBBT__DEC_NFS3_NPROCS;
+        break;
+    case TBBT_PROG_NFS2:
+        tab = tbbt__dec_nfs2, n = TBBT__DEC_NFS2_NPROCS;
+        break;
+    case TBBT_PROG_MNT1:
+        tab = tbbt__dec_mnt1, n = TBBT__DEC_MNT_NPROCS;
+        break;
+    case TBBT_PROG_MNT3:
+        tab = tbbt__dec_mnt3, n = TBBT__DEC_MNT_NPROCS;
+        break;
+    default:
+        return NULL;
+    }
+    return proc < n ? &tab[proc] : NULL;
+}
+
+/* Decodes p[0..len) with fn; on failure flags the record and returns the error. */
+static int run(struct tbbt_trace_rec *rec, tbbt__dec_fn fn, const uint8_t *p, size_t len,
+               bool trunc, struct tbbt_fhtab *fh, uint16_t trunc_flag, uint16_t bad_flag)
+{
+    struct tbbt__dec d = {
+        .p = p,
+        .len = len > UINT32_MAX ? UINT32_MAX : (u_int)len,
+        .trunc = trunc,
+        .err = TBBT_E_BADREC,
+        .rec = rec,
+        .fht = fh,
+    };
+
+    if (fn == NULL) {
+        rec->flags |= bad_flag;
+        return TBBT_E_BADREC;
+    }
+    /* xdrmem never writes through the pointer while decoding. */
+    xdrmem_create(&d.xdr, (char *)(uintptr_t)p, d.len, XDR_DECODE);
+    if (fn(&d))
+        return 0;
+    if (d.err == TBBT_E_TRUNC && trunc) {
+        rec->flags |= trunc_flag;
+        return TBBT_E_TRUNC;
+    }
+    rec->flags |= bad_flag;
+    return TBBT_E_BADREC;
+}
+
+int tbbt__decode_call(struct tbbt_trace_rec *rec, const uint8_t *p, size_t len, bool trunc,
+                      struct tbbt_fhtab *fh)
+{
+    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc);
+
+    return run(rec, op ? op->call : NULL, p, len, trunc, fh, TBBT_RF_CALL_TRUNC,
+               TBBT_RF_CALL_BAD);
+}
+
+int tbbt__decode_reply(struct tbbt_trace_rec *rec, const uint8_t *p, size_t len, bool trunc,
+                       struct tbbt_fhtab *fh)
+{
+    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc);
+
+    return run(rec, op ? op->reply : NULL, p, len, trunc, fh, TBBT_RF_REPLY_TRUNC,
+               TBBT_RF_REPLY_BAD);
+}
+
+/* ---- helpers shared by the procedure decoders (decode-int.h) -------------- */
+
+bool tbbt__dec_void(struct tbbt__dec *d)
+{
+    (void)d;
+    return true;
+}
+
+/* Why the item at pos did not decode: TBBT_E_TRUNC or TBBT_E_BADREC (see top). */
+__attribute__((noinline, cold))
+static int classify(struct tbbt__dec *d, u_int pos, xdrproc_t proc, void *obj)
+{
+    uint8_t pad[2 * ITEM_MAX];
+    u_int rem = d->len - pos;
+    XDR x;
+    bool_t ok;
+
+    if (!d->trunc || rem >= ITEM_MAX)
+        return TBBT_E_BADREC;
+    memcpy(pad, d->p + pos, rem);
+    memset(pad + rem, 0, sizeof(pad) - rem);
+    xdrmem_create(&x, (char *)pad, sizeof(pad), XDR_DECODE);
+    ok = proc(&x, obj);
+    return ok ? TBBT_E_TRUNC : TBBT_E_BADREC;
+}
+
+bool tbbt__dec_item(struct tbbt__dec *d, xdrproc_t proc, void *obj)
+{
+    u_int pos = xdr_getpos(&d->xdr);
+
+    if (proc(&d->xdr, obj))
+        return true;
+    d->err = classify(d, pos, proc, obj);
+    return false;
+}
+
+bool tbbt__dec_u32(struct tbbt__dec *d, uint32_t *v)
+{
+    u_int x;
+
+    if (!tbbt__dec_item(d, (xdrproc_t)xdr_u_int, &x))
+        return false;
+    *v = x;
+    return true;
+}
+
+bool tbbt__dec_follows(struct tbbt__dec *d, bool *follows)
+{
+    uint32_t v;
+
+    if (!tbbt__dec_u32(d, &v))
+        return false;
+    if (v > 1) {
+        d->err = TBBT_E_BADREC;
+        return false;
+    }
+    *follows = v == 1;
+    return true;
+}
+
+bool tbbt__dec_string(struct tbbt__dec *d, xdrproc_t proc, char *buf, uint32_t *len)
+{
+    u_int pos = xdr_getpos(&d->xdr);
+    char *s = buf;
+
+    if (!tbbt__dec_item(d, proc, &s))
+        return false;
+    /* The length word decoded, so it lies within p[0..len). */
+    *len = (uint32_t)tbbt__dec_be(d->p + pos, 4);
+    return true;
+}
+
+bool tbbt__dec_opaque_len(struct tbbt__dec *d, uint32_t bound, uint32_t *len)
+{
+    if (!tbbt__dec_u32(d, len))
+        return false;
+    if (*len > bound) {
+        d->err = TBBT_E_BADREC;
+        return false;
+    }
+    return true;
+}
+
+bool tbbt__dec_skip(struct tbbt__dec *d, uint32_t len)
+{
+    u_int pos = xdr_getpos(&d->xdr);
+    uint64_t padded = ((uint64_t)len + 3) & ~(uint64_t)3;
+
+    if (padded > d->len - pos) {
+        d->err = d->trunc ? TBBT_E_TRUNC : TBBT_E_BADREC;
+        return false;
+    }
+    return xdr_setpos(&d->xdr, pos + (u_int)padded);
+}
+
+void tbbt__dec_set_status(struct tbbt__dec *d, int32_t status)
+{
+    d->rec->status = status;
+    d->rec->flags |= TBBT_RF_STATUS;
+}
+
+void tbbt__dec_set_fh(struct tbbt__dec *d, const void *fh, uint32_t len, uint32_t *dst,
+                      int field)
+{
+    *dst = tbbt_fhtab_intern(d->fht, fh, len);
+    TBBT_SET(d->rec, field);
+}
+
+void tbbt__dec_set_str(struct tbbt__dec *d, const char *s, uint32_t len, struct tbbt_str *dst,
+                       int field)
+{
+    tbbt_trace_rec_set_str(d->rec, dst, s, len);
+    TBBT_SET(d->rec, field);
+}
+
+void tbbt__dec_add_info(struct tbbt__dec *d, uint64_t v)
+{
+    struct tbbt_trace_rec *rec = d->rec;
+
+    if (rec->n_info < TBBT_INFO_MAX)
+        rec->info[rec->n_info++] = v;
+    TBBT_SET(rec, TBBT_F_INFO);
+}
+
+uint64_t tbbt__dec_be(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t v = 0;
+
+    for (size_t i = 0; i < n; i++)
+        v = v << 8 | b[i];
+    return v;
+}

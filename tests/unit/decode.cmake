@@ -1,0 +1,2 @@
+# Unit tests of the NFS/MOUNT decoders (src/extract/decode*.c).
+tbbt_unit_test(test-decode tbbt_extract tbbt_proto)

@@ -1,0 +1,1 @@
+tbbt_unit_test(test-extract tbbt_extract)
