@@ -101,9 +101,12 @@ struct tbbt_cap *tbbt_cap_open(const char *const *paths, int n, const char *filt
 /*
  * Reads every packet of every file in time order into a decoder that delivers
  * to cb(arg).  progress_cb, if not NULL, is called about every 64k packets
- * with the bytes read so far.  Returns 0, or TBBT_E_TRUNC if a file ends in
- * the middle of a packet (what came before is still delivered), or another
- * error with a reason in errbuf.
+ * or 256 MiB of packet data, with the bytes read so far.  Returns 0, or
+ * TBBT_E_TRUNC if a file ends in the middle of a packet (what came before is
+ * still delivered), or another error with a reason in errbuf.  A read error
+ * ends its file only: the other files are still read, the first error is
+ * returned.  Call once per tbbt_cap_open(); the callbacks do not fire after
+ * it returns.
  */
 int tbbt_cap_run(struct tbbt_cap *c, tbbt_cap_msg_cb cb, void *arg,
                  void (*progress_cb)(uint64_t bytes_read, void *arg), char *errbuf,

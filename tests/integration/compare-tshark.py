@@ -20,7 +20,11 @@ TABLES = [("v3", 100003, 3), ("v2", 100003, 2), ("mount", 100005, 3), ("mount", 
 
 def tshark_counts(capture):
     """Returns {"v3": {"getattr": n, ...}, ...} from tshark's SRT tables."""
-    args = ["tshark", "-n", "-r", capture, "-q"]
+    # Reserved client ports (libnfs binds one) may belong to other dissectors: make the
+    # NFS and MOUNT ports of the lab decode as ONC RPC, as make-captures.sh does.
+    args = ["tshark", "-n", "-r", capture, "-q",
+            "-d", "tcp.port==2049,rpc", "-d", "udp.port==2049,rpc",
+            "-d", "tcp.port==20048,rpc", "-d", "udp.port==20048,rpc"]
     for _, prog, vers in TABLES:
         args += ["-z", "rpc,srt,%d,%d" % (prog, vers)]
     out = subprocess.run(args, capture_output=True, text=True, timeout=600)
