@@ -37,7 +37,7 @@ struct convert {
     /* counts beyond the capture and pairer stats */
     uint64_t rpc_calls, rpc_replies, malformed_rpc, malformed_nfs;
     uint64_t other_prog_calls, other_prog_pairs, auth_other;
-    uint64_t truncated_calls, truncated_replies, records;
+    uint64_t truncated_calls, truncated_replies, unusable_truncated, records;
     uint64_t pairs[NPROGS][MAXPROCS];
     uint64_t calls[NPROGS][MAXPROCS];
 };
@@ -126,7 +126,7 @@ static void on_call(struct convert *c, const struct tbbt_cap_msg *m,
     if (h->flavor == 1) {
         rec->uid = h->uid;
         rec->gid = h->gid;
-    } else if (h->flavor != 0) {
+    } else if (h->flavor != 0 && !h->partial) {
         c->auth_other++;
     }
     c->calls[prog][h->proc]++;
@@ -170,8 +170,8 @@ static void on_msg(const struct tbbt_cap_msg *m, void *arg)
     int rc = tbbt__rpc_parse(m->data, m->len, m->truncated, &h);
 
     if (rc == TBBT_E_TRUNC) {
-        /* Not even the RPC header survived the snap length: nothing to pair on. */
-        c->malformed_rpc++;
+        /* Not even the fixed RPC header survived the snap length: nothing to pair on. */
+        c->unusable_truncated++;
         return;
     }
     if (rc != 0) {
@@ -339,6 +339,7 @@ static char *summary_text(struct convert *c, double secs)
     json_kv(&j, "duplicate_replies", ps->duplicate_replies);
     json_kv(&j, "truncated_calls", c->truncated_calls);
     json_kv(&j, "truncated_replies", c->truncated_replies);
+    json_kv(&j, "truncated_unusable", c->unusable_truncated);
     json_kv(&j, "malformed_rpc", c->malformed_rpc);
     json_kv(&j, "malformed_nfs", c->malformed_nfs);
     json_kv(&j, "other_program_calls", c->other_prog_calls);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "trace/trace.h"
+#include "util/buf.h"
 #include "util/util.h"
 
 /* Stands in for the results routine: we only want the header's length. */
@@ -80,6 +81,35 @@ static int parse_reply(XDR *x, struct tbbt__rpc_hdr *h)
     return 0;
 }
 
+/*
+ * Keeps what a header cut by the snap length still says (RFC 5531 9: the fixed
+ * words before the credentials).  Returns 0 or TBBT_E_TRUNC.
+ */
+static int parse_partial(const uint8_t *p, size_t len, struct tbbt__rpc_hdr *h)
+{
+    struct tbbt_buf b;
+
+    tbbt_buf_init(&b, p, len);
+    tbbt_buf_skip(&b, 8);
+    if (h->dir == TBBT__RPC_CALL) {
+        if (tbbt_buf_get_be32(&b) != RPC_MSG_VERSION)
+            return TBBT_E_TRUNC;
+        h->prog = tbbt_buf_get_be32(&b);
+        h->vers = tbbt_buf_get_be32(&b);
+        h->proc = tbbt_buf_get_be32(&b);
+        h->flavor = UINT32_MAX;
+    } else {
+        /* Without the accept status we cannot know: assume the usual SUCCESS. */
+        h->rpc_stat = tbbt_buf_get_be32(&b) == MSG_ACCEPTED ? TBBT_RPC_SUCCESS
+                                                            : TBBT_RPC_DENIED_AUTH;
+    }
+    if (b.trunc)
+        return TBBT_E_TRUNC;
+    h->partial = true;
+    h->body_off = len;
+    return 0;
+}
+
 int tbbt__rpc_parse(const uint8_t *p, size_t len, bool trunc, struct tbbt__rpc_hdr *h)
 {
     XDR x;
@@ -101,6 +131,6 @@ int tbbt__rpc_parse(const uint8_t *p, size_t len, bool trunc, struct tbbt__rpc_h
     xdr_destroy(&x);
     /* XDR cannot tell "ran out" from "bad"; a cut message gets the benefit of the doubt. */
     if (rc != 0 && trunc)
-        rc = TBBT_E_TRUNC;
+        rc = parse_partial(p, len, h);
     return rc;
 }

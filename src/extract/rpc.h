@@ -23,12 +23,16 @@ struct tbbt__rpc_hdr {
     /* reply */
     uint8_t rpc_stat;   /* enum tbbt_rpc_stat */
     size_t body_off;    /* offset of arguments/results in the message */
+    bool partial;       /* the snap length cut the header: fields after proc (call) or
+                         * after the reply status (reply) are unknown; body_off = len */
 };
 
 /*
  * Parses the RPC header at p[0..len).  Returns 0 on success, TBBT_E_BADREC if
  * it is not an RPC message, or TBBT_E_TRUNC instead when `trunc` (the message
- * was cut short by the snap length) and the header does not decode.
+ * was cut short by the snap length) and not even the fixed part of the header
+ * (a call's xid..proc, a reply's xid and reply_stat) was captured.  A cut
+ * header whose fixed part is there is returned with `partial` set.
  * A call with an unusable AUTH_SYS body is still returned (uid/gid 0) but
  * flavor is set to UINT32_MAX.
  */

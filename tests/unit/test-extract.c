@@ -147,10 +147,21 @@ static void test_rpc_malformed(void **state)
     size_t len = build_call(buf, sizeof(buf), 1, 100003, 3, 1, true);
 
     (void)state;
-    /* Every cut inside the header: truncation with the flag, malformed without. */
+    /* Every cut inside the header: malformed without the truncation flag; with it,
+     * truncation before proc and a partial header (xid..proc kept) after. */
     for (size_t cut = 0; cut < len; cut++) {
-        assert_int_equal(tbbt__rpc_parse(buf, cut, true, &h), TBBT_E_TRUNC);
         assert_int_equal(tbbt__rpc_parse(buf, cut, false, &h), TBBT_E_BADREC);
+        if (cut < 24) {
+            assert_int_equal(tbbt__rpc_parse(buf, cut, true, &h), TBBT_E_TRUNC);
+            continue;
+        }
+        assert_int_equal(tbbt__rpc_parse(buf, cut, true, &h), 0);
+        assert_true(h.partial);
+        assert_int_equal(h.xid, 1);
+        assert_int_equal(h.prog, 100003);
+        assert_int_equal(h.vers, 3);
+        assert_int_equal(h.proc, 1);
+        assert_int_equal(h.body_off, cut);
     }
     /* Not a message type. */
     buf[7] = 5;
