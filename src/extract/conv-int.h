@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the extract module: the conversion core that every input reader
+ * (capture files, nfsdump text traces) feeds, and the reader interface.
+ *
+ * A reader turns its input into RPC calls and replies and hands them to the
+ * core: tbbt__conv_call() opens a record (the reader then fills the call's
+ * arguments), tbbt__conv_reply() returns the record of the call a reply
+ * answers (the reader fills the results), tbbt__conv_drain() lets finished
+ * records flow to the trace writer in call order.  The core owns pairing,
+ * endpoint and handle interning, counting and the summary.
+ */
+#ifndef TBBT_EXTRACT_CONV_INT_H
+#define TBBT_EXTRACT_CONV_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "extract/extract.h"
+#include "extract/pair.h"
+#include "trace/trace.h"
+#include "util/json.h"
+
+struct tbbt__conv;
+
+/* One RPC message as a reader sees it, whatever the input format. */
+struct tbbt__conv_msg {
+    struct tbbt__pair_key key;  /* client address and port, server address, XID */
+    uint64_t ts_ns;
+    uint16_t server_port;
+    bool tcp;
+    bool truncated;             /* cut short by the snap length */
+};
+
+/* An input reader (STYLE 9: one file per implementation). */
+struct tbbt__source_ops {
+    const char *name;           /* "pcap", "nfsdump" */
+    int version;
+    /* True if the first bytes of a file (already gunzipped) are this format. */
+    bool (*probe)(const uint8_t *head, size_t len);
+    /*
+     * Reads every input into c.  Returns 0, TBBT_E_TRUNC (input ended inside
+     * an item: what came before is kept) or another error with a one-line
+     * reason naming the file in errbuf.
+     */
+    int (*run)(struct tbbt__conv *c, const char *const *paths, int n, char *errbuf,
+               size_t errlen);
+    /* Writes the reader's keys (packets, bytes, truncated_packets, malformed_packets ...). */
+    void (*summary)(struct tbbt__conv *c, struct tbbt_json *j);
+    /* Releases the reader's state (tbbt__conv_source_state). */
+    void (*fini)(struct tbbt__conv *c);
+};
+
+extern const struct tbbt__source_ops tbbt__source_pcap;
+extern const struct tbbt__source_ops tbbt__source_nfsdump;
+
+/* The reader's private state slot (owned by the reader). */
+void **tbbt__conv_source_state(struct tbbt__conv *c);
+const struct tbbt_convert_opts *tbbt__conv_opts(struct tbbt__conv *c);
+struct tbbt_fhtab *tbbt__conv_fhtab(struct tbbt__conv *c);
+
+/*
+ * A call of (prog, proc) arrived.  Returns the record to fill (header set:
+ * call time, prog, proc, xid, endpoint, uid/gid, TCP flag), owned by the core
+ * and valid until the next tbbt__conv_* call, or NULL when the call is a
+ * retransmission, not NFS/MOUNT (prog TBBT_PROG_NONE) or an unknown
+ * procedure (counted as malformed).
+ */
+struct tbbt_trace_rec *tbbt__conv_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
+                                       int prog, uint32_t proc, uint32_t uid, uint32_t gid);
+/*
+ * A reply arrived.  Returns its call's record (reply time, TBBT_RF_REPLY and
+ * rpc_stat set) for the reader to add results to, or NULL (no call, a
+ * duplicate, or the call was not NFS/MOUNT).
+ */
+struct tbbt_trace_rec *tbbt__conv_reply(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
+                                        int rpc_stat);
+/* Lets every record that is complete leave for the writer. */
+void tbbt__conv_drain(struct tbbt__conv *c);
+/* Progress: bytes of input read so far and in total (0 if unknown). */
+void tbbt__conv_progress(struct tbbt__conv *c, uint64_t done, uint64_t total);
+
+#endif

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The capture-file reader of tbbt-convert: pcap/pcapng (gzip too) through the
+ * capture module, ONC RPC headers (RFC 5531) through rpc.c, NFS and MOUNT
+ * arguments and results through decode.c, into the conversion core.
+ */
+#include <string.h>
+
+#include "capture/capture.h"
+#include "extract/conv-int.h"
+#include "extract/decode.h"
+#include "extract/rpc.h"
+#include "util/util.h"
+
+struct pcap_state {
+    struct tbbt_cap *cap;
+    struct tbbt__conv *conv;
+    uint64_t malformed_rpc;       /* messages that are not RPC */
+    uint64_t malformed_nfs;       /* NFS/MOUNT bodies that do not decode */
+    uint64_t unusable_truncated;  /* messages cut before the end of the fixed RPC header */
+    uint64_t other_auth;          /* calls with credentials other than AUTH_NONE/AUTH_SYS */
+};
+
+static bool pcap_probe(const uint8_t *h, size_t len)
+{
+    static const uint8_t magics[][4] = {
+        {0xd4, 0xc3, 0xb2, 0xa1}, {0xa1, 0xb2, 0xc3, 0xd4},   /* pcap, microseconds */
+        {0x4d, 0x3c, 0xb2, 0xa1}, {0xa1, 0xb2, 0x3c, 0x4d},   /* pcap, nanoseconds */
+        {0x0a, 0x0d, 0x0d, 0x0a},                             /* pcapng section header */
+    };
+    for (size_t i = 0; len >= 4 && i < sizeof(magics) / sizeof(magics[0]); i++)
+        if (memcmp(h, magics[i], 4) == 0)
+            return true;
+    return false;
+}
+
+static void to_msg(const struct tbbt_cap_msg *m, bool call, uint32_t xid,
+                   struct tbbt__conv_msg *cm)
+{
+    memset(cm, 0, sizeof(*cm));
+    cm->key.af = m->af;
+    cm->key.xid = xid;
+    memcpy(cm->key.caddr, call ? m->src : m->dst, 16);
+    memcpy(cm->key.saddr, call ? m->dst : m->src, 16);
+    cm->key.cport = call ? m->sport : m->dport;
+    cm->server_port = call ? m->dport : m->sport;
+    cm->ts_ns = m->ts_ns;
+    cm->tcp = m->tcp;
+    cm->truncated = m->truncated;
+}
+
+static void on_call(struct pcap_state *s, const struct tbbt_cap_msg *m,
+                    const struct tbbt__rpc_hdr *h)
+{
+    struct tbbt__conv_msg cm;
+    struct tbbt_trace_rec *rec;
+    bool sys = h->flavor == 1;
+
+    to_msg(m, true, h->xid, &cm);
+    if (h->flavor > 1 && !h->partial)
+        s->other_auth++;
+    rec = tbbt__conv_call(s->conv, &cm, tbbt__decode_prog(h->prog, h->vers), h->proc,
+                          sys ? h->uid : 0, sys ? h->gid : 0);
+    if (rec && tbbt__decode_call(rec, m->data + h->body_off, m->len - h->body_off, m->truncated,
+                                 tbbt__conv_fhtab(s->conv)) == TBBT_E_BADREC)
+        s->malformed_nfs++;
+}
+
+static void on_reply(struct pcap_state *s, const struct tbbt_cap_msg *m,
+                     const struct tbbt__rpc_hdr *h)
+{
+    struct tbbt__conv_msg cm;
+    struct tbbt_trace_rec *rec;
+
+    to_msg(m, false, h->xid, &cm);
+    rec = tbbt__conv_reply(s->conv, &cm, h->rpc_stat);
+    if (!rec || h->rpc_stat != TBBT_RPC_SUCCESS)
+        return;
+    if (tbbt__decode_reply(rec, m->data + h->body_off, m->len - h->body_off, m->truncated,
+                           tbbt__conv_fhtab(s->conv)) == TBBT_E_BADREC)
+        s->malformed_nfs++;
+}
+
+static void on_msg(const struct tbbt_cap_msg *m, void *arg)
+{
+    struct pcap_state *s = arg;
+    struct tbbt__rpc_hdr h;
+    int rc = tbbt__rpc_parse(m->data, m->len, m->truncated, &h);
+
+    if (rc == TBBT_E_TRUNC) {
+        s->unusable_truncated++;    /* not even the fixed header: nothing to pair on */
+        return;
+    }
+    if (rc != 0) {
+        s->malformed_rpc++;
+        return;
+    }
+    if (h.dir == TBBT__RPC_CALL)
+        on_call(s, m, &h);
+    else
+        on_reply(s, m, &h);
+    tbbt__conv_drain(s->conv);
+}
+
+static void on_progress(uint64_t bytes, void *arg)
+{
+    struct pcap_state *s = arg;
+    tbbt__conv_progress(s->conv, bytes, tbbt_cap_input_size(s->cap));
+}
+
+static int pcap_run(struct tbbt__conv *c, const char *const *paths, int n, char *errbuf,
+                    size_t errlen)
+{
+    const struct tbbt_convert_opts *o = tbbt__conv_opts(c);
+    struct pcap_state *s = g_new0(struct pcap_state, 1);
+
+    *tbbt__conv_source_state(c) = s;
+    s->conv = c;
+    s->cap = tbbt_cap_open(paths, n, o->filter, errbuf, errlen);
+    if (!s->cap)
+        return TBBT_E_BADREC;
+    return tbbt_cap_run(s->cap, on_msg, s, o->progress ? on_progress : NULL, errbuf, errlen);
+}
+
+static void kv(struct tbbt_json *j, const char *k, uint64_t v)
+{
+    tbbt_json_key(j, k);
+    tbbt_json_uint(j, v);
+}
+
+static void pcap_summary(struct tbbt__conv *c, struct tbbt_json *j)
+{
+    struct pcap_state *s = *tbbt__conv_source_state(c);
+    const struct tbbt_cap_stats *cs = tbbt_cap_stats(s->cap);
+
+    kv(j, "packets", cs->packets);
+    kv(j, "bytes", cs->bytes);
+    kv(j, "truncated_packets", cs->truncated_packets);
+    kv(j, "malformed_packets", cs->malformed_packets + s->malformed_rpc + s->malformed_nfs);
+    kv(j, "malformed_rpc", s->malformed_rpc);
+    kv(j, "malformed_nfs", s->malformed_nfs);
+    kv(j, "truncated_unusable", s->unusable_truncated);
+    kv(j, "other_auth_flavors", s->other_auth);
+    tbbt_json_key(j, "capture");
+    tbbt_json_begin_object(j);
+    kv(j, "other_packets", cs->other_packets);
+    kv(j, "ip_fragments", cs->ip_fragments);
+    kv(j, "ip_reassembled", cs->ip_reassembled);
+    kv(j, "ip_frag_dropped", cs->ip_frag_dropped);
+    kv(j, "tcp_segments", cs->tcp_segments);
+    kv(j, "tcp_retransmits", cs->tcp_retransmits);
+    kv(j, "tcp_out_of_order", cs->tcp_out_of_order);
+    kv(j, "tcp_gaps", cs->tcp_gaps);
+    kv(j, "tcp_gap_bytes", cs->tcp_gap_bytes);
+    kv(j, "tcp_resyncs", cs->tcp_resyncs);
+    kv(j, "rpc_bad_marks", cs->rpc_bad_marks);
+    kv(j, "rpc_oversize", cs->rpc_oversize);
+    kv(j, "rpc_messages", cs->rpc_messages);
+    kv(j, "rpc_truncated", cs->rpc_truncated);
+    kv(j, "non_rpc_streams", cs->non_rpc_streams);
+    tbbt_json_end_object(j);
+}
+
+static void pcap_fini(struct tbbt__conv *c)
+{
+    struct pcap_state *s = *tbbt__conv_source_state(c);
+
+    if (!s)
+        return;
+    tbbt_cap_close(s->cap);
+    g_free(s);
+    *tbbt__conv_source_state(c) = NULL;
+}
+
+const struct tbbt__source_ops tbbt__source_pcap = {
+    .name = "pcap",
+    .version = 1,
+    .probe = pcap_probe,
+    .run = pcap_run,
+    .summary = pcap_summary,
+    .fini = pcap_fini,
+};
