@@ -7,8 +7,9 @@
  * A record has a fixed header and a set of optional fields; `present` says
  * which fields hold a value (bit i = field tag i, enum tbbt_field).  Fields
  * are plain members, so stages read `rec->offset` after checking
- * TBBT_HAS(rec, TBBT_F_OFFSET).  Strings and the readdir entry array live in
- * the record's arena (`arena`), owned by the record.
+ * TBBT_HAS(rec, TBBT_F_OFFSET).  Strings live in the record's arena
+ * (`arena`) and the readdir entry array in a heap block, both owned by the
+ * record: copy a record with tbbt_trace_rec_copy(), never by assignment.
  *
  * File handles and client endpoints are interned: the record holds a small
  * integer reference, and the trace carries one definition record per handle
@@ -209,7 +210,7 @@ struct tbbt_trace_rec {
     uint32_t res_count, eof, committed;
     uint64_t writeverf;
     uint32_t access_res;
-    struct tbbt_entry *entries;  /* arena-owned array of n_entries */
+    struct tbbt_entry *entries;  /* record-owned array of n_entries (rec_add_entry) */
     uint32_t n_entries;
     uint64_t info[TBBT_INFO_MAX];
     uint32_t n_info;
@@ -222,12 +223,16 @@ struct tbbt_trace_rec {
 /* Initializes caller storage; tbbt_trace_rec_fini() releases the arena. */
 void tbbt_trace_rec_init(struct tbbt_trace_rec *rec);
 void tbbt_trace_rec_fini(struct tbbt_trace_rec *rec);
-/* Empties the record for reuse (keeps the arena's memory). */
+/* Empties the record for reuse: zeroes every field, frees the entries and the arena's strings. */
 void tbbt_trace_rec_clear(struct tbbt_trace_rec *rec);
 /* Copies len bytes into the arena and sets *dst (NUL-terminated copy). */
 void tbbt_trace_rec_set_str(struct tbbt_trace_rec *rec, struct tbbt_str *dst, const void *p,
                             uint32_t len);
-/* Appends a zeroed entry (arena-owned; pointer valid until the next append or clear). */
+/*
+ * Appends a zeroed entry to rec->entries (owned by the record, freed by clear
+ * and fini; the pointer is valid until the next append or clear).  Only this
+ * function may grow the array: its capacity follows from n_entries.
+ */
 struct tbbt_entry *tbbt_trace_rec_add_entry(struct tbbt_trace_rec *rec);
 /* Deep copy of src into dst (dst initialized). */
 void tbbt_trace_rec_copy(struct tbbt_trace_rec *dst, const struct tbbt_trace_rec *src);
@@ -236,6 +241,13 @@ void tbbt_trace_rec_copy(struct tbbt_trace_rec *dst, const struct tbbt_trace_rec
 const char *tbbt_proc_name(int prog, int proc);
 /* Inverse of tbbt_proc_name for one prog; -1 if unknown. */
 int tbbt_proc_by_name(int prog, const char *name);
+/*
+ * Status names without prefix ("OK", "NOENT", "NOTSUPP") of nfsstat3 (v3),
+ * nfsstat (v2) and mountstat3 (mnt1, mnt3); NULL if unknown.
+ */
+const char *tbbt_status_name(int prog, int32_t status);
+/* Inverse of tbbt_status_name: 0 and *status, or -1 if unknown. */
+int tbbt_status_by_name(int prog, const char *name, int32_t *status);
 /* "v2", "v3", "mnt1", "mnt3". */
 const char *tbbt_prog_name(int prog);
 int tbbt_prog_by_name(const char *name);
@@ -248,9 +260,15 @@ int tbbt_prog_nprocs(int prog);
 struct tbbt_fhtab;
 struct tbbt_fhtab *tbbt_fhtab_new(void);
 void tbbt_fhtab_free(struct tbbt_fhtab *t);
-/* Returns the reference of the handle (len <= TBBT_FH_MAX), interning it if new. */
+/*
+ * Returns the reference of the handle, interning it if new (fh is copied).
+ * len must be <= TBBT_FH_MAX; longer handles are cut to TBBT_FH_MAX bytes.
+ */
 uint32_t tbbt_fhtab_intern(struct tbbt_fhtab *t, const void *fh, uint32_t len);
-/* Adds a handle with a given reference (reader side); -TBBT_E_BADREC if ref != count. */
+/*
+ * Adds a handle with a given reference (reader side).  TBBT_E_BADREC if
+ * ref != count, len > TBBT_FH_MAX or the bytes are already in the table.
+ */
 int tbbt_fhtab_add(struct tbbt_fhtab *t, uint32_t ref, const void *fh, uint32_t len);
 uint32_t tbbt_fhtab_count(const struct tbbt_fhtab *t);
 /* Returns the bytes of ref (borrowed, valid while t lives) or NULL if out of range. */
@@ -270,11 +288,25 @@ struct tbbt_eptab;
 struct tbbt_eptab *tbbt_eptab_new(void);
 void tbbt_eptab_free(struct tbbt_eptab *t);
 uint32_t tbbt_eptab_intern(struct tbbt_eptab *t, const struct tbbt_endpoint *ep);
+/*
+ * Adds an endpoint with a given reference (reader side).  TBBT_E_BADREC if
+ * ref != count, an address is empty, longer than 47 bytes or holds a byte
+ * outside [0-9A-Za-z.:%_-], or the endpoint is already in the table.
+ */
 int tbbt_eptab_add(struct tbbt_eptab *t, uint32_t ref, const struct tbbt_endpoint *ep);
 uint32_t tbbt_eptab_count(const struct tbbt_eptab *t);
 const struct tbbt_endpoint *tbbt_eptab_get(const struct tbbt_eptab *t, uint32_t ref);
 
 /* ---- binary writer -------------------------------------------------------- */
+
+/* Record types of the binary file (docs/trace-format.md); readers skip others. */
+enum tbbt_rec_type {
+    TBBT_REC_HANDLE = 1,     /* handle definition */
+    TBBT_REC_ENDPOINT = 2,   /* endpoint definition */
+    TBBT_REC_OP = 3,         /* one call/reply pair */
+    TBBT_REC_END = 4,        /* trailer: counts and CRC32 */
+};
+#define TBBT_TRACE_REC_MAX (16u << 20)  /* longest record body a reader accepts */
 
 struct tbbt_trace_writer;
 /*
@@ -285,19 +317,43 @@ struct tbbt_trace_writer;
  */
 struct tbbt_trace_writer *tbbt_trace_writer_open(const char *path, struct tbbt_fhtab *fh,
                                                  struct tbbt_eptab *ep, int *err);
-/* Writes one op record. 0 or negative error (sticky). */
+/*
+ * Writes one op record (rec is borrowed for the call).  0 or a negative
+ * error.  TBBT_E_RANGE when the record breaks a bound the reader enforces (a
+ * string too long, n_info > TBBT_INFO_MAX, unknown entry flags, a handle or
+ * endpoint reference not in the tables: every op needs an interned
+ * endpoint); nothing is written then and the writer stays usable.  I/O
+ * errors (-errno) are sticky: every later call returns them.
+ */
 int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_rec *rec);
-/* Writes the trailer (record count, CRC32), flushes and closes; frees w. 0 or error. */
+/*
+ * Writes now, at this point of the file, the definitions of all handles and
+ * endpoints interned since the last definitions were written (handles
+ * first).  put() and close() do this by themselves; the text form calls it
+ * after each `fh`/`ep` line to put definitions exactly where the text has
+ * them.  0 or a sticky negative error (TBBT_E_RANGE for an endpoint whose
+ * address tbbt_eptab_add would refuse).
+ */
+int tbbt_trace_writer_sync_defs(struct tbbt_trace_writer *w);
+/*
+ * Writes pending definitions and the trailer (counts, CRC32), flushes and
+ * closes; frees w.  0 or error.
+ */
 int tbbt_trace_writer_close(struct tbbt_trace_writer *w);
-/* Discards a writer after an error (no trailer is written). */
+/* Discards a writer after an error (no trailer is written; the file is left as is). */
 void tbbt_trace_writer_abort(struct tbbt_trace_writer *w);
 uint64_t tbbt_trace_writer_count(const struct tbbt_trace_writer *w);
 
 /* ---- binary reader -------------------------------------------------------- */
 
 struct tbbt_trace_reader;
-/* Opens and checks the header. NULL and *err (-errno, TBBT_E_MAGIC, TBBT_E_VERSION). */
+/*
+ * Opens path ("-" = stdin) and checks the header.  NULL and *err (-errno,
+ * TBBT_E_MAGIC, TBBT_E_VERSION, TBBT_E_TRUNC, TBBT_E_BADREC).
+ */
 struct tbbt_trace_reader *tbbt_trace_reader_open(const char *path, int *err);
+/* Same over len bytes at data (borrowed: must stay valid until close). */
+struct tbbt_trace_reader *tbbt_trace_reader_open_mem(const void *data, size_t len, int *err);
 /*
  * Reads the next op record into rec (cleared first), absorbing handle and
  * endpoint definitions into the reader's tables.  Returns 1 for a record,
@@ -305,10 +361,27 @@ struct tbbt_trace_reader *tbbt_trace_reader_open(const char *path, int *err);
  * (TBBT_E_TRUNC, TBBT_E_BADREC, TBBT_E_CHECKSUM).
  */
 int tbbt_trace_reader_next(struct tbbt_trace_reader *r, struct tbbt_trace_rec *rec);
+/*
+ * Lower level: reads the next record of any known type.  Returns
+ * TBBT_REC_OP (rec filled), TBBT_REC_HANDLE or TBBT_REC_ENDPOINT (*ref set
+ * to the reference just defined, rec untouched), 0 at a valid end of trace,
+ * or a negative error as tbbt_trace_reader_next().  Unknown record types are
+ * skipped.  ref may be NULL.
+ */
+int tbbt_trace_reader_next_any(struct tbbt_trace_reader *r, struct tbbt_trace_rec *rec,
+                               uint32_t *ref);
+/* The file's format version (from its header). */
+void tbbt_trace_reader_version(const struct tbbt_trace_reader *r, int *major, int *minor);
+/*
+ * How many items were skipped as unknown so far (record types, TLV tags, and
+ * 1 for header bytes past this version's header).  0 means the text dump of
+ * everything read so far is lossless.
+ */
+uint64_t tbbt_trace_reader_skipped(const struct tbbt_trace_reader *r);
 /* The reader's tables (borrowed, valid until close). */
 struct tbbt_fhtab *tbbt_trace_reader_fhtab(struct tbbt_trace_reader *r);
 struct tbbt_eptab *tbbt_trace_reader_eptab(struct tbbt_trace_reader *r);
-/* Byte offset of the last error, for messages. */
+/* Byte offset of the item (record or field) of the last error, for messages. */
 uint64_t tbbt_trace_reader_offset(const struct tbbt_trace_reader *r);
 void tbbt_trace_reader_close(struct tbbt_trace_reader *r);
 
@@ -320,10 +393,26 @@ void tbbt_trace_reader_close(struct tbbt_trace_reader *r);
  */
 int tbbt_trace_dump(const char *trace_path, FILE *out);
 /*
+ * Same from an open reader (borrowed, positioned after the header): the tool
+ * uses it to report tbbt_trace_reader_offset() on error.  Write errors on out
+ * are the caller's to check (ferror).
+ */
+int tbbt_trace_dump_reader(struct tbbt_trace_reader *r, FILE *out);
+/*
  * Parses the text form and writes the identical binary trace to out_path.
  * On a syntax error returns TBBT_E_SYNTAX and sets *line to the line number.
  */
 int tbbt_trace_from_text(const char *text_path, const char *out_path, uint64_t *line);
+/*
+ * Same, and on error writes a one-line reason ("unknown key 'foo'") to why
+ * (whylen bytes, may be NULL/0).  text_path "-" = stdin, out_path "-" =
+ * stdout.  On error the partial output file is removed.  Errors:
+ * TBBT_E_SYNTAX (also for values out of bounds and undefined references),
+ * TBBT_E_VERSION (header major != 1 or minor newer than this version),
+ * -errno.
+ */
+int tbbt_trace_from_text_why(const char *text_path, const char *out_path, uint64_t *line,
+                             char *why, size_t whylen);
 /* Formats one op record as a text line (no newline) into s (appended). */
 void tbbt_trace_format_rec(GString *s, const struct tbbt_trace_rec *rec);
 

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Name tables of the trace module: procedure names (RFC 1813 3.3, RFC 1094
+ * 2.2, RFC 1813 Appendix I 5.2 for MOUNT), status names (nfsstat3 RFC 1813
+ * 2.6, nfsstat RFC 1094 2.3.1, mountstat3 RFC 1813 Appendix I 5.1.5), the
+ * record flag and sattr mask names of the text form, and the field table
+ * (docs/trace-format.md) that drives the writer, reader and text form.
+ */
+#include "trace/trace-int.h"
+
+#include <string.h>
+
+#define F(tag, name, kind, member)                                                                \
+    [tag] = {name, TBBT__K_##kind, offsetof(struct tbbt_trace_rec, member)}
+
+const struct tbbt__field tbbt__trace_fields[TBBT_F_NFIELDS] = {
+    F(TBBT_F_FH, "fh", REF, fh),
+    F(TBBT_F_NAME, "name", NAME, name),
+    F(TBBT_F_FH2, "fh2", REF, fh2),
+    F(TBBT_F_NAME2, "name2", NAME, name2),
+    F(TBBT_F_OFFSET, "offset", U64, offset),
+    F(TBBT_F_COUNT, "count", U32, count),
+    F(TBBT_F_STABLE, "stable", U32, stable),
+    F(TBBT_F_SATTR, "sattr", SATTR, sattr),
+    F(TBBT_F_GUARD, "guard_ns", TIME, guard_ns),
+    F(TBBT_F_TARGET, "target", PATH, target),
+    F(TBBT_F_COOKIE, "cookie", U64, cookie),
+    F(TBBT_F_COOKIEVERF, "cookieverf", VERF, cookieverf),
+    F(TBBT_F_DIRCOUNT, "dircount", U32, dircount),
+    F(TBBT_F_MAXCOUNT, "maxcount", U32, maxcount),
+    F(TBBT_F_ACCESS, "access", U32, access),
+    F(TBBT_F_CREATEMODE, "createmode", U32, createmode),
+    F(TBBT_F_CREATEVERF, "createverf", VERF, createverf),
+    F(TBBT_F_FTYPE, "ftype", U32, ftype),
+    F(TBBT_F_RDEV, "rdev", U64, rdev),
+    F(TBBT_F_DIRPATH, "dirpath", PATH, dirpath),
+    F(TBBT_F_NEW_FH, "new_fh", REF, new_fh),
+    F(TBBT_F_OBJ_ATTR, "obj_attr", FATTR, obj_attr),
+    F(TBBT_F_OBJ_PRE, "obj_pre", WCC, obj_pre),
+    F(TBBT_F_DIR_ATTR, "dir_attr", FATTR, dir_attr),
+    F(TBBT_F_DIR_PRE, "dir_pre", WCC, dir_pre),
+    F(TBBT_F_DIR2_ATTR, "dir2_attr", FATTR, dir2_attr),
+    F(TBBT_F_DIR2_PRE, "dir2_pre", WCC, dir2_pre),
+    F(TBBT_F_RES_COUNT, "res_count", U32, res_count),
+    F(TBBT_F_EOF, "eof", U32, eof),
+    F(TBBT_F_COMMITTED, "committed", U32, committed),
+    F(TBBT_F_WRITEVERF, "writeverf", VERF, writeverf),
+    F(TBBT_F_ACCESS_RES, "access_res", U32, access_res),
+    F(TBBT_F_ENTRIES, "entries", ENTRIES, entries),
+    F(TBBT_F_INFO, "info", INFO, info),
+    F(TBBT_F_ID, "id", U64, id),
+    F(TBBT_F_ID2, "id2", U64, id2),
+};
+
+#define S(type, name, kind, member, bit)                                                          \
+    {name, TBBT__S_##kind, offsetof(type, member), bit}
+
+const struct tbbt__sub tbbt__fattr_subs[] = {
+    S(struct tbbt_fattr, "type", U32, type, 0),
+    S(struct tbbt_fattr, "mode", MODE, mode, 0),
+    S(struct tbbt_fattr, "nlink", U32, nlink, 0),
+    S(struct tbbt_fattr, "uid", U32, uid, 0),
+    S(struct tbbt_fattr, "gid", U32, gid, 0),
+    S(struct tbbt_fattr, "size", U64, size, 0),
+    S(struct tbbt_fattr, "used", U64, used, 0),
+    S(struct tbbt_fattr, "rdev", U64, rdev, 0),
+    S(struct tbbt_fattr, "fsid", U64, fsid, 0),
+    S(struct tbbt_fattr, "fileid", U64, fileid, 0),
+    S(struct tbbt_fattr, "atime", TIME, atime_ns, 0),
+    S(struct tbbt_fattr, "mtime", TIME, mtime_ns, 0),
+    S(struct tbbt_fattr, "ctime", TIME, ctime_ns, 0),
+    {NULL, 0, 0, 0},
+};
+
+const struct tbbt__sub tbbt__sattr_subs[] = {
+    S(struct tbbt_sattr, "mask", MASK, mask, 0),
+    S(struct tbbt_sattr, "mode", MODE, mode, TBBT_SA_MODE),
+    S(struct tbbt_sattr, "uid", U32, uid, TBBT_SA_UID),
+    S(struct tbbt_sattr, "gid", U32, gid, TBBT_SA_GID),
+    S(struct tbbt_sattr, "size", U64, size, TBBT_SA_SIZE),
+    S(struct tbbt_sattr, "atime", TIME, atime_ns, TBBT_SA_ATIME),
+    S(struct tbbt_sattr, "mtime", TIME, mtime_ns, TBBT_SA_MTIME),
+    {NULL, 0, 0, 0},
+};
+
+const struct tbbt__sub tbbt__wcc_subs[] = {
+    S(struct tbbt_wcc_pre, "size", U64, size, 0),
+    S(struct tbbt_wcc_pre, "mtime", TIME, mtime_ns, 0),
+    S(struct tbbt_wcc_pre, "ctime", TIME, ctime_ns, 0),
+    {NULL, 0, 0, 0},
+};
+
+static const struct tbbt__tok nfs3_procs[] = {
+    {0, "null"},     {1, "getattr"},  {2, "setattr"},      {3, "lookup"},   {4, "access"},
+    {5, "readlink"}, {6, "read"},     {7, "write"},        {8, "create"},   {9, "mkdir"},
+    {10, "symlink"}, {11, "mknod"},   {12, "remove"},      {13, "rmdir"},   {14, "rename"},
+    {15, "link"},    {16, "readdir"}, {17, "readdirplus"}, {18, "fsstat"},  {19, "fsinfo"},
+    {20, "pathconf"}, {21, "commit"}, {0, NULL},
+};
+
+static const struct tbbt__tok nfs2_procs[] = {
+    {0, "null"},    {1, "getattr"},     {2, "setattr"}, {3, "root"},    {4, "lookup"},
+    {5, "readlink"}, {6, "read"},       {7, "writecache"}, {8, "write"}, {9, "create"},
+    {10, "remove"}, {11, "rename"},     {12, "link"},   {13, "symlink"}, {14, "mkdir"},
+    {15, "rmdir"},  {16, "readdir"},    {17, "statfs"}, {0, NULL},
+};
+
+static const struct tbbt__tok mnt_procs[] = {
+    {0, "null"}, {1, "mnt"}, {2, "dump"}, {3, "umnt"}, {4, "umntall"}, {5, "export"}, {0, NULL},
+};
+
+static const struct tbbt__tok nfs3_status[] = {
+    {0, "OK"},           {1, "PERM"},         {2, "NOENT"},        {5, "IO"},
+    {6, "NXIO"},         {13, "ACCES"},       {17, "EXIST"},       {18, "XDEV"},
+    {19, "NODEV"},       {20, "NOTDIR"},      {21, "ISDIR"},       {22, "INVAL"},
+    {27, "FBIG"},        {28, "NOSPC"},       {30, "ROFS"},        {31, "MLINK"},
+    {63, "NAMETOOLONG"}, {66, "NOTEMPTY"},    {69, "DQUOT"},       {70, "STALE"},
+    {71, "REMOTE"},      {10001, "BADHANDLE"}, {10002, "NOT_SYNC"}, {10003, "BAD_COOKIE"},
+    {10004, "NOTSUPP"},  {10005, "TOOSMALL"}, {10006, "SERVERFAULT"}, {10007, "BADTYPE"},
+    {10008, "JUKEBOX"},  {0, NULL},
+};
+
+static const struct tbbt__tok nfs2_status[] = {
+    {0, "OK"},     {1, "PERM"},    {2, "NOENT"},   {5, "IO"},     {6, "NXIO"},
+    {13, "ACCES"}, {17, "EXIST"},  {19, "NODEV"},  {20, "NOTDIR"}, {21, "ISDIR"},
+    {27, "FBIG"},  {28, "NOSPC"},  {30, "ROFS"},   {63, "NAMETOOLONG"}, {66, "NOTEMPTY"},
+    {69, "DQUOT"}, {70, "STALE"},  {99, "WFLUSH"}, {0, NULL},
+};
+
+static const struct tbbt__tok mnt_status[] = {
+    {0, "OK"},      {1, "PERM"},    {2, "NOENT"},         {5, "IO"},
+    {13, "ACCES"},  {20, "NOTDIR"}, {22, "INVAL"},        {63, "NAMETOOLONG"},
+    {10004, "NOTSUPP"}, {10006, "SERVERFAULT"}, {0, NULL},
+};
+
+const struct tbbt__tok tbbt__prog_names[] = {
+    {TBBT_PROG_NFS2, "v2"}, {TBBT_PROG_NFS3, "v3"}, {TBBT_PROG_MNT1, "mnt1"},
+    {TBBT_PROG_MNT3, "mnt3"}, {0, NULL},
+};
+
+const struct tbbt__tok tbbt__rf_names[] = {
+    {TBBT_RF_REPLY, "reply"},           {TBBT_RF_CALL_TRUNC, "call_trunc"},
+    {TBBT_RF_REPLY_TRUNC, "reply_trunc"}, {TBBT_RF_STATUS, "status"},
+    {TBBT_RF_CORRECTIVE, "corrective"}, {TBBT_RF_NO_CALL, "no_call"},
+    {TBBT_RF_TCP, "tcp"},               {TBBT_RF_CALL_BAD, "call_bad"},
+    {TBBT_RF_REPLY_BAD, "reply_bad"},   {0, NULL},
+};
+
+const struct tbbt__tok tbbt__sa_names[] = {
+    {TBBT_SA_MODE, "mode"},   {TBBT_SA_UID, "uid"},     {TBBT_SA_GID, "gid"},
+    {TBBT_SA_SIZE, "size"},   {TBBT_SA_ATIME, "atime"}, {TBBT_SA_ATIME_SERVER, "atime_server"},
+    {TBBT_SA_MTIME, "mtime"}, {TBBT_SA_MTIME_SERVER, "mtime_server"}, {0, NULL},
+};
+
+const struct tbbt__tok tbbt__rpc_names[] = {
+    {TBBT_RPC_SUCCESS, "success"},
+    {TBBT_RPC_PROG_UNAVAIL, "prog_unavail"},
+    {TBBT_RPC_PROG_MISMATCH, "prog_mismatch"},
+    {TBBT_RPC_PROC_UNAVAIL, "proc_unavail"},
+    {TBBT_RPC_GARBAGE_ARGS, "garbage_args"},
+    {TBBT_RPC_SYSTEM_ERR, "system_err"},
+    {TBBT_RPC_DENIED_MISMATCH, "denied_mismatch"},
+    {TBBT_RPC_DENIED_AUTH, "denied_auth"},
+    {0, NULL},
+};
+
+const char *tbbt__tok_name(const struct tbbt__tok *t, int value)
+{
+    for (; t->name; t++)
+        if (t->value == value)
+            return t->name;
+    return NULL;
+}
+
+int tbbt__tok_value(const struct tbbt__tok *t, const char *name, size_t len, int *value)
+{
+    for (; t->name; t++) {
+        if (strlen(t->name) == len && memcmp(t->name, name, len) == 0) {
+            *value = t->value;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const struct tbbt__tok *tbbt__proc_tok(int prog)
+{
+    switch (prog) {
+    case TBBT_PROG_NFS2:
+        return nfs2_procs;
+    case TBBT_PROG_NFS3:
+        return nfs3_procs;
+    case TBBT_PROG_MNT1:
+    case TBBT_PROG_MNT3:
+        return mnt_procs;
+    default:
+        return NULL;
+    }
+}
+
+const struct tbbt__tok *tbbt__status_tok(int prog)
+{
+    switch (prog) {
+    case TBBT_PROG_NFS2:
+        return nfs2_status;
+    case TBBT_PROG_NFS3:
+        return nfs3_status;
+    case TBBT_PROG_MNT1:
+    case TBBT_PROG_MNT3:
+        return mnt_status;
+    default:
+        return NULL;
+    }
+}
+
+const char *tbbt_proc_name(int prog, int proc)
+{
+    const struct tbbt__tok *t = tbbt__proc_tok(prog);
+    return t ? tbbt__tok_name(t, proc) : NULL;
+}
+
+int tbbt_proc_by_name(int prog, const char *name)
+{
+    const struct tbbt__tok *t = tbbt__proc_tok(prog);
+    int v;
+
+    if (!t || !name || tbbt__tok_value(t, name, strlen(name), &v) < 0)
+        return -1;
+    return v;
+}
+
+const char *tbbt_prog_name(int prog)
+{
+    return tbbt__tok_name(tbbt__prog_names, prog);
+}
+
+int tbbt_prog_by_name(const char *name)
+{
+    int v;
+
+    if (!name || tbbt__tok_value(tbbt__prog_names, name, strlen(name), &v) < 0)
+        return -1;
+    return v;
+}
+
+int tbbt_prog_nprocs(int prog)
+{
+    const struct tbbt__tok *t = tbbt__proc_tok(prog);
+    int n = 0;
+
+    while (t && t[n].name)
+        n++;
+    return n;
+}
+
+const char *tbbt_status_name(int prog, int32_t status)
+{
+    const struct tbbt__tok *t = tbbt__status_tok(prog);
+    return t ? tbbt__tok_name(t, status) : NULL;
+}
+
+int tbbt_status_by_name(int prog, const char *name, int32_t *status)
+{
+    const struct tbbt__tok *t = tbbt__status_tok(prog);
+    int v;
+
+    if (!t || !name || tbbt__tok_value(t, name, strlen(name), &v) < 0)
+        return -1;
+    *status = v;
+    return 0;
+}
+
+bool tbbt__addr_valid(const char *s, size_t len)
+{
+    if (len == 0 || len > TBBT__TRACE_ADDR_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  c == '.' || c == ':' || c == '%' || c == '_' || c == '-';
+        if (!ok)
+            return false;
+    }
+    return true;
+}

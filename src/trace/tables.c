@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Interning tables for file handles and client endpoints: each distinct
+ * value gets the next small integer (its reference), so trace records carry
+ * a reference and the file one definition per value (TBBT paper 3.1: the
+ * trace rewrites handles; docs/trace-format.md for the definition records).
+ *
+ * Handles live back to back in one byte pool with an offset per reference;
+ * an open-addressing index of references (linear probing, load <= 1/2)
+ * finds a value's reference.  Nothing here checks more than the bounds the
+ * file format enforces.
+ */
+#include "trace/trace-int.h"
+
+#include <string.h>
+
+#define EMPTY UINT32_MAX
+#define INDEX_MIN 64
+
+/* Open-addressing index over references; the tables supply hashes and equality. */
+struct refindex {
+    uint32_t *slots;
+    uint32_t mask;
+};
+
+static void index_init(struct refindex *x)
+{
+    x->slots = g_new(uint32_t, INDEX_MIN);
+    memset(x->slots, 0xff, INDEX_MIN * sizeof(uint32_t));
+    x->mask = INDEX_MIN - 1;
+}
+
+/* Returns the slot holding ref for which eq() holds, or the empty slot to fill. */
+static uint32_t *index_find(struct refindex *x, uint32_t hash,
+                            bool (*eq)(const void *tab, uint32_t ref, const void *key),
+                            const void *tab, const void *key)
+{
+    uint32_t i = hash & x->mask;
+
+    while (x->slots[i] != EMPTY && !eq(tab, x->slots[i], key))
+        i = (i + 1) & x->mask;
+    return &x->slots[i];
+}
+
+/* Doubles the index when count reaches half of it; hash(tab, ref) rehashes. */
+static void index_grow(struct refindex *x, uint32_t count,
+                       uint32_t (*hash)(const void *tab, uint32_t ref), const void *tab)
+{
+    uint32_t n = x->mask + 1;
+
+    if ((uint64_t)count * 2 < n)
+        return;
+    g_free(x->slots);
+    n *= 2;
+    x->slots = g_new(uint32_t, n);
+    memset(x->slots, 0xff, n * sizeof(uint32_t));
+    x->mask = n - 1;
+    for (uint32_t ref = 0; ref < count; ref++) {
+        uint32_t i = hash(tab, ref) & x->mask;
+        while (x->slots[i] != EMPTY)
+            i = (i + 1) & x->mask;
+        x->slots[i] = ref;
+    }
+}
+
+static uint32_t mix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return (uint32_t)h;
+}
+
+static uint32_t hash_bytes(const uint8_t *p, size_t len, uint64_t seed)
+{
+    uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull);
+    uint64_t w;
+
+    for (; len >= 8; p += 8, len -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 29;
+    }
+    w = 0;
+    if (len)
+        memcpy(&w, p, len);
+    return mix(h ^ w);
+}
+
+/* ---- handles ---------------------------------------------------------------- */
+
+struct tbbt_fhtab {
+    uint8_t *pool;          /* handle bytes back to back */
+    size_t pool_len, pool_cap;
+    size_t *off;            /* off[ref] .. off[ref + 1]: bytes of ref */
+    uint32_t *hash;         /* hash of ref */
+    uint32_t count, cap;
+    struct refindex index;
+};
+
+struct fh_key {
+    const uint8_t *p;
+    uint32_t len;
+};
+
+static bool fh_eq(const void *tab, uint32_t ref, const void *key)
+{
+    const struct tbbt_fhtab *t = tab;
+    const struct fh_key *k = key;
+
+    return t->off[ref + 1] - t->off[ref] == k->len &&
+           (k->len == 0 || memcmp(t->pool + t->off[ref], k->p, k->len) == 0);
+}
+
+static uint32_t fh_rehash(const void *tab, uint32_t ref)
+{
+    return ((const struct tbbt_fhtab *)tab)->hash[ref];
+}
+
+struct tbbt_fhtab *tbbt_fhtab_new(void)
+{
+    struct tbbt_fhtab *t = g_new0(struct tbbt_fhtab, 1);
+
+    t->cap = 256;
+    t->off = g_new(size_t, t->cap + 1);
+    t->off[0] = 0;
+    t->hash = g_new(uint32_t, t->cap);
+    t->pool_cap = 256 * 32;
+    t->pool = g_malloc(t->pool_cap);
+    index_init(&t->index);
+    return t;
+}
+
+void tbbt_fhtab_free(struct tbbt_fhtab *t)
+{
+    if (!t)
+        return;
+    g_free(t->pool);
+    g_free(t->off);
+    g_free(t->hash);
+    g_free(t->index.slots);
+    g_free(t);
+}
+
+static uint32_t fh_append(struct tbbt_fhtab *t, uint32_t *slot, const struct fh_key *k,
+                          uint32_t h)
+{
+    uint32_t ref = t->count;
+
+    if (t->count == t->cap) {
+        t->cap *= 2;
+        t->off = g_renew(size_t, t->off, t->cap + 1);
+        t->hash = g_renew(uint32_t, t->hash, t->cap);
+    }
+    if (t->pool_cap - t->pool_len < k->len) {
+        t->pool_cap *= 2;
+        t->pool = g_realloc(t->pool, t->pool_cap);
+    }
+    if (k->len)
+        memcpy(t->pool + t->pool_len, k->p, k->len);
+    t->pool_len += k->len;
+    t->off[ref + 1] = t->pool_len;
+    t->hash[ref] = h;
+    *slot = ref;
+    t->count++;
+    index_grow(&t->index, t->count, fh_rehash, t);
+    return ref;
+}
+
+uint32_t tbbt_fhtab_intern(struct tbbt_fhtab *t, const void *fh, uint32_t len)
+{
+    struct fh_key k = {fh, len > TBBT_FH_MAX ? TBBT_FH_MAX : len};
+    uint32_t h = hash_bytes(k.p, k.len, 0);
+    uint32_t *slot = index_find(&t->index, h, fh_eq, t, &k);
+
+    if (*slot != EMPTY)
+        return *slot;
+    return fh_append(t, slot, &k, h);
+}
+
+int tbbt_fhtab_add(struct tbbt_fhtab *t, uint32_t ref, const void *fh, uint32_t len)
+{
+    struct fh_key k = {fh, len};
+    uint32_t h;
+    uint32_t *slot;
+
+    if (ref != t->count || len > TBBT_FH_MAX)
+        return TBBT_E_BADREC;
+    h = hash_bytes(k.p, k.len, 0);
+    slot = index_find(&t->index, h, fh_eq, t, &k);
+    if (*slot != EMPTY)
+        return TBBT_E_BADREC;
+    fh_append(t, slot, &k, h);
+    return 0;
+}
+
+uint32_t tbbt_fhtab_count(const struct tbbt_fhtab *t)
+{
+    return t->count;
+}
+
+const uint8_t *tbbt_fhtab_get(const struct tbbt_fhtab *t, uint32_t ref, uint32_t *len)
+{
+    if (ref >= t->count)
+        return NULL;
+    if (len)
+        *len = (uint32_t)(t->off[ref + 1] - t->off[ref]);
+    return t->pool + t->off[ref];
+}
+
+/* ---- endpoints -------------------------------------------------------------- */
+
+struct tbbt_eptab {
+    struct tbbt_endpoint *eps;
+    uint32_t count, cap;
+    struct refindex index;
+};
+
+/* Copies ep with both addresses cut to 47 bytes and zero-padded. */
+static void ep_normalize(struct tbbt_endpoint *dst, const struct tbbt_endpoint *ep)
+{
+    size_t c = strnlen(ep->client, TBBT__TRACE_ADDR_MAX);
+    size_t s = strnlen(ep->server, TBBT__TRACE_ADDR_MAX);
+
+    memset(dst, 0, sizeof(*dst));
+    memcpy(dst->client, ep->client, c);
+    memcpy(dst->server, ep->server, s);
+    dst->client_port = ep->client_port;
+    dst->server_port = ep->server_port;
+    dst->tcp = ep->tcp;
+}
+
+static uint32_t ep_hash(const struct tbbt_endpoint *e)
+{
+    uint64_t seed = (uint64_t)e->client_port << 32 | (uint64_t)e->server_port << 1 | e->tcp;
+    uint32_t h = hash_bytes((const uint8_t *)e->client, strlen(e->client), seed);
+
+    return hash_bytes((const uint8_t *)e->server, strlen(e->server), h);
+}
+
+static bool ep_eq(const void *tab, uint32_t ref, const void *key)
+{
+    const struct tbbt_endpoint *a = &((const struct tbbt_eptab *)tab)->eps[ref];
+    const struct tbbt_endpoint *b = key;
+
+    return a->client_port == b->client_port && a->server_port == b->server_port &&
+           a->tcp == b->tcp && strcmp(a->client, b->client) == 0 &&
+           strcmp(a->server, b->server) == 0;
+}
+
+static uint32_t ep_rehash(const void *tab, uint32_t ref)
+{
+    return ep_hash(&((const struct tbbt_eptab *)tab)->eps[ref]);
+}
+
+struct tbbt_eptab *tbbt_eptab_new(void)
+{
+    struct tbbt_eptab *t = g_new0(struct tbbt_eptab, 1);
+
+    t->cap = 16;
+    t->eps = g_new(struct tbbt_endpoint, t->cap);
+    index_init(&t->index);
+    return t;
+}
+
+void tbbt_eptab_free(struct tbbt_eptab *t)
+{
+    if (!t)
+        return;
+    g_free(t->eps);
+    g_free(t->index.slots);
+    g_free(t);
+}
+
+static uint32_t ep_append(struct tbbt_eptab *t, uint32_t *slot, const struct tbbt_endpoint *e)
+{
+    uint32_t ref = t->count;
+
+    if (t->count == t->cap) {
+        t->cap *= 2;
+        t->eps = g_renew(struct tbbt_endpoint, t->eps, t->cap);
+    }
+    t->eps[ref] = *e;
+    *slot = ref;
+    t->count++;
+    index_grow(&t->index, t->count, ep_rehash, t);
+    return ref;
+}
+
+uint32_t tbbt_eptab_intern(struct tbbt_eptab *t, const struct tbbt_endpoint *ep)
+{
+    struct tbbt_endpoint e;
+    uint32_t *slot;
+
+    ep_normalize(&e, ep);
+    slot = index_find(&t->index, ep_hash(&e), ep_eq, t, &e);
+    if (*slot != EMPTY)
+        return *slot;
+    return ep_append(t, slot, &e);
+}
+
+int tbbt_eptab_add(struct tbbt_eptab *t, uint32_t ref, const struct tbbt_endpoint *ep)
+{
+    struct tbbt_endpoint e;
+    uint32_t *slot;
+
+    if (ref != t->count)
+        return TBBT_E_BADREC;
+    if (!tbbt__addr_valid(ep->client, strnlen(ep->client, sizeof(ep->client))) ||
+        !tbbt__addr_valid(ep->server, strnlen(ep->server, sizeof(ep->server))))
+        return TBBT_E_BADREC;
+    ep_normalize(&e, ep);
+    slot = index_find(&t->index, ep_hash(&e), ep_eq, t, &e);
+    if (*slot != EMPTY)
+        return TBBT_E_BADREC;
+    ep_append(t, slot, &e);
+    return 0;
+}
+
+uint32_t tbbt_eptab_count(const struct tbbt_eptab *t)
+{
+    return t->count;
+}
+
+const struct tbbt_endpoint *tbbt_eptab_get(const struct tbbt_eptab *t, uint32_t ref)
+{
+    return ref < t->count ? &t->eps[ref] : NULL;
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the trace module: constants of the binary layout, the
+ * little-endian and LEB128 helpers, the field table that drives the writer,
+ * the reader and the text form, and the name tables.  The byte layout is
+ * specified in docs/trace-format.md (there is no RFC for our own format).
+ *
+ * File:   header (16 bytes) then records, the last one TBBT_REC_END.
+ * Header: magic "\x89TBBT\r\n\x1a" | major u16 | minor u16 | header_len u32
+ * Record: type u8 | body length u32 | body
+ * All fixed-width integers are little-endian.
+ */
+#ifndef TBBT_TRACE_TRACE_INT_H
+#define TBBT_TRACE_TRACE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "trace/trace.h"
+#include "util/buf.h"
+#include "util/util.h"
+
+#define TBBT__TRACE_MAGIC "\x89TBBT\r\n\x1a"
+#define TBBT__TRACE_MAGIC_LEN 8
+#define TBBT__TRACE_HDR_LEN 16          /* header length written by this version */
+#define TBBT__TRACE_HDR_MAX 65536       /* longest header a reader accepts */
+#define TBBT__TRACE_PREFIX 5            /* type u8 + body length u32 */
+#define TBBT__TRACE_OP_FIXED 41         /* fixed part of an op record body */
+#define TBBT__TRACE_END_LEN 20          /* op count u64, handles u32, endpoints u32, crc u32 */
+#define TBBT__TRACE_ADDR_MAX 47         /* longest endpoint address */
+#define TBBT__IPPROTO_TCP 6
+#define TBBT__IPPROTO_UDP 17
+
+/* How a field's value is encoded; see the TLV table in docs/trace-format.md. */
+enum tbbt__kind {
+    TBBT__K_REF,        /* uint32_t handle reference: varint */
+    TBBT__K_U32,        /* uint32_t: varint */
+    TBBT__K_U64,        /* uint64_t: varint */
+    TBBT__K_TIME,       /* uint64_t nanoseconds: varint; text SEC.NSEC */
+    TBBT__K_VERF,       /* uint64_t verifier: 8 bytes LE; text 0x + 16 hex digits */
+    TBBT__K_NAME,       /* struct tbbt_str, <= TBBT_NAME_MAX */
+    TBBT__K_PATH,       /* struct tbbt_str, <= TBBT_PATH_MAX */
+    TBBT__K_SATTR,      /* struct tbbt_sattr */
+    TBBT__K_FATTR,      /* struct tbbt_fattr */
+    TBBT__K_WCC,        /* struct tbbt_wcc_pre */
+    TBBT__K_ENTRIES,    /* entries + n_entries */
+    TBBT__K_INFO,       /* info + n_info */
+};
+
+struct tbbt__field {
+    const char *name;   /* text key, as in the enum tbbt_field comments */
+    uint8_t kind;       /* enum tbbt__kind */
+    uint16_t off;       /* offsetof(struct tbbt_trace_rec, member) */
+};
+
+/* Indexed by enum tbbt_field. */
+extern const struct tbbt__field tbbt__trace_fields[TBBT_F_NFIELDS];
+
+#define TBBT__FIELD_PTR(rec, f) ((char *)(rec) + tbbt__trace_fields[f].off)
+#define TBBT__FIELD_CPTR(rec, f) ((const char *)(rec) + tbbt__trace_fields[f].off)
+
+/* Members of the structured values in the text form ({key=value,...}). */
+enum tbbt__subkind {
+    TBBT__S_U32,        /* decimal (or 0x hex on input) */
+    TBBT__S_U64,
+    TBBT__S_MODE,       /* uint32_t, octal with a leading 0 */
+    TBBT__S_TIME,       /* uint64_t ns as SEC.NSEC */
+    TBBT__S_MASK,       /* uint32_t TBBT_SA_* bits as name|name */
+};
+
+struct tbbt__sub {
+    const char *name;
+    uint8_t kind;       /* enum tbbt__subkind */
+    uint16_t off;       /* offset in the struct */
+    uint32_t sa_bit;    /* sattr: printed if this mask bit is set or the value is not 0 */
+};
+
+/* Tables ending { NULL }. */
+extern const struct tbbt__sub tbbt__fattr_subs[];
+extern const struct tbbt__sub tbbt__sattr_subs[];
+extern const struct tbbt__sub tbbt__wcc_subs[];
+
+/* { value, "name" } tables ending { 0, NULL }. */
+struct tbbt__tok {
+    int value;
+    const char *name;
+};
+
+/* Returns the name of value or NULL. */
+const char *tbbt__tok_name(const struct tbbt__tok *t, int value);
+/* Looks up the len bytes at name; 0 and *value, or -1. */
+int tbbt__tok_value(const struct tbbt__tok *t, const char *name, size_t len, int *value);
+
+extern const struct tbbt__tok tbbt__rf_names[];     /* TBBT_RF_* bits */
+extern const struct tbbt__tok tbbt__sa_names[];     /* TBBT_SA_* bits */
+extern const struct tbbt__tok tbbt__rpc_names[];    /* enum tbbt_rpc_stat */
+extern const struct tbbt__tok tbbt__prog_names[];   /* enum tbbt_prog */
+/* Status table for prog, or NULL. */
+const struct tbbt__tok *tbbt__status_tok(int prog);
+/* Procedure table for prog, or NULL. */
+const struct tbbt__tok *tbbt__proc_tok(int prog);
+
+/* Makes room for n entries in rec->entries (n_entries unchanged). */
+void tbbt__trace_rec_reserve(struct tbbt_trace_rec *rec, uint32_t n);
+
+/* True if s[0..len) is a valid endpoint address (1..47 bytes of [0-9A-Za-z.:%_-]). */
+bool tbbt__addr_valid(const char *s, size_t len);
+
+/* ---- little-endian and LEB128 --------------------------------------------- */
+
+static inline uint8_t *tbbt__put_le16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    return p + 2;
+}
+
+static inline uint8_t *tbbt__put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+    return p + 4;
+}
+
+static inline uint8_t *tbbt__put_le64(uint8_t *p, uint64_t v)
+{
+    tbbt__put_le32(p, (uint32_t)v);
+    return tbbt__put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint32_t tbbt__le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t tbbt__get_le64(struct tbbt_buf *b)
+{
+    uint64_t lo = tbbt_buf_get_le32(b);
+    return lo | (uint64_t)tbbt_buf_get_le32(b) << 32;
+}
+
+#define TBBT__UV_MAX 10     /* longest LEB128 encoding of a uint64_t */
+
+/* Writes v as unsigned LEB128 (minimal length); returns the end. */
+static inline uint8_t *tbbt__put_uv(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline unsigned tbbt__uv_len(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/*
+ * Reads an unsigned LEB128 value.  False (cursor unchanged unless short) if
+ * the bytes run out, the encoding is longer than needed, or the value does
+ * not fit 64 bits.  One-byte values take the inline path.
+ */
+bool tbbt__get_uv_slow(struct tbbt_buf *b, uint64_t *out);
+
+static inline bool tbbt__get_uv(struct tbbt_buf *b, uint64_t *out)
+{
+    if (b->len > 0 && b->p[0] < 0x80) {
+        *out = b->p[0];
+        b->p++;
+        b->len--;
+        return true;
+    }
+    return tbbt__get_uv_slow(b, out);
+}
+
+static inline bool tbbt__get_uv32(struct tbbt_buf *b, uint32_t *out)
+{
+    uint64_t v;
+
+    if (!tbbt__get_uv(b, &v) || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+#endif
