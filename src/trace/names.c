@@ -50,6 +50,8 @@ const struct tbbt__field tbbt__trace_fields[TBBT_F_NFIELDS] = {
     F(TBBT_F_INFO, "info", INFO, info),
     F(TBBT_F_ID, "id", U64, id),
     F(TBBT_F_ID2, "id2", U64, id2),
+    F(TBBT_F_ID_OBJ, "id_obj", U64, id_obj),
+    F(TBBT_F_ID_OLD, "id_old", U64, id_old),
 };
 
 #define S(type, name, kind, member, bit)                                                          \

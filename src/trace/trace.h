@@ -169,8 +169,12 @@ enum tbbt_field {
     TBBT_F_ACCESS_RES,      /* access_res: access bits granted */
     TBBT_F_ENTRIES,         /* entries: readdir(plus) entries */
     TBBT_F_INFO,            /* info: fsstat/fsinfo/pathconf/statfs values, see docs */
-    TBBT_F_ID,              /* id: TBBT-ID of the object acted on (issue 3) */
-    TBBT_F_ID2,             /* id2: TBBT-ID of the removed/replaced object (issue 3) */
+    TBBT_F_ID,              /* id: TBBT-ID of the object of fh */
+    TBBT_F_ID2,             /* id2: TBBT-ID of the object of fh2 */
+    TBBT_F_ID_OBJ,          /* id_obj: TBBT-ID of the object (fh, name) names: looked up,
+                             * created, removed, renamed (moved), linked */
+    TBBT_F_ID_OLD,          /* id_old: TBBT-ID of the object a rename (or create over an
+                             * existing name) replaced */
     TBBT_F_NFIELDS
 };
 
@@ -214,7 +218,7 @@ struct tbbt_trace_rec {
     uint32_t n_entries;
     uint64_t info[TBBT_INFO_MAX];
     uint32_t n_info;
-    uint64_t id, id2;
+    uint64_t id, id2, id_obj, id_old;
 
     /* arena for strings and entries: owned; reset by tbbt_trace_rec_clear() */
     GStringChunk *arena;
