@@ -42,6 +42,9 @@ Records lab captures with tcpdump (root; see docs/lab.md).
                    (default: $root/build); \$NFS_SCENARIO and \$UDP_SCENARIO override
   --big N          also make big.pcap with at least N NFS calls, and big-s256.pcap
   --big-procs P    parallel nfs-scenario processes for --big (default 2)
+  --big-inflight K requests in flight per process for --big (default 8; 1 keeps one RPC
+                   per TCP segment, so a -s 256 copy still shows every call)
+  --big-max-io B   largest random READ/WRITE for --big, 1..32768 (default 4096)
   --only LIST      comma-separated subset: v3-tcp,v3-udp,v2-udp (default all)
   --no-verify      skip the tshark checks
   -h, --help       this text
@@ -49,7 +52,7 @@ Environment: TBBT_LAB_RUNNING=1 uses the running lab (TBBT_LAB_DIR) instead of s
 EOF
 }
 
-out="$root/traces" build="$root/build" big=0 big_procs=2 verify=1 only="v3-tcp,v3-udp,v2-udp"
+out="$root/traces" build="$root/build" big=0 big_procs=2 big_inflight=8 big_max_io=4096 verify=1 only="v3-tcp,v3-udp,v2-udp"
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift ;;
@@ -65,6 +68,8 @@ while [ $# -gt 0 ]; do
 done
 [[ "$big" =~ ^[0-9]+$ ]] || { echo "$PROG: bad --big '$big'" >&2; exit 2; }
 [[ "$big_procs" =~ ^[1-9][0-9]*$ ]] || { echo "$PROG: bad --big-procs" >&2; exit 2; }
+[[ "$big_inflight" =~ ^[1-9][0-9]*$ ]] || { echo "$PROG: bad --big-inflight" >&2; exit 2; }
+[[ "$big_max_io" =~ ^[1-9][0-9]*$ ]] || { echo "$PROG: bad --big-max-io" >&2; exit 2; }
 wants() { [[ ",$only," == *",$1,"* ]]; }
 
 nfs_scenario=${NFS_SCENARIO:-$build/tools/nfs-scenario}
@@ -220,7 +225,8 @@ fi
 big_run() {
   local per=$(((big + big_procs - 1) / big_procs)) i rc=0
   for ((i = 0; i < big_procs; i++)); do
-    "$nfs_scenario" --ops "$per" --inflight 8 --seed $((100 + i)) "$url" &
+    "$nfs_scenario" --ops "$per" --inflight "$big_inflight" --max-io "$big_max_io" \
+      --seed $((100 + i)) "$url" &
     client_pids+=($!)
   done
   for i in "${client_pids[@]}"; do
