@@ -70,7 +70,7 @@ for name in big big-s256; do
   size=$(stat -c %s "$f")
   time_cmd "$out/t.raw" "$raw" "$f" > "$out/raw.json"
   time_cmd "$out/t.conv" "$conv" -q --summary-json "$out/$name.json" -o "$out/$name.tbbt" "$f"
-  conv_calls=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(sum(s['procedures']['v3'].values()) + s['unmatched_calls'])" "$out/$name.json")
+  conv_calls=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s['nfs_calls'])" "$out/$name.json")
   row="$name $size $(cat "$out/t.raw") $(cat "$out/t.conv") $conv_calls"
   if [ $peers -eq 1 ]; then
     (cd "$out" && rm -rf nfstrace && mkdir nfstrace && cd nfstrace &&

@@ -35,7 +35,8 @@ die() { echo "$PROG: $*" >&2; exit 1; }
 
 usage() {
   cat <<EOF
-Usage: $PROG [--out DIR] [--build DIR] [--big N] [--big-procs P] [--no-verify]
+Usage: $PROG [--out DIR] [--build DIR] [--big N] [--big-procs P] [--big-inflight K]
+       [--big-max-io B] [--only LIST] [--no-verify]
 Records lab captures with tcpdump (root; see docs/lab.md).
   --out DIR        output directory (default: $root/traces)
   --build DIR      build tree holding tools/nfs-scenario and tools/udp-scenario
@@ -59,6 +60,8 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --big) big=$2; shift ;;
     --big-procs) big_procs=$2; shift ;;
+    --big-inflight) big_inflight=$2; shift ;;
+    --big-max-io) big_max_io=$2; shift ;;
     --only) only=$2; shift ;;
     --no-verify) verify=0 ;;
     -h | --help) usage; exit 0 ;;

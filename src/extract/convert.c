@@ -30,11 +30,18 @@ struct tbbt__conv {
     char *tmp_path;              /* the trace is written here, renamed when complete */
     struct tbbt__pairer *pairer;
     GHashTable *ep_cache;        /* stream key -> endpoint ref + 1 */
+    struct ep_slot *ep_front;    /* direct-mapped cache in front of ep_cache */
     int write_err;
     uint64_t started_ns, last_progress_ns;
-    uint64_t rpc_calls, rpc_replies, bad_procs, other_prog_calls, other_prog_pairs;
+    uint64_t rpc_calls, rpc_replies, nfs_calls, bad_procs, other_prog_calls, other_prog_pairs;
     uint64_t truncated_calls, truncated_replies, records;
     uint64_t pairs[5][MAXPROCS];
+};
+
+#define EP_FRONT_SLOTS 1024
+struct ep_slot {
+    struct tbbt__pair_key key;   /* stream key; af 0 = empty */
+    uint32_t ref;
 };
 
 static const struct tbbt__source_ops *const sources[] = {
@@ -86,11 +93,17 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__conv_msg *
     int af = m->key.af == 6 ? AF_INET6 : AF_INET;
     uint32_t ref;
 
+    struct ep_slot *slot;
+
     sk.xid = m->server_port;     /* the stream key: addresses, ports, transport */
     sk.pad = m->tcp;
+    slot = &c->ep_front[stream_hash(&sk) & (EP_FRONT_SLOTS - 1)];
+    if (stream_equal(&slot->key, &sk))
+        return slot->ref;
+    slot->key = sk;
     v = g_hash_table_lookup(c->ep_cache, &sk);
     if (v)
-        return (uint32_t)(GPOINTER_TO_UINT(v) - 1);
+        return slot->ref = (uint32_t)(GPOINTER_TO_UINT(v) - 1);
     memset(&ep, 0, sizeof(ep));
     inet_ntop(af, sk.caddr, ep.client, sizeof(ep.client));
     inet_ntop(af, sk.saddr, ep.server, sizeof(ep.server));
@@ -99,7 +112,7 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__conv_msg *
     ep.tcp = m->tcp;
     ref = tbbt_eptab_intern(c->ep, &ep);
     g_hash_table_insert(c->ep_cache, g_memdup2(&sk, sizeof(sk)), GUINT_TO_POINTER(ref + 1));
-    return ref;
+    return slot->ref = ref;
 }
 
 struct tbbt_trace_rec *tbbt__conv_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
@@ -127,6 +140,8 @@ struct tbbt_trace_rec *tbbt__conv_call(struct tbbt__conv *c, const struct tbbt__
     rec->endpoint = endpoint_ref(c, m);
     rec->uid = uid;
     rec->gid = gid;
+    if (prog == TBBT_PROG_NFS2 || prog == TBBT_PROG_NFS3)
+        c->nfs_calls++;
     if (m->truncated)
         c->truncated_calls++;
     return rec;
@@ -280,6 +295,7 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     json_procs(&j, c, "mount", mnt, 2);
     tbbt_json_end_object(&j);
     json_kv(&j, "records", c->records);
+    json_kv(&j, "nfs_calls", c->nfs_calls);
     json_kv(&j, "duplicate_calls", ps->duplicate_calls);
     json_kv(&j, "duplicate_replies", ps->duplicate_replies);
     json_kv(&j, "truncated_calls", c->truncated_calls);
@@ -376,6 +392,7 @@ int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t err
     c.fh = tbbt_fhtab_new();
     c.ep = tbbt_eptab_new();
     c.ep_cache = g_hash_table_new_full(stream_hash, stream_equal, g_free, NULL);
+    c.ep_front = g_new0(struct ep_slot, EP_FRONT_SLOTS);
     c.pairer = tbbt__pairer_new(o->reply_timeout_ns, o->max_pending, on_emit, &c);
     /* Never clobber an existing trace with a failed run: write aside, rename at the end. */
     if (strcmp(o->output, "-") != 0)
@@ -404,6 +421,7 @@ out:
     tbbt__pairer_free(c.pairer);
     c.src->fini(&c);
     g_hash_table_destroy(c.ep_cache);
+    g_free(c.ep_front);
     tbbt_eptab_free(c.ep);
     tbbt_fhtab_free(c.fh);
     return rc;

@@ -2,7 +2,8 @@
 /*
  * Call/reply pairing in call order (see pair.h).  Pending calls sit in a
  * FIFO (arrival order) and in a hash table by exchange key; completed keys
- * are remembered in a bounded ring so late retransmissions are recognized.
+ * are remembered in a direct-mapped cache (a slot per key hash, the newest
+ * key wins) so late retransmissions are recognized without hash-table churn.
  * Entries are recycled through a free list: no allocation per record once
  * the pairer has warmed up.
  */
@@ -11,7 +12,7 @@
 #include <glib.h>
 #include <string.h>
 
-#define RECENT_KEYS 16384      /* completed exchanges remembered for duplicate detection */
+#define RECENT_SLOTS 65536     /* completed exchanges remembered for duplicate detection */
 #define XID_WINDOW 4096        /* XID jumps up to this size are losses, larger ones restarts */
 
 struct pending {
@@ -38,9 +39,7 @@ struct tbbt__pairer {
     GQueue fifo;               /* struct pending, arrival order */
     GHashTable *open;          /* key -> struct pending (borrowed) */
     GPtrArray *free_list;      /* recycled struct pending */
-    struct tbbt__pair_key *recent;  /* ring of RECENT_KEYS completed keys */
-    uint32_t recent_next, recent_len;
-    GHashTable *recent_set;    /* key (in ring) -> itself */
+    struct tbbt__pair_key *recent;  /* RECENT_SLOTS completed keys, by hash */
     GHashTable *streams;       /* stream key -> struct xid_stream */
     uint64_t now_ns;           /* latest capture time seen */
     struct tbbt__pair_stats st;
@@ -78,8 +77,7 @@ struct tbbt__pairer *tbbt__pairer_new(uint64_t timeout_ns, uint32_t max_pending,
     g_queue_init(&p->fifo);
     p->open = g_hash_table_new(key_hash, key_equal);
     p->free_list = g_ptr_array_new();
-    p->recent = g_new0(struct tbbt__pair_key, RECENT_KEYS);
-    p->recent_set = g_hash_table_new(key_hash, key_equal);
+    p->recent = g_new0(struct tbbt__pair_key, RECENT_SLOTS);
     /* Stream keys are pair keys with xid 0. */
     p->streams = g_hash_table_new_full(key_hash, key_equal, g_free, g_free);
     return p;
@@ -103,23 +101,20 @@ void tbbt__pairer_free(struct tbbt__pairer *p)
     g_ptr_array_set_free_func(p->free_list, pending_free);
     g_ptr_array_free(p->free_list, TRUE);
     g_hash_table_destroy(p->open);
-    g_hash_table_destroy(p->recent_set);
     g_hash_table_destroy(p->streams);
     g_free(p->recent);
     g_free(p);
 }
 
+/* XID 0 with af 0 never occurs in a real key, so zeroed slots are empty. */
 static void remember(struct tbbt__pairer *p, const struct tbbt__pair_key *k)
 {
-    struct tbbt__pair_key *slot = &p->recent[p->recent_next];
+    p->recent[key_hash(k) & (RECENT_SLOTS - 1)] = *k;
+}
 
-    if (p->recent_len == RECENT_KEYS)
-        g_hash_table_remove(p->recent_set, slot);
-    else
-        p->recent_len++;
-    *slot = *k;
-    g_hash_table_add(p->recent_set, slot);
-    p->recent_next = (p->recent_next + 1) % RECENT_KEYS;
+static bool recently_done(const struct tbbt__pairer *p, const struct tbbt__pair_key *k)
+{
+    return key_equal(&p->recent[key_hash(k) & (RECENT_SLOTS - 1)], k);
 }
 
 static void track_xid(struct tbbt__pairer *p, const struct tbbt__pair_key *k)
@@ -177,7 +172,7 @@ struct tbbt_trace_rec *tbbt__pairer_call(struct tbbt__pairer *p, const struct tb
     p->st.calls++;
     if (ts_ns > p->now_ns)
         p->now_ns = ts_ns;
-    if (g_hash_table_contains(p->open, k) || g_hash_table_contains(p->recent_set, k)) {
+    if (recently_done(p, k) || g_hash_table_contains(p->open, k)) {
         p->st.duplicate_calls++;
         return NULL;
     }
@@ -202,7 +197,7 @@ struct tbbt_trace_rec *tbbt__pairer_reply(struct tbbt__pairer *p, const struct t
         p->now_ns = ts_ns;
     e = g_hash_table_lookup(p->open, k);
     if (!e) {
-        if (g_hash_table_contains(p->recent_set, k))
+        if (recently_done(p, k))
             p->st.duplicate_replies++;
         else
             p->st.unmatched_replies++;
