@@ -338,11 +338,13 @@ static bool dec_entry(struct tbbt_trace_reader *r, struct tbbt_buf *b,
         !tbbt__get_uv32(b, &len) || len > TBBT_NAME_MAX || !(name = tbbt_buf_get(b, len)))
         return false;
     tbbt_trace_rec_set_str(rec, &e->name, name, len);
-    if (!tbbt__get_uv32(b, &e->flags) || (e->flags & ~(uint32_t)(TBBT_ENT_FH | TBBT_ENT_ATTR)))
+    if (!tbbt__get_uv32(b, &e->flags) || (e->flags & ~(uint32_t)TBBT_ENT_ALL))
         return false;
     if ((e->flags & TBBT_ENT_FH) && !dec_ref(r, b, &e->fh))
         return false;
-    return !(e->flags & TBBT_ENT_ATTR) || dec_fattr(b, &e->attr);
+    if ((e->flags & TBBT_ENT_ATTR) && !dec_fattr(b, &e->attr))
+        return false;
+    return !(e->flags & TBBT_ENT_ID) || tbbt__get_uv(b, &e->id);
 }
 
 static bool dec_entries(struct tbbt_trace_reader *r, struct tbbt_buf *b,

@@ -429,14 +429,18 @@ static int parse_entry_member(struct parser *ps, struct tbbt_entry *e, const cha
         e->flags |= TBBT_ENT_FH;
         return parse_ref(ps, &e->fh, "entry fh");
     }
+    if (n == 2 && memcmp(k, "id", 2) == 0) {
+        e->flags |= TBBT_ENT_ID;
+        return parse_uint(ps, UINT64_MAX, &e->id, "entry id");
+    }
     e->flags |= TBBT_ENT_ATTR;
     return parse_struct(ps, tbbt__fattr_subs, &e->attr, "entry attr");
 }
 
-/* entry := '{' fileid=, cookie=, name=, [fh=], [attr=] in any order '}'. */
+/* entry := '{' fileid=, cookie=, name=, [fh=], [attr=], [id=] in any order '}'. */
 static int parse_entry(struct parser *ps, struct tbbt_entry *e)
 {
-    static const char *const keys[] = {"fileid", "cookie", "name", "fh", "attr", NULL};
+    static const char *const keys[] = {"fileid", "cookie", "name", "fh", "attr", "id", NULL};
     uint32_t seen = 0;
     int rc;
 

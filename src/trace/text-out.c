@@ -193,6 +193,10 @@ static void put_entries(GString *s, const struct tbbt_trace_rec *rec)
             g_string_append(s, ",attr=");
             put_struct(s, tbbt__fattr_subs, &e->attr, 0);
         }
+        if (e->flags & TBBT_ENT_ID) {
+            put_key(s, ",", "id");
+            put_u64(s, e->id);
+        }
         g_string_append_c(s, '}');
     }
     g_string_append_c(s, ']');

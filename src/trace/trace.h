@@ -118,7 +118,12 @@ struct tbbt_str {
 };
 
 /* One readdir/readdirplus entry. */
-enum { TBBT_ENT_FH = 1u << 0, TBBT_ENT_ATTR = 1u << 1 };
+enum {
+    TBBT_ENT_FH = 1u << 0,     /* fh holds the entry's handle */
+    TBBT_ENT_ATTR = 1u << 1,   /* attr holds the entry's attributes */
+    TBBT_ENT_ID = 1u << 2,     /* id holds the entry's TBBT-ID (filled by hierarchy extraction) */
+};
+#define TBBT_ENT_ALL (TBBT_ENT_FH | TBBT_ENT_ATTR | TBBT_ENT_ID)
 struct tbbt_entry {
     uint64_t fileid;
     uint64_t cookie;
@@ -126,6 +131,7 @@ struct tbbt_entry {
     uint32_t flags;            /* TBBT_ENT_* */
     uint32_t fh;               /* handle reference, with TBBT_ENT_FH */
     struct tbbt_fattr attr;    /* with TBBT_ENT_ATTR */
+    uint64_t id;               /* TBBT-ID of the entry's object, with TBBT_ENT_ID */
 };
 
 /*

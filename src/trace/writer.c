@@ -18,7 +18,7 @@
 
 #define WBUF_SIZE (1u << 20)
 #define OP_BOUND 8192u      /* fixed part + every TLV but entries at their largest */
-#define ENTRY_BOUND (2 * TBBT__UV_MAX + 5 + TBBT_NAME_MAX + 5 + 5 + 13 * TBBT__UV_MAX)
+#define ENTRY_BOUND (2 * TBBT__UV_MAX + 5 + TBBT_NAME_MAX + 5 + 5 + 14 * TBBT__UV_MAX)
 
 struct tbbt_trace_writer {
     int fd;
@@ -202,7 +202,7 @@ static int check_op(const struct tbbt_trace_writer *w, const struct tbbt_trace_r
         for (uint32_t i = 0; ok && i < rec->n_entries; i++) {
             const struct tbbt_entry *e = &rec->entries[i];
             ok = str_ok(&e->name, TBBT_NAME_MAX) &&
-                 (e->flags & ~(uint32_t)(TBBT_ENT_FH | TBBT_ENT_ATTR)) == 0 &&
+                 (e->flags & ~(uint32_t)TBBT_ENT_ALL) == 0 &&
                  (!(e->flags & TBBT_ENT_FH) || e->fh < nfh);
         }
     }
@@ -280,6 +280,8 @@ static uint8_t *enc_entries(uint8_t *p, const struct tbbt_trace_rec *rec)
             p = tbbt__put_uv(p, e->fh);
         if (e->flags & TBBT_ENT_ATTR)
             p = enc_fattr(p, &e->attr);
+        if (e->flags & TBBT_ENT_ID)
+            p = tbbt__put_uv(p, e->id);
     }
     return p;
 }

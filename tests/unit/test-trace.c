@@ -147,9 +147,10 @@ static void fill_all(struct tbbt_trace_rec *rec, uint64_t seed)
     e->fileid = 3;
     e->cookie = UINT64_MAX;
     tbbt_trace_rec_set_str(rec, &e->name, "dir\0x", 5);
-    e->flags = TBBT_ENT_FH | TBBT_ENT_ATTR;
+    e->flags = TBBT_ENT_FH | TBBT_ENT_ATTR | TBBT_ENT_ID;
     e->fh = 1;
     fill_fattr(&e->attr, 9);
+    e->id = UINT64_MAX;
     rec->n_info = TBBT_INFO_MAX;
     for (int i = 0; i < TBBT_INFO_MAX; i++)
         rec->info[i] = (uint64_t)1 << (i * 5);
@@ -201,6 +202,8 @@ static void assert_entries_equal(const struct tbbt_trace_rec *a, const struct tb
             assert_int_equal(x->fh, y->fh);
         if (x->flags & TBBT_ENT_ATTR)
             assert_fattr_equal(&x->attr, &y->attr);
+        if (x->flags & TBBT_ENT_ID)
+            assert_int_equal(x->id, y->id);
     }
 }
 
@@ -927,8 +930,10 @@ static void test_bad_records(void **state)
     uint8_t info[16] = {0x21, 14, 13};
     assert_int_equal(raw_one_op(info, 16, NULL), TBBT_E_BADREC);
     assert_int_equal(raw_one_op("\x20\x03\xff\xff\x03", 5, NULL), TBBT_E_BADREC);
-    /* unknown entry flag */
+    /* unknown entry flag; the TBBT-ID flag without its value; the TBBT-ID flag with it */
+    assert_int_equal(raw_one_op("\x20\x05\x01\x01\x01\x00\x08", 7, NULL), TBBT_E_BADREC);
     assert_int_equal(raw_one_op("\x20\x05\x01\x01\x01\x00\x04", 7, NULL), TBBT_E_BADREC);
+    assert_int_equal(raw_one_op("\x20\x06\x01\x01\x01\x00\x04\x2a", 8, NULL), 0);
     /* name of 256 bytes, then 255 is fine */
     uint8_t name[3 + 256] = {0x01, 0x80, 0x02};
     memset(name + 3, '/', 256);
@@ -1313,6 +1318,51 @@ static void test_regressions(void **state)
     assert_true(n > 0);
 }
 
+/* Readdir entries carry TBBT-IDs (TBBT_ENT_ID): binary, text and back. */
+static void test_entry_ids(void **state)
+{
+    static const char text[] =
+        HDR EP0 "fh 0 0a0b\n"
+        "op 1.000000000 2.000000000 v3 readdirplus ep=0 flags=reply|status rpc=success "
+        "status=OK fh=0 entries=[{fileid=5,cookie=1,name=\"a\",id=7},"
+        "{fileid=6,cookie=2,name=\"b\",fh=0,attr={type=2},id=18446744073709551615},"
+        "{fileid=7,cookie=3,name=\"c\"}]\nend 1\n";
+    struct fixture *fx = *state;
+    struct tbbt_trace_reader *r;
+    struct tbbt_trace_writer *w;
+    struct tbbt_trace_rec rec;
+    GString *s = g_string_new(NULL);
+    uint64_t line = 0;
+    int err = 0;
+
+    spit(fx->text, text, strlen(text));
+    assert_int_equal(tbbt_trace_from_text(fx->text, fx->path, &line), 0);
+    tbbt_trace_rec_init(&rec);
+    r = tbbt_trace_reader_open(fx->path, &err);
+    assert_non_null(r);
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 1);
+    assert_int_equal(rec.n_entries, 3);
+    assert_int_equal(rec.entries[0].flags, TBBT_ENT_ID);
+    assert_int_equal(rec.entries[0].id, 7);
+    assert_int_equal(rec.entries[1].flags, TBBT_ENT_FH | TBBT_ENT_ATTR | TBBT_ENT_ID);
+    assert_int_equal(rec.entries[1].id, UINT64_MAX);
+    assert_int_equal(rec.entries[2].flags, 0);
+    tbbt_trace_format_rec(s, &rec);
+    assert_non_null(strstr(s->str, "name=\"a\",id=7}"));
+    assert_null(strstr(s->str, "name=\"c\",id="));
+    tbbt_trace_reader_close(r);
+    assert_text_roundtrip(fx);
+    /* the writer refuses flag bits it does not know */
+    w = tbbt_trace_writer_open(fx->path2, fx->fh, fx->ep, &err);
+    assert_non_null(w);
+    assert_int_equal(tbbt_trace_writer_put(w, &rec), 0);
+    rec.entries[2].flags = 1u << 3;
+    assert_int_equal(tbbt_trace_writer_put(w, &rec), TBBT_E_RANGE);
+    tbbt_trace_writer_abort(w);
+    g_string_free(s, TRUE);
+    tbbt_trace_rec_fini(&rec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1333,6 +1383,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_hostile_strings, setup, teardown),
         cmocka_unit_test(test_format_rec),
+        cmocka_unit_test_setup_teardown(test_entry_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_syntax_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_basic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regressions, setup, teardown),

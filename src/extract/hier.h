@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the extract module: pass B of tbbt-convert, hierarchy extraction
+ * (TBBT paper 3.1 "TBBT-IDs", 3.2 hierarchy map, and the ID-inserting third
+ * pass of section 4).  Pass A writes a raw trace; pass B reads it twice (an
+ * identity scan, then a replay through the namespace model of src/ns), writes
+ * the final trace with the TBBT-ID fields filled in, and the hierarchy map.
+ */
+#ifndef TBBT_EXTRACT_HIER_H
+#define TBBT_EXTRACT_HIER_H
+
+#include <stddef.h>
+
+#include "ns/ns.h"
+
+/*
+ * Reads raw_trace (borrowed path; never changed), writes final_trace (same
+ * records, handle and endpoint definitions in the same places, plus the ID
+ * fields) and, unless map_path is NULL, the hierarchy map.  The paths are
+ * written as given: the caller writes to temporary names and renames them
+ * if it must not clobber old files on failure.  On success returns 0 and,
+ * if ns_out is not NULL, gives the model (caller frees with tbbt_ns_free();
+ * tbbt_ns_summary() writes its counts).  On failure returns a negative error
+ * (from the trace reader/writer or -errno) and a one-line reason naming the
+ * file in errbuf; *ns_out is then NULL.  Memory: O(handles + objects +
+ * names), never O(records).
+ */
+int tbbt__hier_run(const char *raw_trace, const char *final_trace, const char *map_path,
+                   struct tbbt_ns **ns_out, char *errbuf, size_t errlen);
+
+/*
+ * The same in two steps, for a caller that saves the identity scan's read of
+ * the raw trace by calling tbbt_ns_ident_scan(ns, rec) for each record as
+ * pass A writes it (same handle references): then only tbbt__hier_replay()
+ * reads the raw trace.  Both return 0 or a negative error with a reason in
+ * errbuf; ns is borrowed.
+ */
+int tbbt__hier_scan(struct tbbt_ns *ns, const char *raw_trace, char *errbuf, size_t errlen);
+int tbbt__hier_replay(struct tbbt_ns *ns, const char *raw_trace, const char *final_trace,
+                      const char *map_path, char *errbuf, size_t errlen);
+
+#endif

@@ -1,0 +1,860 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Trace records -> namespace model (TBBT paper 3.1: TBBT-IDs, and the third
+ * pass of section 4 that infers the IDs of removed and replaced objects;
+ * 3.2: every successful or failed directory operation may tell a parent/child
+ * relationship).  NFSv2 (RFC 1094) and NFSv3 (RFC 1813) procedures map to
+ * one set of operation kinds; MOUNT MNT (RFC 1813 Appendix I) gives the
+ * export root.
+ *
+ * What a reply proves: a success, its effect; NOENT, that (dir, name) is
+ * absent; EXIST and NOTEMPTY, that it is present.  Records without a usable
+ * reply only get IDs (and the IDs the model predicts for remove, rmdir and
+ * rename).  Attributes, whatever the status, tell type, link count, identity
+ * (fsid, fileid) and the size at trace start: the earliest size seen before
+ * the first operation that may change it (pre-operation attributes of that
+ * operation count; see docs/hierarchy-map.md).
+ */
+#include "ns/ns-int.h"
+
+#include <string.h>
+
+#define NFS_NOENT 2
+#define NFS_EXIST 17
+#define NFS_NOTEMPTY 66
+#define CREATE_UNCHECKED 0
+
+static const uint8_t ops_v2[] = {
+    NS_OP_NONE, NS_OP_ATTR, NS_OP_SETATTR, NS_OP_NONE, NS_OP_LOOKUP, NS_OP_READLINK,
+    NS_OP_READ, NS_OP_NONE, NS_OP_WRITE, NS_OP_CREATE, NS_OP_REMOVE, NS_OP_RENAME,
+    NS_OP_LINK, NS_OP_SYMLINK, NS_OP_MKDIR, NS_OP_RMDIR, NS_OP_READDIR, NS_OP_ATTR,
+};
+
+static const uint8_t ops_v3[] = {
+    NS_OP_NONE, NS_OP_ATTR, NS_OP_SETATTR, NS_OP_LOOKUP, NS_OP_ATTR, NS_OP_READLINK,
+    NS_OP_READ, NS_OP_WRITE, NS_OP_CREATE, NS_OP_MKDIR, NS_OP_SYMLINK, NS_OP_MKNOD,
+    NS_OP_REMOVE, NS_OP_RMDIR, NS_OP_RENAME, NS_OP_LINK, NS_OP_READDIR, NS_OP_READDIRPLUS,
+    NS_OP_ATTR, NS_OP_ATTR, NS_OP_ATTR, NS_OP_ATTR,
+};
+
+int tbbt__ns_op(const struct tbbt_trace_rec *rec)
+{
+    switch (rec->prog) {
+    case TBBT_PROG_NFS2:
+        return rec->proc < G_N_ELEMENTS(ops_v2) ? ops_v2[rec->proc] : NS_OP_NONE;
+    case TBBT_PROG_NFS3:
+        return rec->proc < G_N_ELEMENTS(ops_v3) ? ops_v3[rec->proc] : NS_OP_NONE;
+    case TBBT_PROG_MNT1:
+    case TBBT_PROG_MNT3:
+        return rec->proc == 1 ? NS_OP_MNT : NS_OP_NONE;
+    default:
+        return NS_OP_NONE;
+    }
+}
+
+/* Operations whose obj_attr/new_fh describe the named object, not fh. */
+static bool names_new_object(int op)
+{
+    return op == NS_OP_LOOKUP || op == NS_OP_CREATE || op == NS_OP_MKDIR ||
+           op == NS_OP_SYMLINK || op == NS_OP_MKNOD;
+}
+
+int tbbt__ns_ftype(uint32_t ftype)
+{
+    switch (ftype) {
+    case 1: return TBBT_NS_FILE;
+    case 2: return TBBT_NS_DIR;
+    case 5: return TBBT_NS_SYMLINK;
+    case 3: case 4: case 6: case 7: return TBBT_NS_OTHER;
+    default: return TBBT_NS_UNKNOWN;
+    }
+}
+
+/* ---- identity scan ------------------------------------------------------------------ */
+
+static void scan_pair(struct tbbt_ns *ns, uint32_t ref, const struct tbbt_fattr *a)
+{
+    const struct ns_key *e;
+
+    tbbt__ns_handle_reserve(ns, ref);
+    if (!ns->hkey[ref]) {
+        ns->hkey[ref] = tbbt__ns_key_intern(ns, a->fsid, a->fileid);
+        return;
+    }
+    e = ns_key(ns, ns->hkey[ref]);
+    if (e->fsid != a->fsid || e->fileid != a->fileid)
+        ns->st.key_conflicts++;
+}
+
+void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
+{
+    int op = tbbt__ns_op(rec);
+
+    if (op == NS_OP_NONE)
+        return;
+    if (TBBT_HAS(rec, TBBT_F_OBJ_ATTR)) {
+        if (names_new_object(op) && TBBT_HAS(rec, TBBT_F_NEW_FH))
+            scan_pair(ns, rec->new_fh, &rec->obj_attr);
+        else if (!names_new_object(op) && TBBT_HAS(rec, TBBT_F_FH))
+            scan_pair(ns, rec->fh, &rec->obj_attr);
+    }
+    if (TBBT_HAS(rec, TBBT_F_FH) && TBBT_HAS(rec, TBBT_F_DIR_ATTR))
+        scan_pair(ns, rec->fh, &rec->dir_attr);
+    if (TBBT_HAS(rec, TBBT_F_FH2) && TBBT_HAS(rec, TBBT_F_DIR2_ATTR))
+        scan_pair(ns, rec->fh2, &rec->dir2_attr);
+    if (!TBBT_HAS(rec, TBBT_F_ENTRIES))
+        return;
+    for (uint32_t i = 0; i < rec->n_entries; i++) {
+        const struct tbbt_entry *e = &rec->entries[i];
+        if ((e->flags & TBBT_ENT_FH) && (e->flags & TBBT_ENT_ATTR))
+            scan_pair(ns, e->fh, &e->attr);
+    }
+}
+
+/* ---- replay context ------------------------------------------------------------------ */
+
+struct ctx {
+    struct tbbt_ns *ns;
+    struct tbbt_trace_rec *rec;
+    uint64_t t;         /* event time: call time, made monotonic, >= 1 */
+    int op;
+    bool replied;       /* an NFS/MOUNT status is known */
+    bool ok;
+    int32_t status;
+    uint32_t dir, dir2; /* objects of fh and fh2, 0 if none */
+};
+
+static void set_id(struct tbbt_trace_rec *rec, int field, uint32_t id)
+{
+    if (!id)
+        return;
+    TBBT_SET(rec, field);
+    switch (field) {
+    case TBBT_F_ID: rec->id = id; break;
+    case TBBT_F_ID2: rec->id2 = id; break;
+    case TBBT_F_ID_OBJ: rec->id_obj = id; break;
+    default: rec->id_old = id; break;
+    }
+}
+
+/* The pool ref of a name that may be a component; 0 (counted) if it cannot be one. */
+static uint32_t comp(struct ctx *c, const struct tbbt_str *s)
+{
+    if (!tbbt_ns_name_ok(s->p, s->len)) {
+        c->ns->st.hostile_names++;
+        return 0;
+    }
+    return tbbt__ns_pool_intern(&c->ns->pool, s->p, s->len);
+}
+
+static bool is_dots(const struct tbbt_str *s, size_t n)
+{
+    return s->len == n && memcmp(s->p, "..", n) == 0;
+}
+
+/* Creation time of a name first seen now in dir over a record l (negative/deleted) or none. */
+static uint64_t sighting_time(struct ctx *c, uint32_t dir, uint32_t l)
+{
+    return l || ns_obj(c->ns, dir)->create_ns ? c->t : 0;
+}
+
+/* ---- what attributes tell ---------------------------------------------------------------- */
+
+static void size_evidence(struct ns_obj *o, uint64_t size, bool exact)
+{
+    if (o->flags & (OF_SIZE_KNOWN | OF_SIZE_FROZEN))
+        return;
+    if (exact) {
+        o->size = size;
+        o->flags |= OF_SIZE_KNOWN;
+    } else if (size > o->size) {
+        o->size = size;
+    }
+}
+
+static void learn(struct ctx *c, uint32_t id, const struct tbbt_fattr *a)
+{
+    struct ns_obj *o;
+
+    if (!id)
+        return;
+    tbbt__ns_set_type(c->ns, id, tbbt__ns_ftype(a->type), true);
+    o = ns_obj(c->ns, id);
+    o->nlink = (uint16_t)MIN(a->nlink, 0xffffu);
+    o->flags |= OF_NLINK;
+    size_evidence(o, a->size, true);
+    if (o->key && ns_key(c->ns, o->key)->fsid == a->fsid &&
+        ns_key(c->ns, o->key)->fileid == a->fileid && ns_key(c->ns, o->key)->obj == id)
+        return;     /* the usual case: nothing new */
+    tbbt__ns_obj_set_key(c->ns, id, a->fsid, a->fileid);
+}
+
+static void learn_field(struct ctx *c, uint32_t id, int field, const struct tbbt_fattr *a)
+{
+    if (TBBT_HAS(c->rec, field))
+        learn(c, id, a);
+}
+
+/* An operation that may change the size of id happened (or may have: no reply). */
+static void size_change(struct ctx *c, uint32_t id, uint64_t write_end)
+{
+    struct ns_obj *o = ns_obj(c->ns, id);
+    const struct tbbt_trace_rec *r = c->rec;
+
+    if (o->flags & (OF_SIZE_KNOWN | OF_SIZE_FROZEN))
+        return;
+    if (TBBT_HAS(r, TBBT_F_OBJ_PRE))
+        size_evidence(o, r->obj_pre.size, true);
+    else if (write_end && TBBT_HAS(r, TBBT_F_OBJ_ATTR) && r->obj_attr.size > write_end)
+        size_evidence(o, r->obj_attr.size, true);   /* the write did not extend the file */
+    else
+        o->flags |= OF_SIZE_FROZEN;
+}
+
+/* A symlink's target: the first one seen; one holding NUL cannot be (counted as hostile). */
+static void set_target(struct ctx *c, uint32_t id, const struct tbbt_str *s)
+{
+    struct ns_obj *o = ns_obj(c->ns, id);
+
+    if (s->len > TBBT_PATH_MAX || (s->len && memchr(s->p, '\0', s->len))) {
+        c->ns->st.hostile_names++;
+        return;
+    }
+    if (!o->target)
+        o->target = tbbt__ns_pool_add(&c->ns->pool, s->p, s->len);
+}
+
+/* ---- placing names ------------------------------------------------------------------------ */
+
+static void set_parent(struct ctx *c, uint32_t dir, uint32_t parent)
+{
+    struct ns_obj *o = ns_obj(c->ns, dir);
+
+    if (dir == c->ns->root || dir == parent || tbbt__ns_live_link(c->ns, dir))
+        return;
+    if ((o->flags & OF_PARENTED) && o->parent == parent)
+        return;
+    if (tbbt__ns_is_under(c->ns, parent, dir)) {
+        c->ns->st.cycles_refused++;
+        return;
+    }
+    o->parent = parent;
+    o->flags |= OF_PARENTED;
+    ns_obj(c->ns, parent)->flags |= OF_ANCESTOR;
+    tbbt__ns_set_type(c->ns, dir, TBBT_NS_DIR, false);
+    tbbt__ns_set_type(c->ns, parent, TBBT_NS_DIR, false);
+}
+
+static uint32_t live_count(struct tbbt_ns *ns, uint32_t id)
+{
+    uint32_t n = 0;
+
+    for (uint32_t l = ns_obj(ns, id)->links; l; l = ns_link(ns, l)->next)
+        n++;
+    return n;
+}
+
+/*
+ * Object id is at (dir, name), where the model has no live link (l: what the
+ * table holds there, or 0).  A directory, or a file whose link count says it
+ * has no other name, moved (a lost rename); anything else gains a name.
+ */
+static void place(struct ctx *c, uint32_t dir, uint32_t name, uint32_t id, uint32_t l)
+{
+    struct tbbt_ns *ns = c->ns;
+    struct ns_obj *o = ns_obj(ns, id);
+    uint32_t old = tbbt__ns_live_link(ns, id);
+
+    if (tbbt__ns_would_loop(ns, dir, id)) {
+        ns->st.cycles_refused++;
+        return;
+    }
+    if (old && (o->type == TBBT_NS_DIR ||
+                ((o->flags & OF_NLINK) && o->nlink <= live_count(ns, id)))) {
+        ns->st.inferred_creates++;
+        tbbt__ns_link_move(ns, old, dir, name, c->t);
+        return;
+    }
+    if (l)
+        ns->st.inferred_creates++;
+    tbbt__ns_link_add(ns, dir, name, id, sighting_time(c, dir, l));
+}
+
+/* A new object named (dir, name) that the model did not know of. */
+static uint32_t new_named(struct ctx *c, uint32_t dir, uint32_t name, int type)
+{
+    uint32_t l = tbbt__ns_dent_find(c->ns, dir, name);
+    uint32_t id = tbbt__ns_obj_new(c->ns, type, sighting_time(c, dir, l));
+
+    place(c, dir, name, id, l);
+    return id;
+}
+
+/* (dir, name) is absent now. */
+static void absent(struct ctx *c, uint32_t dir, uint32_t name)
+{
+    uint32_t l = tbbt__ns_dent_find(c->ns, dir, name);
+
+    if (l && ns_link_live(ns_link(c->ns, l))) {
+        c->ns->st.inferred_removes++;
+        tbbt__ns_link_end(c->ns, l, c->t);
+    } else if (!l) {
+        tbbt__ns_neg_add(c->ns, dir, name);
+    }
+}
+
+/* (dir, name) holds something now; returns it. */
+static uint32_t present(struct ctx *c, uint32_t dir, uint32_t name, int type)
+{
+    uint32_t id = tbbt__ns_dent_child(c->ns, dir, name);
+
+    if (!id)
+        return new_named(c, dir, name, type);
+    tbbt__ns_set_type(c->ns, id, type, false);
+    return id;
+}
+
+/* The name's object was replaced by id (evidence the model had missed). */
+static void rebind(struct ctx *c, uint32_t l, uint32_t dir, uint32_t name, uint32_t id)
+{
+    c->ns->st.identity_mismatches++;
+    tbbt__ns_link_end(c->ns, l, c->t);
+    if (tbbt__ns_would_loop(c->ns, dir, id))
+        c->ns->st.cycles_refused++;
+    else
+        tbbt__ns_link_add(c->ns, dir, name, id, c->t);
+}
+
+/*
+ * A reply says (dir, name) is handle ref (attributes a, may be NULL).  The
+ * handle's own object wins; a handle that has none takes the name's.
+ */
+static uint32_t bind_handle(struct ctx *c, uint32_t dir, uint32_t name, uint32_t ref,
+                            const struct tbbt_fattr *a)
+{
+    struct tbbt_ns *ns = c->ns;
+    uint32_t l = tbbt__ns_dent_find(ns, dir, name);
+    uint32_t y = l && ns_link_live(ns_link(ns, l)) ? ns_link(ns, l)->child : 0;
+    uint32_t x = tbbt__ns_fh_known(ns, ref);
+
+    if (!x && y)
+        tbbt__ns_fh_bind(ns, ref, x = y);
+    if (!x) {
+        x = tbbt__ns_obj_new(ns, TBBT_NS_UNKNOWN, sighting_time(c, dir, l));
+        tbbt__ns_fh_bind(ns, ref, x);
+    }
+    if (a)
+        learn(c, x, a);
+    if (y && x != y)
+        rebind(c, l, dir, name, x);
+    else if (!y)
+        place(c, dir, name, x, l);
+    return x;
+}
+
+/* A readdir entry without a handle: (dir, name) has fileid in dir's file system. */
+static uint32_t bind_fileid(struct ctx *c, uint32_t dir, uint32_t name, bool have_fsid,
+                            uint64_t fsid, uint64_t fileid)
+{
+    struct tbbt_ns *ns = c->ns;
+    uint32_t l = tbbt__ns_dent_find(ns, dir, name);
+    uint32_t y = l && ns_link_live(ns_link(ns, l)) ? ns_link(ns, l)->child : 0;
+    uint32_t k = have_fsid ? tbbt__ns_key_find(ns, fsid, fileid) : 0;
+    uint32_t x = k ? ns_key(ns, k)->obj : 0;
+
+    if (x && tbbt__ns_obj_gone(ns, x))
+        x = 0;
+    if (y && (!have_fsid || !ns_obj(ns, y)->key || ns_obj(ns, y)->key == k)) {
+        if (have_fsid)
+            tbbt__ns_obj_set_key(ns, y, fsid, fileid);
+        return y;
+    }
+    if (!x) {
+        x = tbbt__ns_obj_new(ns, TBBT_NS_UNKNOWN, sighting_time(c, dir, l));
+        if (have_fsid)
+            tbbt__ns_obj_set_key(ns, x, fsid, fileid);
+    }
+    if (y)
+        rebind(c, l, dir, name, x);
+    else
+        place(c, dir, name, x, l);
+    return x;
+}
+
+/* ---- operations ------------------------------------------------------------------------------ */
+
+static void op_attr(struct ctx *c)
+{
+    if (!c->dir)
+        return;
+    if (TBBT_HAS(c->rec, TBBT_F_OBJ_PRE))
+        size_evidence(ns_obj(c->ns, c->dir), c->rec->obj_pre.size, true);
+    learn_field(c, c->dir, TBBT_F_OBJ_ATTR, &c->rec->obj_attr);
+}
+
+static void op_setattr(struct ctx *c)
+{
+    const struct tbbt_trace_rec *r = c->rec;
+
+    if (c->dir && TBBT_HAS(r, TBBT_F_SATTR) && (r->sattr.mask & TBBT_SA_SIZE) &&
+        (!c->replied || c->ok))
+        size_change(c, c->dir, 0);
+    op_attr(c);
+}
+
+static void op_write(struct ctx *c)
+{
+    const struct tbbt_trace_rec *r = c->rec;
+    uint64_t end = 0;
+
+    if (!c->dir)
+        return;
+    if (TBBT_HAS(r, TBBT_F_OFFSET) && TBBT_HAS(r, TBBT_F_COUNT))
+        end = r->offset + (TBBT_HAS(r, TBBT_F_RES_COUNT) ? r->res_count : r->count);
+    if (!c->replied || c->ok)
+        size_change(c, c->dir, end);
+    if (c->ok)
+        tbbt__ns_set_type(c->ns, c->dir, TBBT_NS_FILE, false);
+    op_attr(c);
+}
+
+static void op_read(struct ctx *c)
+{
+    const struct tbbt_trace_rec *r = c->rec;
+
+    op_attr(c);
+    if (!c->ok || !c->dir)
+        return;
+    tbbt__ns_set_type(c->ns, c->dir, TBBT_NS_FILE, false);
+    if (TBBT_HAS(r, TBBT_F_OFFSET) && TBBT_HAS(r, TBBT_F_RES_COUNT))
+        size_evidence(ns_obj(c->ns, c->dir), r->offset + r->res_count,
+                      TBBT_HAS(r, TBBT_F_EOF) && r->eof && r->res_count > 0);
+}
+
+static void op_readlink(struct ctx *c)
+{
+    op_attr(c);
+    if (!c->ok || !c->dir)
+        return;
+    tbbt__ns_set_type(c->ns, c->dir, TBBT_NS_SYMLINK, false);
+    if (TBBT_HAS(c->rec, TBBT_F_TARGET))
+        set_target(c, c->dir, &c->rec->target);
+}
+
+static void op_lookup(struct ctx *c)
+{
+    struct tbbt_trace_rec *r = c->rec;
+    const struct tbbt_fattr *a = TBBT_HAS(r, TBBT_F_OBJ_ATTR) ? &r->obj_attr : NULL;
+    bool dot = is_dots(&r->name, 1), dotdot = is_dots(&r->name, 2);
+    uint32_t x = 0, name = 0;
+
+    if (!c->dir || !TBBT_HAS(r, TBBT_F_NAME))
+        return;
+    learn_field(c, c->dir, TBBT_F_DIR_ATTR, &r->dir_attr);
+    tbbt__ns_set_type(c->ns, c->dir, TBBT_NS_DIR, false);
+    if (!dot && !dotdot && !(name = comp(c, &r->name)) && !(c->ok && TBBT_HAS(r, TBBT_F_NEW_FH)))
+        return;
+    if (!c->ok || !TBBT_HAS(r, TBBT_F_NEW_FH)) {
+        if (name && c->replied && c->status == NFS_NOENT)
+            absent(c, c->dir, name);
+        else if (name)
+            set_id(r, TBBT_F_ID_OBJ, tbbt__ns_dent_child(c->ns, c->dir, name));
+        return;
+    }
+    if (name) {
+        x = bind_handle(c, c->dir, name, r->new_fh, a);
+    } else {
+        x = tbbt__ns_fh_resolve(c->ns, r->new_fh);
+        if (a)
+            learn(c, x, a);
+        if (dotdot) {
+            c->ns->st.dotdot_lookups++;
+            set_parent(c, c->dir, x);
+        }
+    }
+    set_id(r, TBBT_F_ID_OBJ, x);
+}
+
+static int created_type(const struct ctx *c)
+{
+    switch (c->op) {
+    case NS_OP_CREATE: return TBBT_NS_FILE;
+    case NS_OP_MKDIR: return TBBT_NS_DIR;
+    case NS_OP_SYMLINK: return TBBT_NS_SYMLINK;
+    default:
+        return TBBT_HAS(c->rec, TBBT_F_FTYPE) && tbbt__ns_ftype(c->rec->ftype) != TBBT_NS_UNKNOWN
+                   ? tbbt__ns_ftype(c->rec->ftype) : TBBT_NS_OTHER;
+    }
+}
+
+/* CREATE that may have found the existing object y (UNCHECKED mode). */
+static bool create_keeps(const struct ctx *c, uint32_t y)
+{
+    const struct tbbt_trace_rec *r = c->rec;
+    const struct ns_obj *o = ns_obj(c->ns, y);
+
+    if (c->op != NS_OP_CREATE || o->type == TBBT_NS_DIR)
+        return false;
+    if (TBBT_HAS(r, TBBT_F_CREATEMODE) && r->createmode != CREATE_UNCHECKED)
+        return false;
+    if (TBBT_HAS(r, TBBT_F_OBJ_ATTR) && o->key)
+        return o->key == tbbt__ns_key_find(c->ns, r->obj_attr.fsid, r->obj_attr.fileid);
+    return true;
+}
+
+/*
+ * The object a successful create-type operation made (*made set) or found
+ * at (dir, name), where the model has y (0: nothing).
+ */
+static uint32_t created_object(struct ctx *c, uint32_t y, bool *made)
+{
+    struct tbbt_ns *ns = c->ns;
+    struct tbbt_trace_rec *r = c->rec;
+    uint32_t x = 0, k;
+
+    *made = false;
+    if (TBBT_HAS(r, TBBT_F_NEW_FH)) {
+        tbbt__ns_handle_reserve(ns, r->new_fh);
+        x = ns->hid[r->new_fh];
+        k = ns->hkey[r->new_fh];
+        /* a known handle: the same object only for CREATE of an existing file */
+        if (x && (tbbt__ns_obj_gone(ns, x) || c->op != NS_OP_CREATE))
+            x = 0;
+        if (!x && y && ((k && ns_key(ns, k)->obj == y) || (!k && create_keeps(c, y))))
+            x = y;
+        if (!x) {
+            x = tbbt__ns_obj_new(ns, created_type(c), c->t);
+            *made = true;
+            if (k)      /* the file system gave the new object this (fsid, fileid) */
+                ns_key(ns, k)->obj = x;
+        }
+        tbbt__ns_fh_bind(ns, r->new_fh, x);
+        return x;
+    }
+    if (TBBT_HAS(r, TBBT_F_ID_OBJ) && r->id_obj && r->id_obj < ns->objs.n) {
+        *made = true;                   /* a corrective record names the object it makes */
+        return (uint32_t)r->id_obj;
+    }
+    if (y && create_keeps(c, y))
+        return y;
+    *made = true;
+    return tbbt__ns_obj_new(ns, created_type(c), c->t);
+}
+
+static void op_create(struct ctx *c)
+{
+    struct tbbt_trace_rec *r = c->rec;
+    uint32_t name, l, y, x;
+    bool made;
+
+    if (!c->dir || !TBBT_HAS(r, TBBT_F_NAME))
+        return;
+    learn_field(c, c->dir, TBBT_F_DIR_ATTR, &r->dir_attr);
+    name = comp(c, &r->name);
+    l = name ? tbbt__ns_dent_find(c->ns, c->dir, name) : 0;
+    y = l && ns_link_live(ns_link(c->ns, l)) ? ns_link(c->ns, l)->child : 0;
+    if (!c->ok) {
+        if (name && c->replied && c->status == NFS_EXIST)
+            y = present(c, c->dir, name, TBBT_NS_UNKNOWN);
+        set_id(r, TBBT_F_ID_OBJ, y);
+        return;
+    }
+    x = created_object(c, y, &made);
+    if (x == y && TBBT_HAS(r, TBBT_F_SATTR) && (r->sattr.mask & TBBT_SA_SIZE))
+        size_change(c, x, 0);
+    learn_field(c, x, TBBT_F_OBJ_ATTR, &r->obj_attr);
+    tbbt__ns_set_type(c->ns, x, created_type(c), false);
+    if (c->op == NS_OP_SYMLINK && TBBT_HAS(r, TBBT_F_TARGET))
+        set_target(c, x, &r->target);
+    set_id(r, TBBT_F_ID_OBJ, x);
+    if (!name || x == y)
+        return;
+    if (y) {
+        set_id(r, TBBT_F_ID_OLD, y);
+        rebind(c, l, c->dir, name, x);
+    } else if (made) {
+        tbbt__ns_link_add(c->ns, c->dir, name, x, c->t);
+    } else {
+        place(c, c->dir, name, x, l);   /* CREATE found an existing file under a new name */
+    }
+}
+
+static void op_remove(struct ctx *c)
+{
+    struct tbbt_trace_rec *r = c->rec;
+    bool rmdir = c->op == NS_OP_RMDIR;
+    uint32_t name, l, y;
+
+    if (!c->dir || !TBBT_HAS(r, TBBT_F_NAME))
+        return;
+    learn_field(c, c->dir, TBBT_F_DIR_ATTR, &r->dir_attr);
+    if (!(name = comp(c, &r->name)))
+        return;
+    l = tbbt__ns_dent_find(c->ns, c->dir, name);
+    y = l && ns_link_live(ns_link(c->ns, l)) ? ns_link(c->ns, l)->child : 0;
+    if (!c->ok) {
+        if (c->replied && c->status == NFS_NOENT)
+            absent(c, c->dir, name);
+        else if (c->replied && c->status == NFS_NOTEMPTY && rmdir)
+            y = present(c, c->dir, name, TBBT_NS_DIR);
+        set_id(r, TBBT_F_ID_OBJ, y);
+        return;
+    }
+    if (!y) {
+        y = new_named(c, c->dir, name, rmdir ? TBBT_NS_DIR : TBBT_NS_UNKNOWN);
+        l = tbbt__ns_dent_find(c->ns, c->dir, name);
+    }
+    if (rmdir)
+        tbbt__ns_set_type(c->ns, y, TBBT_NS_DIR, false);
+    set_id(r, TBBT_F_ID_OBJ, y);
+    if (ns_link(c->ns, l)->child == y && ns_link_live(ns_link(c->ns, l)))
+        tbbt__ns_link_end(c->ns, l, c->t);
+}
+
+/* A rename with a name that cannot be a component. */
+static void rename_hostile(struct ctx *c, uint32_t from, uint32_t to)
+{
+    struct tbbt_ns *ns = c->ns;
+    uint32_t l;
+
+    if (from && (l = tbbt__ns_dent_find(ns, c->dir, from)) && ns_link_live(ns_link(ns, l))) {
+        set_id(c->rec, TBBT_F_ID_OBJ, ns_link(ns, l)->child);
+        tbbt__ns_link_end(ns, l, c->t);     /* moved where no path can follow */
+    } else if (to) {
+        l = tbbt__ns_dent_find(ns, c->dir2, to);
+        if (l && ns_link_live(ns_link(ns, l))) {
+            set_id(c->rec, TBBT_F_ID_OLD, ns_link(ns, l)->child);
+            tbbt__ns_link_end(ns, l, c->t);
+        }
+        set_id(c->rec, TBBT_F_ID_OBJ, new_named(c, c->dir2, to, TBBT_NS_UNKNOWN));
+    }
+}
+
+static void op_rename(struct ctx *c)
+{
+    struct tbbt_trace_rec *r = c->rec;
+    struct tbbt_ns *ns = c->ns;
+    uint32_t from, to, l1 = 0, l2 = 0, x = 0, y = 0;
+
+    if (!c->dir || !c->dir2 || !TBBT_HAS(r, TBBT_F_NAME) || !TBBT_HAS(r, TBBT_F_NAME2))
+        return;
+    learn_field(c, c->dir, TBBT_F_DIR_ATTR, &r->dir_attr);
+    learn_field(c, c->dir2, TBBT_F_DIR2_ATTR, &r->dir2_attr);
+    from = comp(c, &r->name);
+    to = comp(c, &r->name2);
+    if (from && (l1 = tbbt__ns_dent_find(ns, c->dir, from)) && ns_link_live(ns_link(ns, l1)))
+        x = ns_link(ns, l1)->child;
+    if (to && (l2 = tbbt__ns_dent_find(ns, c->dir2, to)) && ns_link_live(ns_link(ns, l2)))
+        y = ns_link(ns, l2)->child;
+    if (!c->ok) {
+        if (from && c->replied && c->status == NFS_NOENT)
+            absent(c, c->dir, from);
+        else if (to && c->replied && (c->status == NFS_EXIST || c->status == NFS_NOTEMPTY))
+            present(c, c->dir2, to, TBBT_NS_DIR);
+        set_id(r, TBBT_F_ID_OBJ, x);
+        if (!c->replied && y != x)
+            set_id(r, TBBT_F_ID_OLD, y);
+        return;
+    }
+    if (!from || !to) {
+        rename_hostile(c, from, to);
+        return;
+    }
+    if (!x) {
+        x = new_named(c, c->dir, from, TBBT_NS_UNKNOWN);
+        l1 = tbbt__ns_dent_find(ns, c->dir, from);
+    }
+    set_id(r, TBBT_F_ID_OBJ, x);
+    if (x == y || (c->dir == c->dir2 && from == to))
+        return;     /* two names of one object: POSIX leaves both */
+    if (tbbt__ns_would_loop(ns, c->dir2, x)) {
+        ns->st.cycles_refused++;
+        return;
+    }
+    if (y) {
+        set_id(r, TBBT_F_ID_OLD, y);
+        tbbt__ns_link_end(ns, l2, c->t);
+    }
+    if (ns_link(ns, l1)->child == x && ns_link_live(ns_link(ns, l1)))
+        tbbt__ns_link_move(ns, l1, c->dir2, to, c->t);
+}
+
+static void op_link(struct ctx *c)
+{
+    struct tbbt_trace_rec *r = c->rec;
+    struct ns_obj *o;
+    uint32_t to, l, y;
+
+    if (!c->dir)
+        return;
+    learn_field(c, c->dir, TBBT_F_OBJ_ATTR, &r->obj_attr);
+    set_id(r, TBBT_F_ID_OBJ, c->dir);
+    if (!c->dir2 || !TBBT_HAS(r, TBBT_F_NAME2))
+        return;
+    learn_field(c, c->dir2, TBBT_F_DIR2_ATTR, &r->dir2_attr);
+    if (!(to = comp(c, &r->name2)))
+        return;
+    if (!c->ok) {
+        if (c->replied && c->status == NFS_EXIST)
+            present(c, c->dir2, to, TBBT_NS_UNKNOWN);
+        return;
+    }
+    l = tbbt__ns_dent_find(c->ns, c->dir2, to);
+    y = l && ns_link_live(ns_link(c->ns, l)) ? ns_link(c->ns, l)->child : 0;
+    if (y == c->dir)
+        return;
+    o = ns_obj(c->ns, c->dir);
+    if (o->type == TBBT_NS_UNKNOWN)
+        tbbt__ns_set_type(c->ns, c->dir, TBBT_NS_FILE, false);
+    if (!TBBT_HAS(r, TBBT_F_OBJ_ATTR) && (o->flags & OF_NLINK) && o->nlink < 0xffff)
+        o->nlink++;
+    if (y) {
+        set_id(r, TBBT_F_ID_OLD, y);
+        rebind(c, l, c->dir2, to, c->dir);
+    } else if (tbbt__ns_would_loop(c->ns, c->dir2, c->dir)) {
+        c->ns->st.cycles_refused++;
+    } else {
+        tbbt__ns_link_add(c->ns, c->dir2, to, c->dir, c->t);
+    }
+}
+
+/* The ".." entry of a readdir: the directory's parent. */
+static uint32_t entry_dotdot(struct ctx *c, const struct tbbt_entry *e, bool have_fsid,
+                             uint64_t fsid)
+{
+    uint32_t k, p = 0;
+
+    if (e->flags & TBBT_ENT_FH) {
+        p = tbbt__ns_fh_resolve(c->ns, e->fh);
+        if (e->flags & TBBT_ENT_ATTR)
+            learn(c, p, &e->attr);
+    } else if (have_fsid && (k = tbbt__ns_key_find(c->ns, fsid, e->fileid))) {
+        p = ns_key(c->ns, k)->obj;
+        if (p && tbbt__ns_obj_gone(c->ns, p))
+            p = 0;
+    }
+    if (p)
+        set_parent(c, c->dir, p);
+    return p;
+}
+
+static uint32_t entry_object(struct ctx *c, const struct tbbt_entry *e, bool have_fsid,
+                             uint64_t fsid)
+{
+    uint32_t name;
+
+    if (is_dots(&e->name, 1))
+        return c->dir;
+    if (is_dots(&e->name, 2))
+        return entry_dotdot(c, e, have_fsid, fsid);
+    if (!(name = comp(c, &e->name)))
+        return e->flags & TBBT_ENT_FH ? tbbt__ns_fh_resolve(c->ns, e->fh) : 0;
+    if (e->flags & TBBT_ENT_FH)
+        return bind_handle(c, c->dir, name, e->fh, e->flags & TBBT_ENT_ATTR ? &e->attr : NULL);
+    return bind_fileid(c, c->dir, name, have_fsid, fsid, e->fileid);
+}
+
+static void op_readdir(struct ctx *c)
+{
+    struct tbbt_trace_rec *r = c->rec;
+    const struct ns_obj *d;
+    bool have_fsid;
+    uint64_t fsid;
+
+    if (!c->dir)
+        return;
+    learn_field(c, c->dir, TBBT_F_DIR_ATTR, &r->dir_attr);
+    if (!c->ok || !TBBT_HAS(r, TBBT_F_ENTRIES))
+        return;
+    tbbt__ns_set_type(c->ns, c->dir, TBBT_NS_DIR, false);
+    d = ns_obj(c->ns, c->dir);
+    have_fsid = d->key != 0;
+    fsid = have_fsid ? ns_key(c->ns, d->key)->fsid : 0;
+    for (uint32_t i = 0; i < r->n_entries; i++) {
+        struct tbbt_entry *e = &r->entries[i];
+        uint32_t x = entry_object(c, e, have_fsid, fsid);
+        if (x) {
+            e->flags |= TBBT_ENT_ID;
+            e->id = x;
+        }
+    }
+}
+
+static void op_mnt(struct ctx *c)
+{
+    struct tbbt_trace_rec *r = c->rec;
+    uint32_t x;
+
+    if (!c->ok || !TBBT_HAS(r, TBBT_F_NEW_FH))
+        return;
+    x = tbbt__ns_fh_resolve(c->ns, r->new_fh);
+    tbbt__ns_set_type(c->ns, x, TBBT_NS_DIR, false);
+    if (!c->ns->root)
+        c->ns->root = x;
+    set_id(r, TBBT_F_ID_OBJ, x);
+}
+
+/* ---- entry point ----------------------------------------------------------------------------- */
+
+/* The object of a handle field, or by ID when the record has no handle. */
+static uint32_t rec_object(struct ctx *c, int fh_field, uint32_t ref, int id_field, uint64_t id)
+{
+    uint32_t x = 0;
+
+    if (TBBT_HAS(c->rec, fh_field))
+        x = tbbt__ns_fh_resolve(c->ns, ref);
+    else if (TBBT_HAS(c->rec, id_field) && id && id < c->ns->objs.n)
+        x = (uint32_t)id;
+    set_id(c->rec, id_field, x);
+    return x;
+}
+
+/* ID fields that name no object (0, or beyond the last ID) are dropped. */
+static void drop_bad_ids(const struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
+{
+    static const int fields[] = { TBBT_F_ID, TBBT_F_ID2, TBBT_F_ID_OBJ, TBBT_F_ID_OLD };
+    const uint64_t vals[] = { rec->id, rec->id2, rec->id_obj, rec->id_old };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+        if (TBBT_HAS(rec, fields[i]) && (vals[i] == 0 || vals[i] >= ns->objs.n))
+            rec->present &= ~((uint64_t)1 << fields[i]);
+    for (uint32_t i = 0; i < rec->n_entries; i++)
+        if ((rec->entries[i].flags & TBBT_ENT_ID) &&
+            (rec->entries[i].id == 0 || rec->entries[i].id >= ns->objs.n))
+            rec->entries[i].flags &= ~(uint32_t)TBBT_ENT_ID;
+}
+
+void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
+{
+    struct ctx c = { .ns = ns, .rec = rec };
+    uint64_t t = rec->call_ns ? rec->call_ns : rec->reply_ns;
+
+    ns->last_t = t = MIN(MAX(t, ns->last_t), NS_LIVE - 1);  /* NS_LIVE means "not gone" */
+    c.t = t ? t : 1;
+    c.op = tbbt__ns_op(rec);
+    c.replied = (rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
+                (rec->flags & TBBT_RF_STATUS);
+    c.status = rec->status;
+    c.ok = c.replied && rec->status == 0;
+    ns->st.records++;
+    drop_bad_ids(ns, rec);
+    c.dir = rec_object(&c, TBBT_F_FH, rec->fh, TBBT_F_ID, rec->id);
+    c.dir2 = rec_object(&c, TBBT_F_FH2, rec->fh2, TBBT_F_ID2, rec->id2);
+    switch (c.op) {
+    case NS_OP_ATTR: op_attr(&c); break;
+    case NS_OP_SETATTR: op_setattr(&c); break;
+    case NS_OP_WRITE: op_write(&c); break;
+    case NS_OP_READ: op_read(&c); break;
+    case NS_OP_READLINK: op_readlink(&c); break;
+    case NS_OP_LOOKUP: op_lookup(&c); break;
+    case NS_OP_CREATE: case NS_OP_MKDIR: case NS_OP_SYMLINK: case NS_OP_MKNOD:
+        op_create(&c);
+        break;
+    case NS_OP_REMOVE: case NS_OP_RMDIR: op_remove(&c); break;
+    case NS_OP_RENAME: op_rename(&c); break;
+    case NS_OP_LINK: op_link(&c); break;
+    case NS_OP_READDIR: case NS_OP_READDIRPLUS: op_readdir(&c); break;
+    case NS_OP_MNT: op_mnt(&c); break;
+    default: break;
+    }
+}

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The namespace model of hierarchy extraction (TBBT paper 3.1 and 3.2, and
+ * the third pass of section 4): every file system object of a trace gets a
+ * TBBT-ID that never changes, every record learns the IDs of the objects it
+ * names, and the model keeps the parent/name links that the directory
+ * operations of the trace prove, so that it can write the hierarchy map
+ * (docs/hierarchy-map.md) that tbbt-init builds the initial image from.
+ *
+ * Use in hierarchy extraction (src/extract/hier.c), two reads of the raw trace:
+ *   1. identity scan: tbbt_ns_ident_scan() for every record: it learns which
+ *      (fsid, fileid) each handle stands for, so that handles naming one
+ *      object share one ID even when the attributes come late;
+ *   2. replay: tbbt_ns_apply() for every record, in trace order: it fills the
+ *      record's ID fields (id, id2, id_obj, id_old, readdir entry ids) and
+ *      updates the model from the recorded outcome; then tbbt_ns_write_map().
+ * Memory is O(handles + objects + names): no record is kept.
+ *
+ * Use in pre-play correction (TBBT paper 3.1; not implemented here): the
+ * model answers "what would this operation return now?" with
+ * tbbt_ns_predict() and applies an operation with tbbt_ns_apply(), by ID when
+ * the record carries IDs and no handles (corrective records).  The simplest
+ * correction pass runs on the extraction model itself, record by record
+ * during the replay: predict, and when the prediction differs from the
+ * recorded status, build corrective records (new objects from
+ * tbbt_ns_new_id()) and apply them, then apply the record.  A pass over a
+ * finished trace would instead load the start state (the map's entries with
+ * create time 0, read with tbbt_ns_map_reader_*) into a model switched to the
+ * closed world (tbbt_ns_set_closed()); what that needs and this file does not
+ * have yet: a loader that gives each object its map ID, and applying records
+ * by their ID fields even when they also carry handles.
+ *
+ * Names are data: a name that is empty, ".", "..", or holds '/' or NUL never
+ * becomes a link of the model, so the map can never name a path outside the
+ * export root; lookups of ".." only tell a directory's parent.
+ *
+ * Nothing here is thread-safe; one model per thread.
+ */
+#ifndef TBBT_NS_NS_H
+#define TBBT_NS_NS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace/trace.h"
+#include "util/json.h"
+
+/* Object types of the model and the map. */
+enum tbbt_ns_type {
+    TBBT_NS_UNKNOWN = 0,    /* never seen with attributes or a typing operation */
+    TBBT_NS_FILE = 1,       /* regular file (map type f) */
+    TBBT_NS_DIR = 2,        /* directory (d) */
+    TBBT_NS_SYMLINK = 3,    /* symbolic link (l) */
+    TBBT_NS_OTHER = 4,      /* device, socket, FIFO (o) */
+};
+
+struct tbbt_ns;
+
+/* A new, empty model (open world).  Given: free with tbbt_ns_free(). */
+struct tbbt_ns *tbbt_ns_new(void);
+/* Frees ns and everything it holds; NULL is a no-op. */
+void tbbt_ns_free(struct tbbt_ns *ns);
+
+/*
+ * True if name[0..len) may be a path component: 1..255 bytes, no '/' or NUL,
+ * not "." or "..".  Thread-safe.
+ */
+bool tbbt_ns_name_ok(const void *name, size_t len);
+
+/* ---- hierarchy extraction ------------------------------------------------- */
+
+/*
+ * Identity scan: records, for each handle of rec that comes with attributes
+ * (object, directory, second directory, readdirplus entries), the (fsid,
+ * fileid) it stands for.  The first pair seen for a handle wins; a handle
+ * later seen with another pair is counted (key_conflicts).  Call for every
+ * record of the trace, in order, before the first tbbt_ns_apply(); rec is
+ * borrowed for the call.  Handle references are those of the trace file.
+ */
+void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec);
+
+/*
+ * Replay: assigns TBBT-IDs and updates the model from one record, which must
+ * come in trace order.  Fills in rec (TBBT_SET):
+ *   id      the object of fh          id2     the object of fh2
+ *   id_obj  the object (fh, name) names: lookup result, created object,
+ *           removed object, renamed (moved) object, link's object
+ *   id_old  the object a rename (or a create over a name the model had
+ *           bound to another object) replaced
+ *   entries[i].id with TBBT_ENT_ID, for readdir(plus) entries the model
+ *           can name
+ * IDs are dense integers from 1 in order of first appearance.  Handles that
+ * share (fsid, fileid) share an ID while the object lives; handles never
+ * seen with attributes get an ID each.  The model learns only from what the
+ * reply proves: successes, and the failures NOENT (absence), EXIST and
+ * NOTEMPTY (presence); records without a reply only get IDs.  Records that
+ * carry IDs but no handles (corrective records) are applied by ID; ID fields
+ * that name no object are dropped.
+ */
+void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec);
+
+/* ---- queries -------------------------------------------------------------- */
+
+/* Number of objects (the largest ID). */
+uint64_t tbbt_ns_count(const struct tbbt_ns *ns);
+/* The export root's ID (from the first MOUNT MNT reply), 0 if none. */
+uint64_t tbbt_ns_root(const struct tbbt_ns *ns);
+
+/* What the model knows about one object. */
+struct tbbt_ns_obj_info {
+    enum tbbt_ns_type type;
+    uint64_t size_at_start;     /* exact with size_known, else a lower bound */
+    bool size_known;
+    uint64_t create_ns;         /* 0: existed before the trace */
+    bool deleted;
+    uint64_t delete_ns;         /* with deleted */
+    uint32_t live_links;        /* names the object has now */
+    uint32_t children;          /* live names in it (directories) */
+    uint64_t parent;            /* directory holding its first live name (or from ".."), 0 */
+};
+/* Fills *info for id; 0, or TBBT_E_RANGE if id is not an object. */
+int tbbt_ns_obj_info(const struct tbbt_ns *ns, uint64_t id, struct tbbt_ns_obj_info *info);
+
+/* Results of tbbt_ns_lookup(). */
+enum tbbt_ns_lookup_res {
+    TBBT_NS_ABSENT = 0,     /* the name is proven absent (or closed world and unknown) */
+    TBBT_NS_PRESENT = 1,    /* *child holds the object */
+    TBBT_NS_UNSURE = 2,     /* open world: the model has never heard of the name */
+};
+/*
+ * Looks up name[0..len) in directory dir without changing the model.  ".."
+ * and "." answer the parent (if known) and dir itself.
+ */
+enum tbbt_ns_lookup_res tbbt_ns_lookup(const struct tbbt_ns *ns, uint64_t dir, const void *name,
+                                       size_t len, uint64_t *child);
+
+/* ---- pre-play correction hooks -------------------------------------------- */
+
+/*
+ * Closed world: names the model has never heard of are absent (the model
+ * holds the whole image, as after loading the map's start state).  Default:
+ * open world (extraction: unknown names may exist).
+ */
+void tbbt_ns_set_closed(struct tbbt_ns *ns, bool closed);
+
+/*
+ * Predicts the NFS status (same numbers in v2 and v3: 0 OK, 2 NOENT, 17
+ * EXIST, 20 NOTDIR, 21 ISDIR, 22 INVAL, 66 NOTEMPTY, 70 STALE) that rec's
+ * operation would get against the model now.  Uses rec's ID fields when
+ * present, else the handles' IDs (without assigning new ones).  Returns 1 and
+ * sets *status, or 0 when the model cannot tell (open world, unknown name or
+ * object, or an operation whose outcome does not depend on the namespace).
+ * Never changes the model.
+ */
+int tbbt_ns_predict(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
+                    int32_t *status);
+
+/*
+ * A new object of the given type that exists from the start of the trace
+ * (corrective creates give the object a name by tbbt_ns_apply() of a create
+ * record carrying it in id_obj).  Returns its ID.
+ */
+uint64_t tbbt_ns_new_id(struct tbbt_ns *ns, enum tbbt_ns_type type);
+
+/* ---- counters and the map -------------------------------------------------- */
+
+struct tbbt_ns_stats {
+    uint64_t records;           /* records applied */
+    uint64_t objects;           /* IDs given */
+    uint64_t handles;           /* handles that got an ID */
+    uint64_t merged_handles;    /* handles that share their object with an earlier handle */
+    uint64_t key_conflicts;     /* a handle seen with two (fsid, fileid) pairs */
+    uint64_t hostile_names;     /* names that could not be components (see docs) */
+    uint64_t dotdot_lookups;    /* successful lookups of ".." (parent evidence) */
+    uint64_t identity_mismatches;  /* a name the model had bound to another object */
+    uint64_t inferred_creates;  /* names seen after the model had proven them absent */
+    uint64_t inferred_removes;  /* names proven absent while the model had them */
+    uint64_t cycles_refused;    /* renames or ".." links that would make a loop */
+    uint64_t map_entries;       /* lines written by the last tbbt_ns_write_map() */
+    uint64_t orphans;           /* objects placed under tbbt-orphans/ */
+    uint64_t subtrees;          /* unrooted top-level directories tbbt-subtree-ID */
+    uint64_t unnamed;           /* directories placed as tbbt-unnamed-ID under their parent */
+    uint64_t untyped;           /* objects whose type stayed unknown (written as f) */
+};
+void tbbt_ns_stats(const struct tbbt_ns *ns, struct tbbt_ns_stats *st);
+
+/*
+ * Writes the summary keys of hierarchy extraction into an open JSON object:
+ * objects, map_entries, orphans, hostile_names, subtrees, and the other
+ * counters of struct tbbt_ns_stats under their names.
+ */
+void tbbt_ns_summary(const struct tbbt_ns *ns, struct tbbt_json *j);
+
+/*
+ * Writes the hierarchy map (docs/hierarchy-map.md) to out: a header line,
+ * then one line per (object, path), every directory's entry before the
+ * entries in it.  Call after the last tbbt_ns_apply(); the model is not
+ * changed (apart from the map counters).  Returns 0, or -errno if writing
+ * failed.  Uses O(objects + names) extra memory while it runs.
+ */
+int tbbt_ns_write_map(struct tbbt_ns *ns, FILE *out);
+/* Same into a file (created or truncated); 0 or -errno. */
+int tbbt_ns_write_map_file(struct tbbt_ns *ns, const char *path);
+/* The default map path beside a trace: "<trace>.map".  Given: g_free(). */
+char *tbbt_ns_map_path(const char *trace_path);
+
+/* ---- map reader (tbbt-init, the player, tests) ----------------------------- */
+
+/* One map line, decoded and validated. */
+struct tbbt_ns_map_entry {
+    uint64_t id;                /* 0 only for the synthetic tbbt-orphans directory */
+    enum tbbt_ns_type type;     /* FILE, DIR, SYMLINK or OTHER */
+    uint64_t size;              /* bytes at trace start (see size_state) */
+    int size_state;             /* 0 unknown, 1 exact, 2 a lower bound */
+    uint64_t create_ns;         /* 0: exists before the trace */
+    bool deleted;
+    uint64_t delete_ns;         /* with deleted */
+    const char *path;           /* "." for the root, else components joined by '/' */
+    size_t path_len;
+    const char *final_path;     /* where it was at the end of the trace or its deletion */
+    size_t final_len;
+    const char *target;         /* symlink target bytes, or NULL */
+    size_t target_len;
+    uint32_t links;             /* entries with this id in the map */
+};
+
+struct tbbt_ns_map_reader;
+/*
+ * Opens a map ("-" = stdin) and checks its header line.  NULL and *err
+ * (-errno, TBBT_E_MAGIC for a missing or foreign header, TBBT_E_VERSION).
+ */
+struct tbbt_ns_map_reader *tbbt_ns_map_reader_open(const char *path, int *err);
+/*
+ * Reads the next entry into *e (strings borrowed: valid until the next call
+ * or close).  Returns 1, 0 at the end, or TBBT_E_SYNTAX for a line that does
+ * not parse or breaks a rule (a component that is empty, ".", "..", or holds
+ * '/' or NUL; "." anywhere but as the first entry's whole path), with the
+ * reason in tbbt_ns_map_reader_error() and the line in _line(); -errno on I/O
+ * errors.
+ */
+int tbbt_ns_map_reader_next(struct tbbt_ns_map_reader *r, struct tbbt_ns_map_entry *e);
+uint64_t tbbt_ns_map_reader_line(const struct tbbt_ns_map_reader *r);
+const char *tbbt_ns_map_reader_error(const struct tbbt_ns_map_reader *r);
+void tbbt_ns_map_reader_close(struct tbbt_ns_map_reader *r);
+
+#endif
