@@ -10,18 +10,22 @@
 # against the raw loop, and whether peak RSS grows with the capture's length (the
 # first half of the capture converted alone).  Writes bench/out/convert-bench.json.
 #
-#   bash bench/convert-bench.sh [--ops N] [--build DIR] [--reuse] [--no-peers]
+# tbbt-convert runs with its default thread count unless --threads is given; the number
+# it used is printed.
+#
+#   bash bench/convert-bench.sh [--ops N] [--build DIR] [--reuse] [--no-peers] [--threads N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
-ops=500000 build=$top/build reuse=0 peers=1
+ops=500000 build=$top/build reuse=0 peers=1 threads=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --ops) ops=$2; shift ;;
     --build) build=$(cd "$2" && pwd); shift ;;
     --reuse) reuse=1 ;;
     --no-peers) peers=0 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --threads) threads=(--threads "$2"); shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "convert-bench: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -67,9 +71,9 @@ results=()
 for name in big big-s256; do
   f=$out/$name.pcap
   cat "$f" > /dev/null            # page-cache it: every tool reads from memory
-  size=$(stat -c %s "$f")
+  size=$(stat -L -c %s "$f")
   time_cmd "$out/t.raw" "$raw" "$f" > "$out/raw.json"
-  time_cmd "$out/t.conv" "$conv" -q --summary-json "$out/$name.json" -o "$out/$name.tbbt" "$f"
+  time_cmd "$out/t.conv" "$conv" -q "${threads[@]}" --summary-json "$out/$name.json" -o "$out/$name.tbbt" "$f"
   conv_calls=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s['nfs_calls'])" "$out/$name.json")
   row="$name $size $(cat "$out/t.raw") $(cat "$out/t.conv") $conv_calls"
   if [ $peers -eq 1 ]; then
@@ -83,7 +87,7 @@ for name in big big-s256; do
   fi
   results+=("$row")
 done
-time_cmd "$out/t.half" "$conv" -q --summary-json "$out/half.json" -o "$out/half.tbbt" "$out/half.pcap"
+time_cmd "$out/t.half" "$conv" -q "${threads[@]}" --summary-json "$out/half.json" -o "$out/half.tbbt" "$out/half.pcap"
 
 python3 - "$truth" "$peers" "$(cat "$out/t.half")" "${results[@]}" <<'PY' | tee "$out/convert-bench.txt"
 import json, sys
@@ -91,6 +95,9 @@ truth, peers = int(sys.argv[1]), sys.argv[2] == "1"
 half_s, half_kb = map(float, sys.argv[3].split())
 rows, report = sys.argv[4:], {"nfs_calls_in_capture": truth, "files": {}}
 print("NFS calls in the capture (tshark, full snap length): %d" % truth)
+threads = json.load(open("bench/out/big.json")).get("threads", 1)
+report["tbbt_convert_threads"] = threads
+print("tbbt-convert threads: %d" % threads)
 hdr = "%-9s %-20s %9s %11s %10s %9s %8s" % ("file", "tool", "MB/s", "calls/s", "recognized", "RSS MB", "vs raw")
 print(hdr); print("-" * len(hdr))
 for row in rows:

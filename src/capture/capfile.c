@@ -19,6 +19,7 @@
 #include <pcap/pcap.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -155,6 +156,8 @@ static int open_src(struct src *s, const char *filter, char *errbuf, size_t errl
 
     if (!fp)
         return -EIO;
+    /* Only the thread running tbbt_cap_run() reads it: no stdio locking per fread(). */
+    __fsetlocking(fp, FSETLOCKING_BYCALLER);
     s->p = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO, pe);
     if (!s->p) {
         set_err(errbuf, errlen, "'%s' is not a pcap or pcapng capture (libpcap: %s)", s->path,

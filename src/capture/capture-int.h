@@ -29,6 +29,7 @@
 #define TBBT__CAP_OOO_TOTAL (256u << 20)       /* ... over all streams */
 #define TBBT__CAP_MAX_STREAMS (1u << 18)       /* live streams before the oldest go */
 #define TBBT__CAP_IDLE_NS (600ull * 1000000000ull) /* idle stream lifetime */
+#define TBBT__CAP_FRONT 256u                   /* direct-mapped cache of streams */
 
 /* IP fragment reassembly bounds. */
 #define TBBT__CAP_FRAG_DGRAMS 1024u            /* datagrams in progress */
@@ -110,7 +111,7 @@ struct tbbt_capdec {
     struct tbbt_cap_stats st;
     GHashTable *streams;                    /* &key -> struct tbbt__cap_stream */
     struct tbbt__cap_stream *lru_head, *lru_tail;
-    struct tbbt__cap_stream *recent[2];     /* last streams looked up (both directions) */
+    struct tbbt__cap_stream *front[TBBT__CAP_FRONT]; /* streams by a cheap hash of the key */
     uint32_t nstreams;
     size_t ooo_total;
     struct tbbt__cap_frags *frags;

@@ -45,6 +45,7 @@ static gboolean flow_equal(gconstpointer a, gconstpointer b)
 void tbbt__cap_tcp_init(struct tbbt_capdec *d)
 {
     G_STATIC_ASSERT(sizeof(struct tbbt__cap_flow) == 40);
+    G_STATIC_ASSERT(TBBT__CAP_FRONT == 1u << 8);   /* front_slot() makes 8 bits */
     d->streams = g_hash_table_new(flow_hash, flow_equal);
 }
 
@@ -201,28 +202,40 @@ static void stream_end(struct tbbt_capdec *d, struct tbbt__cap_stream *s)
     s->have_seq = false;
 }
 
-/* Finds a stream, trying the last two first: a conversation alternates between them. */
+/* Slot of a flow in the stream cache: ports and the outer address words, mixed. */
+static uint32_t front_slot(const struct tbbt__cap_flow *k)
+{
+    uint32_t a, a2, b, b2, h;
+
+    memcpy(&a, k->src, 4);
+    memcpy(&a2, k->src + 12, 4);   /* IPv6: the host part; IPv4: 0 */
+    memcpy(&b, k->dst, 4);
+    memcpy(&b2, k->dst + 12, 4);
+    h = (k->sport * 0x9e3779b1u) ^ (k->dport * 0x85ebca6bu) ^ (a ^ a2) ^
+        ((b ^ b2) * 0xc2b2ae35u);
+    h ^= h >> 15;
+    return (h * 0x27d4eb2fu) >> 24;   /* 8 bits: TBBT__CAP_FRONT slots */
+}
+
+/* Finds a stream, trying the direct-mapped cache first. */
 static struct tbbt__cap_stream *lookup(struct tbbt_capdec *d, const struct tbbt__cap_flow *k)
 {
-    struct tbbt__cap_stream *s;
+    struct tbbt__cap_stream **slot = &d->front[front_slot(k)];
+    struct tbbt__cap_stream *s = *slot;
 
-    for (int i = 0; i < 2; i++)
-        if (d->recent[i] && memcmp(&d->recent[i]->key, k, sizeof *k) == 0)
-            return d->recent[i];
+    if (s && memcmp(&s->key, k, sizeof *k) == 0)
+        return s;
     s = g_hash_table_lookup(d->streams, k);
-    if (s) {
-        d->recent[1] = d->recent[0];
-        d->recent[0] = s;
-    }
+    if (s)
+        *slot = s;
     return s;
 }
 
 static void teardown(struct tbbt_capdec *d, struct tbbt__cap_stream *s)
 {
     stream_end(d, s);
-    for (int i = 0; i < 2; i++)
-        if (d->recent[i] == s)
-            d->recent[i] = NULL;
+    if (d->front[front_slot(&s->key)] == s)
+        d->front[front_slot(&s->key)] = NULL;
     g_hash_table_remove(d->streams, &s->key);
     lru_unlink(d, s);
     d->nstreams--;

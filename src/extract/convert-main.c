@@ -19,6 +19,7 @@
 static gchar *opt_output, *opt_filter, *opt_summary, *opt_from_text;
 static gdouble opt_timeout = 30.0;
 static gint opt_max_pending = 262144;
+static gint opt_threads = 0;
 static gboolean opt_version, opt_quiet, opt_progress, opt_no_progress, opt_verbose;
 static gchar **opt_inputs;
 
@@ -34,6 +35,9 @@ static const GOptionEntry entries[] = {
      "Seconds of capture time a call waits for its reply (default 30)", "SEC"},
     {"max-pending", 0, 0, G_OPTION_ARG_INT, &opt_max_pending,
      "Most calls waiting for replies at once (default 262144)", "N"},
+    {"threads", 0, 0, G_OPTION_ARG_INT, &opt_threads,
+     "Threads for capture inputs: 1, or 2 to read and pair on one and decode and write "
+     "on the other (default: 2 on a multi-core machine)", "N"},
     {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
      "Draw a progress line on stderr even when it is not a terminal", NULL},
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress, "Never draw a progress line", NULL},
@@ -92,6 +96,7 @@ static int convert(void)
     o.summary_json = opt_summary;
     o.reply_timeout_ns = (uint64_t)(opt_timeout * 1e9);
     o.max_pending = (uint32_t)opt_max_pending;
+    o.threads = opt_threads;
     o.progress = !opt_quiet && !opt_no_progress && (opt_progress || isatty(STDERR_FILENO));
     rc = tbbt_convert_run(&o, err, sizeof(err));
     if (rc < 0) {
@@ -131,6 +136,8 @@ int main(int argc, char **argv)
         rc = usage_error(ctx, "no input files");
     } else if (opt_max_pending < 1 || opt_timeout <= 0) {
         rc = usage_error(ctx, "--max-pending and --reply-timeout must be positive");
+    } else if (opt_threads < 0) {
+        rc = usage_error(ctx, "--threads must be 1 or more (0: automatic)");
     } else {
         rc = convert();
     }

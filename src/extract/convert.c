@@ -4,6 +4,20 @@
  * the input reader by content, pairs what it reads (pair.c), interns
  * endpoints, writes records in call order, counts, and writes the summary.
  * TBBT paper 3.1.
+ *
+ * The core has two halves.  The pairing half (the pairer and the counts of
+ * calls and replies) runs on the reader's thread and numbers the records in
+ * call order.  The record half keeps the records by number (a ring: records
+ * open at the tail and leave at the head), fills them (the reader's fill()),
+ * interns endpoints and writes them.  Between the two flow three kinds of
+ * event: a call opens record n, a reply completes record n, k records leave.
+ * Without a pipeline the events are applied at once, on the reader's thread.
+ * Pipelined, the reader's thread appends them to a batch (copying the
+ * message bytes fill() needs, see keep()) and a writer thread applies them,
+ * in the same order: the two ways write the same trace.  NBATCH batch
+ * buffers circulate between two GAsyncQueues (full ones to the writer, empty
+ * ones back), so memory stays bounded and nothing is allocated per message;
+ * the reader waits when the writer is NBATCH batches behind.
  */
 #include "extract/conv-int.h"
 
@@ -18,30 +32,133 @@
 
 #include "util/util.h"
 
-#define MAXPROCS 32
+/*
+ * ThreadSanitizer cannot see glib's futex-based locking inside GAsyncQueue:
+ * a batch's hand-over is declared to it explicitly (no-ops otherwise).
+ */
+#if defined(__SANITIZE_THREAD__)
+#define TBBT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TBBT_TSAN 1
+#endif
+#endif
+#ifdef TBBT_TSAN
+#include <sanitizer/tsan_interface.h>
+#define HANDOVER_RELEASE(p) __tsan_release(p)
+#define HANDOVER_ACQUIRE(p) __tsan_acquire(p)
+#else
+#define HANDOVER_RELEASE(p) ((void)(p))
+#define HANDOVER_ACQUIRE(p) ((void)(p))
+#endif
 
+#define MAXPROCS 32
+#define NPROGS 5
+#define EP_FRONT_SLOTS 1024
+#define NBATCH 8                   /* batches in flight between the threads */
+#define BATCH_BYTES (128u << 10)   /* default batch size */
+#define RECS_MIN 64
+
+/* ---- events between the halves -------------------------------------------------- */
+
+enum { EV_CALL = 1, EV_REPLY, EV_END };
+#define EVF_TCP 1u
+#define EVF_TRUNC 2u
+#define EVF_BODY 4u                /* the record is filled from the body */
+
+struct ev {
+    uint8_t kind;
+    uint8_t flags;
+    uint8_t prog;                  /* call */
+    uint8_t proc_stat;             /* call: procedure; reply: rpc_stat */
+    uint32_t emits;                /* records that leave before this event applies */
+    uint32_t len;                  /* body length fill() sees */
+    uint32_t kept;                 /* of which follow the event in a batch; the rest is 0 */
+    uint64_t ts_ns;
+    uint64_t seq;                  /* reply: the record it completes */
+};
+
+struct ev_call {
+    struct ev h;
+    struct tbbt__pair_key key;     /* with the server port, the endpoint */
+    uint32_t uid, gid;
+    uint16_t server_port;
+};
+
+/*
+ * A batch of events, owned by one thread at a time.  Padded so that the
+ * fields of two batches never share a cache line, however the array lies.
+ */
+struct batch {
+    uint8_t *buf;
+    size_t len, cap;
+    char pad[128 - sizeof(uint8_t *) - 2 * sizeof(size_t)];
+};
+
+/* The hand-over of a pipelined conversion. */
+struct pipe {
+    GAsyncQueue *full;             /* batches to the writer thread */
+    GAsyncQueue *empty;            /* and back */
+    GThread *thread;
+    size_t batch_bytes;
+    char pad0[64];                 /* below: written by the reader's thread */
+    struct batch *cur;             /* being filled */
+    uint32_t emits;                /* records that left, not yet told to the writer */
+    char pad1[64];
+    struct batch batches[NBATCH];  /* each owned by one thread at a time */
+};
+
+/* Records by number: [head, head + n) at seq & mask; slots keep their record for reuse. */
+struct recs {
+    struct tbbt_trace_rec **slot;
+    uint64_t mask, head, n;
+};
+
+struct ep_slot {
+    struct tbbt__pair_key key;     /* a call's key (its XID does not matter); af 0 = empty */
+    uint16_t server_port;
+    bool tcp;
+    uint32_t ref;
+};
+
+/*
+ * The halves write to separate cache lines (pad): a line written by one
+ * thread and read by the other moves between the cores at every write.
+ */
 struct tbbt__conv {
+    /* set up before the run, then only read */
     const struct tbbt_convert_opts *o;
     const struct tbbt__source_ops *src;
     void *src_state;
+    uint64_t started_ns;
+    int threads;                   /* used by this run */
+    struct pipe *pipe;             /* NULL: the record half runs on the reader's thread */
+    uint8_t nprocs[NPROGS];
+    char pad0[64];
+
+    /* pairing half: the reader's thread */
+    struct tbbt__pairer *pairer;
+    uint64_t next_rec;             /* number of the next record */
+    uint64_t emitted;              /* records that left the pairer */
+    uint64_t last_progress_ns;
+    uint64_t rpc_calls, rpc_replies, nfs_calls, bad_procs, other_prog_calls, other_prog_pairs;
+    uint64_t truncated_calls, truncated_replies;
+    uint64_t pairs[NPROGS][MAXPROCS];
+    char pad1[64];
+
+    /* record half: the writer thread when pipelined (the owner after the join) */
+    struct recs recs;
     struct tbbt_fhtab *fh;
     struct tbbt_eptab *ep;
     struct tbbt_trace_writer *w;
-    char *tmp_path;              /* the trace is written here, renamed when complete */
-    struct tbbt__pairer *pairer;
-    GHashTable *ep_cache;        /* stream key -> endpoint ref + 1 */
-    struct ep_slot *ep_front;    /* direct-mapped cache in front of ep_cache */
+    GHashTable *ep_cache;          /* stream key -> endpoint ref + 1 */
+    struct ep_slot *ep_front;      /* direct-mapped cache in front of ep_cache */
+    uint8_t *zeros;                /* kept bytes of a body, then zeros (zeros_len) */
+    size_t zeros_len;
     int write_err;
-    uint64_t started_ns, last_progress_ns;
-    uint64_t rpc_calls, rpc_replies, nfs_calls, bad_procs, other_prog_calls, other_prog_pairs;
-    uint64_t truncated_calls, truncated_replies, records;
-    uint64_t pairs[5][MAXPROCS];
-};
-
-#define EP_FRONT_SLOTS 1024
-struct ep_slot {
-    struct tbbt__pair_key key;   /* stream key; af 0 = empty */
-    uint32_t ref;
+    uint64_t records;
+    char *tmp_path;                /* the trace is written here, renamed when complete */
+    char pad2[64];
 };
 
 static const struct tbbt__source_ops *const sources[] = {
@@ -71,6 +188,81 @@ struct tbbt_fhtab *tbbt__conv_fhtab(struct tbbt__conv *c)
     return c->fh;
 }
 
+static size_t pad8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+/* ---- the record half: records by number ------------------------------------------ */
+
+static void recs_init(struct recs *r)
+{
+    r->slot = g_new0(struct tbbt_trace_rec *, RECS_MIN);
+    r->mask = RECS_MIN - 1;
+}
+
+static void recs_fini(struct recs *r)
+{
+    for (uint64_t i = 0; r->slot && i <= r->mask; i++) {
+        if (r->slot[i]) {
+            tbbt_trace_rec_fini(r->slot[i]);
+            g_free(r->slot[i]);
+        }
+    }
+    g_free(r->slot);
+    r->slot = NULL;
+}
+
+/* Doubles a full ring (every slot holds a live record). */
+static void recs_grow(struct recs *r)
+{
+    uint64_t cap = (r->mask + 1) * 2;
+    struct tbbt_trace_rec **n = g_new0(struct tbbt_trace_rec *, cap);
+
+    for (uint64_t s = r->head; s != r->head + r->n; s++)
+        n[s & (cap - 1)] = r->slot[s & r->mask];
+    g_free(r->slot);
+    r->slot = n;
+    r->mask = cap - 1;
+}
+
+/* Opens the next record (cleared), reusing a slot's record when it has one. */
+static struct tbbt_trace_rec *recs_push(struct recs *r)
+{
+    struct tbbt_trace_rec **slot;
+
+    if (r->n > r->mask)
+        recs_grow(r);
+    slot = &r->slot[(r->head + r->n++) & r->mask];
+    if (*slot) {
+        tbbt_trace_rec_clear(*slot);
+    } else {
+        *slot = g_new(struct tbbt_trace_rec, 1);
+        tbbt_trace_rec_init(*slot);
+    }
+    return *slot;
+}
+
+static struct tbbt_trace_rec *recs_at(const struct recs *r, uint64_t seq)
+{
+    g_assert(seq - r->head < r->n);
+    return r->slot[seq & r->mask];
+}
+
+/* The oldest record leaves (it stays valid until the next push). */
+static struct tbbt_trace_rec *recs_pop(struct recs *r)
+{
+    struct tbbt_trace_rec *rec;
+
+    g_assert(r->n > 0);
+    rec = r->slot[r->head & r->mask];
+    r->head++;
+    r->n--;
+    return rec;
+}
+
+/* ---- the record half: filling and writing -------------------------------------- */
+
 static guint stream_hash(gconstpointer p)
 {
     const struct tbbt__pair_key *k = p;
@@ -85,22 +277,44 @@ static gboolean stream_equal(gconstpointer a, gconstpointer b)
     return memcmp(a, b, sizeof(struct tbbt__pair_key)) == 0;
 }
 
-static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__conv_msg *m)
+static bool same_endpoint(const struct ep_slot *s, const struct tbbt__pair_key *k,
+                          uint16_t server_port, bool tcp)
 {
-    struct tbbt__pair_key sk = m->key;
+    return s->key.af == k->af && s->key.cport == k->cport && s->server_port == server_port &&
+           s->tcp == tcp && memcmp(s->key.caddr, k->caddr, 32) == 0;
+}
+
+static uint32_t ep_front_slot(const struct tbbt__pair_key *k, uint16_t server_port, bool tcp)
+{
+    uint64_t w[4], h;
+
+    memcpy(w, k, sizeof(w));
+    h = w[0] ^ w[1] * 3 ^ w[2] * 5 ^ w[3] * 7 ^ (uint64_t)k->cport << 16 ^
+        (uint64_t)server_port << 32 ^ (uint64_t)tcp << 48 ^ k->af;
+    h *= 0x9e3779b97f4a7c15ull;
+    G_STATIC_ASSERT(EP_FRONT_SLOTS == 1u << 10);
+    return (uint32_t)(h >> 54);
+}
+
+/* Endpoint of a call's key and server port: a direct-mapped cache, then ep_cache. */
+static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *key,
+                             uint16_t server_port, bool tcp)
+{
+    struct tbbt__pair_key sk = *key;
     struct tbbt_endpoint ep;
+    struct ep_slot *slot;
     gpointer v;
-    int af = m->key.af == 6 ? AF_INET6 : AF_INET;
+    int af = key->af == 6 ? AF_INET6 : AF_INET;
     uint32_t ref;
 
-    struct ep_slot *slot;
-
-    sk.xid = m->server_port;     /* the stream key: addresses, ports, transport */
-    sk.pad = m->tcp;
-    slot = &c->ep_front[stream_hash(&sk) & (EP_FRONT_SLOTS - 1)];
-    if (stream_equal(&slot->key, &sk))
+    sk.xid = server_port;        /* the stream key: addresses, ports, transport */
+    sk.pad = tcp;
+    slot = &c->ep_front[ep_front_slot(key, server_port, tcp)];
+    if (same_endpoint(slot, key, server_port, tcp))
         return slot->ref;
-    slot->key = sk;
+    slot->key = *key;
+    slot->server_port = server_port;
+    slot->tcp = tcp;
     v = g_hash_table_lookup(c->ep_cache, &sk);
     if (v)
         return slot->ref = (uint32_t)(GPOINTER_TO_UINT(v) - 1);
@@ -108,82 +322,386 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__conv_msg *
     inet_ntop(af, sk.caddr, ep.client, sizeof(ep.client));
     inet_ntop(af, sk.saddr, ep.server, sizeof(ep.server));
     ep.client_port = sk.cport;
-    ep.server_port = m->server_port;
-    ep.tcp = m->tcp;
+    ep.server_port = server_port;
+    ep.tcp = tcp;
     ref = tbbt_eptab_intern(c->ep, &ep);
     g_hash_table_insert(c->ep_cache, g_memdup2(&sk, sizeof(sk)), GUINT_TO_POINTER(ref + 1));
     return slot->ref = ref;
 }
 
-struct tbbt_trace_rec *tbbt__conv_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
-                                       int prog, uint32_t proc, uint32_t uid, uint32_t gid)
+/* n records leave, in call order, for the writer. */
+static void back_emit(struct tbbt__conv *c, uint32_t n)
 {
-    struct tbbt_trace_rec *rec;
+    while (n-- > 0) {
+        struct tbbt_trace_rec *rec = recs_pop(&c->recs);
+        int rc;
+
+        if (c->write_err)
+            continue;
+        rc = tbbt_trace_writer_put(c->w, rec);
+        if (rc < 0)
+            c->write_err = rc;
+        else
+            c->records++;
+    }
+}
+
+/* A call opens the next record; body (with EVF_BODY) fills it. */
+static struct tbbt_trace_rec *back_call(struct tbbt__conv *c, const struct ev_call *e,
+                                        const uint8_t *body)
+{
+    struct tbbt_trace_rec *rec = recs_push(&c->recs);
+    bool tcp = (e->h.flags & EVF_TCP) != 0;
+
+    rec->call_ns = e->h.ts_ns;
+    rec->xid = e->key.xid;
+    rec->prog = e->h.prog;
+    rec->proc = e->h.proc_stat;
+    rec->flags = tcp ? TBBT_RF_TCP : 0;
+    rec->endpoint = endpoint_ref(c, &e->key, e->server_port, tcp);
+    rec->uid = e->uid;
+    rec->gid = e->gid;
+    if (e->h.flags & EVF_BODY)
+        c->src->fill(c, rec, false, body, e->h.len, (e->h.flags & EVF_TRUNC) != 0);
+    return rec;
+}
+
+/* A reply completes record e->seq; body (with EVF_BODY) adds its results. */
+static struct tbbt_trace_rec *back_reply(struct tbbt__conv *c, const struct ev *e,
+                                         const uint8_t *body)
+{
+    struct tbbt_trace_rec *rec = recs_at(&c->recs, e->seq);
+
+    rec->reply_ns = e->ts_ns;
+    rec->flags |= TBBT_RF_REPLY;
+    rec->rpc_stat = e->proc_stat;
+    if (e->flags & EVF_BODY)
+        c->src->fill(c, rec, true, body, e->len, (e->flags & EVF_TRUNC) != 0);
+    return rec;
+}
+
+/* ---- the record half: batches on the writer thread ------------------------------ */
+
+/* The body fill() sees: the kept bytes, then zeros up to its length. */
+static const uint8_t *unpack_body(struct tbbt__conv *c, const struct ev *e, const uint8_t *p)
+{
+    if (e->kept == e->len)
+        return p;
+    if (c->zeros_len < e->len) {
+        g_free(c->zeros);
+        c->zeros = g_malloc0(e->len);
+        c->zeros_len = e->len;
+    }
+    memcpy(c->zeros, p, e->kept);
+    return c->zeros;
+}
+
+/* Applies a batch's events; true at the end of the input. */
+static bool apply_batch(struct tbbt__conv *c, const struct batch *b)
+{
+    const uint8_t *buf = b->buf;
+    size_t off = 0, len = b->len;
+
+    while (off < len) {
+        const struct ev *e = (const struct ev *)(const void *)(buf + off);
+        size_t hdr = e->kind == EV_CALL ? sizeof(struct ev_call) : sizeof(struct ev);
+
+        const uint8_t *body = unpack_body(c, e, buf + off + hdr);
+
+        back_emit(c, e->emits);
+        if (e->kind == EV_END)
+            return true;
+        if (e->kind == EV_CALL)
+            back_call(c, (const struct ev_call *)(const void *)e, body);
+        else
+            back_reply(c, e, body);
+        if (e->kept != e->len)
+            memset(c->zeros, 0, e->kept);   /* zeros again for the next body */
+        off += hdr + pad8(e->kept);
+    }
+    return false;
+}
+
+/* Hands a batch to the other thread through q. */
+static void batch_send(GAsyncQueue *q, struct batch *b)
+{
+    HANDOVER_RELEASE(b);
+    g_async_queue_push(q, b);
+}
+
+/* Takes a batch from q, waiting for one. */
+static struct batch *batch_take(GAsyncQueue *q)
+{
+    struct batch *b = g_async_queue_pop(q);
+
+    HANDOVER_ACQUIRE(b);
+    return b;
+}
+
+static gpointer writer_main(gpointer arg)
+{
+    struct tbbt__conv *c = arg;
+    bool end = false;
+
+    while (!end) {
+        struct batch *b = batch_take(c->pipe->full);
+        end = apply_batch(c, b);
+        batch_send(c->pipe->empty, b);
+    }
+    return NULL;
+}
+
+/* ---- the hand-over, on the reader's thread ------------------------------------- */
+
+static void pipe_start(struct tbbt__conv *c)
+{
+    struct pipe *pp = g_new0(struct pipe, 1);
+
+    pp->batch_bytes = c->o->batch_bytes ? c->o->batch_bytes : BATCH_BYTES;
+    pp->full = g_async_queue_new();
+    pp->empty = g_async_queue_new();
+    for (int i = 0; i < NBATCH; i++) {
+        pp->batches[i].buf = g_malloc(pp->batch_bytes);
+        pp->batches[i].cap = pp->batch_bytes;
+        if (i > 0)
+            batch_send(pp->empty, &pp->batches[i]);
+    }
+    pp->cur = &pp->batches[0];
+    c->pipe = pp;
+    pp->thread = g_thread_new("tbbt-writer", writer_main, c);
+}
+
+/* Hands the current batch over and takes an empty one (waiting for the writer). */
+static void pipe_flush(struct pipe *pp)
+{
+    batch_send(pp->full, pp->cur);
+    pp->cur = batch_take(pp->empty);
+    pp->cur->len = 0;
+}
+
+/* Room for n bytes in the current batch; a batch grows for one larger event only. */
+static uint8_t *pipe_reserve(struct pipe *pp, size_t n)
+{
+    struct batch *b = pp->cur;
+    uint8_t *p;
+
+    if (b->len + n > b->cap && b->len > 0) {
+        pipe_flush(pp);
+        b = pp->cur;
+    }
+    /* Here the batch is empty or has room: an empty one takes its usual size back
+     * after an oversized event, or grows for one. */
+    if (b->len == 0 && (n > b->cap || (b->cap > pp->batch_bytes && n <= pp->batch_bytes))) {
+        b->cap = n > pp->batch_bytes ? n : pp->batch_bytes;
+        b->buf = g_realloc(b->buf, b->cap);
+    }
+    p = b->buf + b->len;
+    b->len += n;
+    return p;
+}
+
+/* Appends an event (hdr bytes of it) and its kept body bytes. */
+static void pipe_event(struct pipe *pp, const struct ev *e, size_t hdr, const uint8_t *body)
+{
+    uint8_t *p = pipe_reserve(pp, hdr + pad8(e->kept));
+    struct ev *dst = (struct ev *)(void *)p;
+
+    memcpy(p, e, hdr);
+    dst->emits = pp->emits;
+    pp->emits = 0;
+    if (e->kept)
+        memcpy(p + hdr, body, e->kept);
+}
+
+/* Ends the writer thread after everything handed over is applied.  No-op without one. */
+static void pipe_stop(struct tbbt__conv *c)
+{
+    struct pipe *pp = c->pipe;
+    struct ev end = {.kind = EV_END};
+
+    if (!pp)
+        return;
+    pipe_event(pp, &end, sizeof(end), NULL);
+    batch_send(pp->full, pp->cur);
+    g_thread_join(pp->thread);
+    c->pipe = NULL;
+    for (int i = 0; i < NBATCH; i++)
+        g_free(pp->batches[i].buf);
+    g_async_queue_unref(pp->full);
+    g_async_queue_unref(pp->empty);
+    g_free(pp);
+}
+
+/* ---- the pairing half ------------------------------------------------------------- */
+
+/* A pairer tag: record number, program (TBBT_PROG_NONE: no record) and procedure. */
+static uint64_t make_tag(uint64_t seq, int prog, uint32_t proc)
+{
+    return seq << 16 | (uint64_t)prog << 8 | proc;
+}
+
+static int tag_prog(uint64_t tag)
+{
+    return (int)(tag >> 8 & 0xff);
+}
+
+static void on_emit(uint64_t tag, bool replied, void *arg)
+{
+    struct tbbt__conv *c = arg;
+
+    (void)replied;
+    if (tag_prog(tag) == TBBT_PROG_NONE)
+        return;              /* other programs and bad procedures have no record */
+    c->emitted++;
+    if (c->pipe)
+        c->pipe->emits++;
+    else
+        back_emit(c, 1);
+}
+
+/* Pairs a call; true if it opens a record (numbered *seq). */
+static bool front_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int prog,
+                       uint32_t proc, uint64_t *seq)
+{
+    bool known = prog > TBBT_PROG_NONE && prog < NPROGS;
+    bool ours = known && proc < c->nprocs[prog];
 
     c->rpc_calls++;
-    rec = tbbt__pairer_call(c->pairer, &m->key, m->ts_ns);
-    if (!rec)
-        return NULL;
     /* Other programs and bad procedures stay paired (their replies are not "unmatched")
      * with prog NONE, and are never written. */
-    if (prog == TBBT_PROG_NONE) {
+    if (!tbbt__pairer_call(c->pairer, &m->key, m->ts_ns,
+                           ours ? make_tag(c->next_rec, prog, proc) : 0))
+        return false;
+    if (!known) {
         c->other_prog_calls++;
-        return NULL;
+        return false;
     }
-    if (proc >= (uint32_t)tbbt_prog_nprocs(prog)) {
+    if (!ours) {
         c->bad_procs++;
-        return NULL;
+        return false;
     }
-    rec->prog = (uint8_t)prog;
-    rec->proc = (uint8_t)proc;
-    rec->flags = m->tcp ? TBBT_RF_TCP : 0;
-    rec->endpoint = endpoint_ref(c, m);
-    rec->uid = uid;
-    rec->gid = gid;
     if (prog == TBBT_PROG_NFS2 || prog == TBBT_PROG_NFS3)
         c->nfs_calls++;
     if (m->truncated)
         c->truncated_calls++;
-    return rec;
+    *seq = c->next_rec++;
+    return true;
+}
+
+/* Pairs a reply; true if it completes a record (its call's tag in *tag). */
+static bool front_reply(struct tbbt__conv *c, const struct tbbt__conv_msg *m, uint64_t *tag)
+{
+    c->rpc_replies++;
+    if (!tbbt__pairer_reply(c->pairer, &m->key, m->ts_ns, tag))
+        return false;
+    if (tag_prog(*tag) == TBBT_PROG_NONE) {
+        c->other_prog_pairs++;
+        return false;
+    }
+    c->pairs[tag_prog(*tag)][*tag & 0xff]++;
+    if (m->truncated)
+        c->truncated_replies++;
+    return true;
+}
+
+static uint8_t msg_flags(const struct tbbt__conv_msg *m)
+{
+    return (uint8_t)((m->tcp ? EVF_TCP : 0) | (m->truncated ? EVF_TRUNC : 0));
+}
+
+static void call_event(struct ev_call *e, const struct tbbt__conv_msg *m, int prog,
+                       uint32_t proc, uint32_t uid, uint32_t gid)
+{
+    memset(e, 0, sizeof(*e));
+    e->h.kind = EV_CALL;
+    e->h.flags = msg_flags(m);
+    e->h.prog = (uint8_t)prog;
+    e->h.proc_stat = (uint8_t)proc;
+    e->h.ts_ns = m->ts_ns;
+    e->key = m->key;
+    e->uid = uid;
+    e->gid = gid;
+    e->server_port = m->server_port;
+}
+
+/* Marks the event as carrying a body; when pipelined, keeps only what fill() reads. */
+static void set_body(struct tbbt__conv *c, struct ev *e, int prog, uint32_t proc, bool reply,
+                     const uint8_t *body, size_t len)
+{
+    if (!body)
+        return;
+    g_assert(len <= UINT32_MAX);
+    e->flags |= EVF_BODY;
+    e->len = e->kept = (uint32_t)len;
+    if (c->pipe && c->src->keep) {
+        uint32_t k = c->src->keep(prog, proc, reply, e->len, (e->flags & EVF_TRUNC) != 0);
+        e->kept = k < e->len ? k : e->len;
+    }
+}
+
+struct tbbt_trace_rec *tbbt__conv_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
+                                       int prog, uint32_t proc, uint32_t uid, uint32_t gid)
+{
+    struct ev_call e;
+    uint64_t seq;
+
+    g_assert(!c->pipe);
+    if (!front_call(c, m, prog, proc, &seq))
+        return NULL;
+    call_event(&e, m, prog, proc, uid, gid);
+    return back_call(c, &e, NULL);
 }
 
 struct tbbt_trace_rec *tbbt__conv_reply(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
                                         int rpc_stat)
 {
-    struct tbbt_trace_rec *rec;
+    struct ev e = {.kind = EV_REPLY, .proc_stat = (uint8_t)rpc_stat, .ts_ns = m->ts_ns};
+    uint64_t tag;
 
-    c->rpc_replies++;
-    rec = tbbt__pairer_reply(c->pairer, &m->key, m->ts_ns);
-    if (!rec)
+    g_assert(!c->pipe);
+    if (!front_reply(c, m, &tag))
         return NULL;
-    if (rec->prog == TBBT_PROG_NONE) {
-        c->other_prog_pairs++;
-        return NULL;
-    }
-    rec->rpc_stat = (uint8_t)rpc_stat;
-    c->pairs[rec->prog][rec->proc]++;
-    if (m->truncated)
-        c->truncated_replies++;
-    return rec;
+    e.seq = tag >> 16;
+    return back_reply(c, &e, NULL);
+}
+
+void tbbt__conv_call_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int prog,
+                           uint32_t proc, uint32_t uid, uint32_t gid, const uint8_t *body,
+                           size_t len)
+{
+    struct ev_call e;
+    uint64_t seq;
+
+    if (!front_call(c, m, prog, proc, &seq))
+        return;
+    call_event(&e, m, prog, proc, uid, gid);
+    set_body(c, &e.h, prog, proc, false, body, len);
+    if (c->pipe)
+        pipe_event(c->pipe, &e.h, sizeof(e), body);
+    else
+        back_call(c, &e, body);
+}
+
+void tbbt__conv_reply_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int rpc_stat,
+                            const uint8_t *body, size_t len)
+{
+    struct ev e = {.kind = EV_REPLY, .proc_stat = (uint8_t)rpc_stat, .ts_ns = m->ts_ns};
+    uint64_t tag;
+
+    if (!front_reply(c, m, &tag))
+        return;
+    e.flags = msg_flags(m);
+    e.seq = tag >> 16;
+    set_body(c, &e, tag_prog(tag), (uint32_t)(tag & 0xff), true, body, len);
+    if (c->pipe)
+        pipe_event(c->pipe, &e, sizeof(e), body);
+    else
+        back_reply(c, &e, body);
 }
 
 void tbbt__conv_drain(struct tbbt__conv *c)
 {
     tbbt__pairer_drain(c->pairer);
-}
-
-static void on_emit(struct tbbt_trace_rec *rec, void *arg)
-{
-    struct tbbt__conv *c = arg;
-    int rc;
-
-    if (rec->prog == TBBT_PROG_NONE || c->write_err)
-        return;
-    rc = tbbt_trace_writer_put(c->w, rec);
-    if (rc < 0)
-        c->write_err = rc;
-    else
-        c->records++;
 }
 
 void tbbt__conv_progress(struct tbbt__conv *c, uint64_t done, uint64_t total)
@@ -198,7 +716,7 @@ void tbbt__conv_progress(struct tbbt__conv *c, uint64_t done, uint64_t total)
     if (total)
         fprintf(stderr, " of %.0f MB (%.0f%%)", (double)total / 1e6, 100.0 * done / total);
     fprintf(stderr, ", %.1f MB/s, %" G_GUINT64_FORMAT " records   ",
-            secs > 0 ? (double)done / 1e6 / secs : 0.0, (guint64)c->records);
+            secs > 0 ? (double)done / 1e6 / secs : 0.0, (guint64)c->emitted);
     fflush(stderr);
 }
 
@@ -311,6 +829,7 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     tbbt_json_double(&j, secs > 0 ? (double)bytes / 1e6 / secs : 0);
     tbbt_json_key(&j, "calls_per_second");
     tbbt_json_double(&j, secs > 0 ? (double)c->rpc_calls / secs : 0);
+    json_kv(&j, "threads", (uint64_t)c->threads);
     json_kv(&j, "peak_rss_bytes", tbbt_peak_rss());
     tbbt_json_end_object(&j);
     return tbbt_json_finish(&j);
@@ -352,6 +871,7 @@ static int finish(struct tbbt__conv *c, int rc, char *errbuf, size_t errlen)
     char *text;
 
     tbbt__pairer_finish(c->pairer);
+    pipe_stop(c);
     if (c->o->progress)
         fputc('\n', stderr);
     if (c->write_err) {
@@ -382,47 +902,79 @@ static int finish(struct tbbt__conv *c, int rc, char *errbuf, size_t errlen)
     return rc;
 }
 
+/* Threads for this run: a pipeline needs a reader that fills records from bytes. */
+static int pick_threads(const struct tbbt_convert_opts *o, const struct tbbt__source_ops *src)
+{
+    int n = o->threads > 0 ? o->threads : (g_get_num_processors() > 1 ? 2 : 1);
+
+    return src->fill && n > 1 ? 2 : 1;
+}
+
+static void core_init(struct tbbt__conv *c, const struct tbbt_convert_opts *o)
+{
+    c->started_ns = tbbt_now_ns();
+    c->src = pick_source(o->inputs[0]);
+    c->threads = pick_threads(o, c->src);
+    for (int p = TBBT_PROG_NONE + 1; p < NPROGS; p++) {
+        int n = tbbt_prog_nprocs(p);
+        c->nprocs[p] = (uint8_t)(n < 0 ? 0 : n > MAXPROCS ? MAXPROCS : n);
+    }
+    c->fh = tbbt_fhtab_new();
+    c->ep = tbbt_eptab_new();
+    c->ep_cache = g_hash_table_new_full(stream_hash, stream_equal, g_free, NULL);
+    c->ep_front = g_new0(struct ep_slot, EP_FRONT_SLOTS);
+    c->pairer = tbbt__pairer_new(o->reply_timeout_ns, o->max_pending, on_emit, c);
+    recs_init(&c->recs);
+}
+
+static void core_fini(struct tbbt__conv *c)
+{
+    pipe_stop(c);
+    tbbt__pairer_free(c->pairer);
+    c->src->fini(c);
+    recs_fini(&c->recs);
+    g_free(c->zeros);
+    g_hash_table_destroy(c->ep_cache);
+    g_free(c->ep_front);
+    tbbt_eptab_free(c->ep);
+    tbbt_fhtab_free(c->fh);
+}
+
 int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t errlen)
 {
-    struct tbbt__conv c = {.o = o};
+    struct tbbt__conv *c = g_new0(struct tbbt__conv, 1);
     int rc, err = 0;
 
-    c.started_ns = tbbt_now_ns();
-    c.src = pick_source(o->inputs[0]);
-    c.fh = tbbt_fhtab_new();
-    c.ep = tbbt_eptab_new();
-    c.ep_cache = g_hash_table_new_full(stream_hash, stream_equal, g_free, NULL);
-    c.ep_front = g_new0(struct ep_slot, EP_FRONT_SLOTS);
-    c.pairer = tbbt__pairer_new(o->reply_timeout_ns, o->max_pending, on_emit, &c);
+    c->o = o;
+    core_init(c, o);
     /* Never clobber an existing trace with a failed run: write aside, rename at the end. */
     if (strcmp(o->output, "-") != 0)
-        c.tmp_path = g_strdup_printf("%s.partial-%d", o->output, (int)getpid());
-    c.w = tbbt_trace_writer_open(c.tmp_path ? c.tmp_path : o->output, c.fh, c.ep, &err);
-    if (!c.w) {
+        c->tmp_path = g_strdup_printf("%s.partial-%d", o->output, (int)getpid());
+    c->w = tbbt_trace_writer_open(c->tmp_path ? c->tmp_path : o->output, c->fh, c->ep, &err);
+    if (!c->w) {
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", o->output, tbbt_strerror(err));
         rc = err;
         goto out;
     }
-    rc = c.src->run(&c, o->inputs, o->n_inputs, errbuf, errlen);
+    if (c->threads > 1)
+        pipe_start(c);
+    rc = c->src->run(c, o->inputs, o->n_inputs, errbuf, errlen);
     if (rc == 0 || rc == TBBT_E_TRUNC) {
         char ebuf[512] = "";
-        int frc = finish(&c, rc, ebuf, sizeof(ebuf));
+        int frc = finish(c, rc, ebuf, sizeof(ebuf));
         if (frc != TBBT_E_TRUNC)
             snprintf(errbuf, errlen, "%s", ebuf);
         rc = frc;
     }
 out:
-    if (c.w)
-        tbbt_trace_writer_abort(c.w);
-    if (c.tmp_path) {
-        unlink(c.tmp_path);     /* gone already after a successful rename */
-        g_free(c.tmp_path);
+    pipe_stop(c);   /* the writer thread is done with the writer before it goes */
+    if (c->w)
+        tbbt_trace_writer_abort(c->w);
+    if (c->tmp_path) {
+        unlink(c->tmp_path);     /* gone already after a successful rename */
+        g_free(c->tmp_path);
     }
-    tbbt__pairer_free(c.pairer);
-    c.src->fini(&c);
-    g_hash_table_destroy(c.ep_cache);
-    g_free(c.ep_front);
-    tbbt_eptab_free(c.ep);
-    tbbt_fhtab_free(c.fh);
+    core_fini(c);
+    g_free(c);
     return rc;
 }

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private to the extract module: pairing RPC replies with their calls and
- * emitting the paired records in call order (TBBT paper 3.1).
+ * emitting the exchanges in call order (TBBT paper 3.1).
  *
- * A call opens a pending record keyed by (client address and port, server
- * address, XID); its reply completes it.  Records leave in the order their
+ * A call opens a pending exchange keyed by (client address and port, server
+ * address, XID); its reply completes it.  Exchanges leave in the order their
  * calls arrived, once complete, or as "no reply" when their call is older
  * than the reply timeout (capture time) or too many calls are pending.
  * Retransmitted calls and replies are recognized (also shortly after the
  * exchange completed) and dropped.  Loss is estimated per client stream from
  * the progression of XIDs.  Memory is bounded by the pending calls, not by
  * the length of the input.
+ *
+ * The pairer knows nothing of records: each exchange carries a 64-bit tag of
+ * the caller's (conv.c stores its record's sequence number and procedure in
+ * it), handed back with the reply and when the exchange leaves.  Not
+ * thread-safe: one thread drives a pairer.
  */
 #ifndef TBBT_EXTRACT_PAIR_H
 #define TBBT_EXTRACT_PAIR_H
@@ -18,9 +23,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "trace/trace.h"
-
-/* Identity of an RPC exchange. Addresses are 16 bytes (IPv4 in the first 4). */
+/*
+ * Identity of an RPC exchange. Addresses are 16 bytes (IPv4 in the first 4).
+ * Packed, compared and hashed bytewise: unused bytes (pad, address tails) must be 0.
+ */
 struct tbbt__pair_key {
     uint8_t caddr[16];
     uint8_t saddr[16];
@@ -42,34 +48,37 @@ struct tbbt__pair_stats {
     uint64_t estimated_lost_calls;
 };
 
-/* Called for every record leaving the pairer, in call order (rec borrowed). */
-typedef void (*tbbt__pair_emit_cb)(struct tbbt_trace_rec *rec, void *arg);
+/* Called for every exchange leaving the pairer, in call order: its tag, and whether
+ * its reply was seen. */
+typedef void (*tbbt__pair_emit_cb)(uint64_t tag, bool replied, void *arg);
 
 struct tbbt__pairer;
 
-/* timeout_ns: capture time a call waits for its reply; max_pending: bound on open calls. */
+/* timeout_ns: capture time a call waits for its reply; max_pending: bound on open calls.
+ * Given: free with tbbt__pairer_free(). */
 struct tbbt__pairer *tbbt__pairer_new(uint64_t timeout_ns, uint32_t max_pending,
                                       tbbt__pair_emit_cb emit, void *arg);
+/* Frees without emitting what is pending.  NULL is a no-op. */
 void tbbt__pairer_free(struct tbbt__pairer *p);
 
 /*
- * A call arrived at ts_ns.  Returns a cleared record (owned by the pairer,
- * valid until the next pairer call) for the caller to fill, or NULL if the
- * call is a retransmission.
+ * A call arrived at ts_ns.  Opens its exchange with the caller's tag and
+ * returns true, or returns false if the call is a retransmission.  Emits
+ * nothing (see tbbt__pairer_drain()).
  */
-struct tbbt_trace_rec *tbbt__pairer_call(struct tbbt__pairer *p, const struct tbbt__pair_key *k,
-                                         uint64_t ts_ns);
+bool tbbt__pairer_call(struct tbbt__pairer *p, const struct tbbt__pair_key *k, uint64_t ts_ns,
+                       uint64_t tag);
 /*
- * A reply arrived at ts_ns.  Returns the record of its call (for the caller
- * to add the results to; reply_ns and TBBT_RF_REPLY are set), or NULL if it
- * has no call or is a duplicate.  The record stays owned by the pairer.
+ * A reply arrived at ts_ns.  Returns true and its call's tag in *tag when it
+ * completes an open exchange; false if it has no call or is a duplicate.
  */
-struct tbbt_trace_rec *tbbt__pairer_reply(struct tbbt__pairer *p, const struct tbbt__pair_key *k,
-                                          uint64_t ts_ns);
-/* Emits every record that can leave now (after the caller filled the last one). */
+bool tbbt__pairer_reply(struct tbbt__pairer *p, const struct tbbt__pair_key *k, uint64_t ts_ns,
+                        uint64_t *tag);
+/* Emits every exchange that can leave now (call it after each call or reply). */
 void tbbt__pairer_drain(struct tbbt__pairer *p);
 /* End of input: emits everything pending (unanswered calls). */
 void tbbt__pairer_finish(struct tbbt__pairer *p);
+/* Counts (borrowed, valid until free); estimated_lost_calls is set by finish. */
 const struct tbbt__pair_stats *tbbt__pairer_stats(const struct tbbt__pairer *p);
 
 /* Per-client loss estimate: calls seen and calls estimated lost, per client address. */

@@ -3,6 +3,12 @@
  * The capture-file reader of tbbt-convert: pcap/pcapng (gzip too) through the
  * capture module, ONC RPC headers (RFC 5531) through rpc.c, NFS and MOUNT
  * arguments and results through decode.c, into the conversion core.
+ *
+ * Reading, RPC headers and pairing run on the calling thread; the bodies
+ * after the RPC header go to the core with tbbt__conv_call_bytes() and
+ * _reply_bytes(), and are decoded in fill(), on the writer thread when the
+ * conversion is pipelined.  READ and WRITE data, which the decoders only
+ * skip, then stays behind (keep()).
  */
 #include <string.h>
 
@@ -12,13 +18,24 @@
 #include "extract/rpc.h"
 #include "util/util.h"
 
+/*
+ * Bytes of a READ reply or WRITE call body that its decoder reads before it
+ * skips the data: the longest is a v3 READ reply (status, post_op_attr,
+ * count, eof, data length: 104 bytes, RFC 1813 3.3.6), a v3 WRITE call
+ * has at most 88 (file handle up to 64 bytes, offset, count, stable, data
+ * length; 3.3.7), v2 less (RFC 1094 2.2.7, 2.2.9).  Generous on purpose.
+ */
+#define BULK_HEAD 512u
+
 struct pcap_state {
     struct tbbt_cap *cap;
     struct tbbt__conv *conv;
     uint64_t malformed_rpc;       /* messages that are not RPC */
-    uint64_t malformed_nfs;       /* NFS/MOUNT bodies that do not decode */
     uint64_t unusable_truncated;  /* messages cut before the end of the fixed RPC header */
     uint64_t other_auth;          /* calls with credentials other than AUTH_NONE/AUTH_SYS */
+    char pad[64];                 /* below: written by fill(), maybe on the writer thread */
+    uint64_t malformed_nfs;       /* NFS/MOUNT bodies that do not decode */
+    char pad2[64];
 };
 
 static bool pcap_probe(const uint8_t *h, size_t len)
@@ -53,32 +70,52 @@ static void on_call(struct pcap_state *s, const struct tbbt_cap_msg *m,
                     const struct tbbt__rpc_hdr *h)
 {
     struct tbbt__conv_msg cm;
-    struct tbbt_trace_rec *rec;
     bool sys = h->flavor == 1;
 
     to_msg(m, true, h->xid, &cm);
     if (h->flavor > 1 && !h->partial)
         s->other_auth++;
-    rec = tbbt__conv_call(s->conv, &cm, tbbt__decode_prog(h->prog, h->vers), h->proc,
-                          sys ? h->uid : 0, sys ? h->gid : 0);
-    if (rec && tbbt__decode_call(rec, m->data + h->body_off, m->len - h->body_off, m->truncated,
-                                 tbbt__conv_fhtab(s->conv)) == TBBT_E_BADREC)
-        s->malformed_nfs++;
+    tbbt__conv_call_bytes(s->conv, &cm, tbbt__decode_prog(h->prog, h->vers), h->proc,
+                          sys ? h->uid : 0, sys ? h->gid : 0, m->data + h->body_off,
+                          m->len - h->body_off);
 }
 
 static void on_reply(struct pcap_state *s, const struct tbbt_cap_msg *m,
                      const struct tbbt__rpc_hdr *h)
 {
     struct tbbt__conv_msg cm;
-    struct tbbt_trace_rec *rec;
+    bool ok = h->rpc_stat == TBBT_RPC_SUCCESS;
 
     to_msg(m, false, h->xid, &cm);
-    rec = tbbt__conv_reply(s->conv, &cm, h->rpc_stat);
-    if (!rec || h->rpc_stat != TBBT_RPC_SUCCESS)
-        return;
-    if (tbbt__decode_reply(rec, m->data + h->body_off, m->len - h->body_off, m->truncated,
-                           tbbt__conv_fhtab(s->conv)) == TBBT_E_BADREC)
+    tbbt__conv_reply_bytes(s->conv, &cm, h->rpc_stat, ok ? m->data + h->body_off : NULL,
+                           ok ? m->len - h->body_off : 0);
+}
+
+/* Decodes a body into its record (conv-int.h: the records' thread). */
+static void pcap_fill(struct tbbt__conv *c, struct tbbt_trace_rec *rec, bool reply,
+                      const uint8_t *p, size_t len, bool trunc)
+{
+    struct pcap_state *s = *tbbt__conv_source_state(c);
+    struct tbbt_fhtab *fh = tbbt__conv_fhtab(c);
+    int rc = reply ? tbbt__decode_reply(rec, p, len, trunc, fh)
+                   : tbbt__decode_call(rec, p, len, trunc, fh);
+
+    if (rc == TBBT_E_BADREC)
         s->malformed_nfs++;
+}
+
+/*
+ * READ replies and WRITE calls (v3 procedure 6 and 7, v2 6 and 8): the
+ * decoders read the fields before the data and skip the data.  A message cut
+ * by the snap length is kept whole: only then may a decoder re-read an item
+ * to tell truncation from malformation.
+ */
+static uint32_t pcap_keep(int prog, uint32_t proc, bool reply, uint32_t len, bool trunc)
+{
+    bool bulk = (prog == TBBT_PROG_NFS3 && proc == (reply ? 6u : 7u)) ||
+                (prog == TBBT_PROG_NFS2 && proc == (reply ? 6u : 8u));
+
+    return bulk && !trunc && len > BULK_HEAD ? BULK_HEAD : len;
 }
 
 static void on_msg(const struct tbbt_cap_msg *m, void *arg)
@@ -179,4 +216,6 @@ const struct tbbt__source_ops tbbt__source_pcap = {
     .run = pcap_run,
     .summary = pcap_summary,
     .fini = pcap_fini,
+    .fill = pcap_fill,
+    .keep = pcap_keep,
 };

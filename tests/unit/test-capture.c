@@ -1020,6 +1020,46 @@ static void test_tcp_idle_expiry(void **state)
     assert_int_equal(msg_xid(1), 71);
 }
 
+/*
+ * Many connections at once, interleaved, some torn down (FIN, RST) and
+ * started again under the same ports: more streams than the decoder's
+ * direct-mapped stream cache has slots, so slots are shared and entries of
+ * ended streams must not be found again.
+ */
+static void test_tcp_many_streams(void **state)
+{
+    enum { NCONN = 600, ROUNDS = 3 };
+    struct conn *c = g_new(struct conn, NCONN);
+    uint8_t b[256];
+
+    (void)state;
+    for (int i = 0; i < NCONN; i++)
+        c[i] = conn_new((uint16_t)(20000 + i));
+    for (uint32_t r = 0; r < ROUNDS; r++) {
+        for (int i = 0; i < NCONN; i++) {   /* the first half of a record each */
+            size_t n = call_rec(b, (uint32_t)i * 16 + r, 100);
+            tcp_send(&c[i], 0, PSH, b, n / 2);
+        }
+        for (int i = 0; i < NCONN; i++) {   /* the rest */
+            size_t n = call_rec(b, (uint32_t)i * 16 + r, 100);
+            tcp_send(&c[i], 0, PSH, b + n / 2, n - n / 2);
+            if (i % 3 == 1)
+                tcp_send(&c[i], 0, FIN, NULL, 0);
+            else if (i % 3 == 2)
+                tcp_send(&c[i], 1, RST, NULL, 0);
+        }
+    }
+    assert_int_equal(msgs->len, NCONN * ROUNDS);
+    for (guint k = 0; k < msgs->len; k++) {
+        uint32_t r = k / NCONN, i = k % NCONN;
+        assert_int_equal(msg_xid(k), i * 16 + r);
+        assert_int_equal(msg(k)->m.sport, 20000 + i);
+        assert_false(msg(k)->m.truncated);
+    }
+    assert_int_equal(st()->tcp_gaps, 0);
+    g_free(c);
+}
+
 static void test_tcp_ooo_bound(void **state)
 {
     struct conn c = conn_new(915);
@@ -1405,6 +1445,7 @@ int main(void)
         T(test_tcp_header_split),
         T(test_tcp_idle_expiry),
         T(test_tcp_ooo_bound),
+        T(test_tcp_many_streams),
         T(test_tcp_ipv6_vlan),
         T(test_tcp_random_segments),
         T(test_tcp_random_snaplen),

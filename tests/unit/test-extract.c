@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for the extract module's RPC header layer (rpc.c) and the
+ * Unit tests for the extract module's RPC header layer (rpc.c), the
  * call/reply pairer (pair.c): hand-built RPC messages, retransmissions,
- * replies out of order, lost replies, XID-based loss estimates.
+ * replies out of order, lost replies, XID-based loss estimates, many
+ * exchanges at once against a simple model; and the conversion core
+ * (convert.c): the committed captures converted on one thread and pipelined
+ * over two must give the same trace and counts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,9 +13,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <glib.h>
+#include <glib/gstdio.h>
 #include <rpc/rpc.h>
 #include <string.h>
 
+#include "extract/extract.h"
 #include "extract/pair.h"
 #include "extract/rpc.h"
 #include "trace/trace.h"
@@ -184,12 +190,13 @@ struct sink {
     int n;
 };
 
-static void sink_emit(struct tbbt_trace_rec *rec, void *arg)
+/* Tags are the XIDs in these tests. */
+static void sink_emit(uint64_t tag, bool replied, void *arg)
 {
     struct sink *s = arg;
     assert_true(s->n < 64);
-    s->xids[s->n] = rec->xid;
-    s->answered[s->n++] = (rec->flags & TBBT_RF_REPLY) != 0;
+    s->xids[s->n] = (uint32_t)tag;
+    s->answered[s->n++] = replied;
 }
 
 static struct tbbt__pair_key key(uint32_t xid, uint16_t port)
@@ -206,22 +213,23 @@ static struct tbbt__pair_key key(uint32_t xid, uint16_t port)
     return k;
 }
 
-static struct tbbt_trace_rec *call(struct tbbt__pairer *p, uint32_t xid, uint64_t t)
+static bool call(struct tbbt__pairer *p, uint32_t xid, uint64_t t)
 {
     struct tbbt__pair_key k = key(xid, 800);
-    struct tbbt_trace_rec *r = tbbt__pairer_call(p, &k, t);
-    if (r)
-        r->prog = TBBT_PROG_NFS3;
+    bool opened = tbbt__pairer_call(p, &k, t, xid);
     tbbt__pairer_drain(p);
-    return r;
+    return opened;
 }
 
-static struct tbbt_trace_rec *reply(struct tbbt__pairer *p, uint32_t xid, uint64_t t)
+static bool reply(struct tbbt__pairer *p, uint32_t xid, uint64_t t)
 {
     struct tbbt__pair_key k = key(xid, 800);
-    struct tbbt_trace_rec *r = tbbt__pairer_reply(p, &k, t);
+    uint64_t tag = UINT64_MAX;
+    bool paired = tbbt__pairer_reply(p, &k, t, &tag);
+    if (paired)
+        assert_int_equal(tag, xid);
     tbbt__pairer_drain(p);
-    return r;
+    return paired;
 }
 
 static void test_pair_order(void **state)
@@ -233,11 +241,11 @@ static void test_pair_order(void **state)
     call(p, 1, 10);
     call(p, 2, 11);
     call(p, 3, 12);
-    assert_non_null(reply(p, 3, 13));   /* answered first, still waits for 1 and 2 */
+    assert_true(reply(p, 3, 13));   /* answered first, still waits for 1 and 2 */
     assert_int_equal(s.n, 0);
-    assert_non_null(reply(p, 1, 14));
+    assert_true(reply(p, 1, 14));
     assert_int_equal(s.n, 1);
-    assert_non_null(reply(p, 2, 15));
+    assert_true(reply(p, 2, 15));
     assert_int_equal(s.n, 3);
     assert_int_equal(s.xids[0], 1);
     assert_int_equal(s.xids[1], 2);
@@ -255,12 +263,12 @@ static void test_pair_duplicates(void **state)
     const struct tbbt__pair_stats *st = tbbt__pairer_stats(p);
 
     (void)state;
-    assert_non_null(call(p, 1, 10));
-    assert_null(call(p, 1, 11));        /* retransmission while pending */
-    assert_non_null(reply(p, 1, 12));
-    assert_null(reply(p, 1, 13));       /* duplicate reply */
-    assert_null(call(p, 1, 14));        /* late retransmission of an answered call */
-    assert_null(reply(p, 99, 15));      /* reply without call */
+    assert_true(call(p, 1, 10));
+    assert_false(call(p, 1, 11));        /* retransmission while pending */
+    assert_true(reply(p, 1, 12));
+    assert_false(reply(p, 1, 13));       /* duplicate reply */
+    assert_false(call(p, 1, 14));        /* late retransmission of an answered call */
+    assert_false(reply(p, 99, 15));      /* reply without call */
     tbbt__pairer_finish(p);
     assert_int_equal(st->duplicate_calls, 2);
     assert_int_equal(st->duplicate_replies, 1);
@@ -285,7 +293,7 @@ static void test_pair_timeout(void **state)
     assert_int_equal(s.n, 2);
     assert_false(s.answered[0]);
     assert_true(s.answered[1]);
-    assert_null(reply(p, 1, 210));      /* too late: not paired, not "new" either */
+    assert_false(reply(p, 1, 210));      /* too late: not paired, not "new" either */
     tbbt__pairer_finish(p);
     assert_int_equal(s.n, 3);
     assert_int_equal(st->unmatched_calls, 2);
@@ -341,6 +349,242 @@ static void test_pair_loss_estimate(void **state)
     tbbt__pairer_free(p);
 }
 
+/*
+ * Many exchanges at once against a model of the pairing rules: calls with
+ * unique keys (a few thousand open at a time, so the ring and the open-call
+ * table grow and entries leave the table in every order), replies in random
+ * order, some never sent, retransmissions of open calls, timeouts and the
+ * pending bound.  The model: a call opens unless its key is open, a reply
+ * pairs iff its key is open, and the oldest call leaves once answered, timed
+ * out or beyond max_pending.
+ */
+struct model_call {
+    struct tbbt__pair_key k;
+    uint64_t ts;
+    bool done, open;
+};
+
+struct model {
+    GArray *calls;       /* struct model_call, in call order */
+    guint head;          /* first not yet emitted */
+    GArray *emitted;     /* tags (call indices) seen from the pairer */
+    GArray *replied;     /* their replied flags (gboolean) */
+};
+
+static void model_emit(uint64_t tag, bool replied, void *arg)
+{
+    struct model *m = arg;
+    gboolean r = replied;
+
+    g_array_append_val(m->emitted, tag);
+    g_array_append_val(m->replied, r);
+}
+
+/* What the model says leaves after an operation, checked against the pairer. */
+static void model_drain(struct model *m, uint64_t now, uint64_t timeout, guint max_pending)
+{
+    while (m->head < m->calls->len) {
+        struct model_call *c = &g_array_index(m->calls, struct model_call, m->head);
+        if (!c->done && c->ts + timeout >= now && m->calls->len - m->head <= max_pending)
+            break;
+        assert_true(m->head < m->emitted->len);
+        assert_int_equal(g_array_index(m->emitted, uint64_t, m->head), m->head);
+        assert_int_equal(g_array_index(m->replied, gboolean, m->head), c->done);
+        c->open = false;
+        m->head++;
+    }
+    assert_int_equal(m->emitted->len, m->head);
+}
+
+static void run_model(uint64_t timeout, guint max_pending, guint32 seed)
+{
+    struct model m = {g_array_new(FALSE, TRUE, sizeof(struct model_call)), 0,
+                      g_array_new(FALSE, FALSE, sizeof(uint64_t)),
+                      g_array_new(FALSE, FALSE, sizeof(gboolean))};
+    struct tbbt__pairer *p = tbbt__pairer_new(timeout, max_pending, model_emit, &m);
+    GRand *g = g_rand_new_with_seed(seed);
+    uint32_t xid[64] = {0};
+    uint64_t now = 1, seen = 1, pairs = 0;   /* seen: the latest time the pairer saw */
+
+    for (int step = 0; step < 60000; step++) {
+        now += (uint64_t)g_rand_int_range(g, 0, 3);
+        guint open_from = m.head;
+        int op = g_rand_int_range(g, 0, 10);
+        if (op < 5 || m.calls->len == open_from) {          /* a new call */
+            struct model_call c = {.ts = now, .open = true};
+            int port = g_rand_int_range(g, 0, 64);
+            c.k = key(xid[port] += (uint32_t)g_rand_int_range(g, 1, 3), (uint16_t)(900 + port));
+            c.k.caddr[2] = (uint8_t)(port & 3);   /* a few client addresses */
+            assert_true(tbbt__pairer_call(p, &c.k, now, m.calls->len));
+            seen = now;
+            g_array_append_val(m.calls, c);
+        } else {
+            guint i = open_from + (guint)g_rand_int_range(g, 0, (gint32)(m.calls->len - open_from));
+            struct model_call *c = &g_array_index(m.calls, struct model_call, i);
+            uint64_t tag = UINT64_MAX;
+            if (op == 5) {            /* a retransmitted call (of a completed one: maybe
+                                       * forgotten already, so not tried) */
+                if (c->open && !c->done) {
+                    assert_false(tbbt__pairer_call(p, &c->k, now, 0));
+                    seen = now;
+                }
+            } else if (op < 9) {                              /* a reply */
+                bool open = c->open && !c->done;
+                assert_int_equal(tbbt__pairer_reply(p, &c->k, now, &tag), open);
+                seen = now;
+                if (open) {
+                    assert_int_equal(tag, i);
+                    c->done = true;
+                    pairs++;
+                }
+            }                                                 /* op 9: a reply never sent */
+        }
+        tbbt__pairer_drain(p);
+        model_drain(&m, seen, timeout, max_pending);
+    }
+    tbbt__pairer_finish(p);
+    model_drain(&m, UINT64_MAX / 2, 0, 0);
+    assert_int_equal(m.head, m.calls->len);
+    assert_int_equal(tbbt__pairer_stats(p)->pairs, pairs);
+    assert_int_equal(tbbt__pairer_stats(p)->unmatched_calls, m.calls->len - pairs);
+    tbbt__pairer_free(p);
+    g_rand_free(g);
+    g_array_free(m.calls, TRUE);
+    g_array_free(m.emitted, TRUE);
+    g_array_free(m.replied, TRUE);
+}
+
+static void test_pair_model(void **state)
+{
+    (void)state;
+    run_model(UINT64_MAX / 4, 1u << 20, 1);   /* only replies release calls: thousands open */
+    run_model(3000, 1u << 20, 2);             /* timeouts */
+    run_model(UINT64_MAX / 4, 50, 3);         /* the pending bound */
+}
+
+/* ---- conversion: one thread and two ------------------------------------------ */
+
+static char *read_all(const char *path, gsize *len)
+{
+    char *data = NULL;
+
+    assert_true(g_file_get_contents(path, &data, len, NULL));
+    return data;
+}
+
+/* The summary up to its timing keys (which differ from run to run). */
+static char *summary_counts(const char *path)
+{
+    char *s = NULL;
+    const char *t;
+
+    assert_true(g_file_get_contents(path, &s, NULL, NULL));
+    t = strstr(s, "\"elapsed_seconds\"");
+    assert_non_null(t);
+    s[t - s] = '\0';
+    return s;
+}
+
+/* Converts inputs with opts and returns the trace and the summary's counts. */
+static void convert(const char *const *inputs, int n, int threads, uint32_t batch,
+                    uint32_t max_pending, uint64_t timeout, const char *dir, char **trace,
+                    gsize *trace_len, char **counts)
+{
+    struct tbbt_convert_opts o;
+    char err[512] = "", *out = g_build_filename(dir, "t.tbbt", NULL);
+    char *sum = g_build_filename(dir, "t.json", NULL);
+    int rc;
+
+    tbbt_convert_opts_init(&o);
+    o.inputs = inputs;
+    o.n_inputs = n;
+    o.output = out;
+    o.summary_json = sum;
+    o.threads = threads;
+    o.batch_bytes = batch;
+    if (max_pending)
+        o.max_pending = max_pending;
+    if (timeout)
+        o.reply_timeout_ns = timeout;
+    rc = tbbt_convert_run(&o, err, sizeof(err));
+    if (rc != 0)
+        fail_msg("conversion failed: %s", err);
+    *trace = read_all(out, trace_len);
+    *counts = summary_counts(sum);
+    g_unlink(out);
+    g_unlink(sum);
+    g_free(out);
+    g_free(sum);
+}
+
+/* The committed captures (traces/ of the source tree), NULL-terminated. */
+static GPtrArray *committed_captures(void)
+{
+    char *unit = g_path_get_dirname(__FILE__);
+    char *dir = g_build_filename(unit, "..", "..", "traces", NULL);
+    GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+
+    assert_non_null(d);
+    while ((name = g_dir_read_name(d)))
+        if (g_str_has_suffix(name, ".pcap") || g_str_has_suffix(name, ".pcapng"))
+            g_ptr_array_add(a, g_build_filename(dir, name, NULL));
+    g_dir_close(d);
+    g_ptr_array_sort(a, (GCompareFunc)(void (*)(void))g_strcmp0);
+    g_free(dir);
+    g_free(unit);
+    return a;
+}
+
+/* One input set: --threads 2 (default and tiny batches) must equal --threads 1. */
+static void check_threads(const char *const *inputs, int n, uint32_t max_pending,
+                          uint64_t timeout, const char *dir)
+{
+    static const uint32_t batches[] = {0, 1024, 64};
+    char *t1, *c1;
+    gsize l1;
+
+    convert(inputs, n, 1, 0, max_pending, timeout, dir, &t1, &l1, &c1);
+    assert_true(l1 > 0);
+    for (size_t i = 0; i < G_N_ELEMENTS(batches); i++) {
+        char *t2, *c2;
+        gsize l2;
+
+        convert(inputs, n, 2, batches[i], max_pending, timeout, dir, &t2, &l2, &c2);
+        if (l1 != l2)
+            fail_msg("%s (%d inputs), max_pending %u, timeout %llu, batch %u: %zu != %zu bytes",
+                     inputs[0], n, max_pending, (unsigned long long)timeout, batches[i],
+                     (size_t)l1, (size_t)l2);
+        assert_memory_equal(t1, t2, l1);
+        assert_string_equal(c1, c2);
+        g_free(t2);
+        g_free(c2);
+    }
+    g_free(t1);
+    g_free(c1);
+}
+
+static void test_convert_threads(void **state)
+{
+    GPtrArray *caps = committed_captures();
+    char *dir = g_dir_make_tmp("tbbt-extract-XXXXXX", NULL);
+
+    (void)state;
+    assert_non_null(dir);
+    assert_true(caps->len >= 3);
+    for (guint i = 0; i < caps->len; i++)
+        check_threads((const char *const *)&caps->pdata[i], 1, 0, 0, dir);
+    /* All merged (the same traffic twice: retransmissions everywhere), then with
+     * calls pushed out unanswered by the pending bound and the timeout. */
+    check_threads((const char *const *)caps->pdata, (int)caps->len, 0, 0, dir);
+    check_threads((const char *const *)caps->pdata, (int)caps->len, 3, 0, dir);
+    check_threads((const char *const *)caps->pdata, (int)caps->len, 0, 1000, dir);
+    g_rmdir(dir);
+    g_free(dir);
+    g_ptr_array_free(caps, TRUE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +598,8 @@ int main(void)
         cmocka_unit_test(test_pair_timeout),
         cmocka_unit_test(test_pair_max_pending),
         cmocka_unit_test(test_pair_loss_estimate),
+        cmocka_unit_test(test_pair_model),
+        cmocka_unit_test(test_convert_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
