@@ -722,12 +722,6 @@ void tbbt__conv_progress(struct tbbt__conv *c, uint64_t done, uint64_t total)
 
 /* ---- summary ------------------------------------------------------------------ */
 
-static void json_kv(struct tbbt_json *j, const char *k, uint64_t v)
-{
-    tbbt_json_key(j, k);
-    tbbt_json_uint(j, v);
-}
-
 static void json_procs(struct tbbt_json *j, struct tbbt__conv *c, const char *key,
                        const int *progs, int nprogs)
 {
@@ -744,7 +738,7 @@ static void json_procs(struct tbbt_json *j, struct tbbt__conv *c, const char *ke
             }
         }
         if (name)
-            json_kv(j, name, n);
+            tbbt_json_kv_uint(j, name, n);
     }
     tbbt_json_end_object(j);
 }
@@ -780,8 +774,8 @@ static void json_clients(struct tbbt_json *j, struct tbbt__conv *c)
         tbbt_json_begin_object(j);
         tbbt_json_key(j, "address");
         tbbt_json_string(j, r->addr);
-        json_kv(j, "calls", r->calls);
-        json_kv(j, "estimated_lost_calls", r->lost);
+        tbbt_json_kv_uint(j, "calls", r->calls);
+        tbbt_json_kv_uint(j, "estimated_lost_calls", r->lost);
         tbbt_json_end_object(j);
     }
     tbbt_json_end_array(j);
@@ -800,28 +794,28 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     tbbt_json_key(&j, "input_format");
     tbbt_json_string(&j, c->src->name);
     c->src->summary(c, &j);
-    json_kv(&j, "rpc_calls", c->rpc_calls);
-    json_kv(&j, "rpc_replies", c->rpc_replies);
-    json_kv(&j, "pairs", ps->pairs - c->other_prog_pairs);
-    json_kv(&j, "unmatched_calls", ps->unmatched_calls);
-    json_kv(&j, "unmatched_replies", ps->unmatched_replies);
-    json_kv(&j, "estimated_lost_calls", ps->estimated_lost_calls);
+    tbbt_json_kv_uint(&j, "rpc_calls", c->rpc_calls);
+    tbbt_json_kv_uint(&j, "rpc_replies", c->rpc_replies);
+    tbbt_json_kv_uint(&j, "pairs", ps->pairs - c->other_prog_pairs);
+    tbbt_json_kv_uint(&j, "unmatched_calls", ps->unmatched_calls);
+    tbbt_json_kv_uint(&j, "unmatched_replies", ps->unmatched_replies);
+    tbbt_json_kv_uint(&j, "estimated_lost_calls", ps->estimated_lost_calls);
     tbbt_json_key(&j, "procedures");
     tbbt_json_begin_object(&j);
     json_procs(&j, c, "v2", v2, 1);
     json_procs(&j, c, "v3", v3, 1);
     json_procs(&j, c, "mount", mnt, 2);
     tbbt_json_end_object(&j);
-    json_kv(&j, "records", c->records);
-    json_kv(&j, "nfs_calls", c->nfs_calls);
-    json_kv(&j, "duplicate_calls", ps->duplicate_calls);
-    json_kv(&j, "duplicate_replies", ps->duplicate_replies);
-    json_kv(&j, "truncated_calls", c->truncated_calls);
-    json_kv(&j, "truncated_replies", c->truncated_replies);
-    json_kv(&j, "unknown_procedures", c->bad_procs);
-    json_kv(&j, "other_program_calls", c->other_prog_calls);
-    json_kv(&j, "handles", tbbt_fhtab_count(c->fh));
-    json_kv(&j, "endpoints", tbbt_eptab_count(c->ep));
+    tbbt_json_kv_uint(&j, "records", c->records);
+    tbbt_json_kv_uint(&j, "nfs_calls", c->nfs_calls);
+    tbbt_json_kv_uint(&j, "duplicate_calls", ps->duplicate_calls);
+    tbbt_json_kv_uint(&j, "duplicate_replies", ps->duplicate_replies);
+    tbbt_json_kv_uint(&j, "truncated_calls", c->truncated_calls);
+    tbbt_json_kv_uint(&j, "truncated_replies", c->truncated_replies);
+    tbbt_json_kv_uint(&j, "unknown_procedures", c->bad_procs);
+    tbbt_json_kv_uint(&j, "other_program_calls", c->other_prog_calls);
+    tbbt_json_kv_uint(&j, "handles", tbbt_fhtab_count(c->fh));
+    tbbt_json_kv_uint(&j, "endpoints", tbbt_eptab_count(c->ep));
     json_clients(&j, c);
     tbbt_json_key(&j, "elapsed_seconds");
     tbbt_json_double(&j, secs);
@@ -829,8 +823,8 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     tbbt_json_double(&j, secs > 0 ? (double)bytes / 1e6 / secs : 0);
     tbbt_json_key(&j, "calls_per_second");
     tbbt_json_double(&j, secs > 0 ? (double)c->rpc_calls / secs : 0);
-    json_kv(&j, "threads", (uint64_t)c->threads);
-    json_kv(&j, "peak_rss_bytes", tbbt_peak_rss());
+    tbbt_json_kv_uint(&j, "threads", (uint64_t)c->threads);
+    tbbt_json_kv_uint(&j, "peak_rss_bytes", tbbt_peak_rss());
     tbbt_json_end_object(&j);
     return tbbt_json_finish(&j);
 }

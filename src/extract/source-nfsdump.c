@@ -1862,12 +1862,6 @@ static int nd_run(struct tbbt__conv *c, const char *const *paths, int n, char *e
     return rc;
 }
 
-static void kv(struct tbbt_json *j, const char *k, uint64_t v)
-{
-    tbbt_json_key(j, k);
-    tbbt_json_uint(j, v);
-}
-
 static gint str_cmp(gconstpointer a, gconstpointer b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -1882,7 +1876,7 @@ static void unknown_keys_json(struct nd_state *s, struct tbbt_json *j)
     tbbt_json_key(j, "unknown_keys");
     tbbt_json_begin_object(j);
     for (guint i = 0; i < n; i++)
-        kv(j, names[i], *(uint64_t *)g_hash_table_lookup(s->unknown, names[i]));
+        tbbt_json_kv_uint(j, names[i], *(uint64_t *)g_hash_table_lookup(s->unknown, names[i]));
     tbbt_json_end_object(j);
     g_free(names);
 }
@@ -1891,21 +1885,21 @@ static void nd_summary(struct tbbt__conv *c, struct tbbt_json *j)
 {
     struct nd_state *s = *tbbt__conv_source_state(c);
 
-    kv(j, "packets", s->packets);
-    kv(j, "bytes", s->bytes);
-    kv(j, "truncated_packets", 0);
-    kv(j, "malformed_packets", s->malformed);
+    tbbt_json_kv_uint(j, "packets", s->packets);
+    tbbt_json_kv_uint(j, "bytes", s->bytes);
+    tbbt_json_kv_uint(j, "truncated_packets", 0);
+    tbbt_json_kv_uint(j, "malformed_packets", s->malformed);
     tbbt_json_key(j, "nfsdump");
     tbbt_json_begin_object(j);
-    kv(j, "files", s->files);
-    kv(j, "lines", s->lines);
-    kv(j, "comment_lines", s->comments);
-    kv(j, "malformed_lines", s->malformed);
-    kv(j, "other_lines", s->other);
-    kv(j, "short_lines", s->short_lines);
-    kv(j, "cut_lines", s->cut_lines);
-    kv(j, "extra_attributes", s->extra_attrs);
-    kv(j, "reply_mismatches", s->mismatches);
+    tbbt_json_kv_uint(j, "files", s->files);
+    tbbt_json_kv_uint(j, "lines", s->lines);
+    tbbt_json_kv_uint(j, "comment_lines", s->comments);
+    tbbt_json_kv_uint(j, "malformed_lines", s->malformed);
+    tbbt_json_kv_uint(j, "other_lines", s->other);
+    tbbt_json_kv_uint(j, "short_lines", s->short_lines);
+    tbbt_json_kv_uint(j, "cut_lines", s->cut_lines);
+    tbbt_json_kv_uint(j, "extra_attributes", s->extra_attrs);
+    tbbt_json_kv_uint(j, "reply_mismatches", s->mismatches);
     unknown_keys_json(s, j);
     tbbt_json_end_object(j);
 }

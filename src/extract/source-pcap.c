@@ -159,42 +159,36 @@ static int pcap_run(struct tbbt__conv *c, const char *const *paths, int n, char 
     return tbbt_cap_run(s->cap, on_msg, s, o->progress ? on_progress : NULL, errbuf, errlen);
 }
 
-static void kv(struct tbbt_json *j, const char *k, uint64_t v)
-{
-    tbbt_json_key(j, k);
-    tbbt_json_uint(j, v);
-}
-
 static void pcap_summary(struct tbbt__conv *c, struct tbbt_json *j)
 {
     struct pcap_state *s = *tbbt__conv_source_state(c);
     const struct tbbt_cap_stats *cs = tbbt_cap_stats(s->cap);
 
-    kv(j, "packets", cs->packets);
-    kv(j, "bytes", cs->bytes);
-    kv(j, "truncated_packets", cs->truncated_packets);
-    kv(j, "malformed_packets", cs->malformed_packets + s->malformed_rpc + s->malformed_nfs);
-    kv(j, "malformed_rpc", s->malformed_rpc);
-    kv(j, "malformed_nfs", s->malformed_nfs);
-    kv(j, "truncated_unusable", s->unusable_truncated);
-    kv(j, "other_auth_flavors", s->other_auth);
+    tbbt_json_kv_uint(j, "packets", cs->packets);
+    tbbt_json_kv_uint(j, "bytes", cs->bytes);
+    tbbt_json_kv_uint(j, "truncated_packets", cs->truncated_packets);
+    tbbt_json_kv_uint(j, "malformed_packets", cs->malformed_packets + s->malformed_rpc + s->malformed_nfs);
+    tbbt_json_kv_uint(j, "malformed_rpc", s->malformed_rpc);
+    tbbt_json_kv_uint(j, "malformed_nfs", s->malformed_nfs);
+    tbbt_json_kv_uint(j, "truncated_unusable", s->unusable_truncated);
+    tbbt_json_kv_uint(j, "other_auth_flavors", s->other_auth);
     tbbt_json_key(j, "capture");
     tbbt_json_begin_object(j);
-    kv(j, "other_packets", cs->other_packets);
-    kv(j, "ip_fragments", cs->ip_fragments);
-    kv(j, "ip_reassembled", cs->ip_reassembled);
-    kv(j, "ip_frag_dropped", cs->ip_frag_dropped);
-    kv(j, "tcp_segments", cs->tcp_segments);
-    kv(j, "tcp_retransmits", cs->tcp_retransmits);
-    kv(j, "tcp_out_of_order", cs->tcp_out_of_order);
-    kv(j, "tcp_gaps", cs->tcp_gaps);
-    kv(j, "tcp_gap_bytes", cs->tcp_gap_bytes);
-    kv(j, "tcp_resyncs", cs->tcp_resyncs);
-    kv(j, "rpc_bad_marks", cs->rpc_bad_marks);
-    kv(j, "rpc_oversize", cs->rpc_oversize);
-    kv(j, "rpc_messages", cs->rpc_messages);
-    kv(j, "rpc_truncated", cs->rpc_truncated);
-    kv(j, "non_rpc_streams", cs->non_rpc_streams);
+    tbbt_json_kv_uint(j, "other_packets", cs->other_packets);
+    tbbt_json_kv_uint(j, "ip_fragments", cs->ip_fragments);
+    tbbt_json_kv_uint(j, "ip_reassembled", cs->ip_reassembled);
+    tbbt_json_kv_uint(j, "ip_frag_dropped", cs->ip_frag_dropped);
+    tbbt_json_kv_uint(j, "tcp_segments", cs->tcp_segments);
+    tbbt_json_kv_uint(j, "tcp_retransmits", cs->tcp_retransmits);
+    tbbt_json_kv_uint(j, "tcp_out_of_order", cs->tcp_out_of_order);
+    tbbt_json_kv_uint(j, "tcp_gaps", cs->tcp_gaps);
+    tbbt_json_kv_uint(j, "tcp_gap_bytes", cs->tcp_gap_bytes);
+    tbbt_json_kv_uint(j, "tcp_resyncs", cs->tcp_resyncs);
+    tbbt_json_kv_uint(j, "rpc_bad_marks", cs->rpc_bad_marks);
+    tbbt_json_kv_uint(j, "rpc_oversize", cs->rpc_oversize);
+    tbbt_json_kv_uint(j, "rpc_messages", cs->rpc_messages);
+    tbbt_json_kv_uint(j, "rpc_truncated", cs->rpc_truncated);
+    tbbt_json_kv_uint(j, "non_rpc_streams", cs->non_rpc_streams);
     tbbt_json_end_object(j);
 }
 

@@ -561,30 +561,24 @@ void tbbt_ns_stats(const struct tbbt_ns *ns, struct tbbt_ns_stats *st)
     st->objects = tbbt_ns_count(ns);
 }
 
-static void json_kv(struct tbbt_json *j, const char *k, uint64_t v)
-{
-    tbbt_json_key(j, k);
-    tbbt_json_uint(j, v);
-}
-
 void tbbt_ns_summary(const struct tbbt_ns *ns, struct tbbt_json *j)
 {
     struct tbbt_ns_stats st;
 
     tbbt_ns_stats(ns, &st);
-    json_kv(j, "objects", st.objects);
-    json_kv(j, "map_entries", st.map_entries);
-    json_kv(j, "orphans", st.orphans);
-    json_kv(j, "hostile_names", st.hostile_names);
-    json_kv(j, "subtrees", st.subtrees);
-    json_kv(j, "unnamed_dirs", st.unnamed);
-    json_kv(j, "untyped_objects", st.untyped);
-    json_kv(j, "handles_with_id", st.handles);
-    json_kv(j, "merged_handles", st.merged_handles);
-    json_kv(j, "handle_key_conflicts", st.key_conflicts);
-    json_kv(j, "dotdot_lookups", st.dotdot_lookups);
-    json_kv(j, "identity_mismatches", st.identity_mismatches);
-    json_kv(j, "inferred_creates", st.inferred_creates);
-    json_kv(j, "inferred_removes", st.inferred_removes);
-    json_kv(j, "cycles_refused", st.cycles_refused);
+    tbbt_json_kv_uint(j, "objects", st.objects);
+    tbbt_json_kv_uint(j, "map_entries", st.map_entries);
+    tbbt_json_kv_uint(j, "orphans", st.orphans);
+    tbbt_json_kv_uint(j, "hostile_names", st.hostile_names);
+    tbbt_json_kv_uint(j, "subtrees", st.subtrees);
+    tbbt_json_kv_uint(j, "unnamed_dirs", st.unnamed);
+    tbbt_json_kv_uint(j, "untyped_objects", st.untyped);
+    tbbt_json_kv_uint(j, "handles_with_id", st.handles);
+    tbbt_json_kv_uint(j, "merged_handles", st.merged_handles);
+    tbbt_json_kv_uint(j, "handle_key_conflicts", st.key_conflicts);
+    tbbt_json_kv_uint(j, "dotdot_lookups", st.dotdot_lookups);
+    tbbt_json_kv_uint(j, "identity_mismatches", st.identity_mismatches);
+    tbbt_json_kv_uint(j, "inferred_creates", st.inferred_creates);
+    tbbt_json_kv_uint(j, "inferred_removes", st.inferred_removes);
+    tbbt_json_kv_uint(j, "cycles_refused", st.cycles_refused);
 }

@@ -106,6 +106,12 @@ void tbbt_json_null(struct tbbt_json *j)
     g_string_append(j->out, "null");
 }
 
+void tbbt_json_kv_uint(struct tbbt_json *j, const char *key, uint64_t v)
+{
+    tbbt_json_key(j, key);
+    tbbt_json_uint(j, v);
+}
+
 char *tbbt_json_finish(struct tbbt_json *j)
 {
     char *s = g_string_free(j->out, FALSE);
