@@ -25,6 +25,11 @@
 #include <zlib.h>
 
 #define GZ_BUFFER (256u << 10)
+/*
+ * stdio buffer of each input: libpcap reads a savefile with fread(), and
+ * glibc's default buffer (st_blksize, 4 KiB) costs one read() per 4 KiB.
+ */
+#define FILE_BUFFER (1u << 20)
 #define PROGRESS_EVERY 0xffffu              /* packets between progress calls, */
 #define PROGRESS_BYTES (256ull << 20)        /* or wire bytes, whichever comes first */
 
@@ -33,6 +38,7 @@ struct src {
     pcap_t *p;
     gzFile gz;              /* compressed input (closed with the FILE), else NULL */
     FILE *fp;               /* owned by p once it is open */
+    char *fbuf;             /* fp's stdio buffer (FILE_BUFFER bytes), freed after fp */
     int dlt;
     uint64_t size;          /* file size in bytes */
     struct pcap_pkthdr *hdr;/* current packet, valid until the next read */
@@ -62,6 +68,14 @@ static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(errbuf, errlen, fmt, ap);
     va_end(ap);
+}
+
+/* Gives fp a large buffer; before the first read of fp. */
+static void set_buffer(struct src *s, FILE *fp)
+{
+    if (!s->fbuf)
+        s->fbuf = g_malloc(FILE_BUFFER);
+    setvbuf(fp, s->fbuf, _IOFBF, FILE_BUFFER);
 }
 
 /* ---- gzip behind a FILE ---------------------------------------------------- */
@@ -99,7 +113,9 @@ static FILE *gz_fopen(struct src *s, char *errbuf, size_t errlen)
         set_err(errbuf, errlen, "'%s': cannot open: %s", s->path, strerror(errno));
         gzclose(s->gz);
         s->gz = NULL;
+        return NULL;
     }
+    set_buffer(s, fp);
     return fp;
 }
 
@@ -118,6 +134,7 @@ static FILE *open_stream(struct src *s, char *errbuf, size_t errlen)
     }
     if (fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode))
         s->size = (uint64_t)sb.st_size;
+    set_buffer(s, fp);
     if (fread(magic, 1, 2, fp) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
         fclose(fp);
         return gz_fopen(s, errbuf, errlen);
@@ -207,6 +224,7 @@ void tbbt_cap_close(struct tbbt_cap *c)
     for (int i = 0; i < c->n; i++) {
         if (c->srcs[i].p)
             pcap_close(c->srcs[i].p);   /* closes the FILE and with it the gzFile */
+        g_free(c->srcs[i].fbuf);
         g_free(c->srcs[i].path);
     }
     g_free(c->srcs);
