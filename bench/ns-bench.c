@@ -247,7 +247,7 @@ static int hier(const char *raw, const char *final, const char *map)
 
     t1 = cpu_ns();
     if (rc == 0)
-        rc = tbbt__hier_replay(ns, raw, final, NULL, err, sizeof(err));
+        rc = tbbt__hier_replay(ns, NULL, raw, final, NULL, err, sizeof(err));
     t2 = cpu_ns();
     if (rc == 0 && (rc = tbbt_ns_write_map_file(ns, map)) < 0)
         snprintf(err, sizeof(err), "%s: %s", map, tbbt_strerror(rc));

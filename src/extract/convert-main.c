@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tbbt-convert: packet captures of NFS traffic -> TBBT trace.  Options into
- * a struct tbbt_convert_opts, then tbbt_convert_run().  docs/tbbt-convert.md.
+ * tbbt-convert: packet captures (or nfsdump text traces) of NFS traffic ->
+ * TBBT trace and hierarchy map.  Options into a struct tbbt_convert_opts,
+ * then tbbt_convert_run(); --check of a finished trace goes to
+ * tbbt_convert_check().  docs/tbbt-convert.md.
  */
 #include <glib.h>
 #include <pcap/pcap.h>
@@ -16,7 +18,9 @@
 #include "util/exit-codes.h"
 #include "util/util.h"
 
-static gchar *opt_output, *opt_filter, *opt_summary, *opt_from_text;
+static gchar *opt_output, *opt_filter, *opt_summary, *opt_from_text, *opt_map;
+static gboolean opt_check, opt_no_correct;
+static gint64 opt_seed = 1;
 static gdouble opt_timeout = 30.0;
 static gint opt_max_pending = 262144;
 static gint opt_threads = 0;
@@ -29,6 +33,16 @@ static const GOptionEntry entries[] = {
      "Only read packets matching this BPF (pcap-filter) expression", "EXPR"},
     {"summary-json", 0, 0, G_OPTION_ARG_FILENAME, &opt_summary,
      "Write the counts (packets, pairs, loss, procedures) as JSON to FILE ('-' = stdout)", "FILE"},
+    {"map", 'm', 0, G_OPTION_ARG_FILENAME, &opt_map,
+     "Write the hierarchy map to FILE (default: TRACE.map; with --check of a trace, read it "
+     "from there)", "FILE"},
+    {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
+     "Only report replay mismatches: convert without correction (-o optional) and check the "
+     "result against its map, or check a TBBT trace given as input", NULL},
+    {"no-correct", 0, 0, G_OPTION_ARG_NONE, &opt_no_correct,
+     "Do not insert corrective operations (mismatches are still counted)", NULL},
+    {"seed", 0, 0, G_OPTION_ARG_INT64, &opt_seed,
+     "Seed for the timestamps of corrective operations (default 1)", "N"},
     {"from-text", 0, 0, G_OPTION_ARG_FILENAME, &opt_from_text,
      "Turn the text form of a trace (tbbt-dump output) back into a binary trace", "TEXT"},
     {"reply-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
@@ -82,6 +96,18 @@ static int from_text(void)
     return TBBT_EXIT_OK;
 }
 
+static int check_trace(void)
+{
+    char err[1024] = "";
+    int rc = tbbt_convert_check(opt_inputs[0], opt_map, opt_summary, opt_quiet, err, sizeof(err));
+
+    if (rc < 0) {
+        tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
+        return TBBT_EXIT_FAIL;
+    }
+    return TBBT_EXIT_OK;
+}
+
 static int convert(void)
 {
     struct tbbt_convert_opts o;
@@ -98,6 +124,11 @@ static int convert(void)
     o.max_pending = (uint32_t)opt_max_pending;
     o.threads = opt_threads;
     o.progress = !opt_quiet && !opt_no_progress && (opt_progress || isatty(STDERR_FILENO));
+    o.map = opt_map;
+    o.correct = !opt_no_correct;
+    o.check = opt_check;
+    o.quiet = opt_quiet;
+    o.seed = (uint64_t)opt_seed;
     rc = tbbt_convert_run(&o, err, sizeof(err));
     if (rc < 0) {
         tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
@@ -114,8 +145,9 @@ int main(int argc, char **argv)
 
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx,
-        "Inputs are pcap or pcapng files, optionally gzip-compressed; several files are\n"
-        "merged in time order. Exit status: 0 success, 1 bad input, 2 usage error.\n"
+        "Inputs are pcap or pcapng files or nfsdump text traces, optionally gzip-compressed;\n"
+        "several files are merged in time order. Writes TRACE and its hierarchy map TRACE.map.\n"
+        "Exit status: 0 success, 1 bad input, 2 usage error.\n"
         "See docs/tbbt-convert.md.");
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
         rc = usage_error(ctx, gerr->message);
@@ -128,12 +160,18 @@ int main(int argc, char **argv)
     if (opt_version) {
         print_version();
         rc = TBBT_EXIT_OK;
-    } else if (!opt_output) {
-        rc = usage_error(ctx, "missing -o TRACE");
     } else if (opt_from_text) {
-        rc = opt_inputs ? usage_error(ctx, "--from-text takes no capture inputs") : from_text();
+        rc = !opt_output ? usage_error(ctx, "missing -o TRACE")
+             : opt_inputs ? usage_error(ctx, "--from-text takes no capture inputs")
+             : from_text();
     } else if (!opt_inputs || !opt_inputs[0]) {
         rc = usage_error(ctx, "no input files");
+    } else if (opt_check && tbbt_convert_is_trace(opt_inputs[0])) {
+        rc = opt_inputs[1] || opt_output ? usage_error(ctx, "--check of a TBBT trace takes one "
+                                                            "trace and no -o")
+                                         : check_trace();
+    } else if (!opt_output && !opt_check) {
+        rc = usage_error(ctx, "missing -o TRACE");
     } else if (opt_max_pending < 1 || opt_timeout <= 0) {
         rc = usage_error(ctx, "--max-pending and --reply-timeout must be positive");
     } else if (opt_threads < 0) {

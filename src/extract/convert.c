@@ -21,6 +21,9 @@
  */
 #include "extract/conv-int.h"
 
+#include "extract/correct.h"
+#include "extract/hier.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <glib.h>
@@ -157,8 +160,17 @@ struct tbbt__conv {
     size_t zeros_len;
     int write_err;
     uint64_t records;
-    char *tmp_path;                /* the trace is written here, renamed when complete */
+    struct tbbt_ns *ns;            /* identity scan of pass B, fed as records are written */
     char pad2[64];
+
+    /* after pass A: the main thread */
+    char *raw_path;                /* pass A's raw trace (temporary) */
+    char *final_tmp, *map_tmp;     /* pass B writes here; renamed when complete */
+    char *map_path;                /* where the map goes (NULL: nowhere) */
+    struct tbbt__corr *corr;       /* pre-play of pass B */
+    struct tbbt__corr *check;      /* --check: the closed-world pass over the result */
+    char *tmp_dir;                 /* a private temporary directory, or NULL */
+    uint64_t pass_a_ns, pass_b_ns, check_ns;
 };
 
 static const struct tbbt__source_ops *const sources[] = {
@@ -171,6 +183,8 @@ void tbbt_convert_opts_init(struct tbbt_convert_opts *o)
     memset(o, 0, sizeof(*o));
     o->reply_timeout_ns = 30ull * 1000000000ull;
     o->max_pending = 262144;
+    o->correct = true;
+    o->seed = 1;
 }
 
 void **tbbt__conv_source_state(struct tbbt__conv *c)
@@ -338,6 +352,7 @@ static void back_emit(struct tbbt__conv *c, uint32_t n)
 
         if (c->write_err)
             continue;
+        tbbt_ns_ident_scan(c->ns, rec);
         rc = tbbt_trace_writer_put(c->w, rec);
         if (rc < 0)
             c->write_err = rc;
@@ -782,6 +797,19 @@ static void json_clients(struct tbbt_json *j, struct tbbt__conv *c)
     g_array_free(rows, TRUE);
 }
 
+/*
+ * Correction keys: pass B's failures and repairs; remaining_mismatches is
+ * what the --check pass found when it ran, else what no rule repaired.
+ */
+static void summary_correction(struct tbbt__conv *c, struct tbbt_json *j)
+{
+    if (!c->corr)
+        return;
+    tbbt__corr_summary(c->corr, c->check, j);
+    tbbt_json_key(j, "checked");
+    tbbt_json_bool(j, c->check != NULL);
+}
+
 static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
 {
     static const int v2[] = {TBBT_PROG_NFS2}, v3[] = {TBBT_PROG_NFS3},
@@ -816,6 +844,8 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     tbbt_json_kv_uint(&j, "other_program_calls", c->other_prog_calls);
     tbbt_json_kv_uint(&j, "handles", tbbt_fhtab_count(c->fh));
     tbbt_json_kv_uint(&j, "endpoints", tbbt_eptab_count(c->ep));
+    tbbt_ns_summary(c->ns, &j);
+    summary_correction(c, &j);
     json_clients(&j, c);
     tbbt_json_key(&j, "elapsed_seconds");
     tbbt_json_double(&j, secs);
@@ -824,6 +854,15 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     tbbt_json_key(&j, "calls_per_second");
     tbbt_json_double(&j, secs > 0 ? (double)c->rpc_calls / secs : 0);
     tbbt_json_kv_uint(&j, "threads", (uint64_t)c->threads);
+    tbbt_json_key(&j, "pass_seconds");
+    tbbt_json_begin_object(&j);
+    tbbt_json_key(&j, "read");
+    tbbt_json_double(&j, (double)c->pass_a_ns / 1e9);
+    tbbt_json_key(&j, "hierarchy");
+    tbbt_json_double(&j, (double)c->pass_b_ns / 1e9);
+    tbbt_json_key(&j, "check");
+    tbbt_json_double(&j, (double)c->check_ns / 1e9);
+    tbbt_json_end_object(&j);
     tbbt_json_kv_uint(&j, "peak_rss_bytes", tbbt_peak_rss());
     tbbt_json_end_object(&j);
     return tbbt_json_finish(&j);
@@ -859,6 +898,41 @@ static const struct tbbt__source_ops *pick_source(const char *path)
     return &tbbt__source_pcap;       /* its error says what is wrong with the file */
 }
 
+/* Moves a finished temporary file into place; 0 or -errno. */
+static int put_in_place(const char *tmp, const char *path)
+{
+    return tmp && path && strcmp(tmp, path) != 0 && rename(tmp, path) != 0 ? -errno : 0;
+}
+
+/*
+ * Pass B (hier.c): the raw trace through the namespace model and the
+ * pre-play, into the final trace and the map; then the --check pass.
+ */
+static int pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
+{
+    const struct tbbt_convert_opts *o = c->o;
+    uint64_t t0 = tbbt_now_ns();
+    struct tbbt__corr_stats st;
+    int rc;
+
+    c->corr = tbbt__corr_new(o->correct && !o->check, o->seed);
+    rc = tbbt__hier_replay(c->ns, c->corr, c->raw_path, c->final_tmp, c->map_tmp, errbuf,
+                           errlen);
+    c->pass_b_ns = tbbt_now_ns() - t0;
+    if (rc < 0 || !o->check)
+        return rc;
+    t0 = tbbt_now_ns();
+    rc = tbbt__check_run(c->final_tmp, c->map_tmp, &c->check, errbuf, errlen);
+    c->check_ns = tbbt_now_ns() - t0;
+    if (rc == 0 && !o->quiet) {
+        tbbt__corr_stats(c->check, &st);
+        printf("check: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
+               " with a recorded outcome, %" G_GUINT64_FORMAT " mismatches\n",
+               (guint64)st.records, (guint64)st.checked, (guint64)st.failures);
+    }
+    return rc;
+}
+
 static int finish(struct tbbt__conv *c, int rc, char *errbuf, size_t errlen)
 {
     int wrc;
@@ -869,16 +943,27 @@ static int finish(struct tbbt__conv *c, int rc, char *errbuf, size_t errlen)
     if (c->o->progress)
         fputc('\n', stderr);
     if (c->write_err) {
-        snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->o->output,
+        snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->raw_path,
                  tbbt_strerror(c->write_err));
         return c->write_err;
     }
     wrc = tbbt_trace_writer_close(c->w);
     c->w = NULL;
-    if (wrc == 0 && c->tmp_path && rename(c->tmp_path, c->o->output) != 0)
-        wrc = -errno;
     if (wrc < 0) {
+        snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->raw_path,
+                 tbbt_strerror(wrc));
+        return wrc;
+    }
+    c->pass_a_ns = tbbt_now_ns() - c->started_ns;
+    if ((wrc = pass_b(c, errbuf, errlen)) < 0)
+        return wrc;
+    if ((wrc = put_in_place(c->final_tmp, c->o->output)) < 0) {
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->o->output,
+                 tbbt_strerror(wrc));
+        return wrc;
+    }
+    if ((wrc = put_in_place(c->map_tmp, c->map_path)) < 0) {
+        snprintf(errbuf, errlen, "cannot write hierarchy map '%s': %s", c->map_path,
                  tbbt_strerror(wrc));
         return wrc;
     }
@@ -915,6 +1000,7 @@ static void core_init(struct tbbt__conv *c, const struct tbbt_convert_opts *o)
     }
     c->fh = tbbt_fhtab_new();
     c->ep = tbbt_eptab_new();
+    c->ns = tbbt_ns_new();
     c->ep_cache = g_hash_table_new_full(stream_hash, stream_equal, g_free, NULL);
     c->ep_front = g_new0(struct ep_slot, EP_FRONT_SLOTS);
     c->pairer = tbbt__pairer_new(o->reply_timeout_ns, o->max_pending, on_emit, c);
@@ -932,6 +1018,60 @@ static void core_fini(struct tbbt__conv *c)
     g_free(c->ep_front);
     tbbt_eptab_free(c->ep);
     tbbt_fhtab_free(c->fh);
+    tbbt_ns_free(c->ns);
+    tbbt__corr_free(c->corr);
+    tbbt__corr_free(c->check);
+}
+
+/*
+ * Where the files go.  The raw trace is written beside the trace (or in the
+ * temporary directory when the trace goes to stdout or, with --check and no
+ * -o, nowhere); the final trace and the map are written aside and renamed
+ * at the end, so a failed run never clobbers existing files.
+ */
+static void plan_paths(struct tbbt__conv *c)
+{
+    const struct tbbt_convert_opts *o = c->o;
+    int pid = (int)getpid();
+    char *dir = NULL;
+
+    if (o->output && strcmp(o->output, "-") != 0) {
+        c->raw_path = g_strdup_printf("%s.raw-%d", o->output, pid);
+        c->final_tmp = g_strdup_printf("%s.partial-%d", o->output, pid);
+    } else {
+        dir = g_dir_make_tmp("tbbt-convert-XXXXXX", NULL);
+        c->raw_path = g_build_filename(dir ? dir : g_get_tmp_dir(), "raw", NULL);
+        c->final_tmp = o->output ? g_strdup(o->output)
+                                 : g_build_filename(dir ? dir : g_get_tmp_dir(), "final", NULL);
+        c->tmp_dir = dir;
+    }
+    if (o->map)
+        c->map_path = g_strdup(o->map);
+    else if (o->output && strcmp(o->output, "-") != 0)
+        c->map_path = tbbt_ns_map_path(o->output);
+    if (c->map_path)
+        c->map_tmp = g_strdup_printf("%s.partial-%d", c->map_path, pid);
+    else if (o->check)
+        c->map_tmp = g_build_filename(dir ? dir : g_get_tmp_dir(), "map", NULL);
+}
+
+static void drop_temporaries(struct tbbt__conv *c)
+{
+    const char *out = c->o->output;
+
+    /* each is gone already if it was renamed into place */
+    g_unlink(c->raw_path);
+    if (c->final_tmp && (!out || strcmp(c->final_tmp, out) != 0))
+        g_unlink(c->final_tmp);
+    if (c->map_tmp)
+        g_unlink(c->map_tmp);
+    if (c->tmp_dir)
+        g_rmdir(c->tmp_dir);
+    g_free(c->raw_path);
+    g_free(c->final_tmp);
+    g_free(c->map_tmp);
+    g_free(c->map_path);
+    g_free(c->tmp_dir);
 }
 
 int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t errlen)
@@ -941,12 +1081,10 @@ int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t err
 
     c->o = o;
     core_init(c, o);
-    /* Never clobber an existing trace with a failed run: write aside, rename at the end. */
-    if (strcmp(o->output, "-") != 0)
-        c->tmp_path = g_strdup_printf("%s.partial-%d", o->output, (int)getpid());
-    c->w = tbbt_trace_writer_open(c->tmp_path ? c->tmp_path : o->output, c->fh, c->ep, &err);
+    plan_paths(c);
+    c->w = tbbt_trace_writer_open(c->raw_path, c->fh, c->ep, &err);
     if (!c->w) {
-        snprintf(errbuf, errlen, "cannot write trace '%s': %s", o->output, tbbt_strerror(err));
+        snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->raw_path, tbbt_strerror(err));
         rc = err;
         goto out;
     }
@@ -964,11 +1102,72 @@ out:
     pipe_stop(c);   /* the writer thread is done with the writer before it goes */
     if (c->w)
         tbbt_trace_writer_abort(c->w);
-    if (c->tmp_path) {
-        unlink(c->tmp_path);     /* gone already after a successful rename */
-        g_free(c->tmp_path);
-    }
+    drop_temporaries(c);
     core_fini(c);
     g_free(c);
     return rc;
+}
+
+/* ---- --check of a finished trace ------------------------------------------------ */
+
+bool tbbt_convert_is_trace(const char *path)
+{
+    static const char magic[] = "\x89TBBT\r\n\x1a";
+    char head[8];
+    FILE *f = fopen(path, "rb");
+    bool yes;
+
+    if (!f)
+        return false;
+    yes = fread(head, 1, sizeof(head), f) == sizeof(head) && memcmp(head, magic, 8) == 0;
+    fclose(f);
+    return yes;
+}
+
+int tbbt_convert_check(const char *trace, const char *map, const char *summary_json, bool quiet,
+                       char *errbuf, size_t errlen)
+{
+    uint64_t t0 = tbbt_now_ns();
+    char *map_path = map ? g_strdup(map) : tbbt_ns_map_path(trace);
+    struct tbbt__corr *k = NULL;
+    struct tbbt__corr_stats st;
+    struct tbbt_json j;
+    char *text;
+    int rc = tbbt__check_run(trace, map_path, &k, errbuf, errlen);
+
+    g_free(map_path);
+    if (rc < 0)
+        return rc;
+    tbbt__corr_stats(k, &st);
+    if (!quiet)
+        printf("check: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
+               " with a recorded outcome, %" G_GUINT64_FORMAT " mismatches\n",
+               (guint64)st.records, (guint64)st.checked, (guint64)st.failures);
+    if (summary_json) {
+        tbbt_json_init(&j);
+        tbbt_json_begin_object(&j);
+        tbbt_json_key(&j, "input_format");
+        tbbt_json_string(&j, "tbbt");
+        tbbt_json_kv_uint(&j, "records", st.records);
+        tbbt_json_kv_uint(&j, "checked_records", st.checked);
+        tbbt_json_kv_uint(&j, "unchecked_records", st.unchecked);
+        tbbt_json_kv_uint(&j, "remaining_mismatches", st.failures);
+        tbbt_json_kv_uint(&j, "replay_failures", st.failures);
+        tbbt_json_key(&j, "elapsed_seconds");
+        tbbt_json_double(&j, (double)(tbbt_now_ns() - t0) / 1e9);
+        tbbt_json_key(&j, "check");
+        tbbt_json_begin_object(&j);
+        tbbt__corr_summary(k, NULL, &j);
+        tbbt_json_end_object(&j);
+        tbbt_json_kv_uint(&j, "peak_rss_bytes", tbbt_peak_rss());
+        tbbt_json_end_object(&j);
+        text = tbbt_json_finish(&j);
+        rc = tbbt_json_write_file(summary_json, text);
+        g_free(text);
+        if (rc < 0)
+            snprintf(errbuf, errlen, "cannot write summary '%s': %s", summary_json,
+                     tbbt_strerror(rc));
+    }
+    tbbt__corr_free(k);
+    return rc < 0 ? rc : 0;
 }

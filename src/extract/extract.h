@@ -6,7 +6,9 @@
  * interns handles and endpoints, and writes the binary trace.  It also
  * produces the counts of --summary-json.  With capture inputs the work can
  * be split over two threads (struct tbbt_convert_opts.threads); the trace is
- * the same either way.
+ * the same either way.  That is pass A, which writes a raw trace; pass B
+ * (hier.c, correct.c) gives every object its TBBT-ID, writes the hierarchy
+ * map, and runs the pre-play that inserts corrective records (paper 3.1, 3.2).
  */
 #ifndef TBBT_EXTRACT_EXTRACT_H
 #define TBBT_EXTRACT_EXTRACT_H
@@ -30,9 +32,18 @@ struct tbbt_convert_opts {
                                   * 0: 2 if the machine has several cores, else 1 */
     uint32_t batch_bytes;        /* with 2 threads: size of the batches handed over
                                   * (0: the default, 128 KiB; tests use small ones) */
+    const char *map;             /* hierarchy map path; NULL: "<output>.map" (none when
+                                  * the trace goes to stdout) */
+    bool correct;                /* insert corrective records (pre-play correction) */
+    bool check;                  /* check mode: no correction; after conversion, the
+                                  * closed-world check of the result against its map;
+                                  * output may be NULL (nothing kept) */
+    bool quiet;                  /* check mode: do not print the one-line result */
+    uint64_t seed;               /* corrective timestamps */
 };
 
-/* Fills the defaults (30 s reply timeout, 262144 pending calls, threads 0). */
+/* Fills the defaults (30 s reply timeout, 262144 pending calls, threads 0, correct on,
+ * seed 1). */
 void tbbt_convert_opts_init(struct tbbt_convert_opts *o);
 
 /*
@@ -42,5 +53,19 @@ void tbbt_convert_opts_init(struct tbbt_convert_opts *o);
  * written.
  */
 int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t errlen);
+
+/* True if the file at path starts like a TBBT trace. */
+bool tbbt_convert_is_trace(const char *path);
+
+/*
+ * --check of a finished TBBT trace: loads the start state of its hierarchy
+ * map (map, or "<trace>.map" if NULL), replays every record through the
+ * model and counts the records whose recorded outcome the model
+ * contradicts.  Prints one line (unless quiet) and writes summary_json if
+ * not NULL.  Returns 0 whatever it found, or a negative error with a
+ * one-line reason.
+ */
+int tbbt_convert_check(const char *trace, const char *map, const char *summary_json, bool quiet,
+                       char *errbuf, size_t errlen);
 
 #endif

@@ -58,9 +58,12 @@ static void clear_ids(struct tbbt_trace_rec *rec)
 }
 
 /* Second read: IDs into every record, the model updated, the final trace written. */
-static int replay(struct tbbt_ns *ns, const char *raw, const char *final,
-                  struct tbbt_trace_rec *rec, char *errbuf, size_t errlen)
+static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw,
+                  const char *final, struct tbbt_trace_rec *rec, char *errbuf, size_t errlen)
 {
+    struct tbbt_trace_rec *const *extra;
+    uint64_t prev = 0;
+    size_t n;
     int err = 0, rc, wrc = 0;
     struct tbbt_trace_reader *r = tbbt_trace_reader_open(raw, &err);
     struct tbbt_trace_writer *w;
@@ -78,8 +81,16 @@ static int replay(struct tbbt_ns *ns, const char *raw, const char *final,
     }
     while ((rc = tbbt_trace_reader_next(r, rec)) == 1) {
         clear_ids(rec);
-        tbbt_ns_apply(ns, rec);
-        if ((wrc = tbbt_trace_writer_put(w, rec)) < 0)
+        if (!corr) {
+            tbbt_ns_apply(ns, rec);
+        } else {
+            n = tbbt__corr_step(corr, ns, rec, prev, &extra);
+            for (size_t i = 0; i < n && wrc == 0; i++)
+                wrc = tbbt_trace_writer_put(w, extra[i]);
+            if (rec->call_ns > prev)
+                prev = rec->call_ns;
+        }
+        if (wrc < 0 || (wrc = tbbt_trace_writer_put(w, rec)) < 0)
             break;
     }
     if (rc < 0) {
@@ -106,14 +117,14 @@ int tbbt__hier_scan(struct tbbt_ns *ns, const char *raw_trace, char *errbuf, siz
     return rc;
 }
 
-int tbbt__hier_replay(struct tbbt_ns *ns, const char *raw_trace, const char *final_trace,
-                      const char *map_path, char *errbuf, size_t errlen)
+int tbbt__hier_replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
+                      const char *final_trace, const char *map_path, char *errbuf, size_t errlen)
 {
     struct tbbt_trace_rec rec;
     int rc;
 
     tbbt_trace_rec_init(&rec);
-    rc = replay(ns, raw_trace, final_trace, &rec, errbuf, errlen);
+    rc = replay(ns, corr, raw_trace, final_trace, &rec, errbuf, errlen);
     tbbt_trace_rec_fini(&rec);
     if (rc == 0 && map_path && (rc = tbbt_ns_write_map_file(ns, map_path)) < 0)
         snprintf(errbuf, errlen, "cannot write hierarchy map '%s': %s", map_path,
@@ -122,7 +133,8 @@ int tbbt__hier_replay(struct tbbt_ns *ns, const char *raw_trace, const char *fin
 }
 
 int tbbt__hier_run(const char *raw_trace, const char *final_trace, const char *map_path,
-                   struct tbbt_ns **ns_out, char *errbuf, size_t errlen)
+                   struct tbbt__corr *corr, struct tbbt_ns **ns_out, char *errbuf,
+                   size_t errlen)
 {
     struct tbbt_ns *ns = tbbt_ns_new();
     int rc;
@@ -131,7 +143,7 @@ int tbbt__hier_run(const char *raw_trace, const char *final_trace, const char *m
         *ns_out = NULL;
     rc = tbbt__hier_scan(ns, raw_trace, errbuf, errlen);
     if (rc == 0)
-        rc = tbbt__hier_replay(ns, raw_trace, final_trace, map_path, errbuf, errlen);
+        rc = tbbt__hier_replay(ns, corr, raw_trace, final_trace, map_path, errbuf, errlen);
     if (rc == 0 && ns_out)
         *ns_out = ns;
     else

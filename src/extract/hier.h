@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "extract/correct.h"
 #include "ns/ns.h"
 
 /*
@@ -23,10 +24,13 @@
  * tbbt_ns_summary() writes its counts).  On failure returns a negative error
  * (from the trace reader/writer or -errno) and a one-line reason naming the
  * file in errbuf; *ns_out is then NULL.  Memory: O(handles + objects +
- * names), never O(records).
+ * names), never O(records).  With corr (borrowed; NULL: none) the replay is
+ * also the pre-play of correction (correct.h): corrective records are
+ * written before the records they repair, and corr counts the failures.
  */
 int tbbt__hier_run(const char *raw_trace, const char *final_trace, const char *map_path,
-                   struct tbbt_ns **ns_out, char *errbuf, size_t errlen);
+                   struct tbbt__corr *corr, struct tbbt_ns **ns_out, char *errbuf,
+                   size_t errlen);
 
 /*
  * The same in two steps, for a caller that saves the identity scan's read of
@@ -36,7 +40,7 @@ int tbbt__hier_run(const char *raw_trace, const char *final_trace, const char *m
  * errbuf; ns is borrowed.
  */
 int tbbt__hier_scan(struct tbbt_ns *ns, const char *raw_trace, char *errbuf, size_t errlen);
-int tbbt__hier_replay(struct tbbt_ns *ns, const char *raw_trace, const char *final_trace,
-                      const char *map_path, char *errbuf, size_t errlen);
+int tbbt__hier_replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
+                      const char *final_trace, const char *map_path, char *errbuf, size_t errlen);
 
 #endif

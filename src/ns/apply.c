@@ -22,6 +22,7 @@
 #define NFS_NOENT 2
 #define NFS_EXIST 17
 #define NFS_NOTEMPTY 66
+#define NFS_STALE 70
 #define CREATE_UNCHECKED 0
 
 static const uint8_t ops_v2[] = {
@@ -50,6 +51,11 @@ int tbbt__ns_op(const struct tbbt_trace_rec *rec)
     default:
         return NS_OP_NONE;
     }
+}
+
+enum tbbt_ns_op tbbt_ns_op(const struct tbbt_trace_rec *rec)
+{
+    return (enum tbbt_ns_op)tbbt__ns_op(rec);
 }
 
 /* Operations whose obj_attr/new_fh describe the named object, not fh. */
@@ -352,6 +358,22 @@ static uint32_t bind_handle(struct ctx *c, uint32_t dir, uint32_t name, uint32_t
     return x;
 }
 
+/* By ID (a trace whose IDs are final): a reply says (dir, name) is object id. */
+static void bind_id(struct ctx *c, uint32_t dir, uint32_t name, uint32_t id)
+{
+    uint32_t l = tbbt__ns_dent_find(c->ns, dir, name);
+    uint32_t y = l && ns_link_live(ns_link(c->ns, l)) ? ns_link(c->ns, l)->child : 0;
+
+    if (y == id)
+        return;
+    if (y)
+        rebind(c, l, dir, name, id);
+    else if (tbbt__ns_would_loop(c->ns, dir, id))
+        c->ns->st.cycles_refused++;
+    else
+        tbbt__ns_link_add(c->ns, dir, name, id, c->t);
+}
+
 /* A readdir entry without a handle: (dir, name) has fileid in dir's file system. */
 static uint32_t bind_fileid(struct ctx *c, uint32_t dir, uint32_t name, bool have_fsid,
                             uint64_t fsid, uint64_t fileid)
@@ -454,6 +476,10 @@ static void op_lookup(struct ctx *c)
     tbbt__ns_set_type(c->ns, c->dir, TBBT_NS_DIR, false);
     if (!dot && !dotdot && !(name = comp(c, &r->name)) && !(c->ok && TBBT_HAS(r, TBBT_F_NEW_FH)))
         return;
+    if (c->ns->by_id && c->ok && name && TBBT_HAS(r, TBBT_F_ID_OBJ)) {
+        bind_id(c, c->dir, name, (uint32_t)r->id_obj);
+        return;
+    }
     if (!c->ok || !TBBT_HAS(r, TBBT_F_NEW_FH)) {
         if (name && c->replied && c->status == NFS_NOENT)
             absent(c, c->dir, name);
@@ -764,7 +790,7 @@ static void op_readdir(struct ctx *c)
     if (!c->dir)
         return;
     learn_field(c, c->dir, TBBT_F_DIR_ATTR, &r->dir_attr);
-    if (!c->ok || !TBBT_HAS(r, TBBT_F_ENTRIES))
+    if (!c->ok || !TBBT_HAS(r, TBBT_F_ENTRIES) || c->ns->by_id)
         return;
     tbbt__ns_set_type(c->ns, c->dir, TBBT_NS_DIR, false);
     d = ns_obj(c->ns, c->dir);
@@ -824,7 +850,26 @@ static void drop_bad_ids(const struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
             rec->entries[i].flags &= ~(uint32_t)TBBT_ENT_ID;
 }
 
+/* Handle fields a by-ID model ignores. */
+#define HANDLE_FIELDS ((UINT64_C(1) << TBBT_F_FH) | (UINT64_C(1) << TBBT_F_FH2) | \
+                       (UINT64_C(1) << TBBT_F_NEW_FH))
+
+static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec);
+
 void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
+{
+    uint64_t handles = rec->present & HANDLE_FIELDS;
+
+    if (!ns->by_id || !handles) {
+        apply_rec(ns, rec);
+        return;
+    }
+    rec->present &= ~HANDLE_FIELDS;
+    apply_rec(ns, rec);
+    rec->present |= handles;
+}
+
+static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
 {
     struct ctx c = { .ns = ns, .rec = rec };
     uint64_t t = rec->call_ns ? rec->call_ns : rec->reply_ns;
@@ -857,4 +902,8 @@ void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
     case NS_OP_MNT: op_mnt(&c); break;
     default: break;
     }
+    /* STALE: the server does not know fh's object; if it has no name, it is gone */
+    if (c.replied && c.status == NFS_STALE && c.dir && c.op != NS_OP_RENAME &&
+        c.op != NS_OP_LINK && c.op != NS_OP_NONE && c.op != NS_OP_MNT)
+        tbbt_ns_forget(ns, c.dir, c.t);
 }

@@ -24,7 +24,7 @@
 
 #define SYN_BIT 0x80000000u    /* item: an object's synthetic entry, else a link */
 
-enum { P_NORMAL, P_ROOT, P_SUBTREE, P_UNNAMED, P_ORPHAN, P_FORCED };
+enum { P_NORMAL, P_ROOT, P_SUBTREE, P_UNNAMED, P_ORPHAN, P_FORCED, P_NONE };
 enum { C_NAME, C_SUBTREE, C_UNNAMED, C_ORPHAN, C_ORPHANS };
 
 struct comp {
@@ -129,6 +129,9 @@ static int place_of(struct mapw *w, uint32_t x)
         return P_UNNAMED;
     if (w->kids[x] || has_links(w, x))
         return P_SUBTREE;
+    /* never named, and known to be gone (only ever STALE): not in the image at all */
+    if (ns_obj(ns, x)->flags & OF_DELETED)
+        return P_NONE;
     return P_ORPHAN;
 }
 
@@ -583,6 +586,8 @@ static void emit_all(struct mapw *w)
             emit_tree(w, x);
         } else if (w->place[x] == P_UNNAMED) {
             ns->st.unnamed++;
+        } else if (w->place[x] == P_NONE) {
+            ns->st.stale_objects++;
         }
     }
     emit_orphans(w);

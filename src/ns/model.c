@@ -123,6 +123,58 @@ void tbbt_ns_set_closed(struct tbbt_ns *ns, bool closed)
     ns->closed = closed;
 }
 
+void tbbt_ns_set_by_id(struct tbbt_ns *ns, bool by_id)
+{
+    ns->by_id = by_id;
+}
+
+void tbbt_ns_each_child(const struct tbbt_ns *ns, uint64_t dir,
+                        void (*fn)(const void *name, size_t len, uint64_t child, void *arg),
+                        void *arg)
+{
+    if (dir == 0 || dir >= ns->objs.n || ns_obj(ns, (uint32_t)dir)->nchild == 0)
+        return;
+    for (uint32_t l = 1; l < ns->links.n; l++) {
+        const struct ns_link *k = ns_link(ns, l);
+        const uint8_t *p;
+        uint32_t len;
+
+        if (k->parent != dir || !ns_link_live(k))
+            continue;
+        p = tbbt__ns_pool_get(&ns->pool, k->name, &len);
+        fn(p, len, k->child, arg);
+    }
+}
+
+bool tbbt_ns_forget(struct tbbt_ns *ns, uint64_t id, uint64_t t)
+{
+    struct ns_obj *o;
+
+    if (id == 0 || id >= ns->objs.n || id == ns->root)
+        return false;
+    o = ns_obj(ns, (uint32_t)id);
+    if (o->links || o->nchild || (o->flags & (OF_DELETED | OF_ANCESTOR)))
+        return false;
+    o->flags |= OF_DELETED;
+    o->delete_ns = t ? t : 1;
+    return true;
+}
+
+void tbbt_ns_each_name(const struct tbbt_ns *ns, uint64_t id,
+                       void (*fn)(uint64_t dir, const void *name, size_t len, void *arg),
+                       void *arg)
+{
+    if (id == 0 || id >= ns->objs.n)
+        return;
+    for (uint32_t l = ns_obj(ns, (uint32_t)id)->links; l; l = ns_link(ns, l)->next) {
+        const struct ns_link *k = ns_link(ns, l);
+        uint32_t len;
+        const uint8_t *p = tbbt__ns_pool_get(&ns->pool, k->name, &len);
+
+        fn(k->parent, p, len, arg);
+    }
+}
+
 uint64_t tbbt_ns_count(const struct tbbt_ns *ns)
 {
     return ns->objs.n - 1;
@@ -552,7 +604,9 @@ enum tbbt_ns_lookup_res tbbt_ns_lookup(const struct tbbt_ns *ns, uint64_t dir, c
         *child = ns_link(ns, l)->child;
         return TBBT_NS_PRESENT;
     }
-    return l || ns->closed ? TBBT_NS_ABSENT : TBBT_NS_UNSURE;
+    /* a directory made in the trace started empty: every name in it came in the trace */
+    return l || ns->closed || ns_obj(ns, (uint32_t)dir)->create_ns ? TBBT_NS_ABSENT
+                                                                  : TBBT_NS_UNSURE;
 }
 
 void tbbt_ns_stats(const struct tbbt_ns *ns, struct tbbt_ns_stats *st)
@@ -581,4 +635,5 @@ void tbbt_ns_summary(const struct tbbt_ns *ns, struct tbbt_json *j)
     tbbt_json_kv_uint(j, "inferred_creates", st.inferred_creates);
     tbbt_json_kv_uint(j, "inferred_removes", st.inferred_removes);
     tbbt_json_kv_uint(j, "cycles_refused", st.cycles_refused);
+    tbbt_json_kv_uint(j, "stale_objects", st.stale_objects);
 }

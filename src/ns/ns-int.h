@@ -141,6 +141,7 @@ struct tbbt_ns {
     GHashTable *hist;           /* link -> GArray of struct ns_hist */
     uint32_t root;
     bool closed;
+    bool by_id;                 /* apply records by their ID fields, ignoring handles */
     uint64_t last_t;            /* event clock: call times made monotonic */
     uint64_t link_events;       /* links made or ended so far (paths are asked at those times) */
     struct tbbt_ns_stats st;
@@ -166,11 +167,17 @@ static inline bool ns_link_live(const struct ns_link *l)
     return l->child && l->delete_ns == NS_LIVE;
 }
 
-/* apply.c: operation kinds of NFSv2/v3/MOUNT procedures */
+/* apply.c: operation kinds of NFSv2/v3/MOUNT procedures (enum tbbt_ns_op) */
 enum ns_op {
-    NS_OP_NONE, NS_OP_ATTR, NS_OP_SETATTR, NS_OP_LOOKUP, NS_OP_READLINK, NS_OP_READ,
-    NS_OP_WRITE, NS_OP_CREATE, NS_OP_MKDIR, NS_OP_SYMLINK, NS_OP_MKNOD, NS_OP_REMOVE,
-    NS_OP_RMDIR, NS_OP_RENAME, NS_OP_LINK, NS_OP_READDIR, NS_OP_READDIRPLUS, NS_OP_MNT,
+    NS_OP_NONE = TBBT_NS_OP_NONE, NS_OP_ATTR = TBBT_NS_OP_ATTR,
+    NS_OP_SETATTR = TBBT_NS_OP_SETATTR, NS_OP_LOOKUP = TBBT_NS_OP_LOOKUP,
+    NS_OP_READLINK = TBBT_NS_OP_READLINK, NS_OP_READ = TBBT_NS_OP_READ,
+    NS_OP_WRITE = TBBT_NS_OP_WRITE, NS_OP_CREATE = TBBT_NS_OP_CREATE,
+    NS_OP_MKDIR = TBBT_NS_OP_MKDIR, NS_OP_SYMLINK = TBBT_NS_OP_SYMLINK,
+    NS_OP_MKNOD = TBBT_NS_OP_MKNOD, NS_OP_REMOVE = TBBT_NS_OP_REMOVE,
+    NS_OP_RMDIR = TBBT_NS_OP_RMDIR, NS_OP_RENAME = TBBT_NS_OP_RENAME,
+    NS_OP_LINK = TBBT_NS_OP_LINK, NS_OP_READDIR = TBBT_NS_OP_READDIR,
+    NS_OP_READDIRPLUS = TBBT_NS_OP_READDIRPLUS, NS_OP_MNT = TBBT_NS_OP_MNT,
 };
 int tbbt__ns_op(const struct tbbt_trace_rec *rec);
 /* enum tbbt_ns_type of an ftype3 value. */

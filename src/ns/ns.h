@@ -125,7 +125,8 @@ int tbbt_ns_obj_info(const struct tbbt_ns *ns, uint64_t id, struct tbbt_ns_obj_i
 
 /* Results of tbbt_ns_lookup(). */
 enum tbbt_ns_lookup_res {
-    TBBT_NS_ABSENT = 0,     /* the name is proven absent (or closed world and unknown) */
+    TBBT_NS_ABSENT = 0,     /* proven absent, or unknown in a closed world or in a directory
+                             * made in the trace (it started empty) */
     TBBT_NS_PRESENT = 1,    /* *child holds the object */
     TBBT_NS_UNSURE = 2,     /* open world: the model has never heard of the name */
 };
@@ -138,12 +139,79 @@ enum tbbt_ns_lookup_res tbbt_ns_lookup(const struct tbbt_ns *ns, uint64_t dir, c
 
 /* ---- pre-play correction hooks -------------------------------------------- */
 
+/* What an NFSv2/v3 or MOUNT procedure does to the namespace model. */
+enum tbbt_ns_op {
+    TBBT_NS_OP_NONE, TBBT_NS_OP_ATTR, TBBT_NS_OP_SETATTR, TBBT_NS_OP_LOOKUP,
+    TBBT_NS_OP_READLINK, TBBT_NS_OP_READ, TBBT_NS_OP_WRITE, TBBT_NS_OP_CREATE,
+    TBBT_NS_OP_MKDIR, TBBT_NS_OP_SYMLINK, TBBT_NS_OP_MKNOD, TBBT_NS_OP_REMOVE,
+    TBBT_NS_OP_RMDIR, TBBT_NS_OP_RENAME, TBBT_NS_OP_LINK, TBBT_NS_OP_READDIR,
+    TBBT_NS_OP_READDIRPLUS, TBBT_NS_OP_MNT,
+};
+/* The operation kind of rec's procedure.  Thread-safe. */
+enum tbbt_ns_op tbbt_ns_op(const struct tbbt_trace_rec *rec);
+
+/*
+ * The object that rec's directory (second: fh2/id2, else fh/id) stands for
+ * now, as tbbt_ns_predict() sees it: the ID field if present, else the
+ * handle's object if the model knows it; 0 if none.  Never changes the model.
+ */
+uint64_t tbbt_ns_rec_dir(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
+                         bool second);
+
 /*
  * Closed world: names the model has never heard of are absent (the model
  * holds the whole image, as after loading the map's start state).  Default:
  * open world (extraction: unknown names may exist).
  */
 void tbbt_ns_set_closed(struct tbbt_ns *ns, bool closed);
+
+/*
+ * By-ID mode: tbbt_ns_apply() and tbbt_ns_predict() take objects from the
+ * record's ID fields only (id, id2, id_obj, id_old) and ignore its handles
+ * and readdir entries, as for a trace whose IDs are final (the --check pass
+ * over a model loaded with tbbt_ns_load_start()).  Default: off.
+ */
+void tbbt_ns_set_by_id(struct tbbt_ns *ns, bool by_id);
+
+/*
+ * Loads the start state of a hierarchy map (docs/hierarchy-map.md) into an
+ * empty model: every ID of the map becomes an object of that ID and type,
+ * entries with create time 0 become names at their path (the synthetic
+ * tbbt-orphans directory gets the ID after the map's largest), the first
+ * entry is the root.  Then switches the model to the closed world and to
+ * by-ID mode.  Returns 0, or a negative error (TBBT_E_SYNTAX, TBBT_E_MAGIC,
+ * TBBT_E_VERSION, TBBT_E_RANGE for an ID above 2^31 or a start path whose
+ * directory is not in the start state, -errno) with a one-line reason
+ * naming the file and line in errbuf.  Memory: the model, plus a table of
+ * the start directories' paths while it runs.
+ */
+int tbbt_ns_load_start(struct tbbt_ns *ns, const char *map_path, char *errbuf, size_t errlen);
+
+/*
+ * Calls fn for every live name in directory dir (in no particular order):
+ * the name's bytes (borrowed for the call) and the object it names.  Scans
+ * every link of the model, O(names): meant for rare events (an rmdir whose
+ * directory still holds names).  fn must not change the model.
+ */
+void tbbt_ns_each_child(const struct tbbt_ns *ns, uint64_t dir,
+                        void (*fn)(const void *name, size_t len, uint64_t child, void *arg),
+                        void *arg);
+
+/*
+ * Object id, which has no name now, is gone from time t on (a STALE reply
+ * proved it).  Returns false (and changes nothing) if it has a live name, has
+ * ever held names, is the root or is gone already.  An object never named that is gone is left
+ * out of the map: the start image does not have it.
+ */
+bool tbbt_ns_forget(struct tbbt_ns *ns, uint64_t id, uint64_t t);
+
+/*
+ * Calls fn for every live name of object id: the directory, the name's
+ * bytes (borrowed for the call).  fn must not change the model.
+ */
+void tbbt_ns_each_name(const struct tbbt_ns *ns, uint64_t id,
+                       void (*fn)(uint64_t dir, const void *name, size_t len, void *arg),
+                       void *arg);
 
 /*
  * Predicts the NFS status (same numbers in v2 and v3: 0 OK, 2 NOENT, 17
@@ -183,6 +251,7 @@ struct tbbt_ns_stats {
     uint64_t subtrees;          /* unrooted top-level directories tbbt-subtree-ID */
     uint64_t unnamed;           /* directories placed as tbbt-unnamed-ID under their parent */
     uint64_t untyped;           /* objects whose type stayed unknown (written as f) */
+    uint64_t stale_objects;     /* never named, only ever STALE: not in the map */
 };
 void tbbt_ns_stats(const struct tbbt_ns *ns, struct tbbt_ns_stats *st);
 

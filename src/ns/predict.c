@@ -28,13 +28,20 @@ static uint32_t rec_obj(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r
 
     if (TBBT_HAS(rec, id_field))
         return id && id < ns->objs.n ? (uint32_t)id : 0;
-    if (!TBBT_HAS(rec, fh_field) || ref >= ns->nh)
+    if (ns->by_id || !TBBT_HAS(rec, fh_field) || ref >= ns->nh)
         return 0;
     if (ns->hid[ref])
         return ns->hid[ref];
     k = ns->hkey[ref];
     x = k ? ns_key(ns, k)->obj : 0;
     return x && !tbbt__ns_obj_gone(ns, x) ? x : 0;
+}
+
+uint64_t tbbt_ns_rec_dir(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
+                         bool second)
+{
+    return second ? rec_obj(ns, rec, TBBT_F_ID2, rec->id2, TBBT_F_FH2, rec->fh2)
+                  : rec_obj(ns, rec, TBBT_F_ID, rec->id, TBBT_F_FH, rec->fh);
 }
 
 static int type_of(const struct tbbt_ns *ns, uint32_t id)
@@ -80,8 +87,9 @@ static int predict_object(const struct tbbt_ns *ns, int op, uint32_t x, int32_t 
         *st = ST_STALE;
     else if ((op == NS_OP_READ || op == NS_OP_WRITE) && type_of(ns, x) == TBBT_NS_DIR)
         *st = ST_ISDIR;
-    else if (op == NS_OP_READLINK && type_of(ns, x) != TBBT_NS_UNKNOWN &&
-             type_of(ns, x) != TBBT_NS_SYMLINK)
+    else if (op == NS_OP_READLINK && type_of(ns, x) == TBBT_NS_UNKNOWN)
+        return 0;
+    else if (op == NS_OP_READLINK && type_of(ns, x) != TBBT_NS_SYMLINK)
         *st = ST_INVAL;
     else
         *st = ST_OK;

@@ -90,7 +90,7 @@ static void run_file(struct run *x, const char *name, const char *text_path)
     rc = tbbt_trace_from_text_why(text_path, x->raw, &line, err, sizeof(err));
     if (rc)
         fail_msg("%s line %llu: %s", text_path, (unsigned long long)line, err);
-    rc = tbbt__hier_run(x->raw, x->final, x->map, &x->ns, err, sizeof(err));
+    rc = tbbt__hier_run(x->raw, x->final, x->map, NULL, &x->ns, err, sizeof(err));
     if (rc)
         fail_msg("hier: %s", err);
     tbbt_ns_stats(x->ns, &x->st);
@@ -668,15 +668,15 @@ static void test_hier_errors(void **state)
     int rc;
 
     (void)state;
-    rc = tbbt__hier_run("/nonexistent/raw", "/tmp/x", NULL, &ns, err, sizeof(err));
+    rc = tbbt__hier_run("/nonexistent/raw", "/tmp/x", NULL, NULL, &ns, err, sizeof(err));
     assert_true(rc < 0);
     assert_null(ns);
     assert_non_null(strstr(err, "/nonexistent/raw"));
     run_fixture(&x, "ids");
-    rc = tbbt__hier_run(x.raw, "/nonexistent/dir/final", NULL, NULL, err, sizeof(err));
+    rc = tbbt__hier_run(x.raw, "/nonexistent/dir/final", NULL, NULL, NULL, err, sizeof(err));
     assert_true(rc < 0);
     assert_non_null(strstr(err, "cannot write trace"));
-    rc = tbbt__hier_run(x.raw, x.final, "/nonexistent/dir/map", NULL, err, sizeof(err));
+    rc = tbbt__hier_run(x.raw, x.final, "/nonexistent/dir/map", NULL, NULL, err, sizeof(err));
     assert_true(rc < 0);
     assert_non_null(strstr(err, "hierarchy map"));
     /* a truncated raw trace is an error, not a short success */
@@ -686,7 +686,7 @@ static void test_hier_errors(void **state)
         assert_true(g_file_set_contents(x.raw, d, (gssize)len - 10, NULL));
         g_free(d);
     }
-    rc = tbbt__hier_run(x.raw, x.final, NULL, NULL, err, sizeof(err));
+    rc = tbbt__hier_run(x.raw, x.final, NULL, NULL, NULL, err, sizeof(err));
     assert_true(rc < 0);
     assert_non_null(strstr(err, "cannot read trace"));
     /* the map writer reports write errors */
@@ -863,7 +863,10 @@ static void test_predict(void **state)
     with_name(&r, TBBT_F_NAME, "x");            /* renamed away: proven absent */
     assert_int_equal(predict(x.ns, &r, &st), 1);
     assert_int_equal(st, 2);
-    with_name(&r, TBBT_F_NAME, "never");        /* open world: cannot tell */
+    with_name(&r, TBBT_F_NAME, "never");        /* d was made in the trace: it started empty */
+    assert_int_equal(predict(x.ns, &r, &st), 1);
+    assert_int_equal(st, 2);
+    by_id(&r, TBBT_F_ID, root);                 /* open world, at trace start: cannot tell */
     assert_int_equal(predict(x.ns, &r, &st), 0);
     mkrec(&r, TBBT_PROG_NFS3, "create", S(20));
     by_id(&r, TBBT_F_ID, d);
@@ -1117,7 +1120,7 @@ static void test_real_capture(void **state)
         x.final = tmp_path("real", ".tbbt");
         x.map = tmp_path("real", ".map");
         x.raw = g_strdup("/nonexistent");
-        assert_int_equal(tbbt__hier_run(raw, x.final, x.map, &x.ns, err, sizeof(err)), 0);
+        assert_int_equal(tbbt__hier_run(raw, x.final, x.map, NULL, &x.ns, err, sizeof(err)), 0);
         x.recs = read_all(x.final);
     }
     m = read_map(x.map);

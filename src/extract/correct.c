@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pre-play correction (TBBT paper 3.1, Table 2) and the --check pass: see
+ * correct.h.  The rules are the table `rules` below: an operation kind, the
+ * status the trace recorded, the status the model predicts, and the repair,
+ * one of a few primitives that insert corrective records:
+ *
+ *   MAKE_ABSENT   remove the name (a directory's contents first, deepest first)
+ *   MAKE_PRESENT  create the name (file, directory or symlink as the record tells)
+ *   EMPTY_DIR     remove every name in the directory the record names
+ *   FILL_DIR      create a file in the directory the record names
+ *   REPLACE       MAKE_ABSENT, then MAKE_PRESENT with the type the record needs
+ *   MAKE_GONE     remove every name of the object the record names (STALE)
+ *
+ * docs/correction.md lists the table with the reasoning for each case.
+ * Corrective records carry IDs and names but no handles (the player binds
+ * IDs to handles), the endpoint and credentials of the record they repair,
+ * TBBT_RF_CORRECTIVE, and a successful reply.
+ */
+#include "extract/correct.h"
+
+#include <glib.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/util.h"
+
+enum {
+    ST_OK = 0, ST_NOENT = 2, ST_EXIST = 17, ST_NOTDIR = 20, ST_ISDIR = 21, ST_INVAL = 22,
+    ST_NOTEMPTY = 66, ST_STALE = 70,
+    ST_ANY = -1,                /* in the rule table: any status but the recorded one */
+};
+
+enum repair {
+    R_NONE, R_MAKE_ABSENT, R_MAKE_PRESENT, R_EMPTY_DIR, R_FILL_DIR, R_REPLACE, R_MAKE_GONE,
+};
+
+/* Which name of the record a repair works on. */
+enum where { W_NAME, W_NAME2, W_NEW };   /* (fh, name), (fh2, name2), W_NEW: (fh, name) made */
+
+struct rule {
+    uint8_t op;                 /* enum tbbt_ns_op */
+    int16_t recorded, predicted;
+    uint8_t repair, where;
+};
+
+/*
+ * The table.  The first match wins.  Operations the namespace does not decide
+ * (permissions, space, verifiers) are never predicted, so they never reach it.
+ */
+static const struct rule rules[] = {
+    /* lookups: the name came or went without the capture seeing it */
+    { TBBT_NS_OP_LOOKUP, ST_OK, ST_NOENT, R_MAKE_PRESENT, W_NAME },
+    { TBBT_NS_OP_LOOKUP, ST_NOENT, ST_OK, R_MAKE_ABSENT, W_NAME },
+    /* creates: Table 2 "create, file already exists -> remove" */
+    { TBBT_NS_OP_CREATE, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_MKDIR, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_SYMLINK, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_MKNOD, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_CREATE, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NEW },
+    { TBBT_NS_OP_MKDIR, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NEW },
+    { TBBT_NS_OP_SYMLINK, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NEW },
+    { TBBT_NS_OP_MKNOD, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NEW },
+    /* removes: Table 2 "remove, file does not exist -> create" */
+    { TBBT_NS_OP_REMOVE, ST_OK, ST_NOENT, R_MAKE_PRESENT, W_NAME },
+    { TBBT_NS_OP_REMOVE, ST_OK, ST_ISDIR, R_REPLACE, W_NAME },
+    { TBBT_NS_OP_REMOVE, ST_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
+    /* rmdir: Table 2 "rmdir, directory not empty -> remove / rmdir" */
+    { TBBT_NS_OP_RMDIR, ST_OK, ST_NOTEMPTY, R_EMPTY_DIR, W_NAME },
+    { TBBT_NS_OP_RMDIR, ST_OK, ST_NOENT, R_MAKE_PRESENT, W_NAME },
+    { TBBT_NS_OP_RMDIR, ST_OK, ST_NOTDIR, R_REPLACE, W_NAME },
+    { TBBT_NS_OP_RMDIR, ST_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_RMDIR, ST_NOTEMPTY, ST_OK, R_FILL_DIR, W_NAME },
+    { TBBT_NS_OP_RMDIR, ST_NOTEMPTY, ST_NOENT, R_FILL_DIR, W_NAME },
+    { TBBT_NS_OP_RMDIR, ST_NOTDIR, ST_ANY, R_REPLACE, W_NAME },
+    /* renames: a lost create of the source, or a target in the way */
+    { TBBT_NS_OP_RENAME, ST_OK, ST_NOENT, R_MAKE_PRESENT, W_NAME },
+    { TBBT_NS_OP_RENAME, ST_OK, ST_NOTEMPTY, R_EMPTY_DIR, W_NAME2 },
+    { TBBT_NS_OP_RENAME, ST_OK, ST_ISDIR, R_MAKE_ABSENT, W_NAME2 },
+    { TBBT_NS_OP_RENAME, ST_OK, ST_NOTDIR, R_MAKE_ABSENT, W_NAME2 },
+    { TBBT_NS_OP_RENAME, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME2 },
+    { TBBT_NS_OP_RENAME, ST_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_RENAME, ST_NOTEMPTY, ST_OK, R_FILL_DIR, W_NAME2 },
+    /* links: the new name is in the way, or was made by a lost call */
+    { TBBT_NS_OP_LINK, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME2 },
+    { TBBT_NS_OP_LINK, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NAME2 },
+    /* an object the server no longer knows: its names went in lost calls */
+    { TBBT_NS_OP_ATTR, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_SETATTR, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_READ, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_WRITE, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_READLINK, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_READDIR, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_READDIRPLUS, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
+};
+
+/*
+ * Statuses the namespace decides (the only ones tbbt_ns_predict() gives): a
+ * recorded ACCES, IO, NOSPC, ROFS, XDEV, JUKEBOX ... says nothing the model
+ * can check, so such records are not compared.
+ */
+static bool decidable(int32_t st)
+{
+    return st == ST_OK || st == ST_NOENT || st == ST_EXIST || st == ST_NOTDIR ||
+           st == ST_ISDIR || st == ST_INVAL || st == ST_NOTEMPTY || st == ST_STALE;
+}
+
+#define MAX_DEPTH 256           /* deepest directory tree a repair empties */
+
+struct tbbt__corr {
+    bool repair;
+    uint64_t seed;
+    GPtrArray *pool;            /* struct tbbt_trace_rec *, reused */
+    size_t n_out;
+    GHashTable *fail_kinds, *rem_kinds, *corr_kinds;   /* char * -> uint64_t * */
+    struct tbbt__corr_stats st;
+    /* the record being repaired */
+    struct tbbt_ns *ns;
+    const struct tbbt_trace_rec *rec;
+    uint64_t t, hi;             /* next corrective call time, and its bound */
+    uint64_t fills;             /* names made by FILL_DIR */
+};
+
+struct tbbt__corr *tbbt__corr_new(bool repair, uint64_t seed)
+{
+    struct tbbt__corr *k = g_new0(struct tbbt__corr, 1);
+
+    k->repair = repair;
+    k->seed = seed;
+    k->pool = g_ptr_array_new();
+    k->fail_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    k->rem_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    k->corr_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    return k;
+}
+
+void tbbt__corr_free(struct tbbt__corr *k)
+{
+    if (!k)
+        return;
+    for (guint i = 0; i < k->pool->len; i++) {
+        tbbt_trace_rec_fini(k->pool->pdata[i]);
+        g_free(k->pool->pdata[i]);
+    }
+    g_ptr_array_free(k->pool, TRUE);
+    g_hash_table_destroy(k->fail_kinds);
+    g_hash_table_destroy(k->rem_kinds);
+    g_hash_table_destroy(k->corr_kinds);
+    g_free(k);
+}
+
+static void count(GHashTable *h, char *key)
+{
+    uint64_t *v = g_hash_table_lookup(h, key);
+
+    if (v) {
+        (*v)++;
+        g_free(key);
+    } else {
+        v = g_new(uint64_t, 1);
+        *v = 1;
+        g_hash_table_insert(h, key, v);
+    }
+}
+
+/* "create OK->EXIST" */
+static char *kind_name(const struct tbbt_trace_rec *rec, int32_t recorded, int32_t predicted)
+{
+    const char *p = tbbt_proc_name(rec->prog, rec->proc);
+    const char *a = tbbt_status_name(rec->prog, recorded);
+    const char *b = tbbt_status_name(rec->prog, predicted);
+    char na[16], nb[16];
+
+    if (!a)
+        snprintf(na, sizeof(na), "%" PRId32, recorded);
+    if (!b)
+        snprintf(nb, sizeof(nb), "%" PRId32, predicted);
+    return g_strdup_printf("%s %s->%s", p ? p : "?", a ? a : na, b ? b : nb);
+}
+
+/* splitmix64: the seeded, reproducible choice of corrective times */
+static uint64_t mix64(uint64_t x)
+{
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+/* ---- corrective records ------------------------------------------------------------ */
+
+/* Procedure numbers of the corrective operations (RFC 1813, RFC 1094). */
+static int corr_proc(int prog, enum tbbt_ns_op op)
+{
+    static const int v3[] = { [TBBT_NS_OP_CREATE] = 8, [TBBT_NS_OP_MKDIR] = 9,
+                              [TBBT_NS_OP_SYMLINK] = 10, [TBBT_NS_OP_REMOVE] = 12,
+                              [TBBT_NS_OP_RMDIR] = 13 };
+    static const int v2[] = { [TBBT_NS_OP_CREATE] = 9, [TBBT_NS_OP_MKDIR] = 14,
+                              [TBBT_NS_OP_SYMLINK] = 13, [TBBT_NS_OP_REMOVE] = 10,
+                              [TBBT_NS_OP_RMDIR] = 15 };
+
+    return prog == TBBT_PROG_NFS3 ? v3[op] : v2[op];
+}
+
+/* A corrective op on (dir, name), applied to the model and queued for writing. */
+static uint64_t emit(struct tbbt__corr *k, enum tbbt_ns_op op, uint64_t dir, const void *name,
+                     size_t len)
+{
+    const struct tbbt_trace_rec *src = k->rec;
+    struct tbbt_trace_rec *c;
+
+    if (k->n_out == k->pool->len) {
+        c = g_new(struct tbbt_trace_rec, 1);
+        tbbt_trace_rec_init(c);
+        g_ptr_array_add(k->pool, c);
+    }
+    c = k->pool->pdata[k->n_out++];
+    tbbt_trace_rec_clear(c);
+    c->call_ns = c->reply_ns = k->t;
+    if (k->t < k->hi)
+        k->t++;
+    c->prog = src->prog;
+    c->proc = (uint8_t)corr_proc(src->prog, op);
+    c->flags = TBBT_RF_REPLY | TBBT_RF_STATUS | TBBT_RF_CORRECTIVE | (src->flags & TBBT_RF_TCP);
+    c->endpoint = src->endpoint;
+    c->uid = src->uid;
+    c->gid = src->gid;
+    c->rpc_stat = TBBT_RPC_SUCCESS;
+    c->status = ST_OK;
+    TBBT_SET(c, TBBT_F_ID);
+    c->id = dir;
+    TBBT_SET(c, TBBT_F_NAME);
+    tbbt_trace_rec_set_str(c, &c->name, name, (uint32_t)len);
+    if (op == TBBT_NS_OP_CREATE || op == TBBT_NS_OP_MKDIR || op == TBBT_NS_OP_SYMLINK) {
+        TBBT_SET(c, TBBT_F_SATTR);
+        c->sattr.mask = TBBT_SA_MODE;
+        c->sattr.mode = op == TBBT_NS_OP_CREATE ? 0644 : op == TBBT_NS_OP_MKDIR ? 0755 : 0777;
+    }
+    if (op == TBBT_NS_OP_CREATE && src->prog == TBBT_PROG_NFS3) {
+        TBBT_SET(c, TBBT_F_CREATEMODE);
+        c->createmode = 1;      /* GUARDED: the replay must find the name free */
+    }
+    if (op == TBBT_NS_OP_SYMLINK) {
+        TBBT_SET(c, TBBT_F_TARGET);
+        tbbt_trace_rec_set_str(c, &c->target, "tbbt-corrective", 15);
+    }
+    tbbt_ns_apply(k->ns, c);
+    k->st.corrective++;
+    count(k->corr_kinds, g_strdup(tbbt_proc_name(c->prog, c->proc)));
+    return TBBT_HAS(c, TBBT_F_ID_OBJ) ? c->id_obj : 0;
+}
+
+static bool make_absent(struct tbbt__corr *k, uint64_t dir, const void *name, size_t len,
+                        int depth);
+
+struct kid {
+    char *name;
+    size_t len;
+};
+
+static void collect_kid(const void *name, size_t len, uint64_t child, void *arg)
+{
+    struct kid kd = { g_memdup2(name, len), len };
+
+    (void)child;
+    g_array_append_val((GArray *)arg, kd);
+}
+
+/* Removes every name in directory dir, deepest first. */
+static bool empty_dir(struct tbbt__corr *k, uint64_t dir, int depth)
+{
+    GArray *kids = g_array_new(FALSE, FALSE, sizeof(struct kid));
+    bool ok = depth < MAX_DEPTH;
+
+    if (ok)
+        tbbt_ns_each_child(k->ns, dir, collect_kid, kids);
+    for (guint i = 0; i < kids->len; i++) {
+        struct kid *kd = &g_array_index(kids, struct kid, i);
+        if (ok)
+            ok = make_absent(k, dir, kd->name, kd->len, depth + 1);
+        g_free(kd->name);
+    }
+    g_array_free(kids, TRUE);
+    return ok;
+}
+
+static bool make_absent(struct tbbt__corr *k, uint64_t dir, const void *name, size_t len,
+                        int depth)
+{
+    struct tbbt_ns_obj_info info;
+    uint64_t x;
+
+    if (tbbt_ns_lookup(k->ns, dir, name, len, &x) != TBBT_NS_PRESENT || x == dir ||
+        tbbt_ns_obj_info(k->ns, x, &info) < 0)
+        return false;
+    if (info.type == TBBT_NS_DIR) {
+        if (info.children && !empty_dir(k, x, depth))
+            return false;
+        emit(k, TBBT_NS_OP_RMDIR, dir, name, len);
+    } else {
+        emit(k, TBBT_NS_OP_REMOVE, dir, name, len);
+    }
+    return true;
+}
+
+static bool make_present(struct tbbt__corr *k, uint64_t dir, const void *name, size_t len,
+                         enum tbbt_ns_type type)
+{
+    enum tbbt_ns_op op = type == TBBT_NS_DIR ? TBBT_NS_OP_MKDIR
+                         : type == TBBT_NS_SYMLINK ? TBBT_NS_OP_SYMLINK : TBBT_NS_OP_CREATE;
+    uint64_t x;
+
+    if (!tbbt_ns_name_ok(name, len) ||
+        tbbt_ns_lookup(k->ns, dir, name, len, &x) != TBBT_NS_ABSENT)
+        return false;
+    return emit(k, op, dir, name, len) != 0;
+}
+
+static bool fill_dir(struct tbbt__corr *k, uint64_t dir)
+{
+    uint64_t x;
+
+    for (int tries = 0; tries < 64; tries++) {
+        char name[40];
+        int n = snprintf(name, sizeof(name), "tbbt-fill-%" PRIu64, ++k->fills);
+        if (tbbt_ns_lookup(k->ns, dir, name, (size_t)n, &x) == TBBT_NS_PRESENT)
+            continue;
+        return make_present(k, dir, name, (size_t)n, TBBT_NS_FILE);
+    }
+    return false;
+}
+
+struct obj_name {
+    uint64_t dir;
+    char *name;
+    size_t len;
+};
+
+static void collect_name(uint64_t dir, const void *name, size_t len, void *arg)
+{
+    struct obj_name on = { dir, g_memdup2(name, len), len };
+
+    g_array_append_val((GArray *)arg, on);
+}
+
+/* Removes every name of object x (a directory's contents first). */
+static bool make_gone(struct tbbt__corr *k, uint64_t x)
+{
+    GArray *names = g_array_new(FALSE, FALSE, sizeof(struct obj_name));
+    bool ok;
+
+    tbbt_ns_each_name(k->ns, x, collect_name, names);
+    ok = names->len > 0 || tbbt_ns_forget(k->ns, x, k->t);   /* never named: never made */
+    for (guint i = 0; i < names->len; i++) {
+        struct obj_name *on = &g_array_index(names, struct obj_name, i);
+        if (ok)
+            ok = make_absent(k, on->dir, on->name, on->len, 0);
+        g_free(on->name);
+    }
+    g_array_free(names, TRUE);
+    return ok;
+}
+
+/* The type a record needs the name it works on to have. */
+static enum tbbt_ns_type wanted_type(const struct tbbt_trace_rec *rec, int op)
+{
+    switch (op) {
+    case TBBT_NS_OP_MKDIR: case TBBT_NS_OP_RMDIR: return TBBT_NS_DIR;
+    case TBBT_NS_OP_SYMLINK: return TBBT_NS_SYMLINK;
+    case TBBT_NS_OP_LOOKUP:
+        if (TBBT_HAS(rec, TBBT_F_OBJ_ATTR))
+            return rec->obj_attr.type == 2 ? TBBT_NS_DIR
+                   : rec->obj_attr.type == 5 ? TBBT_NS_SYMLINK : TBBT_NS_FILE;
+        return TBBT_NS_FILE;
+    default: return TBBT_NS_FILE;
+    }
+}
+
+/* Applies rule r to the record; true if the repair could be made. */
+static bool repair(struct tbbt__corr *k, const struct rule *r)
+{
+    const struct tbbt_trace_rec *rec = k->rec;
+    bool second = r->where == W_NAME2;
+    const struct tbbt_str *nm = second ? &rec->name2 : &rec->name;
+    uint64_t dir = tbbt_ns_rec_dir(k->ns, rec, second), x;
+    enum tbbt_ns_type type = wanted_type(rec, r->op);
+
+    if (r->repair == R_MAKE_GONE)
+        return dir && make_gone(k, dir);
+    if (!dir || !TBBT_HAS(rec, second ? TBBT_F_NAME2 : TBBT_F_NAME))
+        return false;
+    switch (r->repair) {
+    case R_MAKE_ABSENT:
+        return make_absent(k, dir, nm->p, nm->len, 0);
+    case R_MAKE_PRESENT:
+        return make_present(k, dir, nm->p, nm->len, r->op == TBBT_NS_OP_RMDIR ? TBBT_NS_DIR
+                                                         : type);
+    case R_REPLACE:
+        if (tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
+            !make_absent(k, dir, nm->p, nm->len, 0))
+            return false;
+        return make_present(k, dir, nm->p, nm->len, type);
+    case R_EMPTY_DIR:
+        return tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
+               empty_dir(k, x, 0);
+    case R_FILL_DIR:
+        if (tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) != TBBT_NS_PRESENT &&
+            !make_present(k, dir, nm->p, nm->len, TBBT_NS_DIR))
+            return false;
+        return tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
+               fill_dir(k, x);
+    default:
+        return false;
+    }
+}
+
+static const struct rule *find_rule(int op, int32_t recorded, int32_t predicted)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(rules); i++) {
+        const struct rule *r = &rules[i];
+        if (r->op == op && r->recorded == recorded &&
+            (r->predicted == predicted || r->predicted == ST_ANY))
+            return r;
+    }
+    return NULL;
+}
+
+/* ---- stepping ---------------------------------------------------------------------- */
+
+/* -v: each mismatch with its record, in the text form of the trace. */
+static void log_mismatch(const struct tbbt_trace_rec *rec, int32_t predicted)
+{
+    GString *s = g_string_new(NULL);
+    const char *name = tbbt_status_name(rec->prog, predicted);
+
+    tbbt_trace_format_rec(s, rec);
+    tbbt_log(TBBT_LOG_DEBUG, "replay would give %s: %s", name ? name : "?", s->str);
+    g_string_free(s, TRUE);
+}
+
+static bool changes_names(int op)
+{
+    return op == TBBT_NS_OP_CREATE || op == TBBT_NS_OP_MKDIR || op == TBBT_NS_OP_SYMLINK ||
+           op == TBBT_NS_OP_MKNOD || op == TBBT_NS_OP_REMOVE || op == TBBT_NS_OP_RMDIR ||
+           op == TBBT_NS_OP_RENAME || op == TBBT_NS_OP_LINK;
+}
+
+/*
+ * A record without a recorded outcome: the replay will send it to a server in
+ * the model's state, so the model takes the outcome it predicts (success when
+ * it cannot tell); the record itself keeps saying "no reply".
+ */
+static void apply_unrecorded(struct tbbt__corr *k, struct tbbt_ns *ns,
+                             struct tbbt_trace_rec *rec, int op)
+{
+    uint16_t flags = rec->flags;
+    uint8_t rpc_stat = rec->rpc_stat;
+    int32_t status = rec->status, st = ST_OK;
+
+    k->st.unchecked++;
+    if (!changes_names(op) || (rec->flags & TBBT_RF_NO_CALL)) {
+        tbbt_ns_apply(ns, rec);
+        return;
+    }
+    if (!tbbt_ns_predict(ns, rec, &st))
+        st = ST_OK;
+    rec->flags |= TBBT_RF_REPLY | TBBT_RF_STATUS;
+    rec->rpc_stat = TBBT_RPC_SUCCESS;
+    rec->status = st;
+    tbbt_ns_apply(ns, rec);
+    rec->flags = flags;
+    rec->rpc_stat = rpc_stat;
+    rec->status = status;
+}
+
+size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec,
+                       uint64_t prev_ns, struct tbbt_trace_rec *const **out)
+{
+    int op = tbbt_ns_op(rec);
+    int32_t st = 0;
+    uint64_t now = rec->call_ns ? rec->call_ns : rec->reply_ns;
+    const struct rule *r;
+
+    k->n_out = 0;
+    *out = NULL;
+    k->st.records++;
+    if (!((rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
+          (rec->flags & TBBT_RF_STATUS)) || op == TBBT_NS_OP_NONE) {
+        apply_unrecorded(k, ns, rec, op);
+        return 0;
+    }
+    if (!decidable(rec->status)) {
+        k->st.undecided++;
+        tbbt_ns_apply(ns, rec);
+        return 0;
+    }
+    k->st.checked++;
+    if (!tbbt_ns_predict(ns, rec, &st) || st == rec->status) {
+        tbbt_ns_apply(ns, rec);
+        return 0;
+    }
+    k->st.failures++;
+    count(k->fail_kinds, kind_name(rec, rec->status, st));
+    if (TBBT_LOG_DEBUG <= tbbt__log_level)
+        log_mismatch(rec, st);
+    r = k->repair && (rec->prog == TBBT_PROG_NFS2 || rec->prog == TBBT_PROG_NFS3)
+            ? find_rule(op, rec->status, st) : NULL;
+    if (r) {
+        /* one seeded time in [prev, now] for the group, then 1 ns apart */
+        uint64_t lo = MIN(prev_ns, now), span = now - lo;
+        k->ns = ns;
+        k->rec = rec;
+        k->hi = now;
+        k->t = lo + (span ? mix64(k->seed ^ mix64(k->st.records)) % (span + 1) : 0);
+        repair(k, r);
+    }
+    if (!r || (tbbt_ns_predict(ns, rec, &st) && st != rec->status)) {
+        k->st.remaining++;
+        count(k->rem_kinds, kind_name(rec, rec->status, st));
+    }
+    tbbt_ns_apply(ns, rec);
+    *out = (struct tbbt_trace_rec *const *)k->pool->pdata;    /* emit() may have moved it */
+    return k->n_out;
+}
+
+void tbbt__corr_stats(const struct tbbt__corr *k, struct tbbt__corr_stats *st)
+{
+    *st = k->st;
+}
+
+static gint cmp_str(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* {kind: count} in byte order of the kinds. */
+static void json_kinds(struct tbbt_json *j, const char *key, GHashTable *h)
+{
+    GPtrArray *keys = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer kk, v;
+
+    g_hash_table_iter_init(&it, h);
+    while (g_hash_table_iter_next(&it, &kk, &v))
+        g_ptr_array_add(keys, kk);
+    g_ptr_array_sort(keys, cmp_str);
+    tbbt_json_key(j, key);
+    tbbt_json_begin_object(j);
+    for (guint i = 0; i < keys->len; i++)
+        tbbt_json_kv_uint(j, keys->pdata[i], *(uint64_t *)g_hash_table_lookup(h, keys->pdata[i]));
+    tbbt_json_end_object(j);
+    g_ptr_array_free(keys, TRUE);
+}
+
+void tbbt__corr_summary(const struct tbbt__corr *k, const struct tbbt__corr *check,
+                        struct tbbt_json *j)
+{
+    uint64_t all = k->st.records + k->st.corrective;
+
+    tbbt_json_kv_uint(j, "replay_failures", k->st.failures);
+    tbbt_json_kv_uint(j, "remaining_mismatches",
+                      check ? check->st.failures : k->st.remaining);
+    json_kinds(j, "corrective_ops", k->corr_kinds);
+    tbbt_json_key(j, "corrective_share");
+    tbbt_json_double(j, all ? (double)k->st.corrective / (double)all : 0.0);
+    tbbt_json_kv_uint(j, "checked_records", k->st.checked);
+    tbbt_json_kv_uint(j, "unchecked_records", k->st.unchecked);
+    tbbt_json_kv_uint(j, "undecided_records", k->st.undecided);
+    json_kinds(j, "replay_failure_kinds", k->fail_kinds);
+    json_kinds(j, "remaining_mismatch_kinds", check ? check->fail_kinds : k->rem_kinds);
+}
+
+/* ---- the --check pass -------------------------------------------------------------- */
+
+int tbbt__check_run(const char *trace_path, const char *map_path, struct tbbt__corr **out,
+                    char *errbuf, size_t errlen)
+{
+    struct tbbt_ns *ns = tbbt_ns_new();
+    struct tbbt__corr *k = tbbt__corr_new(false, 0);
+    struct tbbt_trace_reader *r = NULL;
+    struct tbbt_trace_rec rec;
+    struct tbbt_trace_rec *const *extra;
+    int err = 0, rc;
+
+    *out = NULL;
+    tbbt_trace_rec_init(&rec);
+    if ((rc = tbbt_ns_load_start(ns, map_path, errbuf, errlen)) < 0)
+        goto done;
+    if (!(r = tbbt_trace_reader_open(trace_path, &err))) {
+        snprintf(errbuf, errlen, "cannot read trace '%s': %s", trace_path, tbbt_strerror(err));
+        rc = err;
+        goto done;
+    }
+    while ((rc = tbbt_trace_reader_next(r, &rec)) == 1)
+        tbbt__corr_step(k, ns, &rec, 0, &extra);
+    if (rc < 0)
+        snprintf(errbuf, errlen, "cannot read trace '%s': %s (at byte %" PRIu64 ")", trace_path,
+                 tbbt_strerror(rc), tbbt_trace_reader_offset(r));
+done:
+    if (r)
+        tbbt_trace_reader_close(r);
+    tbbt_trace_rec_fini(&rec);
+    tbbt_ns_free(ns);
+    if (rc == 0)
+        *out = k;
+    else
+        tbbt__corr_free(k);
+    return rc;
+}
