@@ -6,61 +6,79 @@
  * trace rewrites handles; docs/trace-format.md for the definition records).
  *
  * Handles live back to back in one byte pool with an offset per reference;
- * an open-addressing index of references (linear probing, load <= 1/2)
- * finds a value's reference.  Nothing here checks more than the bounds the
+ * an open-addressing index of references and their hashes (linear
+ * probing, load <= 1/2) finds a value's reference.  Nothing here checks more than the bounds the
  * file format enforces.
  */
 #include "trace/trace-int.h"
 
 #include <string.h>
 
-#define EMPTY UINT32_MAX
+#define EMPTY UINT64_MAX
 #define INDEX_MIN 64
 
-/* Open-addressing index over references; the tables supply hashes and equality. */
+/*
+ * Open-addressing index over references; the tables supply equality.  A slot
+ * holds a reference with its value's 32-bit hash (hash << 32 | ref), so a
+ * probe passes over other values, and the index regrows, without touching
+ * the values themselves (the handle pool is large and mostly cold).
+ */
 struct refindex {
-    uint32_t *slots;
+    uint64_t *slots;
     uint32_t mask;
 };
 
 static void index_init(struct refindex *x)
 {
-    x->slots = g_new(uint32_t, INDEX_MIN);
-    memset(x->slots, 0xff, INDEX_MIN * sizeof(uint32_t));
+    x->slots = g_new(uint64_t, INDEX_MIN);
+    memset(x->slots, 0xff, INDEX_MIN * sizeof(uint64_t));
     x->mask = INDEX_MIN - 1;
 }
 
-/* Returns the slot holding ref for which eq() holds, or the empty slot to fill. */
-static uint32_t *index_find(struct refindex *x, uint32_t hash,
-                            bool (*eq)(const void *tab, uint32_t ref, const void *key),
-                            const void *tab, const void *key)
+static uint32_t slot_ref(uint64_t slot)
+{
+    return (uint32_t)slot;
+}
+
+/* Returns the slot holding the ref with this hash for which eq() holds, or the empty
+ * slot to fill. */
+static inline uint64_t *index_find(struct refindex *x, uint32_t hash,
+                                   bool (*eq)(const void *tab, uint32_t ref, const void *key),
+                                   const void *tab, const void *key)
 {
     uint32_t i = hash & x->mask;
 
-    while (x->slots[i] != EMPTY && !eq(tab, x->slots[i], key))
-        i = (i + 1) & x->mask;
-    return &x->slots[i];
+    for (;; i = (i + 1) & x->mask) {
+        uint64_t v = x->slots[i];
+        if (v == EMPTY || ((uint32_t)(v >> 32) == hash && eq(tab, slot_ref(v), key)))
+            return &x->slots[i];
+    }
 }
 
-/* Doubles the index when count reaches half of it; hash(tab, ref) rehashes. */
-static void index_grow(struct refindex *x, uint32_t count,
-                       uint32_t (*hash)(const void *tab, uint32_t ref), const void *tab)
+/* Fills the empty slot that index_find() returned, then doubles the index when count
+ * (references now in it) reaches half of it. */
+static void index_put(struct refindex *x, uint64_t *slot, uint32_t hash, uint32_t ref,
+                      uint32_t count)
 {
+    uint64_t *old = x->slots;
     uint32_t n = x->mask + 1;
 
+    *slot = (uint64_t)hash << 32 | ref;
     if ((uint64_t)count * 2 < n)
         return;
-    g_free(x->slots);
-    n *= 2;
-    x->slots = g_new(uint32_t, n);
-    memset(x->slots, 0xff, n * sizeof(uint32_t));
-    x->mask = n - 1;
-    for (uint32_t ref = 0; ref < count; ref++) {
-        uint32_t i = hash(tab, ref) & x->mask;
+    x->slots = g_new(uint64_t, 2 * (size_t)n);
+    memset(x->slots, 0xff, 2 * (size_t)n * sizeof(uint64_t));
+    x->mask = 2 * n - 1;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t i;
+        if (old[j] == EMPTY)
+            continue;
+        i = (uint32_t)(old[j] >> 32) & x->mask;
         while (x->slots[i] != EMPTY)
             i = (i + 1) & x->mask;
-        x->slots[i] = ref;
+        x->slots[i] = old[j];
     }
+    g_free(old);
 }
 
 static uint32_t mix(uint64_t h)
@@ -93,7 +111,6 @@ struct tbbt_fhtab {
     uint8_t *pool;          /* handle bytes back to back */
     size_t pool_len, pool_cap;
     size_t *off;            /* off[ref] .. off[ref + 1]: bytes of ref */
-    uint32_t *hash;         /* hash of ref */
     uint32_t count, cap;
     struct refindex index;
 };
@@ -112,11 +129,6 @@ static bool fh_eq(const void *tab, uint32_t ref, const void *key)
            (k->len == 0 || memcmp(t->pool + t->off[ref], k->p, k->len) == 0);
 }
 
-static uint32_t fh_rehash(const void *tab, uint32_t ref)
-{
-    return ((const struct tbbt_fhtab *)tab)->hash[ref];
-}
-
 struct tbbt_fhtab *tbbt_fhtab_new(void)
 {
     struct tbbt_fhtab *t = g_new0(struct tbbt_fhtab, 1);
@@ -124,7 +136,6 @@ struct tbbt_fhtab *tbbt_fhtab_new(void)
     t->cap = 256;
     t->off = g_new(size_t, t->cap + 1);
     t->off[0] = 0;
-    t->hash = g_new(uint32_t, t->cap);
     t->pool_cap = 256 * 32;
     t->pool = g_malloc(t->pool_cap);
     index_init(&t->index);
@@ -137,12 +148,11 @@ void tbbt_fhtab_free(struct tbbt_fhtab *t)
         return;
     g_free(t->pool);
     g_free(t->off);
-    g_free(t->hash);
     g_free(t->index.slots);
     g_free(t);
 }
 
-static uint32_t fh_append(struct tbbt_fhtab *t, uint32_t *slot, const struct fh_key *k,
+static uint32_t fh_append(struct tbbt_fhtab *t, uint64_t *slot, const struct fh_key *k,
                           uint32_t h)
 {
     uint32_t ref = t->count;
@@ -150,7 +160,6 @@ static uint32_t fh_append(struct tbbt_fhtab *t, uint32_t *slot, const struct fh_
     if (t->count == t->cap) {
         t->cap *= 2;
         t->off = g_renew(size_t, t->off, t->cap + 1);
-        t->hash = g_renew(uint32_t, t->hash, t->cap);
     }
     if (t->pool_cap - t->pool_len < k->len) {
         t->pool_cap *= 2;
@@ -160,10 +169,8 @@ static uint32_t fh_append(struct tbbt_fhtab *t, uint32_t *slot, const struct fh_
         memcpy(t->pool + t->pool_len, k->p, k->len);
     t->pool_len += k->len;
     t->off[ref + 1] = t->pool_len;
-    t->hash[ref] = h;
-    *slot = ref;
     t->count++;
-    index_grow(&t->index, t->count, fh_rehash, t);
+    index_put(&t->index, slot, h, ref, t->count);
     return ref;
 }
 
@@ -171,10 +178,10 @@ uint32_t tbbt_fhtab_intern(struct tbbt_fhtab *t, const void *fh, uint32_t len)
 {
     struct fh_key k = {fh, len > TBBT_FH_MAX ? TBBT_FH_MAX : len};
     uint32_t h = hash_bytes(k.p, k.len, 0);
-    uint32_t *slot = index_find(&t->index, h, fh_eq, t, &k);
+    uint64_t *slot = index_find(&t->index, h, fh_eq, t, &k);
 
     if (*slot != EMPTY)
-        return *slot;
+        return slot_ref(*slot);
     return fh_append(t, slot, &k, h);
 }
 
@@ -182,7 +189,7 @@ int tbbt_fhtab_add(struct tbbt_fhtab *t, uint32_t ref, const void *fh, uint32_t 
 {
     struct fh_key k = {fh, len};
     uint32_t h;
-    uint32_t *slot;
+    uint64_t *slot;
 
     if (ref != t->count || len > TBBT_FH_MAX)
         return TBBT_E_BADREC;
@@ -248,11 +255,6 @@ static bool ep_eq(const void *tab, uint32_t ref, const void *key)
            strcmp(a->server, b->server) == 0;
 }
 
-static uint32_t ep_rehash(const void *tab, uint32_t ref)
-{
-    return ep_hash(&((const struct tbbt_eptab *)tab)->eps[ref]);
-}
-
 struct tbbt_eptab *tbbt_eptab_new(void)
 {
     struct tbbt_eptab *t = g_new0(struct tbbt_eptab, 1);
@@ -272,7 +274,8 @@ void tbbt_eptab_free(struct tbbt_eptab *t)
     g_free(t);
 }
 
-static uint32_t ep_append(struct tbbt_eptab *t, uint32_t *slot, const struct tbbt_endpoint *e)
+static uint32_t ep_append(struct tbbt_eptab *t, uint64_t *slot, const struct tbbt_endpoint *e,
+                          uint32_t h)
 {
     uint32_t ref = t->count;
 
@@ -281,28 +284,30 @@ static uint32_t ep_append(struct tbbt_eptab *t, uint32_t *slot, const struct tbb
         t->eps = g_renew(struct tbbt_endpoint, t->eps, t->cap);
     }
     t->eps[ref] = *e;
-    *slot = ref;
     t->count++;
-    index_grow(&t->index, t->count, ep_rehash, t);
+    index_put(&t->index, slot, h, ref, t->count);
     return ref;
 }
 
 uint32_t tbbt_eptab_intern(struct tbbt_eptab *t, const struct tbbt_endpoint *ep)
 {
     struct tbbt_endpoint e;
-    uint32_t *slot;
+    uint64_t *slot;
+    uint32_t h;
 
     ep_normalize(&e, ep);
-    slot = index_find(&t->index, ep_hash(&e), ep_eq, t, &e);
+    h = ep_hash(&e);
+    slot = index_find(&t->index, h, ep_eq, t, &e);
     if (*slot != EMPTY)
-        return *slot;
-    return ep_append(t, slot, &e);
+        return slot_ref(*slot);
+    return ep_append(t, slot, &e, h);
 }
 
 int tbbt_eptab_add(struct tbbt_eptab *t, uint32_t ref, const struct tbbt_endpoint *ep)
 {
     struct tbbt_endpoint e;
-    uint32_t *slot;
+    uint64_t *slot;
+    uint32_t h;
 
     if (ref != t->count)
         return TBBT_E_BADREC;
@@ -310,10 +315,11 @@ int tbbt_eptab_add(struct tbbt_eptab *t, uint32_t ref, const struct tbbt_endpoin
         !tbbt__addr_valid(ep->server, strnlen(ep->server, sizeof(ep->server))))
         return TBBT_E_BADREC;
     ep_normalize(&e, ep);
-    slot = index_find(&t->index, ep_hash(&e), ep_eq, t, &e);
+    h = ep_hash(&e);
+    slot = index_find(&t->index, h, ep_eq, t, &e);
     if (*slot != EMPTY)
         return TBBT_E_BADREC;
-    ep_append(t, slot, &e);
+    ep_append(t, slot, &e, h);
     return 0;
 }
 
