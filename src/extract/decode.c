@@ -117,7 +117,11 @@ bool tbbt__dec_void(struct tbbt__dec *d)
     return true;
 }
 
-/* Why the item at pos did not decode: TBBT_E_TRUNC or TBBT_E_BADREC (see top). */
+/*
+ * Why the item at pos did not decode: TBBT_E_TRUNC or TBBT_E_BADREC (see top).
+ * ITEM_MAX zeros after the rem bytes left are enough: an item that decodes
+ * reads fewer than ITEM_MAX bytes, so more zeros could not change the outcome.
+ */
 __attribute__((noinline, cold))
 static int classify(struct tbbt__dec *d, u_int pos, xdrproc_t proc, void *obj)
 {
@@ -129,8 +133,8 @@ static int classify(struct tbbt__dec *d, u_int pos, xdrproc_t proc, void *obj)
     if (!d->trunc || rem >= ITEM_MAX)
         return TBBT_E_BADREC;
     memcpy(pad, d->p + pos, rem);
-    memset(pad + rem, 0, sizeof(pad) - rem);
-    xdrmem_create(&x, (char *)pad, sizeof(pad), XDR_DECODE);
+    memset(pad + rem, 0, ITEM_MAX);
+    xdrmem_create(&x, (char *)pad, rem + ITEM_MAX, XDR_DECODE);
     ok = proc(&x, obj);
     return ok ? TBBT_E_TRUNC : TBBT_E_BADREC;
 }
