@@ -170,6 +170,7 @@ struct tbbt__conv {
     struct tbbt__corr *corr;       /* pre-play of pass B */
     struct tbbt__corr *check;      /* --check: the closed-world pass over the result */
     char *tmp_dir;                 /* a private temporary directory, or NULL */
+    bool keep_raw;                 /* raw_path is the user's input trace */
     uint64_t pass_a_ns, pass_b_ns, check_ns;
 };
 
@@ -820,8 +821,9 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     tbbt_json_init(&j);
     tbbt_json_begin_object(&j);
     tbbt_json_key(&j, "input_format");
-    tbbt_json_string(&j, c->src->name);
-    c->src->summary(c, &j);
+    tbbt_json_string(&j, c->keep_raw ? "tbbt" : c->src->name);
+    if (!c->keep_raw)
+        c->src->summary(c, &j);
     tbbt_json_kv_uint(&j, "rpc_calls", c->rpc_calls);
     tbbt_json_kv_uint(&j, "rpc_replies", c->rpc_replies);
     tbbt_json_kv_uint(&j, "pairs", ps->pairs - c->other_prog_pairs);
@@ -1060,7 +1062,8 @@ static void drop_temporaries(struct tbbt__conv *c)
     const char *out = c->o->output;
 
     /* each is gone already if it was renamed into place */
-    g_unlink(c->raw_path);
+    if (!c->keep_raw)
+        g_unlink(c->raw_path);
     if (c->final_tmp && (!out || strcmp(c->final_tmp, out) != 0))
         g_unlink(c->final_tmp);
     if (c->map_tmp)
@@ -1074,6 +1077,42 @@ static void drop_temporaries(struct tbbt__conv *c)
     g_free(c->tmp_dir);
 }
 
+/*
+ * A TBBT trace as input: pass B alone, over it (a trace edited in its text
+ * form, or converted by another version).  Its ID fields are recomputed.
+ */
+static int rerun_pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
+{
+    int rc;
+    char *text;
+
+    if (c->o->n_inputs != 1) {
+        snprintf(errbuf, errlen, "a TBBT trace input must be the only input");
+        return TBBT_E_RANGE;
+    }
+    g_free(c->raw_path);
+    c->raw_path = g_strdup(c->o->inputs[0]);
+    c->keep_raw = true;
+    if ((rc = tbbt__hier_scan(c->ns, c->raw_path, errbuf, errlen)) < 0 ||
+        (rc = pass_b(c, errbuf, errlen)) < 0)
+        return rc;
+    if ((rc = put_in_place(c->final_tmp, c->o->output)) < 0 ||
+        (rc = put_in_place(c->map_tmp, c->map_path)) < 0) {
+        snprintf(errbuf, errlen, "cannot write '%s' or its map: %s", c->o->output,
+                 tbbt_strerror(rc));
+        return rc;
+    }
+    if (!c->o->summary_json)
+        return 0;
+    text = summary_text(c, (double)(tbbt_now_ns() - c->started_ns) / 1e9, input_bytes(c->o));
+    rc = tbbt_json_write_file(c->o->summary_json, text);
+    g_free(text);
+    if (rc < 0)
+        snprintf(errbuf, errlen, "cannot write summary '%s': %s", c->o->summary_json,
+                 tbbt_strerror(rc));
+    return rc;
+}
+
 int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t errlen)
 {
     struct tbbt__conv *c = g_new0(struct tbbt__conv, 1);
@@ -1082,6 +1121,10 @@ int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t err
     c->o = o;
     core_init(c, o);
     plan_paths(c);
+    if (tbbt_convert_is_trace(o->inputs[0])) {
+        rc = rerun_pass_b(c, errbuf, errlen);
+        goto out;
+    }
     c->w = tbbt_trace_writer_open(c->raw_path, c->fh, c->ep, &err);
     if (!c->w) {
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->raw_path, tbbt_strerror(err));

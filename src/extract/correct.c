@@ -118,8 +118,11 @@ struct tbbt__corr {
     /* the record being repaired */
     struct tbbt_ns *ns;
     const struct tbbt_trace_rec *rec;
-    uint64_t t, hi;             /* next corrective call time, and its bound */
+    uint64_t t, lo, hi;         /* next corrective call time, and its bounds */
+    bool t_set;                 /* t chosen for this record */
     uint64_t fills;             /* names made by FILL_DIR */
+    bool hooked;                /* on_infer is the model's inference hook */
+    bool applying;              /* emit() is applying a corrective record */
 };
 
 struct tbbt__corr *tbbt__corr_new(bool repair, uint64_t seed)
@@ -195,21 +198,29 @@ static int corr_proc(int prog, enum tbbt_ns_op op)
 {
     static const int v3[] = { [TBBT_NS_OP_CREATE] = 8, [TBBT_NS_OP_MKDIR] = 9,
                               [TBBT_NS_OP_SYMLINK] = 10, [TBBT_NS_OP_REMOVE] = 12,
-                              [TBBT_NS_OP_RMDIR] = 13 };
+                              [TBBT_NS_OP_RMDIR] = 13, [TBBT_NS_OP_RENAME] = 14 };
     static const int v2[] = { [TBBT_NS_OP_CREATE] = 9, [TBBT_NS_OP_MKDIR] = 14,
                               [TBBT_NS_OP_SYMLINK] = 13, [TBBT_NS_OP_REMOVE] = 10,
-                              [TBBT_NS_OP_RMDIR] = 15 };
+                              [TBBT_NS_OP_RMDIR] = 15, [TBBT_NS_OP_RENAME] = 11 };
 
     return prog == TBBT_PROG_NFS3 ? v3[op] : v2[op];
 }
 
-/* A corrective op on (dir, name), applied to the model and queued for writing. */
-static uint64_t emit(struct tbbt__corr *k, enum tbbt_ns_op op, uint64_t dir, const void *name,
-                     size_t len)
+/*
+ * A corrective op on (dir, name), queued for writing; the caller applies it
+ * (or not, when the model has already inferred it).
+ */
+static struct tbbt_trace_rec *build(struct tbbt__corr *k, enum tbbt_ns_op op, uint64_t dir,
+                                    const void *name, size_t len)
 {
     const struct tbbt_trace_rec *src = k->rec;
     struct tbbt_trace_rec *c;
 
+    if (!k->t_set) {    /* one seeded time in [prev, now] for the group, then 1 ns apart */
+        uint64_t span = k->hi - k->lo;
+        k->t = k->lo + (span ? mix64(k->seed ^ mix64(k->st.records)) % (span + 1) : 0);
+        k->t_set = true;
+    }
     if (k->n_out == k->pool->len) {
         c = g_new(struct tbbt_trace_rec, 1);
         tbbt_trace_rec_init(c);
@@ -245,10 +256,71 @@ static uint64_t emit(struct tbbt__corr *k, enum tbbt_ns_op op, uint64_t dir, con
         TBBT_SET(c, TBBT_F_TARGET);
         tbbt_trace_rec_set_str(c, &c->target, "tbbt-corrective", 15);
     }
-    tbbt_ns_apply(k->ns, c);
     k->st.corrective++;
     count(k->corr_kinds, g_strdup(tbbt_proc_name(c->prog, c->proc)));
+    return c;
+}
+
+/* A corrective op on (dir, name), applied to the model and queued for writing. */
+static uint64_t emit(struct tbbt__corr *k, enum tbbt_ns_op op, uint64_t dir, const void *name,
+                     size_t len)
+{
+    struct tbbt_trace_rec *c = build(k, op, dir, name, len);
+
+    k->applying = true;     /* what the model infers from it is this record's doing */
+    tbbt_ns_apply(k->ns, c);
+    k->applying = false;
     return TBBT_HAS(c, TBBT_F_ID_OBJ) ? c->id_obj : 0;
+}
+
+/*
+ * The model inferred a lost call while applying the record (a name seen in a
+ * directory made in the trace, a name proven absent, a directory found
+ * elsewhere): the same call, as a corrective record, so that the replay
+ * does what the model did.  The model has applied it already.
+ */
+static void on_infer(void *arg, const struct tbbt_ns_inferred *e)
+{
+    static const char *const what[] = { "inferred-create", "inferred-remove",
+                                        "inferred-rename" };
+    struct tbbt__corr *k = arg;
+    const struct tbbt_trace_rec *rec = k->rec;
+    struct tbbt_trace_rec *c;
+    enum tbbt_ns_op op;
+
+    if (k->applying)
+        return;
+    k->st.failures++;
+    count(k->fail_kinds, g_strdup_printf("%s %s", tbbt_proc_name(rec->prog, rec->proc),
+                                         what[e->kind]));
+    if (!k->repair || (rec->prog != TBBT_PROG_NFS2 && rec->prog != TBBT_PROG_NFS3) ||
+        !tbbt_ns_name_ok(e->name, e->len)) {
+        k->st.remaining++;
+        count(k->rem_kinds, g_strdup_printf("%s %s", tbbt_proc_name(rec->prog, rec->proc),
+                                            what[e->kind]));
+        return;
+    }
+    switch (e->kind) {
+    case TBBT_NS_INFER_CREATE:
+        op = e->type == TBBT_NS_DIR ? TBBT_NS_OP_MKDIR
+             : e->type == TBBT_NS_SYMLINK ? TBBT_NS_OP_SYMLINK : TBBT_NS_OP_CREATE;
+        break;
+    case TBBT_NS_INFER_REMOVE:
+        op = e->type == TBBT_NS_DIR ? TBBT_NS_OP_RMDIR : TBBT_NS_OP_REMOVE;
+        break;
+    default:
+        op = TBBT_NS_OP_RENAME;
+        break;
+    }
+    c = build(k, op, e->dir, e->name, e->len);
+    TBBT_SET(c, TBBT_F_ID_OBJ);
+    c->id_obj = e->obj;
+    if (op == TBBT_NS_OP_RENAME) {
+        TBBT_SET(c, TBBT_F_ID2);
+        c->id2 = e->dir2;
+        TBBT_SET(c, TBBT_F_NAME2);
+        tbbt_trace_rec_set_str(c, &c->name2, e->name2, (uint32_t)e->len2);
+    }
 }
 
 static bool make_absent(struct tbbt__corr *k, uint64_t dir, const void *name, size_t len,
@@ -474,53 +546,58 @@ static void apply_unrecorded(struct tbbt__corr *k, struct tbbt_ns *ns,
     rec->status = status;
 }
 
-size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec,
-                       uint64_t prev_ns, struct tbbt_trace_rec *const **out)
+/* Compares rec's recorded outcome with the prediction and repairs; rec not applied yet. */
+static void compare(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec, int op)
 {
-    int op = tbbt_ns_op(rec);
     int32_t st = 0;
-    uint64_t now = rec->call_ns ? rec->call_ns : rec->reply_ns;
     const struct rule *r;
 
-    k->n_out = 0;
-    *out = NULL;
-    k->st.records++;
-    if (!((rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
-          (rec->flags & TBBT_RF_STATUS)) || op == TBBT_NS_OP_NONE) {
-        apply_unrecorded(k, ns, rec, op);
-        return 0;
-    }
     if (!decidable(rec->status)) {
         k->st.undecided++;
-        tbbt_ns_apply(ns, rec);
-        return 0;
+        return;
     }
     k->st.checked++;
-    if (!tbbt_ns_predict(ns, rec, &st) || st == rec->status) {
-        tbbt_ns_apply(ns, rec);
-        return 0;
-    }
+    if (!tbbt_ns_predict(ns, rec, &st) || st == rec->status)
+        return;
     k->st.failures++;
     count(k->fail_kinds, kind_name(rec, rec->status, st));
     if (TBBT_LOG_DEBUG <= tbbt__log_level)
         log_mismatch(rec, st);
     r = k->repair && (rec->prog == TBBT_PROG_NFS2 || rec->prog == TBBT_PROG_NFS3)
             ? find_rule(op, rec->status, st) : NULL;
-    if (r) {
-        /* one seeded time in [prev, now] for the group, then 1 ns apart */
-        uint64_t lo = MIN(prev_ns, now), span = now - lo;
-        k->ns = ns;
-        k->rec = rec;
-        k->hi = now;
-        k->t = lo + (span ? mix64(k->seed ^ mix64(k->st.records)) % (span + 1) : 0);
+    if (r)
         repair(k, r);
-    }
     if (!r || (tbbt_ns_predict(ns, rec, &st) && st != rec->status)) {
         k->st.remaining++;
         count(k->rem_kinds, kind_name(rec, rec->status, st));
     }
-    tbbt_ns_apply(ns, rec);
-    *out = (struct tbbt_trace_rec *const *)k->pool->pdata;    /* emit() may have moved it */
+}
+
+size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec,
+                       uint64_t prev_ns, struct tbbt_trace_rec *const **out)
+{
+    int op = tbbt_ns_op(rec);
+    uint64_t now = rec->call_ns ? rec->call_ns : rec->reply_ns;
+
+    k->n_out = 0;
+    k->st.records++;
+    k->ns = ns;
+    k->rec = rec;
+    k->hi = now;
+    k->lo = MIN(prev_ns, now);
+    k->t_set = false;
+    if (!k->hooked && !tbbt_ns_by_id(ns)) {
+        tbbt_ns_set_infer(ns, on_infer, k);
+        k->hooked = true;
+    }
+    if (!((rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
+          (rec->flags & TBBT_RF_STATUS)) || op == TBBT_NS_OP_NONE) {
+        apply_unrecorded(k, ns, rec, op);
+    } else {
+        compare(k, ns, rec, op);
+        tbbt_ns_apply(ns, rec);     /* may infer lost calls: on_infer() adds records */
+    }
+    *out = (struct tbbt_trace_rec *const *)k->pool->pdata;    /* build() may have moved it */
     return k->n_out;
 }
 

@@ -278,12 +278,16 @@ static void place(struct ctx *c, uint32_t dir, uint32_t name, uint32_t id, uint3
     if (old && (o->type == TBBT_NS_DIR ||
                 ((o->flags & OF_NLINK) && o->nlink <= live_count(ns, id)))) {
         ns->st.inferred_creates++;
+        tbbt__ns_infer(ns, TBBT_NS_INFER_RENAME, ns_link(ns, old)->parent,
+                       ns_link(ns, old)->name, dir, name, id);
         tbbt__ns_link_move(ns, old, dir, name, c->t);
         return;
     }
     if (l)
         ns->st.inferred_creates++;
     tbbt__ns_link_add(ns, dir, name, id, sighting_time(c, dir, l));
+    if (sighting_time(c, dir, l))       /* made by a lost call */
+        tbbt__ns_infer(ns, TBBT_NS_INFER_CREATE, dir, name, 0, 0, id);
 }
 
 /* A new object named (dir, name) that the model did not know of. */
@@ -303,6 +307,7 @@ static void absent(struct ctx *c, uint32_t dir, uint32_t name)
 
     if (l && ns_link_live(ns_link(c->ns, l))) {
         c->ns->st.inferred_removes++;
+        tbbt__ns_infer(c->ns, TBBT_NS_INFER_REMOVE, dir, name, 0, 0, ns_link(c->ns, l)->child);
         tbbt__ns_link_end(c->ns, l, c->t);
     } else if (!l) {
         tbbt__ns_neg_add(c->ns, dir, name);
@@ -323,12 +328,19 @@ static uint32_t present(struct ctx *c, uint32_t dir, uint32_t name, int type)
 /* The name's object was replaced by id (evidence the model had missed). */
 static void rebind(struct ctx *c, uint32_t l, uint32_t dir, uint32_t name, uint32_t id)
 {
+    bool by_record = c->op != NS_OP_LOOKUP && c->op != NS_OP_READDIRPLUS &&
+                     c->op != NS_OP_READDIR;   /* the record itself makes the new name */
+
     c->ns->st.identity_mismatches++;
+    tbbt__ns_infer(c->ns, TBBT_NS_INFER_REMOVE, dir, name, 0, 0, ns_link(c->ns, l)->child);
     tbbt__ns_link_end(c->ns, l, c->t);
-    if (tbbt__ns_would_loop(c->ns, dir, id))
+    if (tbbt__ns_would_loop(c->ns, dir, id)) {
         c->ns->st.cycles_refused++;
-    else
+    } else {
         tbbt__ns_link_add(c->ns, dir, name, id, c->t);
+        if (!by_record)
+            tbbt__ns_infer(c->ns, TBBT_NS_INFER_CREATE, dir, name, 0, 0, id);
+    }
 }
 
 /*

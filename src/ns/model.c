@@ -128,6 +128,11 @@ void tbbt_ns_set_by_id(struct tbbt_ns *ns, bool by_id)
     ns->by_id = by_id;
 }
 
+bool tbbt_ns_by_id(const struct tbbt_ns *ns)
+{
+    return ns->by_id;
+}
+
 void tbbt_ns_each_child(const struct tbbt_ns *ns, uint64_t dir,
                         void (*fn)(const void *name, size_t len, uint64_t child, void *arg),
                         void *arg)
@@ -144,6 +149,30 @@ void tbbt_ns_each_child(const struct tbbt_ns *ns, uint64_t dir,
         p = tbbt__ns_pool_get(&ns->pool, k->name, &len);
         fn(p, len, k->child, arg);
     }
+}
+
+void tbbt_ns_set_infer(struct tbbt_ns *ns, tbbt_ns_infer_fn fn, void *arg)
+{
+    ns->infer = fn;
+    ns->infer_arg = arg;
+}
+
+void tbbt__ns_infer(struct tbbt_ns *ns, enum tbbt_ns_infer_kind kind, uint32_t dir,
+                    uint32_t name, uint32_t dir2, uint32_t name2, uint32_t obj)
+{
+    struct tbbt_ns_inferred e = { .kind = kind, .dir = dir, .dir2 = dir2, .obj = obj };
+    uint32_t len = 0, len2 = 0;
+
+    if (!ns->infer)
+        return;
+    e.name = tbbt__ns_pool_get(&ns->pool, name, &len);
+    e.len = len;
+    if (name2) {
+        e.name2 = tbbt__ns_pool_get(&ns->pool, name2, &len2);
+        e.len2 = len2;
+    }
+    e.type = obj ? (enum tbbt_ns_type)ns_obj(ns, obj)->type : TBBT_NS_UNKNOWN;
+    ns->infer(ns->infer_arg, &e);
 }
 
 bool tbbt_ns_forget(struct tbbt_ns *ns, uint64_t id, uint64_t t)

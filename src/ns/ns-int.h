@@ -142,6 +142,8 @@ struct tbbt_ns {
     uint32_t root;
     bool closed;
     bool by_id;                 /* apply records by their ID fields, ignoring handles */
+    tbbt_ns_infer_fn infer;     /* told of inferred lost calls, or NULL */
+    void *infer_arg;
     uint64_t last_t;            /* event clock: call times made monotonic */
     uint64_t link_events;       /* links made or ended so far (paths are asked at those times) */
     struct tbbt_ns_stats st;
@@ -219,6 +221,9 @@ bool tbbt__ns_would_loop(const struct tbbt_ns *ns, uint32_t dir, uint32_t obj);
 uint32_t tbbt__ns_parent_of(const struct tbbt_ns *ns, uint32_t id);
 /* First live link of id, 0 if none. */
 uint32_t tbbt__ns_live_link(const struct tbbt_ns *ns, uint32_t id);
+/* Tells ns->infer (if set) that a lost call made, removed or moved a name. */
+void tbbt__ns_infer(struct tbbt_ns *ns, enum tbbt_ns_infer_kind kind, uint32_t dir,
+                    uint32_t name, uint32_t dir2, uint32_t name2, uint32_t obj);
 /* Sets the type if unknown (or from attributes, which win over operations). */
 void tbbt__ns_set_type(struct tbbt_ns *ns, uint32_t id, int type, bool from_attr);
 

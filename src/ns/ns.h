@@ -172,6 +172,7 @@ void tbbt_ns_set_closed(struct tbbt_ns *ns, bool closed);
  * over a model loaded with tbbt_ns_load_start()).  Default: off.
  */
 void tbbt_ns_set_by_id(struct tbbt_ns *ns, bool by_id);
+bool tbbt_ns_by_id(const struct tbbt_ns *ns);
 
 /*
  * Loads the start state of a hierarchy map (docs/hierarchy-map.md) into an
@@ -196,6 +197,24 @@ int tbbt_ns_load_start(struct tbbt_ns *ns, const char *map_path, char *errbuf, s
 void tbbt_ns_each_child(const struct tbbt_ns *ns, uint64_t dir,
                         void (*fn)(const void *name, size_t len, uint64_t child, void *arg),
                         void *arg);
+
+/*
+ * What the model inferred a lost call did, while it applied a record: a
+ * name came (CREATE: dir/name, obj of type), went (REMOVE: dir/name, obj),
+ * or moved (RENAME: dir/name to dir2/name2, obj).  Pre-play correction turns
+ * each into a corrective record (the model has applied it already).
+ */
+enum tbbt_ns_infer_kind { TBBT_NS_INFER_CREATE, TBBT_NS_INFER_REMOVE, TBBT_NS_INFER_RENAME };
+struct tbbt_ns_inferred {
+    enum tbbt_ns_infer_kind kind;
+    uint64_t dir, dir2, obj;
+    const void *name, *name2;   /* borrowed for the call */
+    size_t len, len2;
+    enum tbbt_ns_type type;
+};
+typedef void (*tbbt_ns_infer_fn)(void *arg, const struct tbbt_ns_inferred *e);
+/* Calls fn (with arg) for each inference from now on; NULL: none.  fn must not touch ns. */
+void tbbt_ns_set_infer(struct tbbt_ns *ns, tbbt_ns_infer_fn fn, void *arg);
 
 /*
  * Object id, which has no name now, is gone from time t on (a STALE reply
