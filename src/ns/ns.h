@@ -16,19 +16,12 @@
  *      updates the model from the recorded outcome; then tbbt_ns_write_map().
  * Memory is O(handles + objects + names): no record is kept.
  *
- * Use in pre-play correction (TBBT paper 3.1; not implemented here): the
+ * Use in pre-play correction (TBBT paper 3.1; src/extract/correct.c): the
  * model answers "what would this operation return now?" with
- * tbbt_ns_predict() and applies an operation with tbbt_ns_apply(), by ID when
- * the record carries IDs and no handles (corrective records).  The simplest
- * correction pass runs on the extraction model itself, record by record
- * during the replay: predict, and when the prediction differs from the
- * recorded status, build corrective records (new objects from
- * tbbt_ns_new_id()) and apply them, then apply the record.  A pass over a
- * finished trace would instead load the start state (the map's entries with
- * create time 0, read with tbbt_ns_map_reader_*) into a model switched to the
- * closed world (tbbt_ns_set_closed()); what that needs and this file does not
- * have yet: a loader that gives each object its map ID, and applying records
- * by their ID fields even when they also carry handles.
+ * tbbt_ns_predict(), tells of the lost calls it infers through
+ * tbbt_ns_set_infer(), and applies corrective records (IDs, no handles) by
+ * ID.  The --check pass loads a map's start state with tbbt_ns_load_start()
+ * into a closed-world, by-ID model.
  *
  * Names are data: a name that is empty, ".", "..", or holds '/' or NUL never
  * becomes a link of the model, so the map can never name a path outside the
