@@ -3,18 +3,19 @@
  * Binary trace writer (layout: docs/trace-format.md, TBBT paper 3.1).
  * Records are encoded straight into one output buffer (1 MiB, grown only
  * for a record that does not fit) that is written with write(2) when full;
- * the CRC32 is computed per flushed buffer.  No allocation per record.
+ * the CRC32 (zlib's, through util/crc32.h) is computed per flushed buffer.
+ * No allocation per record.
  * Before each op record the writer emits the definitions of the handles and
  * endpoints interned in the borrowed tables since the last ones it wrote.
  */
 #include "trace/trace-int.h"
+#include "util/crc32.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define WBUF_SIZE (1u << 20)
 #define OP_BOUND 8192u      /* fixed part + every TLV but entries at their largest */
@@ -25,7 +26,7 @@ struct tbbt_trace_writer {
     bool close_fd;
     uint8_t *buf;           /* pending output */
     size_t len, cap;
-    uLong crc;              /* CRC32 of the bytes already written out */
+    uint32_t crc;           /* CRC32 of the bytes already written out */
     int err;                /* sticky error */
     uint64_t nops;
     uint32_t nfh, nep;      /* definitions written so far */
@@ -54,7 +55,7 @@ static int flush(struct tbbt_trace_writer *w)
 
     if (w->len == 0)
         return 0;
-    w->crc = crc32_z(w->crc, w->buf, w->len);
+    w->crc = tbbt_crc32(w->crc, w->buf, w->len);
     rc = write_all(w->fd, w->buf, w->len);
     w->len = 0;
     if (rc < 0)
@@ -105,7 +106,7 @@ struct tbbt_trace_writer *tbbt_trace_writer_open(const char *path, struct tbbt_f
     w->close_fd = fd != STDOUT_FILENO;
     w->cap = WBUF_SIZE;
     w->buf = g_malloc(w->cap);
-    w->crc = crc32(0, NULL, 0);
+    w->crc = 0;             /* crc32(0, NULL, 0) */
     w->fh = fh;
     w->ep = ep;
     p = w->buf;
@@ -390,7 +391,7 @@ int tbbt_trace_writer_close(struct tbbt_trace_writer *w)
         p = tbbt__put_le64(p, w->nops);
         p = tbbt__put_le32(p, w->nfh);
         p = tbbt__put_le32(p, w->nep);
-        tbbt__put_le32(p, (uint32_t)w->crc);
+        tbbt__put_le32(p, w->crc);
         rc = write_all(w->fd, end, sizeof(end));
     }
     if (w->close_fd && close(w->fd) < 0 && rc == 0)
