@@ -1,0 +1,5 @@
+# Pre-play correction (src/extract/correct.c): one test per rule of its table, and the
+# --check pass over the corrected trace.  Fixtures are text traces in tests/golden/correct/.
+tbbt_unit_test(test-correct tbbt_extract tbbt_ns tbbt_trace)
+target_compile_definitions(test-correct PRIVATE
+  TBBT_CORR_GOLDEN_DIR="${CMAKE_CURRENT_SOURCE_DIR}/golden/correct")
