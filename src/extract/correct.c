@@ -546,19 +546,22 @@ static void apply_unrecorded(struct tbbt__corr *k, struct tbbt_ns *ns,
     rec->status = status;
 }
 
-/* Compares rec's recorded outcome with the prediction and repairs; rec not applied yet. */
-static void compare(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec, int op)
+/*
+ * Compares rec's recorded outcome with the prediction and repairs; rec not
+ * applied yet.  Returns true if it counted a failure that is still there.
+ */
+static bool compare(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec, int op)
 {
     int32_t st = 0;
     const struct rule *r;
 
     if (!decidable(rec->status)) {
         k->st.undecided++;
-        return;
+        return false;
     }
     k->st.checked++;
     if (!tbbt_ns_predict(ns, rec, &st) || st == rec->status)
-        return;
+        return false;
     k->st.failures++;
     count(k->fail_kinds, kind_name(rec, rec->status, st));
     if (TBBT_LOG_DEBUG <= tbbt__log_level)
@@ -570,7 +573,9 @@ static void compare(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_
     if (!r || (tbbt_ns_predict(ns, rec, &st) && st != rec->status)) {
         k->st.remaining++;
         count(k->rem_kinds, kind_name(rec, rec->status, st));
+        return true;
     }
+    return false;
 }
 
 size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec,
@@ -594,8 +599,10 @@ size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_tra
           (rec->flags & TBBT_RF_STATUS)) || op == TBBT_NS_OP_NONE) {
         apply_unrecorded(k, ns, rec, op);
     } else {
-        compare(k, ns, rec, op);
-        tbbt_ns_apply(ns, rec);     /* may infer lost calls: on_infer() adds records */
+        /* may infer lost calls: on_infer() adds records, unless they are this failure */
+        k->applying = compare(k, ns, rec, op);
+        tbbt_ns_apply(ns, rec);
+        k->applying = false;
     }
     *out = (struct tbbt_trace_rec *const *)k->pool->pdata;    /* build() may have moved it */
     return k->n_out;

@@ -520,86 +520,67 @@ static void run_case(void **state)
 
 /* ---- the table, case by case ------------------------------------------------------- */
 
-/*
- * BUG: with repair off, a record whose mismatch tbbt__corr_step() has counted
- * is then applied with the inference hook live, so the model's inference of
- * the same lost call (on_infer: "PROC inferred-create/-remove") counts it a
- * second time: failures and remaining are twice the repaired run's.
- */
-#define DOUBLE_COUNT "--no-correct counts each failure twice (PROC STATUS->PRED and " \
-                     "PROC inferred-*: on_infer() runs when the mismatched record is applied)"
 
 /* lookup OK->NOENT: the lost create, mkdir or symlink, by the reply's type. */
 static const struct ccase lookup_absent = {
     .fixture = "lookup-absent", .failures = 3, .kinds = "{\"lookup OK->NOENT\":3}",
     .corr = { { 4, "create", 1, "a" }, { 5, "mkdir", 1, "sub" }, { 6, "symlink", 1, "s" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* lookup NOENT->OK: the lost remove (of a directory: its contents first). */
 static const struct ccase lookup_present = {
     .fixture = "lookup-present", .failures = 2, .kinds = "{\"lookup NOENT->OK\":2}",
     .corr = { { 6, "remove", 2, "f" }, { 7, "remove", 4, "x" }, { 7, "rmdir", 2, "sub" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* create OK->EXIST (Table 2: "create, file already exists -> remove"). */
 static const struct ccase create_exists = {
     .fixture = "create-exists", .failures = 1, .kinds = "{\"create OK->EXIST\":1}",
     .corr = { { 3, "remove", 1, "a" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* mkdir OK->EXIST over a directory with a file: deepest first. */
 static const struct ccase mkdir_exists = {
     .fixture = "mkdir-exists", .failures = 1, .kinds = "{\"mkdir OK->EXIST\":1}",
     .corr = { { 3, "remove", 2, "k" }, { 3, "rmdir", 1, "m" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 static const struct ccase symlink_exists = {
     .fixture = "symlink-exists", .failures = 1, .kinds = "{\"symlink OK->EXIST\":1}",
     .corr = { { 4, "remove", 2, "l" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 static const struct ccase mknod_exists = {
     .fixture = "mknod-exists", .failures = 1, .kinds = "{\"mknod OK->EXIST\":1}",
     .corr = { { 3, "remove", 2, "p" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* create EXIST->OK: the lost first create. */
 static const struct ccase create_lost = {
     .fixture = "create-lost", .failures = 1, .kinds = "{\"create EXIST->OK\":1}",
     .corr = { { 2, "create", 2, "f" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 static const struct ccase mkdir_lost = {
     .fixture = "mkdir-lost", .failures = 1, .kinds = "{\"mkdir EXIST->OK\":1}",
     .corr = { { 2, "mkdir", 2, "s" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 static const struct ccase symlink_lost = {
     .fixture = "symlink-lost", .failures = 1, .kinds = "{\"symlink EXIST->OK\":1}",
     .corr = { { 2, "symlink", 2, "l" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* No corrective mknod: a file holds the name. */
 static const struct ccase mknod_lost = {
     .fixture = "mknod-lost", .failures = 1, .kinds = "{\"mknod EXIST->OK\":1}",
     .corr = { { 2, "create", 2, "p" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* remove OK->NOENT (Table 2: "remove, file does not exist -> create"). */
 static const struct ccase remove_absent = {
     .fixture = "remove-absent", .failures = 1, .kinds = "{\"remove OK->NOENT\":1}",
     .corr = { { 2, "create", 2, "f" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* remove OK->ISDIR: a file takes the directory's place. */
@@ -611,7 +592,6 @@ static const struct ccase remove_isdir = {
 static const struct ccase remove_noent = {
     .fixture = "remove-noent", .failures = 1, .kinds = "{\"remove NOENT->OK\":1}",
     .corr = { { 3, "remove", 2, "f" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* rmdir OK->NOTEMPTY (Table 2: "rmdir, directory not empty -> remove / rmdir"). */
@@ -624,7 +604,6 @@ static const struct ccase rmdir_filled = {
 static const struct ccase rmdir_absent = {
     .fixture = "rmdir-absent", .failures = 1, .kinds = "{\"rmdir OK->NOENT\":1}",
     .corr = { { 2, "mkdir", 2, "s" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* rmdir OK->NOTDIR: a directory takes the file's place. */
@@ -636,7 +615,6 @@ static const struct ccase rmdir_file = {
 static const struct ccase rmdir_noent = {
     .fixture = "rmdir-noent", .failures = 1, .kinds = "{\"rmdir NOENT->OK\":1}",
     .corr = { { 3, "rmdir", 2, "s" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* rmdir NOTEMPTY->OK: a filler file. */
@@ -649,7 +627,6 @@ static const struct ccase rmdir_empty = {
 static const struct ccase rmdir_notempty_absent = {
     .fixture = "rmdir-notempty-absent", .failures = 1, .kinds = "{\"rmdir NOTEMPTY->NOENT\":1}",
     .corr = { { 2, "mkdir", 2, "s" }, { 2, "create", 3, "tbbt-fill-1" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /*
@@ -669,7 +646,6 @@ static const struct ccase rmdir_notdir = {
 static const struct ccase rename_source = {
     .fixture = "rename-source", .failures = 1, .kinds = "{\"rename OK->NOENT\":1}",
     .corr = { { 2, "create", 2, "a" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* rename OK->NOTEMPTY: the target directory is emptied. */
@@ -692,7 +668,6 @@ static const struct ccase rename_notdir = {
 static const struct ccase rename_noent = {
     .fixture = "rename-noent", .failures = 1, .kinds = "{\"rename NOENT->OK\":1}",
     .corr = { { 3, "remove", 2, "a" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* rename NOTEMPTY->OK: a filler file in the target. */
@@ -705,13 +680,11 @@ static const struct ccase rename_notempty = {
 static const struct ccase link_exists = {
     .fixture = "link-exists", .failures = 1, .kinds = "{\"link OK->EXIST\":1}",
     .corr = { { 4, "remove", 2, "g" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 static const struct ccase link_lost = {
     .fixture = "link-lost", .failures = 1, .kinds = "{\"link EXIST->OK\":1}",
     .corr = { { 3, "create", 2, "g" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* getattr STALE->OK of a named object: its names go. */
@@ -767,7 +740,6 @@ static const struct ccase stale_unnamed_used = {
 static const struct ccase closed_world = {
     .fixture = "closed-world", .failures = 1, .kinds = "{\"lookup OK->NOENT\":1}",
     .corr = { { 2, "create", 2, "x" } },
-    .nocorr_bug = DOUBLE_COUNT,
 };
 
 /* ---- beyond the table -------------------------------------------------------------- */
