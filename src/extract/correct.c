@@ -376,6 +376,51 @@ static bool make_absent(struct tbbt__corr *k, uint64_t dir, const void *name, si
     return true;
 }
 
+struct unnamed {
+    uint64_t obj;
+    char name[40];
+    size_t len;
+};
+
+static void find_unnamed(const void *name, size_t len, uint64_t child, void *arg)
+{
+    struct unnamed *u = arg;
+
+    if (u->obj || len >= sizeof(u->name) || len < 13 || memcmp(name, "tbbt-unnamed-", 13) != 0)
+        return;
+    u->obj = child;
+    memcpy(u->name, name, len);
+    u->len = len;
+}
+
+static bool make_present(struct tbbt__corr *k, uint64_t dir, const void *name, size_t len,
+                         enum tbbt_ns_type type);
+
+/*
+ * A directory the model placed under a made-up name (its creating call was
+ * lost, only its parent was known) is the one the trace now names: a
+ * corrective rename gives it that name, instead of a second directory.
+ */
+static bool name_unnamed(struct tbbt__corr *k, uint64_t dir, const void *name, size_t len)
+{
+    struct unnamed u = { 0 };
+    struct tbbt_ns_obj_info info;
+    struct tbbt_trace_rec *c;
+
+    tbbt_ns_each_child(k->ns, dir, find_unnamed, &u);
+    if (!u.obj || tbbt_ns_obj_info(k->ns, u.obj, &info) < 0 || info.type != TBBT_NS_DIR)
+        return false;
+    c = build(k, TBBT_NS_OP_RENAME, dir, u.name, u.len);
+    TBBT_SET(c, TBBT_F_ID2);
+    c->id2 = dir;
+    TBBT_SET(c, TBBT_F_NAME2);
+    tbbt_trace_rec_set_str(c, &c->name2, name, (uint32_t)len);
+    k->applying = true;
+    tbbt_ns_apply(k->ns, c);
+    k->applying = false;
+    return true;
+}
+
 static bool make_present(struct tbbt__corr *k, uint64_t dir, const void *name, size_t len,
                          enum tbbt_ns_type type)
 {
@@ -384,8 +429,10 @@ static bool make_present(struct tbbt__corr *k, uint64_t dir, const void *name, s
     uint64_t x;
 
     if (!tbbt_ns_name_ok(name, len) ||
-        tbbt_ns_lookup(k->ns, dir, name, len, &x) != TBBT_NS_ABSENT)
+        tbbt_ns_lookup(k->ns, dir, name, len, &x) == TBBT_NS_PRESENT)
         return false;
+    if (type == TBBT_NS_DIR && name_unnamed(k, dir, name, len))
+        return true;
     return emit(k, op, dir, name, len) != 0;
 }
 
@@ -578,6 +625,28 @@ static bool compare(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_
     return false;
 }
 
+/*
+ * A NOTEMPTY the model could not predict (a name it had never heard of) made
+ * it learn that the directory exists, but not what is in it: a replay
+ * against an image built from the model would find it empty.  A filler file
+ * in it, written before the record, keeps the recorded outcome.
+ */
+static void keep_nonempty(struct tbbt__corr *k, const struct tbbt_trace_rec *rec, int op)
+{
+    bool second = op == TBBT_NS_OP_RENAME;
+    const struct tbbt_str *nm = second ? &rec->name2 : &rec->name;
+    uint64_t dir, x;
+    struct tbbt_ns_obj_info info;
+
+    if ((op != TBBT_NS_OP_RMDIR && op != TBBT_NS_OP_RENAME) ||
+        !TBBT_HAS(rec, second ? TBBT_F_NAME2 : TBBT_F_NAME) ||
+        !(dir = tbbt_ns_rec_dir(k->ns, rec, second)) ||
+        tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) != TBBT_NS_PRESENT ||
+        tbbt_ns_obj_info(k->ns, x, &info) < 0 || info.type != TBBT_NS_DIR || info.children)
+        return;
+    fill_dir(k, x);
+}
+
 size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec,
                        uint64_t prev_ns, struct tbbt_trace_rec *const **out)
 {
@@ -603,6 +672,8 @@ size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_tra
         k->applying = compare(k, ns, rec, op);
         tbbt_ns_apply(ns, rec);
         k->applying = false;
+        if (k->repair && rec->status == ST_NOTEMPTY)
+            keep_nonempty(k, rec, op);
     }
     *out = (struct tbbt_trace_rec *const *)k->pool->pdata;    /* build() may have moved it */
     return k->n_out;

@@ -17,6 +17,8 @@
  */
 #include "ns/ns-int.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #define NFS_NOENT 2
@@ -78,6 +80,28 @@ int tbbt__ns_ftype(uint32_t ftype)
 
 /* ---- identity scan ------------------------------------------------------------------ */
 
+/* The first (directory handle, name) that named handle ref, and its type. */
+static void scan_hint(struct tbbt_ns *ns, uint32_t ref, uint32_t dir, const struct tbbt_str *name,
+                      const struct tbbt_fattr *a)
+{
+    tbbt__ns_handle_reserve(ns, ref);
+    tbbt__ns_handle_reserve(ns, dir);
+    if (a && !ns->htype[ref])
+        ns->htype[ref] = (uint8_t)tbbt__ns_ftype(a->type);
+    if (ref == dir)
+        return;
+    if (name->len == 2 && name->p[0] == '.' && name->p[1] == '.') {
+        /* "..": ref is dir's parent; no name (unless one came already) */
+        if (!ns->hdir[dir])
+            ns->hdir[dir] = ref + 1;
+        return;
+    }
+    if ((ns->hdir[ref] && ns->hname[ref]) || !tbbt_ns_name_ok(name->p, name->len))
+        return;
+    ns->hdir[ref] = dir + 1;
+    ns->hname[ref] = tbbt__ns_pool_intern(&ns->pool, name->p, name->len);
+}
+
 static void scan_pair(struct tbbt_ns *ns, uint32_t ref, const struct tbbt_fattr *a)
 {
     const struct ns_key *e;
@@ -104,6 +128,10 @@ void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
         else if (!names_new_object(op) && TBBT_HAS(rec, TBBT_F_FH))
             scan_pair(ns, rec->fh, &rec->obj_attr);
     }
+    if (names_new_object(op) && TBBT_HAS(rec, TBBT_F_NEW_FH) && TBBT_HAS(rec, TBBT_F_FH) &&
+        TBBT_HAS(rec, TBBT_F_NAME))
+        scan_hint(ns, rec->new_fh, rec->fh, &rec->name,
+                  TBBT_HAS(rec, TBBT_F_OBJ_ATTR) ? &rec->obj_attr : NULL);
     if (TBBT_HAS(rec, TBBT_F_FH) && TBBT_HAS(rec, TBBT_F_DIR_ATTR))
         scan_pair(ns, rec->fh, &rec->dir_attr);
     if (TBBT_HAS(rec, TBBT_F_FH2) && TBBT_HAS(rec, TBBT_F_DIR2_ATTR))
@@ -114,6 +142,8 @@ void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
         const struct tbbt_entry *e = &rec->entries[i];
         if ((e->flags & TBBT_ENT_FH) && (e->flags & TBBT_ENT_ATTR))
             scan_pair(ns, e->fh, &e->attr);
+        if ((e->flags & TBBT_ENT_FH) && TBBT_HAS(rec, TBBT_F_FH))
+            scan_hint(ns, e->fh, rec->fh, &e->name, e->flags & TBBT_ENT_ATTR ? &e->attr : NULL);
     }
 }
 
@@ -834,13 +864,57 @@ static void op_mnt(struct ctx *c)
 
 /* ---- entry point ----------------------------------------------------------------------------- */
 
+/*
+ * The object of handle ref; one the model meets for the first time is placed
+ * where the identity scan saw it named first (a LOOKUP, CREATE or READDIRPLUS
+ * reply, maybe later in the trace), so that an object whose creating call was
+ * lost gets its name, and its creation (a lost call, if its directory was made
+ * in the trace), before its first use.
+ */
+static uint32_t resolve_placed(struct ctx *c, uint32_t ref, int depth)
+{
+    struct tbbt_ns *ns = c->ns;
+    uint32_t x = tbbt__ns_fh_known(ns, ref), p, name, l;
+    uint64_t t;
+
+    if (x)
+        return x;
+    x = tbbt__ns_fh_resolve(ns, ref);
+    if (ns->htype[ref])
+        tbbt__ns_set_type(ns, x, ns->htype[ref], true);
+    if (!ns->hdir[ref] || depth >= 64)
+        return x;
+    p = resolve_placed(c, ns->hdir[ref] - 1, depth + 1);
+    if (!p || p == x || tbbt__ns_live_link(ns, x))
+        return x;
+    if (!(name = ns->hname[ref])) {
+        /* only its parent is known (".."): a directory made in the trace held nothing
+         * before, so x was made there by a lost call, under a name the map makes up */
+        char made[32];
+        int n = snprintf(made, sizeof(made), "tbbt-unnamed-%" PRIu32, x);
+        if (!ns_obj(ns, p)->create_ns)
+            return x;
+        name = tbbt__ns_pool_intern(&ns->pool, made, (size_t)n);
+        tbbt__ns_set_type(ns, x, TBBT_NS_DIR, false);
+    }
+    if (tbbt__ns_dent_child(ns, p, name))
+        return x;
+    l = tbbt__ns_dent_find(ns, p, name);
+    if ((t = sighting_time(c, p, l))) {      /* made in the trace: it started empty */
+        ns_obj(ns, x)->create_ns = t;
+        ns_obj(ns, x)->flags |= OF_SIZE_KNOWN;
+    }
+    place(c, p, name, x, l);
+    return x;
+}
+
 /* The object of a handle field, or by ID when the record has no handle. */
 static uint32_t rec_object(struct ctx *c, int fh_field, uint32_t ref, int id_field, uint64_t id)
 {
     uint32_t x = 0;
 
     if (TBBT_HAS(c->rec, fh_field))
-        x = tbbt__ns_fh_resolve(c->ns, ref);
+        x = resolve_placed(c, ref, 0);
     else if (TBBT_HAS(c->rec, id_field) && id && id < c->ns->objs.n)
         x = (uint32_t)id;
     set_id(c->rec, id_field, x);

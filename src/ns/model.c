@@ -113,6 +113,9 @@ void tbbt_ns_free(struct tbbt_ns *ns)
     g_free(ns->keyidx.slots);
     g_free(ns->hid);
     g_free(ns->hkey);
+    g_free(ns->hdir);
+    g_free(ns->hname);
+    g_free(ns->htype);
     if (ns->hist)
         g_hash_table_destroy(ns->hist);
     g_free(ns);
@@ -284,10 +287,16 @@ void tbbt__ns_handle_reserve(struct tbbt_ns *ns, uint32_t ref)
             n *= 2;
         ns->hid = g_renew(uint32_t, ns->hid, n);
         ns->hkey = g_renew(uint32_t, ns->hkey, n);
+        ns->hdir = g_renew(uint32_t, ns->hdir, n);
+        ns->hname = g_renew(uint32_t, ns->hname, n);
+        ns->htype = g_renew(uint8_t, ns->htype, n);
         ns->caph = n;
     }
     memset(ns->hid + ns->nh, 0, (size_t)(ref + 1 - ns->nh) * sizeof(uint32_t));
     memset(ns->hkey + ns->nh, 0, (size_t)(ref + 1 - ns->nh) * sizeof(uint32_t));
+    memset(ns->hdir + ns->nh, 0, (size_t)(ref + 1 - ns->nh) * sizeof(uint32_t));
+    memset(ns->hname + ns->nh, 0, (size_t)(ref + 1 - ns->nh) * sizeof(uint32_t));
+    memset(ns->htype + ns->nh, 0, (size_t)(ref + 1 - ns->nh));
     ns->nh = ref + 1;
 }
 

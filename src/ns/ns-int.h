@@ -136,6 +136,9 @@ struct tbbt_ns {
     struct ns_index keyidx;     /* (fsid, fileid) -> key */
     uint32_t *hid;              /* handle ref -> object */
     uint32_t *hkey;             /* handle ref -> key (identity scan) */
+    uint32_t *hdir;             /* handle ref -> first (directory handle ref + 1) that named it */
+    uint32_t *hname;            /* ... and the name (pool ref) (identity scan) */
+    uint8_t *htype;             /* handle ref -> type from its attributes (identity scan) */
     uint32_t nh, caph;
     uint32_t free_neg;          /* a free negative record (linked through .next) */
     GHashTable *hist;           /* link -> GArray of struct ns_hist */
