@@ -378,6 +378,7 @@ static bool make_absent(struct tbbt__corr *k, uint64_t dir, const void *name, si
 
 struct unnamed {
     uint64_t obj;
+    int n;                      /* candidates seen */
     char name[40];
     size_t len;
 };
@@ -386,8 +387,9 @@ static void find_unnamed(const void *name, size_t len, uint64_t child, void *arg
 {
     struct unnamed *u = arg;
 
-    if (u->obj || len >= sizeof(u->name) || len < 13 || memcmp(name, "tbbt-unnamed-", 13) != 0)
+    if (len >= sizeof(u->name) || len < 13 || memcmp(name, "tbbt-unnamed-", 13) != 0)
         return;
+    u->n++;
     u->obj = child;
     memcpy(u->name, name, len);
     u->len = len;
@@ -397,9 +399,10 @@ static bool make_present(struct tbbt__corr *k, uint64_t dir, const void *name, s
                          enum tbbt_ns_type type);
 
 /*
- * A directory the model placed under a made-up name (its creating call was
- * lost, only its parent was known) is the one the trace now names: a
- * corrective rename gives it that name, instead of a second directory.
+ * The one directory the model placed under a made-up name in dir (its
+ * creating call was lost, only its parent was known) is the one the trace
+ * now names: a corrective rename gives it that name, instead of a second
+ * directory.
  */
 static bool name_unnamed(struct tbbt__corr *k, uint64_t dir, const void *name, size_t len)
 {
@@ -408,7 +411,7 @@ static bool name_unnamed(struct tbbt__corr *k, uint64_t dir, const void *name, s
     struct tbbt_trace_rec *c;
 
     tbbt_ns_each_child(k->ns, dir, find_unnamed, &u);
-    if (!u.obj || tbbt_ns_obj_info(k->ns, u.obj, &info) < 0 || info.type != TBBT_NS_DIR)
+    if (u.n != 1 ||     /* several: no telling which one it is */ tbbt_ns_obj_info(k->ns, u.obj, &info) < 0 || info.type != TBBT_NS_DIR)
         return false;
     c = build(k, TBBT_NS_OP_RENAME, dir, u.name, u.len);
     TBBT_SET(c, TBBT_F_ID2);
@@ -516,6 +519,9 @@ static bool repair(struct tbbt__corr *k, const struct rule *r)
         return make_present(k, dir, nm->p, nm->len, r->op == TBBT_NS_OP_RMDIR ? TBBT_NS_DIR
                                                          : type);
     case R_REPLACE:
+        /* NOTDIR recorded: a non-directory is there; else what the operation needs */
+        if (rec->status == ST_NOTDIR)
+            type = TBBT_NS_FILE;
         if (tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
             !make_absent(k, dir, nm->p, nm->len, 0))
             return false;
@@ -728,6 +734,36 @@ void tbbt__corr_summary(const struct tbbt__corr *k, const struct tbbt__corr *che
 
 /* ---- the --check pass -------------------------------------------------------------- */
 
+/* The largest TBBT-ID the records of a trace carry (objects the map may leave out). */
+static int trace_max_id(const char *path, uint64_t *max_id, char *errbuf, size_t errlen)
+{
+    struct tbbt_trace_rec rec;
+    struct tbbt_trace_reader *r;
+    int err = 0, rc;
+
+    if (!(r = tbbt_trace_reader_open(path, &err))) {
+        snprintf(errbuf, errlen, "cannot read trace '%s': %s", path, tbbt_strerror(err));
+        return err;
+    }
+    tbbt_trace_rec_init(&rec);
+    while ((rc = tbbt_trace_reader_next(r, &rec)) == 1) {
+        const uint64_t v[] = { rec.id, rec.id2, rec.id_obj, rec.id_old };
+        static const int f[] = { TBBT_F_ID, TBBT_F_ID2, TBBT_F_ID_OBJ, TBBT_F_ID_OLD };
+        for (size_t i = 0; i < G_N_ELEMENTS(f); i++)
+            if (TBBT_HAS(&rec, f[i]) && v[i] > *max_id)
+                *max_id = v[i];
+        for (uint32_t i = 0; i < rec.n_entries; i++)
+            if ((rec.entries[i].flags & TBBT_ENT_ID) && rec.entries[i].id > *max_id)
+                *max_id = rec.entries[i].id;
+    }
+    if (rc < 0)
+        snprintf(errbuf, errlen, "cannot read trace '%s': %s (at byte %" PRIu64 ")", path,
+                 tbbt_strerror(rc), tbbt_trace_reader_offset(r));
+    tbbt_trace_rec_fini(&rec);
+    tbbt_trace_reader_close(r);
+    return rc < 0 ? rc : 0;
+}
+
 int tbbt__check_run(const char *trace_path, const char *map_path, struct tbbt__corr **out,
                     char *errbuf, size_t errlen)
 {
@@ -736,11 +772,13 @@ int tbbt__check_run(const char *trace_path, const char *map_path, struct tbbt__c
     struct tbbt_trace_reader *r = NULL;
     struct tbbt_trace_rec rec;
     struct tbbt_trace_rec *const *extra;
+    uint64_t max_id = 0;
     int err = 0, rc;
 
     *out = NULL;
     tbbt_trace_rec_init(&rec);
-    if ((rc = tbbt_ns_load_start(ns, map_path, errbuf, errlen)) < 0)
+    if ((rc = trace_max_id(trace_path, &max_id, errbuf, errlen)) < 0 ||
+        (rc = tbbt_ns_load_start(ns, map_path, max_id, errbuf, errlen)) < 0)
         goto done;
     if (!(r = tbbt_trace_reader_open(trace_path, &err))) {
         snprintf(errbuf, errlen, "cannot read trace '%s': %s", trace_path, tbbt_strerror(err));

@@ -114,7 +114,8 @@ static int add_entry(struct load *ld, struct tbbt_ns_map_reader *r,
     return 0;
 }
 
-int tbbt_ns_load_start(struct tbbt_ns *ns, const char *map_path, char *errbuf, size_t errlen)
+int tbbt_ns_load_start(struct tbbt_ns *ns, const char *map_path, uint64_t max_id, char *errbuf,
+                       size_t errlen)
 {
     struct load ld = { .ns = ns, .path = map_path, .errbuf = errbuf, .errlen = errlen };
     struct tbbt_ns_map_entry e;
@@ -126,6 +127,10 @@ int tbbt_ns_load_start(struct tbbt_ns *ns, const char *map_path, char *errbuf, s
         errbuf[0] = '\0';
     if ((rc = scan_ids(&ld)) < 0)
         return rc;
+    if (max_id >= MAX_ID)
+        return load_fail(&ld, NULL, TBBT_E_RANGE, NULL);
+    if (max_id > ld.max_id)
+        ld.max_id = (uint32_t)max_id;
     while (ns->objs.n <= ld.max_id)
         tbbt__ns_obj_new(ns, TBBT_NS_UNKNOWN, 0);
     ld.orphans = tbbt__ns_obj_new(ns, TBBT_NS_DIR, 0);

@@ -170,16 +170,18 @@ bool tbbt_ns_by_id(const struct tbbt_ns *ns);
 /*
  * Loads the start state of a hierarchy map (docs/hierarchy-map.md) into an
  * empty model: every ID of the map becomes an object of that ID and type,
- * entries with create time 0 become names at their path (the synthetic
- * tbbt-orphans directory gets the ID after the map's largest), the first
- * entry is the root.  Then switches the model to the closed world and to
+ * entries with create time 0 become names at their path, the first entry is
+ * the root.  IDs up to max_id (the largest a trace's records carry) that the
+ * map leaves out are gone from the start; the synthetic tbbt-orphans
+ * directory gets an ID above both.  Then switches the model to the closed world and to
  * by-ID mode.  Returns 0, or a negative error (TBBT_E_SYNTAX, TBBT_E_MAGIC,
  * TBBT_E_VERSION, TBBT_E_RANGE for an ID above 2^31 or a start path whose
  * directory is not in the start state, -errno) with a one-line reason
  * naming the file and line in errbuf.  Memory: the model, plus a table of
  * the start directories' paths while it runs.
  */
-int tbbt_ns_load_start(struct tbbt_ns *ns, const char *map_path, char *errbuf, size_t errlen);
+int tbbt_ns_load_start(struct tbbt_ns *ns, const char *map_path, uint64_t max_id, char *errbuf,
+                       size_t errlen);
 
 /*
  * Calls fn for every live name in directory dir (in no particular order):

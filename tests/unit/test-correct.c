@@ -629,15 +629,8 @@ static const struct ccase rmdir_notempty_absent = {
     .corr = { { 2, "mkdir", 2, "s" }, { 2, "create", 3, "tbbt-fill-1" } },
 };
 
-/*
- * rmdir NOTDIR: a file must take the directory's place.  BUG: the rule's
- * REPLACE takes the type from wanted_type(rec, RMDIR), a directory, so it
- * inserts rmdir + mkdir of "x"; the replay still gets OK, and the mismatch
- * stays ("remaining_mismatch_kinds":{"rmdir NOTDIR->OK":1}).
- */
+/* rmdir NOTDIR: a file must take the directory's place. */
 static const struct ccase rmdir_notdir = {
-    .bug = "rule rmdir NOTDIR->any replaces the directory by a directory (rmdir + mkdir), "
-           "not by a file: the mismatch remains",
     .fixture = "rmdir-notdir", .failures = 1, .kinds = "{\"rmdir NOTDIR->OK\":1}",
     .corr = { { 3, "rmdir", 2, "x" }, { 3, "create", 2, "x" } },
 };
@@ -709,16 +702,11 @@ static const struct ccase stale_unnamed = {
 };
 
 /*
- * The same, when the STALE object has the trace's largest ID.  BUG:
- * tbbt_ns_load_start() (src/ns/map-load.c) gives the synthetic tbbt-orphans
- * directory the ID after the map's largest, which is the left-out object's
- * ID; the --check pass then finds a live directory where the trace says
- * STALE and reports "getattr STALE->OK".
+ * The same, when the STALE object has the trace's largest ID (the --check
+ * pass must not give that ID to the synthetic tbbt-orphans directory).
  */
 static const struct ccase stale_unnamed_last = {
     .fixture = "stale-unnamed-last", .failures = 1, .kinds = "{\"getattr STALE->OK\":1}",
-    .bug = "--check: an object left out of the map with the largest ID gets the ID of "
-           "tbbt-orphans in tbbt_ns_load_start(), so its STALE is a failure",
 };
 
 /*
