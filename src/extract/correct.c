@@ -123,6 +123,7 @@ struct tbbt__corr {
     uint64_t fills;             /* names made by FILL_DIR */
     bool hooked;                /* on_infer is the model's inference hook */
     bool applying;              /* emit() is applying a corrective record */
+    bool repairing;             /* repair() is running */
 };
 
 struct tbbt__corr *tbbt__corr_new(bool repair, uint64_t seed)
@@ -290,9 +291,11 @@ static void on_infer(void *arg, const struct tbbt_ns_inferred *e)
 
     if (k->applying)
         return;
-    k->st.failures++;
-    count(k->fail_kinds, g_strdup_printf("%s %s", tbbt_proc_name(rec->prog, rec->proc),
-                                         what[e->kind]));
+    if (!k->repairing) {        /* else it is the repair of a failure counted already */
+        k->st.failures++;
+        count(k->fail_kinds, g_strdup_printf("%s %s", tbbt_proc_name(rec->prog, rec->proc),
+                                             what[e->kind]));
+    }
     if (!k->repair || (rec->prog != TBBT_PROG_NFS2 && rec->prog != TBBT_PROG_NFS3) ||
         !tbbt_ns_name_ok(e->name, e->len)) {
         k->st.remaining++;
@@ -473,7 +476,8 @@ static bool make_gone(struct tbbt__corr *k, uint64_t x)
     bool ok;
 
     tbbt_ns_each_name(k->ns, x, collect_name, names);
-    ok = names->len > 0 || tbbt_ns_forget(k->ns, x, k->t);   /* never named: never made */
+    /* never named: left out of the map, or removed from tbbt-gone (tbbt_ns_forget()) */
+    ok = names->len > 0 || tbbt_ns_forget(k->ns, x, k->t);
     for (guint i = 0; i < names->len; i++) {
         struct obj_name *on = &g_array_index(names, struct obj_name, i);
         if (ok)
@@ -621,8 +625,11 @@ static bool compare(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_
         log_mismatch(rec, st);
     r = k->repair && (rec->prog == TBBT_PROG_NFS2 || rec->prog == TBBT_PROG_NFS3)
             ? find_rule(op, rec->status, st) : NULL;
-    if (r)
+    if (r) {
+        k->repairing = true;
         repair(k, r);
+        k->repairing = false;
+    }
     if (!r || (tbbt_ns_predict(ns, rec, &st) && st != rec->status)) {
         k->st.remaining++;
         count(k->rem_kinds, kind_name(rec, rec->status, st));

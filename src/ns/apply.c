@@ -992,4 +992,6 @@ static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
     if (c.replied && c.status == NFS_STALE && c.dir && c.op != NS_OP_RENAME &&
         c.op != NS_OP_LINK && c.op != NS_OP_NONE && c.op != NS_OP_MNT)
         tbbt_ns_forget(ns, c.dir, c.t);
+    else if (c.ok && c.dir && !tbbt__ns_live_link(ns, c.dir) && !ns->by_id)
+        tbbt__ns_mark_used(ns, c.dir);
 }

@@ -8,6 +8,9 @@
  */
 #include "ns/ns-int.h"
 
+#include <inttypes.h>
+#include <stdio.h>
+
 #include <string.h>
 
 #define INDEX_MIN 1024u
@@ -113,6 +116,7 @@ void tbbt_ns_free(struct tbbt_ns *ns)
     g_free(ns->keyidx.slots);
     g_free(ns->hid);
     g_free(ns->hkey);
+    g_free(ns->used);
     g_free(ns->hdir);
     g_free(ns->hname);
     g_free(ns->htype);
@@ -178,17 +182,59 @@ void tbbt__ns_infer(struct tbbt_ns *ns, enum tbbt_ns_infer_kind kind, uint32_t d
     ns->infer(ns->infer_arg, &e);
 }
 
+void tbbt__ns_mark_used(struct tbbt_ns *ns, uint32_t id)
+{
+    if (id >= ns->used_cap) {
+        uint32_t n = ns->used_cap ? ns->used_cap : 4096;
+        while (n <= id)
+            n *= 2;
+        ns->used = g_realloc(ns->used, n / 8);
+        memset(ns->used + ns->used_cap / 8, 0, (n - ns->used_cap) / 8);
+        ns->used_cap = n;
+    }
+    ns->used[id >> 3] |= (uint8_t)(1u << (id & 7));
+}
+
+static bool was_used(const struct tbbt_ns *ns, uint32_t id)
+{
+    return id < ns->used_cap && (ns->used[id >> 3] & (1u << (id & 7)));
+}
+
 bool tbbt_ns_forget(struct tbbt_ns *ns, uint64_t id, uint64_t t)
 {
     struct ns_obj *o;
+    uint32_t name, l;
+    char s[24];
+    int n;
 
     if (id == 0 || id >= ns->objs.n || id == ns->root)
         return false;
     o = ns_obj(ns, (uint32_t)id);
     if (o->links || o->nchild || (o->flags & (OF_DELETED | OF_ANCESTOR)))
         return false;
-    o->flags |= OF_DELETED;
-    o->delete_ns = t ? t : 1;
+    if (!was_used(ns, (uint32_t)id)) {
+        o->flags |= OF_DELETED;
+        o->delete_ns = t ? t : 1;
+        return true;
+    }
+    /*
+     * It answered before: it existed at trace start under a name the trace never
+     * showed, and a lost call removed it.  Give it one in "tbbt-gone" (a top-level
+     * directory of the start image) and remove that, as the lost call did.
+     */
+    if (!ns->gone_dir) {
+        ns->gone_dir = tbbt__ns_obj_new(ns, TBBT_NS_DIR, 0);
+        name = tbbt__ns_pool_intern(&ns->pool, "tbbt-gone", 9);
+        if (ns->root && !tbbt__ns_dent_child(ns, ns->root, name))
+            tbbt__ns_link_add(ns, ns->root, name, ns->gone_dir, 0);
+    }
+    n = snprintf(s, sizeof(s), "%" PRIu64, id);
+    name = tbbt__ns_pool_intern(&ns->pool, s, (size_t)n);
+    if (tbbt__ns_dent_child(ns, ns->gone_dir, name))
+        return false;
+    l = tbbt__ns_link_add(ns, ns->gone_dir, name, (uint32_t)id, 0);
+    tbbt__ns_infer(ns, TBBT_NS_INFER_REMOVE, ns->gone_dir, name, 0, 0, (uint32_t)id);
+    tbbt__ns_link_end(ns, l, t ? t : 1);
     return true;
 }
 

@@ -145,6 +145,9 @@ struct tbbt_ns {
     uint32_t root;
     bool closed;
     bool by_id;                 /* apply records by their ID fields, ignoring handles */
+    uint8_t *used;              /* bit per object: a successful reply while it had no name */
+    uint32_t used_cap;          /* objects the bitmap covers */
+    uint32_t gone_dir;          /* "tbbt-gone": where such objects lived, 0 until needed */
     tbbt_ns_infer_fn infer;     /* told of inferred lost calls, or NULL */
     void *infer_arg;
     uint64_t last_t;            /* event clock: call times made monotonic */
@@ -224,6 +227,8 @@ bool tbbt__ns_would_loop(const struct tbbt_ns *ns, uint32_t dir, uint32_t obj);
 uint32_t tbbt__ns_parent_of(const struct tbbt_ns *ns, uint32_t id);
 /* First live link of id, 0 if none. */
 uint32_t tbbt__ns_live_link(const struct tbbt_ns *ns, uint32_t id);
+/* Object id got a successful reply while it had no name (see tbbt_ns_forget()). */
+void tbbt__ns_mark_used(struct tbbt_ns *ns, uint32_t id);
 /* Tells ns->infer (if set) that a lost call made, removed or moved a name. */
 void tbbt__ns_infer(struct tbbt_ns *ns, enum tbbt_ns_infer_kind kind, uint32_t dir,
                     uint32_t name, uint32_t dir2, uint32_t name2, uint32_t obj);

@@ -214,8 +214,12 @@ void tbbt_ns_set_infer(struct tbbt_ns *ns, tbbt_ns_infer_fn fn, void *arg);
 /*
  * Object id, which has no name now, is gone from time t on (a STALE reply
  * proved it).  Returns false (and changes nothing) if it has a live name, has
- * ever held names, is the root or is gone already.  An object never named that is gone is left
- * out of the map: the start image does not have it.
+ * ever held names, is the root or is gone already.  An object that never
+ * answered a call successfully is left out of the map: the start image does
+ * not have it.  One that did existed at trace start under a name the trace
+ * never showed: it gets one in the made-up top-level directory "tbbt-gone"
+ * (named by its ID), which a lost call removed at t (told to the inference
+ * hook as a REMOVE).
  */
 bool tbbt_ns_forget(struct tbbt_ns *ns, uint64_t id, uint64_t t);
 

@@ -14,7 +14,7 @@
 #   030-correction.sh BUILD_DIR [MIN_CLEAN]
 set -euo pipefail
 build=$(cd "$1" && pwd)
-min_clean=${2:-85}
+min_clean=${2:-90}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 conv=$build/src/extract/tbbt-convert
 dump=$build/src/trace/tbbt-dump

@@ -710,18 +710,13 @@ static const struct ccase stale_unnamed_last = {
 };
 
 /*
- * The same after successful GETATTR and READ of the object.  BUG: make_gone()
- * forgets it (tbbt_ns_forget(): never named) and the map leaves it out, as if
- * only ever STALE (struct tbbt_ns_stats.stale_objects); tbbt_ns_load_start()
- * then has it gone from the start, and the --check pass reports
- * "getattr OK->STALE" and "read OK->STALE" for the records before the STALE.
- * It existed until the STALE: the map should list it (under tbbt-orphans,
- * deleted at the STALE's time).
+ * The same after successful GETATTR and READ of the object: it existed at
+ * trace start under a name the trace never showed, so it is listed in
+ * tbbt-gone/ID and removed from there by a corrective REMOVE.
  */
 static const struct ccase stale_unnamed_used = {
     .fixture = "stale-unnamed-used", .failures = 1, .kinds = "{\"getattr STALE->OK\":1}",
-    .bug = "an object never named but used successfully before its STALE is left out of "
-           "the map: --check fails its earlier getattr OK and read OK",
+    .corr = { { 3, "remove", 3, "2" } },
 };
 
 /* A directory made in the trace is closed-world: a name never created is absent. */
