@@ -836,7 +836,13 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     json_procs(&j, c, "v3", v3, 1);
     json_procs(&j, c, "mount", mnt, 2);
     tbbt_json_end_object(&j);
-    tbbt_json_kv_uint(&j, "records", c->records);
+    if (c->keep_raw && c->corr) {       /* a trace as input: what pass B read */
+        struct tbbt__corr_stats st;
+        tbbt__corr_stats(c->corr, &st);
+        tbbt_json_kv_uint(&j, "records", st.records);
+    } else {
+        tbbt_json_kv_uint(&j, "records", c->records);
+    }
     tbbt_json_kv_uint(&j, "nfs_calls", c->nfs_calls);
     tbbt_json_kv_uint(&j, "duplicate_calls", ps->duplicate_calls);
     tbbt_json_kv_uint(&j, "duplicate_replies", ps->duplicate_replies);
