@@ -199,10 +199,12 @@ static int corr_proc(int prog, enum tbbt_ns_op op)
 {
     static const int v3[] = { [TBBT_NS_OP_CREATE] = 8, [TBBT_NS_OP_MKDIR] = 9,
                               [TBBT_NS_OP_SYMLINK] = 10, [TBBT_NS_OP_REMOVE] = 12,
-                              [TBBT_NS_OP_RMDIR] = 13, [TBBT_NS_OP_RENAME] = 14 };
+                              [TBBT_NS_OP_RMDIR] = 13, [TBBT_NS_OP_RENAME] = 14,
+                              [TBBT_NS_OP_SETATTR] = 2 };
     static const int v2[] = { [TBBT_NS_OP_CREATE] = 9, [TBBT_NS_OP_MKDIR] = 14,
                               [TBBT_NS_OP_SYMLINK] = 13, [TBBT_NS_OP_REMOVE] = 10,
-                              [TBBT_NS_OP_RMDIR] = 15, [TBBT_NS_OP_RENAME] = 11 };
+                              [TBBT_NS_OP_RMDIR] = 15, [TBBT_NS_OP_RENAME] = 11,
+                              [TBBT_NS_OP_SETATTR] = 2 };
 
     return prog == TBBT_PROG_NFS3 ? v3[op] : v2[op];
 }
@@ -242,8 +244,10 @@ static struct tbbt_trace_rec *build(struct tbbt__corr *k, enum tbbt_ns_op op, ui
     c->status = ST_OK;
     TBBT_SET(c, TBBT_F_ID);
     c->id = dir;
-    TBBT_SET(c, TBBT_F_NAME);
-    tbbt_trace_rec_set_str(c, &c->name, name, (uint32_t)len);
+    if (name) {
+        TBBT_SET(c, TBBT_F_NAME);
+        tbbt_trace_rec_set_str(c, &c->name, name, (uint32_t)len);
+    }
     if (op == TBBT_NS_OP_CREATE || op == TBBT_NS_OP_MKDIR || op == TBBT_NS_OP_SYMLINK) {
         TBBT_SET(c, TBBT_F_SATTR);
         c->sattr.mask = TBBT_SA_MODE;
@@ -283,13 +287,15 @@ static uint64_t emit(struct tbbt__corr *k, enum tbbt_ns_op op, uint64_t dir, con
 static void on_infer(void *arg, const struct tbbt_ns_inferred *e)
 {
     static const char *const what[] = { "inferred-create", "inferred-remove",
-                                        "inferred-rename" };
+                                        "inferred-rename", "inferred-setattr" };
     struct tbbt__corr *k = arg;
     const struct tbbt_trace_rec *rec = k->rec;
     struct tbbt_trace_rec *c;
     enum tbbt_ns_op op;
 
-    if (k->applying)
+    /* the --check pass (by ID, closed world) counts only attributes that differ: its
+     * names are the map's, and what differs there is a status mismatch */
+    if (k->applying || (tbbt_ns_by_id(k->ns) && e->kind != TBBT_NS_INFER_SETATTR))
         return;
     if (!k->repairing) {        /* else it is the repair of a failure counted already */
         k->st.failures++;
@@ -297,10 +303,19 @@ static void on_infer(void *arg, const struct tbbt_ns_inferred *e)
                                              what[e->kind]));
     }
     if (!k->repair || (rec->prog != TBBT_PROG_NFS2 && rec->prog != TBBT_PROG_NFS3) ||
-        !tbbt_ns_name_ok(e->name, e->len)) {
+        (e->kind != TBBT_NS_INFER_SETATTR && !tbbt_ns_name_ok(e->name, e->len))) {
         k->st.remaining++;
         count(k->rem_kinds, g_strdup_printf("%s %s", tbbt_proc_name(rec->prog, rec->proc),
                                             what[e->kind]));
+        return;
+    }
+    if (e->kind == TBBT_NS_INFER_SETATTR) {
+        c = build(k, TBBT_NS_OP_SETATTR, e->obj, NULL, 0);
+        TBBT_SET(c, TBBT_F_SATTR);
+        c->sattr.mask = TBBT_SA_MODE | TBBT_SA_UID | TBBT_SA_GID;
+        c->sattr.mode = e->mode;
+        c->sattr.uid = e->uid;
+        c->sattr.gid = e->gid;
         return;
     }
     switch (e->kind) {
@@ -673,7 +688,7 @@ size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_tra
     k->hi = now;
     k->lo = MIN(prev_ns, now);
     k->t_set = false;
-    if (!k->hooked && !tbbt_ns_by_id(ns)) {
+    if (!k->hooked) {
         tbbt_ns_set_infer(ns, on_infer, k);
         k->hooked = true;
     }

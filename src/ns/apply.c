@@ -208,6 +208,34 @@ static void size_evidence(struct ns_obj *o, uint64_t size, bool exact)
     }
 }
 
+/*
+ * Mode and owner: the first seen are those at trace start; a change that no
+ * SETATTR of this record asked for was made by a lost call (or another
+ * client), told to the inference hook so that the replay makes it too.
+ */
+static void learn_perms(struct ctx *c, uint32_t id, struct ns_obj *o, const struct tbbt_fattr *a)
+{
+    const struct tbbt_trace_rec *r = c->rec;
+    uint16_t mode = (uint16_t)(a->mode & NS_MODE_BITS);
+
+    if (!(o->mode & NS_MODE_KNOWN)) {
+        o->mode = o->smode = (uint16_t)(mode | NS_MODE_KNOWN);
+        o->uid = o->suid = a->uid;
+        o->gid = o->sgid = a->gid;
+        return;
+    }
+    if (((o->mode ^ mode) & NS_MODE_COMPARE) == 0 && o->uid == a->uid && o->gid == a->gid) {
+        o->mode = (uint16_t)(mode | NS_MODE_KNOWN);
+        return;
+    }
+    if (!(c->op == NS_OP_SETATTR && id == c->dir && TBBT_HAS(r, TBBT_F_SATTR) &&
+          (r->sattr.mask & (TBBT_SA_MODE | TBBT_SA_UID | TBBT_SA_GID))))
+        tbbt__ns_infer_attrs(c->ns, id, mode, a->uid, a->gid);
+    o->mode = (uint16_t)(mode | NS_MODE_KNOWN);
+    o->uid = a->uid;
+    o->gid = a->gid;
+}
+
 static void learn(struct ctx *c, uint32_t id, const struct tbbt_fattr *a)
 {
     struct ns_obj *o;
@@ -219,6 +247,7 @@ static void learn(struct ctx *c, uint32_t id, const struct tbbt_fattr *a)
     o->nlink = (uint16_t)MIN(a->nlink, 0xffffu);
     o->flags |= OF_NLINK;
     size_evidence(o, a->size, true);
+    learn_perms(c, id, o, a);
     if (o->key && ns_key(c->ns, o->key)->fsid == a->fsid &&
         ns_key(c->ns, o->key)->fileid == a->fileid && ns_key(c->ns, o->key)->obj == id)
         return;     /* the usual case: nothing new */
@@ -459,10 +488,20 @@ static void op_attr(struct ctx *c)
 static void op_setattr(struct ctx *c)
 {
     const struct tbbt_trace_rec *r = c->rec;
+    struct ns_obj *o;
 
     if (c->dir && TBBT_HAS(r, TBBT_F_SATTR) && (r->sattr.mask & TBBT_SA_SIZE) &&
         (!c->replied || c->ok))
         size_change(c, c->dir, 0);
+    if (c->dir && c->ok && TBBT_HAS(r, TBBT_F_SATTR) && !TBBT_HAS(r, TBBT_F_OBJ_ATTR)) {
+        o = ns_obj(c->ns, c->dir);      /* no attributes in the reply: what it set */
+        if ((r->sattr.mask & TBBT_SA_MODE) && (o->mode & NS_MODE_KNOWN))
+            o->mode = (uint16_t)((r->sattr.mode & NS_MODE_BITS) | NS_MODE_KNOWN);
+        if (r->sattr.mask & TBBT_SA_UID)
+            o->uid = r->sattr.uid;
+        if (r->sattr.mask & TBBT_SA_GID)
+            o->gid = r->sattr.gid;
+    }
     op_attr(c);
 }
 

@@ -95,6 +95,12 @@ static int add_entry(struct load *ld, struct tbbt_ns_map_reader *r,
     if (e->id)
         ld->listed[id >> 3] |= (uint8_t)(1u << (id & 7));
     tbbt__ns_set_type(ns, id, e->type, true);
+    if (e->attrs_known && !(ns_obj(ns, id)->mode & NS_MODE_KNOWN)) {
+        struct ns_obj *o = ns_obj(ns, id);
+        o->mode = o->smode = (uint16_t)((e->mode & NS_MODE_BITS) | NS_MODE_KNOWN);
+        o->uid = o->suid = e->uid;
+        o->gid = o->sgid = e->gid;
+    }
     if (e->type == TBBT_NS_SYMLINK && e->target && !ns_obj(ns, id)->target)
         ns_obj(ns, id)->target = tbbt__ns_pool_add(&ns->pool, e->target, e->target_len);
     if (e->create_ns != 0)

@@ -13,7 +13,7 @@
 
 #include "util/util.h"
 
-#define NFIELDS 9
+#define NFIELDS 10
 
 struct tbbt_ns_map_reader {
     FILE *f;
@@ -52,7 +52,7 @@ struct tbbt_ns_map_reader *tbbt_ns_map_reader_open(const char *path, int *err)
     r->line = 1;
     if (n < 0 || strncmp(r->buf, "# tbbt-map ", 11) != 0) {
         *err = n < 0 && ferror(r->f) ? -EIO : TBBT_E_MAGIC;
-    } else if (strcmp(r->buf + 11, "1\n") != 0 && strcmp(r->buf + 11, "1") != 0) {
+    } else if (strcmp(r->buf + 11, "2\n") != 0 && strcmp(r->buf + 11, "2") != 0) {
         *err = TBBT_E_VERSION;
     } else {
         return r;
@@ -246,6 +246,32 @@ static bool split(char *line, size_t len, const char **f, size_t *flen)
     return n == NFIELDS;
 }
 
+/* "-" or MODE:UID:GID (mode: 4 octal digits; uid, gid: decimal u32). */
+static int parse_attrs(const char *f, size_t n, struct tbbt_ns_map_entry *e)
+{
+    uint64_t uid, gid;
+    const char *c1, *c2;
+    uint32_t mode = 0;
+
+    if (n == 1 && f[0] == '-')
+        return 0;
+    if (n < 8 || f[4] != ':' || !(c1 = f + 4) || !(c2 = memchr(c1 + 1, ':', n - 5)))
+        return -1;
+    for (int i = 0; i < 4; i++) {
+        if (f[i] < '0' || f[i] > '7')
+            return -1;
+        mode = mode * 8 + (uint32_t)(f[i] - '0');
+    }
+    if (!parse_u64(c1 + 1, (size_t)(c2 - c1 - 1), &uid) || uid > UINT32_MAX ||
+        !parse_u64(c2 + 1, n - (size_t)(c2 + 1 - f), &gid) || gid > UINT32_MAX)
+        return -1;
+    e->attrs_known = true;
+    e->mode = mode;
+    e->uid = (uint32_t)uid;
+    e->gid = (uint32_t)gid;
+    return 0;
+}
+
 static int parse_fields(struct tbbt_ns_map_reader *r, const char **f, const size_t *n,
                         struct tbbt_ns_map_entry *e)
 {
@@ -277,6 +303,8 @@ static int parse_fields(struct tbbt_ns_map_reader *r, const char **f, const size
     if (!parse_u64(f[8], n[8], &links) || links == 0 || links > UINT32_MAX)
         return fail(r, "bad links count");
     e->links = (uint32_t)links;
+    if (parse_attrs(f[9], n[9], e) < 0)
+        return fail(r, "bad attributes (MODE:UID:GID, mode in 4 octal digits, or -)");
     r->root_seen |= root;
     e->path = r->path->str;
     e->path_len = r->path->len;
@@ -305,7 +333,7 @@ int tbbt_ns_map_reader_next(struct tbbt_ns_map_reader *r, struct tbbt_ns_map_ent
         if ((size_t)n != strlen(r->buf))
             return fail(r, "NUL byte in a line");
         if (!split(r->buf, (size_t)n, f, flen))
-            return fail(r, "a line needs 9 tab-separated fields");
+            return fail(r, "a line needs 10 tab-separated fields");
         if ((rc = parse_fields(r, f, flen, e)) < 0)
             return rc;
         r->entries++;

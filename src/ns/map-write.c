@@ -458,6 +458,12 @@ static void put_tail(struct mapw *w, uint32_t x)
     }
     g_string_append_c(s, '\t');
     put_u64(s, x ? entries_of(w, x) : 1);
+    g_string_append_c(s, '\t');
+    if (x && (o->smode & NS_MODE_KNOWN))
+        g_string_append_printf(s, "%04o:%" PRIu32 ":%" PRIu32, o->smode & NS_MODE_BITS, o->suid,
+                               o->sgid);
+    else
+        g_string_append_c(s, '-');
     g_string_append_c(s, '\n');
     if (fwrite(s->str, 1, s->len, w->out) != s->len && !w->err)
         w->err = errno ? -errno : -EIO;
@@ -618,7 +624,7 @@ int tbbt_ns_write_map(struct tbbt_ns *ns, FILE *out)
     compute_places(&w);
     build_children(&w);
     errno = 0;
-    if (fputs("# tbbt-map 1\n", out) < 0)
+    if (fputs("# tbbt-map 2\n", out) < 0)
         w.err = errno ? -errno : -EIO;
     if (!w.err)
         emit_all(&w);

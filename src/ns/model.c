@@ -200,6 +200,19 @@ static bool was_used(const struct tbbt_ns *ns, uint32_t id)
     return id < ns->used_cap && (ns->used[id >> 3] & (1u << (id & 7)));
 }
 
+void tbbt__ns_infer_attrs(struct tbbt_ns *ns, uint32_t obj, uint32_t mode, uint32_t uid,
+                          uint32_t gid)
+{
+    struct tbbt_ns_inferred e = { .kind = TBBT_NS_INFER_SETATTR, .obj = obj, .mode = mode,
+                                  .uid = uid, .gid = gid };
+
+    if (!ns->infer)
+        return;
+    e.type = (enum tbbt_ns_type)ns_obj(ns, obj)->type;
+    e.name = e.name2 = "";
+    ns->infer(ns->infer_arg, &e);
+}
+
 bool tbbt_ns_forget(struct tbbt_ns *ns, uint64_t id, uint64_t t)
 {
     struct ns_obj *o;

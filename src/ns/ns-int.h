@@ -80,7 +80,7 @@ enum {
     OF_ANCESTOR = 1u << 7,      /* has had children: moves under it need a loop check */
 };
 
-/* 48 bytes: docs/hierarchy-map.md "Model" */
+/* 72 bytes: docs/hierarchy-map.md "Model" */
 struct ns_obj {
     uint64_t size;              /* size at start: exact with OF_SIZE_KNOWN, else lower bound */
     uint64_t create_ns;         /* 0: existed before the trace */
@@ -93,7 +93,15 @@ struct ns_obj {
     uint16_t nlink;             /* link count: attributes, then link/unlink */
     uint8_t type;               /* enum tbbt_ns_type */
     uint8_t flags;              /* OF_* */
+    /* permissions and owner: now, and at trace start (the first seen); mode bit
+     * NS_MODE_KNOWN says they are known */
+    uint16_t mode, smode;
+    uint32_t uid, gid, suid, sgid;
 };
+#define NS_MODE_KNOWN 0x8000u
+#define NS_MODE_BITS 07777u
+/* Bits a server may change by itself (a write by a non-owner clears set-ID bits). */
+#define NS_MODE_COMPARE 01777u
 
 /* 40 bytes.  child 0: a negative record (the name is proven absent). */
 struct ns_link {
@@ -232,6 +240,9 @@ void tbbt__ns_mark_used(struct tbbt_ns *ns, uint32_t id);
 /* Tells ns->infer (if set) that a lost call made, removed or moved a name. */
 void tbbt__ns_infer(struct tbbt_ns *ns, enum tbbt_ns_infer_kind kind, uint32_t dir,
                     uint32_t name, uint32_t dir2, uint32_t name2, uint32_t obj);
+/* Tells ns->infer that a lost call set obj's mode and owner. */
+void tbbt__ns_infer_attrs(struct tbbt_ns *ns, uint32_t obj, uint32_t mode, uint32_t uid,
+                          uint32_t gid);
 /* Sets the type if unknown (or from attributes, which win over operations). */
 void tbbt__ns_set_type(struct tbbt_ns *ns, uint32_t id, int type, bool from_attr);
 

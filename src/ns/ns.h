@@ -199,13 +199,19 @@ void tbbt_ns_each_child(const struct tbbt_ns *ns, uint64_t dir,
  * or moved (RENAME: dir/name to dir2/name2, obj).  Pre-play correction turns
  * each into a corrective record (the model has applied it already).
  */
-enum tbbt_ns_infer_kind { TBBT_NS_INFER_CREATE, TBBT_NS_INFER_REMOVE, TBBT_NS_INFER_RENAME };
+enum tbbt_ns_infer_kind {
+    TBBT_NS_INFER_CREATE, TBBT_NS_INFER_REMOVE, TBBT_NS_INFER_RENAME,
+    TBBT_NS_INFER_SETATTR,      /* obj's mode or owner changed without a SETATTR: a lost one
+                                 * set mode, uid, gid (the paper's "permission denied ->
+                                 * setattr"); dir and names are unused */
+};
 struct tbbt_ns_inferred {
     enum tbbt_ns_infer_kind kind;
     uint64_t dir, dir2, obj;
     const void *name, *name2;   /* borrowed for the call */
     size_t len, len2;
     enum tbbt_ns_type type;
+    uint32_t mode, uid, gid;    /* SETATTR: the new values */
 };
 typedef void (*tbbt_ns_infer_fn)(void *arg, const struct tbbt_ns_inferred *e);
 /* Calls fn (with arg) for each inference from now on; NULL: none.  fn must not touch ns. */
@@ -311,6 +317,8 @@ struct tbbt_ns_map_entry {
     const char *target;         /* symlink target bytes, or NULL */
     size_t target_len;
     uint32_t links;             /* entries with this id in the map */
+    bool attrs_known;           /* mode, uid, gid below hold the object's at trace start */
+    uint32_t mode, uid, gid;
 };
 
 struct tbbt_ns_map_reader;

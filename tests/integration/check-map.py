@@ -31,14 +31,14 @@ def unescape(s):
 
 def main():
     lines = open(sys.argv[1], encoding="ascii").read().splitlines()
-    if not lines or lines[0] != "# tbbt-map 1":
+    if not lines or lines[0] != "# tbbt-map 2":
         sys.exit("FAIL: no map header")
     entries, seen_dirs = [], {"."}
     for ln in lines[1:]:
         if not ln or ln.startswith("#"):
             continue
         f = ln.split("\t")
-        if len(f) != 9:
+        if len(f) != 10:
             sys.exit(f"FAIL: bad map line {ln!r}")
         typ, create, path, final, target = f[1], f[3], unescape(f[5]), unescape(f[6]), f[7]
         parent = path.rsplit("/", 1)[0] if "/" in path else "."

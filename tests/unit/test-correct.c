@@ -260,8 +260,11 @@ static bool corr_matches(const struct tbbt_trace_rec *r, const struct want *w)
 {
     const char *p = tbbt_proc_name(r->prog, r->proc);
 
-    return p && strcmp(p, w->proc) == 0 && TBBT_HAS(r, TBBT_F_ID) && r->id == w->dir &&
-           TBBT_HAS(r, TBBT_F_NAME) && r->name.len == strlen(w->name) &&
+    if (!p || strcmp(p, w->proc) != 0 || !TBBT_HAS(r, TBBT_F_ID) || r->id != w->dir)
+        return false;
+    if (!w->name)       /* SETATTR: the object is `dir`, no name */
+        return !TBBT_HAS(r, TBBT_F_NAME);
+    return TBBT_HAS(r, TBBT_F_NAME) && r->name.len == strlen(w->name) &&
            memcmp(r->name.p, w->name, r->name.len) == 0;
 }
 
@@ -719,6 +722,18 @@ static const struct ccase stale_unnamed_used = {
     .corr = { { 3, "remove", 3, "2" } },
 };
 
+/*
+ * Mode and owner changed without a SETATTR in the trace (chmod 0600, then chown
+ * to 2000:2000): corrective SETATTRs of the new values before the records that
+ * show them, so that permission checks replay as they happened (the paper's
+ * "getattr permission denied -> setattr").
+ */
+static const struct ccase lost_setattr = {
+    .fixture = "lost-setattr", .failures = 2,
+    .kinds = "{\"getattr inferred-setattr\":1,\"read inferred-setattr\":1}",
+    .corr = { { 3, "setattr", 2, NULL }, { 4, "setattr", 2, NULL } },
+};
+
 /* A directory made in the trace is closed-world: a name never created is absent. */
 static const struct ccase closed_world = {
     .fixture = "closed-world", .failures = 1, .kinds = "{\"lookup OK->NOENT\":1}",
@@ -846,6 +861,7 @@ int main(void)
         CASE(link_exists),
         CASE(link_lost),
         CASE(stale_named),
+        CASE(lost_setattr),
         CASE(stale_ops),
         CASE(stale_unnamed),
         CASE(stale_unnamed_last),

@@ -752,18 +752,42 @@ static void test_map_reader(void **state)
         {"2\tf\t5\t18446744073.709551615\t-\ta\ta\t-\t1\n", 0},   /* the largest time */
         {"2\tf\t5\t18446744073.709551616\t-\ta\ta\t-\t1\n", TBBT_E_SYNTAX},
     };
+    /* field 10, attributes at trace start (the lines above get "-") */
+    static const struct { const char *attrs; int rc; } attrs[] = {
+        {"0644:1000:100", 0}, {"7777:0:4294967295", 0}, {"0000:0:0", 0},
+        {"644:1000:100", TBBT_E_SYNTAX}, {"0844:1:1", TBBT_E_SYNTAX},
+        {"0644:1", TBBT_E_SYNTAX}, {"0644:1:4294967296", TBBT_E_SYNTAX},
+        {"0644::1", TBBT_E_SYNTAX}, {"0644:1:1:1", TBBT_E_SYNTAX}, {"", TBBT_E_SYNTAX},
+    };
     char why[200], *text;
+    GString *body;
     int rc;
 
     (void)state;
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        text = g_strconcat("# tbbt-map 1\n", cases[i].body, NULL);
-        rc = parse_map_text(text, why, sizeof(why));
+        body = g_string_new("# tbbt-map 2\n");
+        for (const char *p = cases[i].body; *p; p++) {
+            const char *nl = strchr(p, '\n');
+            g_string_append_len(body, p, nl - p);
+            if (*p != '#' && nl != p)
+                g_string_append(body, "\t-");
+            g_string_append_c(body, '\n');
+            p = nl;
+        }
+        rc = parse_map_text(body->str, why, sizeof(why));
         if (rc != cases[i].rc)
             fail_msg("case %zu: rc %d, expected %d (%s)", i, rc, cases[i].rc, why);
+        g_string_free(body, TRUE);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(attrs); i++) {
+        text = g_strdup_printf("# tbbt-map 2\n2\tf\t5\t0\t-\ta\ta\t-\t1\t%s\n", attrs[i].attrs);
+        rc = parse_map_text(text, why, sizeof(why));
+        if (rc != attrs[i].rc)
+            fail_msg("attrs '%s': rc %d, expected %d (%s)", attrs[i].attrs, rc, attrs[i].rc, why);
         g_free(text);
     }
-    assert_int_equal(parse_map_text("# tbbt-map 2\n", why, sizeof(why)), TBBT_E_VERSION);
+    assert_int_equal(parse_map_text("# tbbt-map 1\n", why, sizeof(why)), TBBT_E_VERSION);
+    assert_int_equal(parse_map_text("# tbbt-map 3\n", why, sizeof(why)), TBBT_E_VERSION);
     assert_int_equal(parse_map_text("# tbbt-trace 1.0\n", why, sizeof(why)), TBBT_E_MAGIC);
     assert_int_equal(parse_map_text("", why, sizeof(why)), TBBT_E_MAGIC);
 }
@@ -778,9 +802,9 @@ static void test_map_reader_values(void **state)
 
     (void)state;
     assert_true(g_file_set_contents(path,
-        "# tbbt-map 1\n"
-        "9\tl\t12+\t1.000000002\t3.000000004\ta\\\\b/\\x2d\tc\t\\x2d\t2\n"
-        "8\to\t-\t0\t-\tq\tq\t\t1\n", -1, NULL));
+        "# tbbt-map 2\n"
+        "9\tl\t12+\t1.000000002\t3.000000004\ta\\\\b/\\x2d\tc\t\\x2d\t2\t0750:1000:100\n"
+        "8\to\t-\t0\t-\tq\tq\t\t1\t-\n", -1, NULL));
     r = tbbt_ns_map_reader_open(path, &err);
     assert_non_null(r);
     assert_int_equal(tbbt_ns_map_reader_next(r, &e), 1);
@@ -796,7 +820,12 @@ static void test_map_reader_values(void **state)
     assert_int_equal(e.target_len, 1);
     assert_memory_equal(e.target, "-", 1);
     assert_int_equal(e.links, 2);
+    assert_true(e.attrs_known);
+    assert_int_equal(e.mode, 0750);
+    assert_int_equal(e.uid, 1000);
+    assert_int_equal(e.gid, 100);
     assert_int_equal(tbbt_ns_map_reader_next(r, &e), 1);
+    assert_false(e.attrs_known);
     assert_int_equal(e.type, TBBT_NS_OTHER);
     assert_int_equal(e.size_state, 0);
     assert_false(e.deleted);
