@@ -5,7 +5,10 @@
  * accepts, then the hierarchy map.  Oracle: the map reader (strict) accepts
  * every line the writer wrote, every entry of the start image (create time 0)
  * comes after its directory's, and every ID a record got names an object
- * (docs/hierarchy-map.md).
+ * (docs/hierarchy-map.md).  Then the same input through pass B with pre-play
+ * correction (src/extract/correct.c) into a final trace and map: the --check
+ * pass must load that map and read that trace without error, and every
+ * corrective record must lie between its neighbours' call times.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,11 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "extract/correct.h"
+#include "extract/hier.h"
 #include "ns/ns.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
-static char map_path[64];
+static char map_path[64], raw_path[64], fin_path[64], fmap_path[64];
 
 static void check_ids(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r)
 {
@@ -88,17 +93,68 @@ static void oracle(void)
     g_hash_table_destroy(dirs);
 }
 
+/* Corrective records sit between their neighbours in call order. */
+static void check_order(void)
+{
+    struct tbbt_trace_rec rec;
+    struct tbbt_trace_reader *r;
+    uint64_t prev = 0;
+    int err = 0, rc;
+
+    if (!(r = tbbt_trace_reader_open(fin_path, &err)))
+        abort();
+    tbbt_trace_rec_init(&rec);
+    while ((rc = tbbt_trace_reader_next(r, &rec)) == 1) {
+        if ((rec.flags & TBBT_RF_CORRECTIVE) && rec.call_ns < prev)
+            abort();
+        if (rec.call_ns > prev && !(rec.flags & TBBT_RF_CORRECTIVE))
+            prev = rec.call_ns;
+    }
+    if (rc != 0)
+        abort();
+    tbbt_trace_rec_fini(&rec);
+    tbbt_trace_reader_close(r);
+}
+
+/* Pass B with correction, then the --check pass over its output. */
+static void corrected(const uint8_t *data, size_t size)
+{
+    struct tbbt__corr *k = tbbt__corr_new(true, 7), *chk = NULL;
+    struct tbbt_ns *ns = NULL;
+    char err[512];
+    FILE *f = fopen(raw_path, "wb");
+
+    if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+        abort();
+    if (tbbt__hier_run(raw_path, fin_path, fmap_path, k, &ns, err, sizeof(err)) == 0) {
+        check_order();
+        if (tbbt__check_run(fin_path, fmap_path, &chk, err, sizeof(err)) != 0) {
+            fprintf(stderr, "check: %s\n", err);
+            abort();
+        }
+    }
+    tbbt__corr_free(chk);
+    tbbt__corr_free(k);
+    tbbt_ns_free(ns);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct tbbt_ns *ns = tbbt_ns_new();
 
-    if (!map_path[0])
-        snprintf(map_path, sizeof(map_path), "/tmp/fuzz-ns-%d.map", (int)getpid());
+    if (!map_path[0]) {
+        int pid = (int)getpid();
+        snprintf(map_path, sizeof(map_path), "/tmp/fuzz-ns-%d.map", pid);
+        snprintf(raw_path, sizeof(raw_path), "/tmp/fuzz-ns-%d.raw", pid);
+        snprintf(fin_path, sizeof(fin_path), "/tmp/fuzz-ns-%d.tbbt", pid);
+        snprintf(fmap_path, sizeof(fmap_path), "/tmp/fuzz-ns-%d.tbbt.map", pid);
+    }
     pass(ns, data, size, false);
     pass(ns, data, size, true);
     if (tbbt_ns_write_map_file(ns, map_path) != 0)
         abort();
     oracle();
     tbbt_ns_free(ns);
+    corrected(data, size);
     return 0;
 }
