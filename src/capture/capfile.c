@@ -6,9 +6,7 @@
  * to the earlier file), an optional BPF filter compiled per handle, all fed
  * to one struct tbbt_capdec.  Packet bytes come from pcap_next_ex() and are
  * decoded in place: each handle's current packet stays valid until that
- * handle is read again.  libpcap reads a FILE: for a plain regular file
- * it is a stdio cookie over a sliding mapping (no read(2) copy), for gzip
- * one over zlib, otherwise the file itself with a large buffer.
+ * handle is read again.
  *
  * References: libpcap savefile formats (pcap-savefile(5), pcapng
  * draft-ietf-opsawg-pcapng), RFC 1952 (gzip).
@@ -23,9 +21,7 @@
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #define GZ_BUFFER (256u << 10)
@@ -34,16 +30,6 @@
  * glibc's default buffer (st_blksize, 4 KiB) costs one read() per 4 KiB.
  */
 #define FILE_BUFFER (1u << 20)
-/*
- * A plain capture file is read through a read-only mapping of this many bytes
- * at a time instead (a multiple of the page size): one copy from the page
- * cache into libpcap's buffer, where read(2) made two (kernel into stdio,
- * stdio into libpcap).  The window slides, so resident memory stays bounded.
- * Only the bytes present at open are read (a capture still being written
- * ends there); a file truncated by someone else while being read would fault.
- */
-#define MAP_WINDOW (1u << 20)
-#define MAP_BUFFER (16u << 10)
 #define PROGRESS_EVERY 0xffffu              /* packets between progress calls, */
 #define PROGRESS_BYTES (256ull << 20)        /* or wire bytes, whichever comes first */
 
@@ -133,133 +119,14 @@ static FILE *gz_fopen(struct src *s, char *errbuf, size_t errlen)
     return fp;
 }
 
-/* ---- a plain file behind a sliding mapping ----------------------------------- */
-
-struct mapped {
-    int fd;
-    uint64_t size;          /* file size when opened: bytes past it are not read */
-    uint64_t pos;           /* read position */
-    const uint8_t *win;     /* mapping of [win_off, win_off + win_len), or NULL */
-    uint64_t win_off;
-    size_t win_len;
-};
-
-static void map_drop(struct mapped *m)
-{
-    if (m->win)
-        munmap((void *)(uintptr_t)m->win, m->win_len);
-    m->win = NULL;
-}
-
-/* Maps the window holding m->pos (< m->size); -errno on failure. */
-static int map_window(struct mapped *m)
-{
-    uint64_t off = m->pos & ~(uint64_t)(MAP_WINDOW - 1);
-    size_t len = m->size - off < MAP_WINDOW ? (size_t)(m->size - off) : MAP_WINDOW;
-    void *p;
-
-    map_drop(m);
-    p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, m->fd, (off_t)off);
-    if (p == MAP_FAILED)
-        return -errno;
-    m->win = p;
-    m->win_off = off;
-    m->win_len = len;
-    return 0;
-}
-
-static ssize_t map_read(void *cookie, char *buf, size_t size)
-{
-    struct mapped *m = cookie;
-    size_t done = 0;
-
-    while (done < size && m->pos < m->size) {
-        size_t n;
-        if (!m->win || m->pos < m->win_off || m->pos - m->win_off >= m->win_len) {
-            int rc = map_window(m);
-            if (rc < 0) {
-                if (done)
-                    break;
-                errno = -rc;
-                return -1;
-            }
-        }
-        n = m->win_len - (size_t)(m->pos - m->win_off);
-        if (n > size - done)
-            n = size - done;
-        memcpy(buf + done, m->win + (m->pos - m->win_off), n);
-        done += n;
-        m->pos += n;
-    }
-    return (ssize_t)done;
-}
-
-static int map_seek(void *cookie, off64_t *offset, int whence)
-{
-    struct mapped *m = cookie;
-    int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? (int64_t)m->pos
-                                                               : (int64_t)m->size;
-
-    if ((whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) ||
-        base + *offset < 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    m->pos = (uint64_t)(base + *offset);
-    *offset = (off64_t)m->pos;
-    return 0;
-}
-
-static int map_close(void *cookie)
-{
-    struct mapped *m = cookie;
-    int rc = close(m->fd);
-
-    map_drop(m);
-    g_free(m);
-    return rc;
-}
-
-/* A stream over the regular file open as fd (size bytes), or NULL (fd untouched). */
-static FILE *map_fopen(int fd, uint64_t size)
-{
-    static const cookie_io_functions_t fns = {
-        .read = map_read, .seek = map_seek, .close = map_close};
-    struct mapped *m = g_new0(struct mapped, 1);
-    FILE *fp;
-
-    m->fd = dup(fd);
-    m->size = size;
-    if (m->fd < 0 || size == 0 || map_window(m) < 0 || !(fp = fopencookie(m, "r", fns))) {
-        if (m->fd >= 0)
-            close(m->fd);
-        map_drop(m);
-        g_free(m);
-        return NULL;
-    }
-    /*
-     * A small buffer: libpcap's fread() of a packet header or a short packet
-     * copies from it, one of MAP_BUFFER bytes or more copies straight from the
-     * mapping.  (Unbuffered, glibc flushes every line-buffered stream before
-     * each read: far slower.)
-     */
-    setvbuf(fp, NULL, _IOFBF, MAP_BUFFER);
-    return fp;
-}
-
 /* ---- opening --------------------------------------------------------------- */
 
-/*
- * Opens s->path as a stdio stream: gzip is decompressed transparently, a
- * plain regular file is mapped (map_fopen), anything else (a pipe, or when
- * mapping fails) is read with a large stdio buffer.
- */
+/* Opens s->path as a stdio stream, transparently decompressing gzip. */
 static FILE *open_stream(struct src *s, char *errbuf, size_t errlen)
 {
     uint8_t magic[2];
     struct stat sb;
-    FILE *fp = fopen(s->path, "rb"), *mfp;
-    bool gz;
+    FILE *fp = fopen(s->path, "rb");
 
     if (!fp) {
         set_err(errbuf, errlen, "'%s': cannot open: %s", s->path, strerror(errno));
@@ -267,23 +134,11 @@ static FILE *open_stream(struct src *s, char *errbuf, size_t errlen)
     }
     if (fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode))
         s->size = (uint64_t)sb.st_size;
-    if (s->size > 0) {
-        /* A regular file: look at the magic without filling a stdio buffer. */
-        gz = pread(fileno(fp), magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-        if (!gz && (mfp = map_fopen(fileno(fp), s->size)) != NULL) {
-            fclose(fp);
-            return mfp;
-        }
-    } else {
-        set_buffer(s, fp);
-        gz = fread(magic, 1, 2, fp) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-    }
-    if (gz) {
+    set_buffer(s, fp);
+    if (fread(magic, 1, 2, fp) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
         fclose(fp);
         return gz_fopen(s, errbuf, errlen);
     }
-    if (s->size > 0)
-        set_buffer(s, fp);   /* not read through stdio yet: the mapping failed */
     if (fseek(fp, 0, SEEK_SET) != 0) {
         set_err(errbuf, errlen, "'%s': cannot rewind: %s", s->path, strerror(errno));
         fclose(fp);
