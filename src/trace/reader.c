@@ -11,13 +11,13 @@
  * into the caller's struct, strings into its arena.  Errors are sticky.
  */
 #include "trace/trace-int.h"
+#include "util/crc32.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define RBUF_SIZE (1u << 20)
 
@@ -29,7 +29,7 @@ struct tbbt_trace_reader {
     size_t cap, start, end; /* buf[start..end) not consumed yet */
     uint64_t base;          /* file offset of buf[0] */
     size_t crc_pos;         /* buf[0..crc_pos) is in crc */
-    uLong crc;
+    uint32_t crc;
     bool eof;
     bool done;              /* trailer read and checked */
     int err;                /* sticky error */
@@ -43,10 +43,52 @@ struct tbbt_trace_reader {
 
 /* ---- LEB128 ------------------------------------------------------------------ */
 
+/*
+ * Values of 2..9 bytes with at least 8 bytes in the buffer: one load, the end
+ * found by the first byte without its high bit, the 7-bit groups packed.
+ * Returns false to fall back to the byte loop (10-byte values, short buffers,
+ * encodings it must refuse).
+ */
+static inline bool get_uv_word(struct tbbt_buf *b, uint64_t *out)
+{
+    uint64_t w, stop, v;
+    unsigned n;
+
+    if (b->len < 8)
+        return false;
+    memcpy(&w, b->p, 8);
+    w = GUINT64_FROM_LE(w);
+    stop = ~w & UINT64_C(0x8080808080808080);
+    if (stop) {
+        n = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;     /* bytes, 1..8 */
+        if (n > 1 && ((w >> (8 * (n - 1))) & 0xff) == 0)
+            return false;   /* not the shortest encoding: the byte loop says so */
+        if (n < 8)
+            w &= (UINT64_C(1) << (8 * n)) - 1;
+    } else if (b->len >= 9 && b->p[8] < 0x80 && b->p[8] != 0) {
+        n = 9;              /* 57..63 bits: nanosecond times */
+    } else {
+        return false;
+    }
+    v = (w & 0x7f) | ((w >> 1) & (UINT64_C(0x7f) << 7)) | ((w >> 2) & (UINT64_C(0x7f) << 14)) |
+        ((w >> 3) & (UINT64_C(0x7f) << 21)) | ((w >> 4) & (UINT64_C(0x7f) << 28)) |
+        ((w >> 5) & (UINT64_C(0x7f) << 35)) | ((w >> 6) & (UINT64_C(0x7f) << 42)) |
+        ((w >> 7) & (UINT64_C(0x7f) << 49));
+    if (n == 9)
+        v |= (uint64_t)b->p[8] << 56;
+    b->p += n;
+    b->len -= n;
+    *out = v;
+    return true;
+}
+
 bool tbbt__get_uv_slow(struct tbbt_buf *b, uint64_t *out)
 {
     uint64_t v = 0;
     size_t n = b->len < TBBT__UV_MAX ? b->len : TBBT__UV_MAX;
+
+    if (get_uv_word(b, out))
+        return true;
 
     for (size_t i = 0; i < n; i++) {
         uint8_t c = b->p[i];
@@ -71,7 +113,7 @@ bool tbbt__get_uv_slow(struct tbbt_buf *b, uint64_t *out)
 static void crc_upto(struct tbbt_trace_reader *r, size_t pos)
 {
     if (pos > r->crc_pos) {
-        r->crc = crc32_z(r->crc, r->buf + r->crc_pos, pos - r->crc_pos);
+        r->crc = tbbt_crc32(r->crc, r->buf + r->crc_pos, pos - r->crc_pos);
         r->crc_pos = pos;
     }
 }
@@ -163,7 +205,7 @@ static struct tbbt_trace_reader *reader_new(void)
     struct tbbt_trace_reader *r = g_new0(struct tbbt_trace_reader, 1);
 
     r->fd = -1;
-    r->crc = crc32(0, NULL, 0);
+    r->crc = 0;             /* crc32(0, NULL, 0) */
     r->fh = tbbt_fhtab_new();
     r->ep = tbbt_eptab_new();
     return r;
