@@ -51,7 +51,15 @@ print("  %.0f MB/s, %.0f calls/s, peak RSS %.1f MB" % (s["mb_per_second"],
 for table in ("v3", "mount"):
     row = ", ".join("%s %d" % kv for kv in s["procedures"][table].items() if kv[1])
     print("  %s: %s" % (table, row))
+print("  objects %d, hierarchy map entries %d, orphans %d; replay failures %d, corrective "
+      "operations %d, remaining mismatches %d" % (s["objects"], s["map_entries"], s["orphans"],
+      s["replay_failures"], sum(s["corrective_ops"].values()), s["remaining_mismatches"]))
 PY
 say "first records of the trace (tbbt-dump):"
-build/src/trace/tbbt-dump "$out/demo.tbbt" | grep '^op ' | head -n 5 | cut -c1-160
-say "done: trace $out/demo.tbbt, summary $out/summary.json"
+# (the reader stops early: tbbt-dump then ends on SIGPIPE, which is fine here)
+build/src/trace/tbbt-dump "$out/demo.tbbt" | awk '/^op / { print substr($0, 1, 160); if (++n == 5) exit }' || true
+say "first entries of the hierarchy map:"
+head -n 6 "$out/demo.tbbt.map" | cut -c1-160
+say "checking the trace against its map (the start image a replay would see):"
+build/src/extract/tbbt-convert --check "$out/demo.tbbt"
+say "done: trace $out/demo.tbbt, map $out/demo.tbbt.map, summary $out/summary.json"
