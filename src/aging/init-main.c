@@ -5,16 +5,42 @@
  */
 #include <glib.h>
 #include <stdio.h>
+#include <unistd.h>
 
+#include "aging/image.h"
 #include "aging/measure.h"
 #include "tbbt-version.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
 
-static gchar *opt_measure;
-static gboolean opt_json, opt_version, opt_quiet, opt_verbose;
+static gchar *opt_measure, *opt_map, *opt_root, *opt_manifest, *opt_scope;
+static gboolean opt_json, opt_version, opt_quiet, opt_verbose, opt_force, opt_progress;
+static gboolean opt_no_progress;
+static gint opt_clones = 1, opt_appends = 1;
+static gint64 opt_seed = 1;
 
 static const GOptionEntry entries[] = {
+    {"map", 'm', 0, G_OPTION_ARG_FILENAME, &opt_map, "Hierarchy map of the trace (tbbt-convert)",
+     "MAP"},
+    {"root", 'r', 0, G_OPTION_ARG_FILENAME, &opt_root,
+     "Directory to build the image in (empty, or holding an earlier tbbt-init image)", "DIR"},
+    {"manifest", 0, 0, G_OPTION_ARG_FILENAME, &opt_manifest,
+     "Manifest to write (default MAP.manifest; must be outside DIR)", "FILE"},
+    {"clones", 'n', 0, G_OPTION_ARG_INT, &opt_clones,
+     "Independent copies of the image (N > 1: DIR/tbbt-clone-0 ...) for spatial scaling", "N"},
+    {"seed", 's', 0, G_OPTION_ARG_INT64, &opt_seed, "Seed of every random choice (default 1)",
+     "S"},
+    {"scope", 0, 0, G_OPTION_ARG_STRING, &opt_scope,
+     "Aging: interleaving scope, bytes of files written interleaved (e.g. 64M; 0: no aging)",
+     "BYTES"},
+    {"appends", 0, 0, G_OPTION_ARG_INT, &opt_appends,
+     "Aging: appends per file, each its own open/write/close (default 1: no aging)", "N"},
+    {"force", 'f', 0, G_OPTION_ARG_NONE, &opt_force,
+     "Remove the earlier tbbt-init image in DIR first (only what tbbt-init made)", NULL},
+    {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
+     "Draw a progress line on stderr even when it is not a terminal", NULL},
+    {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress, "Never draw a progress line",
+     NULL},
     {"measure", 0, 0, G_OPTION_ARG_FILENAME, &opt_measure,
      "Report the aging metrics of the tree under DIR and exit", "DIR"},
     {"json", 0, 0, G_OPTION_ARG_NONE, &opt_json, "With --measure: print JSON", NULL},
@@ -36,6 +62,68 @@ static int measure(void)
         return TBBT_EXIT_FAIL;
     }
     tbbt_measure_print(&m, opt_json, stdout);
+    return TBBT_EXIT_OK;
+}
+
+/* "64M", "2G", "4096": bytes; false if it does not parse. */
+static bool parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    guint64 v = g_ascii_strtoull(s, &end, 10);
+    uint64_t mul = 1;
+
+    if (end == s)
+        return false;
+    switch (*end) {
+    case 'k': case 'K': mul = 1ull << 10; end++; break;
+    case 'm': case 'M': mul = 1ull << 20; end++; break;
+    case 'g': case 'G': mul = 1ull << 30; end++; break;
+    case 't': case 'T': mul = 1ull << 40; end++; break;
+    default: break;
+    }
+    if (*end || (v && mul > UINT64_MAX / v))
+        return false;
+    *out = v * mul;
+    return true;
+}
+
+static int build(void)
+{
+    struct tbbt_image_opts o;
+    struct tbbt_image_stats st;
+    char err[1024] = "";
+    char *manifest = opt_manifest ? g_strdup(opt_manifest)
+                                  : g_strconcat(opt_map, ".manifest", NULL);
+    int rc;
+
+    tbbt_image_opts_init(&o);
+    o.map = opt_map;
+    o.root = opt_root;
+    o.manifest = manifest;
+    o.clones = (uint32_t)opt_clones;
+    o.seed = (uint64_t)opt_seed;
+    o.appends = (uint32_t)opt_appends;
+    o.force = opt_force;
+    o.progress = !opt_quiet && !opt_no_progress && (opt_progress || isatty(STDERR_FILENO));
+    if (opt_scope && !parse_bytes(opt_scope, &o.scope)) {
+        g_free(manifest);
+        fprintf(stderr, "tbbt-init: --scope: '%s' is not a size (e.g. 64M)\n", opt_scope);
+        return TBBT_EXIT_USAGE;
+    }
+    rc = tbbt_image_build(&o, &st, err, sizeof(err));
+    if (rc < 0) {
+        tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
+        g_free(manifest);
+        return TBBT_EXIT_FAIL;
+    }
+    if (!opt_quiet)
+        printf("tbbt-init: %" G_GUINT64_FORMAT " directories, %" G_GUINT64_FORMAT " files, %"
+               G_GUINT64_FORMAT " hard links, %" G_GUINT64_FORMAT " symlinks, %"
+               G_GUINT64_FORMAT " others; %.1f MB in %" G_GUINT64_FORMAT " writes, %.2f s; "
+               "manifest %s\n", (guint64)st.dirs, (guint64)st.files, (guint64)st.links,
+               (guint64)st.symlinks, (guint64)st.others, (double)st.bytes / 1e6,
+               (guint64)st.appends, st.seconds, manifest);
+    g_free(manifest);
     return TBBT_EXIT_OK;
 }
 
@@ -62,9 +150,15 @@ int main(int argc, char **argv)
         rc = TBBT_EXIT_OK;
     } else if (opt_measure) {
         rc = measure();
-    } else {
-        fprintf(stderr, "tbbt-init: building images is not implemented yet\n");
+    } else if (!opt_map || !opt_root) {
+        fprintf(stderr, "tbbt-init: --map MAP and --root DIR are needed (or --measure DIR)\n"
+                        "Try 'tbbt-init --help' for more information.\n");
         rc = TBBT_EXIT_USAGE;
+    } else if (opt_clones < 1 || opt_appends < 1) {
+        fprintf(stderr, "tbbt-init: --clones and --appends must be 1 or more\n");
+        rc = TBBT_EXIT_USAGE;
+    } else {
+        rc = build();
     }
     g_option_context_free(ctx);
     return rc;

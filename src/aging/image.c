@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Building the initial image (see image.h).  Two phases per clone:
+ *
+ *  1. namespace: the map is read once, in its order (every directory before
+ *     the names in it); each entry with create time 0 becomes a directory, an
+ *     empty file, a hard link to the file its ID made first, a symbolic link
+ *     or a FIFO.  Files are remembered (path, size) for phase 2.
+ *  2. data: files are written with non-zero bytes to their size at trace
+ *     start.  Without aging each file in one session, in map order; with
+ *     aging (scope > 0, appends > 1) the files, shuffled by the seed so that
+ *     directories mix, are taken in sets whose sizes add up to the scope, and
+ *     within a set written in appends of size/appends bytes, each in its own
+ *     open/append/close session, the files of the set taking turns in a
+ *     seeded order.
+ *
+ * Every directory is reached with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+ * | RESOLVE_NO_XDEV) from the root, and every name is created with O_EXCL /
+ * O_NOFOLLOW semantics, so nothing is written outside the root whatever the
+ * map says.  The manifest (written as the build goes) lists what was made,
+ * for the player (obj lines: where each TBBT-ID lives) and for --force.
+ */
+#include "aging/image.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <inttypes.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ns/ns.h"
+#include "util/util.h"
+
+#define MARKER ".tbbt-init"
+#define CHUNK (1u << 20)            /* write size */
+#define RESERVOIR 4096              /* known sizes kept to draw unknown ones from */
+
+struct file {
+    uint32_t path;                  /* offset in paths */
+    uint64_t size;
+    bool unknown;
+};
+
+struct build {
+    const struct tbbt_image_opts *o;
+    struct tbbt_image_stats *st;
+    char *errbuf;
+    size_t errlen;
+    int root;                       /* O_PATH fd of the root */
+    int base;                       /* O_PATH fd of the clone directory */
+    FILE *man;
+    GRand *rand;
+    GString *paths;                 /* NUL-separated paths of files (phase 2) */
+    GArray *files;                  /* struct file */
+    GHashTable *first;              /* id -> first path (for hard links), owned strings */
+    uint64_t reservoir[RESERVOIR];
+    uint64_t known;                 /* known sizes seen */
+    uint64_t total_bytes, done_bytes, started_ns, last_progress_ns;
+    uint8_t *data;                  /* CHUNK bytes of non-zero data */
+    char *clone_dir;                /* relative to root: "." or tbbt-clone-K */
+    uint32_t clone;
+    int cur_dirfd;                  /* cached parent directory */
+    char *cur_dir;
+};
+
+void tbbt_image_opts_init(struct tbbt_image_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->clones = 1;
+    o->seed = 1;
+    o->appends = 1;
+}
+
+static int fail(struct build *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(struct build *b, int rc, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!b->errbuf[0]) {
+        va_start(ap, fmt);
+        vsnprintf(b->errbuf, b->errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+/* ---- paths ------------------------------------------------------------------------ */
+
+/* Path bytes for messages and the manifest: printable ASCII, others as \xNN. */
+static void put_esc(GString *s, const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '\\')
+            g_string_append(s, "\\\\");
+        else if (c > 0x20 && c < 0x7f)
+            g_string_append_c(s, (char)c);
+        else
+            g_string_append_printf(s, "\\x%02x", c);
+    }
+}
+
+static char *shown(const char *p)
+{
+    GString *s = g_string_new(NULL);
+
+    put_esc(s, p, strlen(p));
+    return g_string_free(s, FALSE);
+}
+
+static int open_beneath(int dirfd, const char *path, int flags)
+{
+    struct open_how how = {
+        .flags = (uint64_t)flags,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                   RESOLVE_NO_XDEV,
+    };
+    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+    return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The directory fd for the parent of path (relative to the clone directory)
+ * and the leaf name.  Consecutive entries mostly share a directory: the last
+ * one is cached.
+ */
+static int parent_of(struct build *b, const char *path, const char **leaf)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? g_strndup(path, (gsize)(slash - path)) : g_strdup(".");
+    int fd;
+
+    *leaf = slash ? slash + 1 : path;
+    if (b->cur_dir && strcmp(b->cur_dir, dir) == 0) {
+        g_free(dir);
+        return b->cur_dirfd;
+    }
+    fd = open_beneath(b->base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        g_free(dir);
+        return fd;
+    }
+    if (b->cur_dirfd >= 0)
+        close(b->cur_dirfd);
+    g_free(b->cur_dir);
+    b->cur_dir = dir;
+    b->cur_dirfd = fd;
+    return fd;
+}
+
+/* ---- manifest ---------------------------------------------------------------------- */
+
+static void man_line(struct build *b, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void man_line(struct build *b, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs(key, b->man);
+    fputc('\t', b->man);
+    va_start(ap, fmt);
+    vfprintf(b->man, fmt, ap);
+    va_end(ap);
+    fputc('\n', b->man);
+}
+
+static void man_path(struct build *b, const char *key, const char *extra, const char *path)
+{
+    GString *s = g_string_new(NULL);
+
+    put_esc(s, path, strlen(path));
+    if (extra)
+        fprintf(b->man, "%s\t%s\t%s\n", key, extra, s->str);
+    else
+        fprintf(b->man, "%s\t%s\n", key, s->str);
+    g_string_free(s, TRUE);
+}
+
+/* A path made, relative to the root (for --force), with its kind. */
+static void made(struct build *b, char kind, const char *path)
+{
+    char k[2] = { kind, 0 };
+    char *full = strcmp(b->clone_dir, ".") == 0 ? g_strdup(path)
+                                                 : g_strconcat(b->clone_dir, "/", path, NULL);
+
+    man_path(b, "made", k, full);
+    g_free(full);
+}
+
+/* ---- phase 1: the namespace ------------------------------------------------------- */
+
+static void note_size(struct build *b, uint64_t size)
+{
+    uint64_t i = b->known++;
+
+    if (i < RESERVOIR)
+        b->reservoir[i] = size;
+    else if ((i = (uint64_t)g_rand_double(b->rand) * (double)(i + 1)) < RESERVOIR)
+        b->reservoir[i] = size;
+}
+
+/* The owner and mode the object had at trace start (not through symlinks). */
+static int set_attrs(struct build *b, int dfd, const char *leaf,
+                     const struct tbbt_ns_map_entry *e)
+{
+    (void)b;
+    if (fchownat(dfd, leaf, e->uid, e->gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
+        return -errno;
+    if (e->type != TBBT_NS_SYMLINK &&
+        fchmodat(dfd, leaf, (mode_t)(e->mode & 07777), 0) < 0)
+        return -errno;
+    return 0;
+}
+
+static int make_entry(struct build *b, const struct tbbt_ns_map_entry *e, uint64_t line)
+{
+    const char *leaf;
+    int dfd, fd, rc = 0;
+    gpointer key = GSIZE_TO_POINTER((gsize)e->id + 1);
+    const char *first = e->links > 1 ? g_hash_table_lookup(b->first, key) : NULL;
+
+    if (e->path_len == 1 && e->path[0] == '.')
+        return 0;                       /* the root: the clone directory itself */
+    if ((dfd = parent_of(b, e->path, &leaf)) < 0) {
+        char *p = shown(e->path);
+        rc = fail(b, dfd, "map line %" PRIu64 ": cannot reach the directory of '%s' beneath "
+                  "the root: %s", line, p, strerror(-dfd));
+        g_free(p);
+        return rc;
+    }
+    if (e->type == TBBT_NS_FILE && first) {
+        if (linkat(b->base, first, dfd, leaf, 0) < 0)
+            rc = -errno;
+        else
+            b->st->links++;
+    } else {
+        switch (e->type) {
+        case TBBT_NS_DIR:
+            if (mkdirat(dfd, leaf, e->attrs_known ? (mode_t)(e->mode & 07777) : 0755) < 0)
+                rc = -errno;
+            else
+                b->st->dirs++;
+            break;
+        case TBBT_NS_SYMLINK:
+            if (symlinkat(e->target && e->target_len ? e->target : "tbbt-unknown-target", dfd,
+                          leaf) < 0)
+                rc = -errno;
+            else
+                b->st->symlinks++;
+            break;
+        case TBBT_NS_OTHER:
+            if (mkfifoat(dfd, leaf, 0644) < 0)
+                rc = -errno;
+            else
+                b->st->others++;
+            break;
+        default:
+            fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (fd < 0) {
+                rc = -errno;
+                break;
+            }
+            close(fd);
+            b->st->files++;
+            struct file f = { .path = (uint32_t)b->paths->len, .size = e->size,
+                              .unknown = e->size_state == 0 };
+            g_string_append_len(b->paths, e->path, (gssize)e->path_len + 1);
+            g_array_append_val(b->files, f);
+            if (e->size_state != 0)
+                note_size(b, e->size);
+            if (e->links > 1)
+                g_hash_table_insert(b->first, key, g_strdup(e->path));
+            break;
+        }
+    }
+    if (rc < 0) {
+        char *p = shown(e->path);
+        rc = fail(b, rc, "map line %" PRIu64 ": cannot create '%s': %s", line, p,
+                  strerror(-rc));
+        g_free(p);
+        return rc;
+    }
+    made(b, e->type == TBBT_NS_DIR ? 'd' : 'f', e->path);
+    if (!first && e->attrs_known && (rc = set_attrs(b, dfd, leaf, e)) < 0) {
+        char *p = shown(e->path);
+        rc = fail(b, rc, "map line %" PRIu64 ": cannot set the mode or owner of '%s': %s",
+                  line, p, strerror(-rc));
+        g_free(p);
+        return rc;
+    }
+    if (!first && b->clone == 0) {      /* where the ID lives (the same in every clone) */
+        char id[24];
+        snprintf(id, sizeof(id), "%" PRIu64, e->id);
+        man_path(b, "obj", id, e->path);
+    }
+    return 0;
+}
+
+static int phase_names(struct build *b)
+{
+    struct tbbt_ns_map_reader *r;
+    struct tbbt_ns_map_entry e;
+    int err = 0, rc;
+
+    if (!(r = tbbt_ns_map_reader_open(b->o->map, &err)))
+        return fail(b, err, "cannot read hierarchy map '%s': %s", b->o->map, tbbt_strerror(err));
+    while ((rc = tbbt_ns_map_reader_next(r, &e)) == 1) {
+        if (e.create_ns != 0)
+            continue;                   /* made during the trace: the player makes it */
+        if ((rc = make_entry(b, &e, tbbt_ns_map_reader_line(r))) < 0)
+            break;
+    }
+    if (rc < 0 && rc == TBBT_E_SYNTAX)
+        fail(b, rc, "hierarchy map '%s' line %" PRIu64 ": %s", b->o->map,
+             tbbt_ns_map_reader_line(r), tbbt_ns_map_reader_error(r));
+    else if (rc < 0)
+        fail(b, rc, "hierarchy map '%s': %s", b->o->map, tbbt_strerror(rc));
+    tbbt_ns_map_reader_close(r);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- phase 2: the data ------------------------------------------------------------ */
+
+static void progress(struct build *b, bool last)
+{
+    uint64_t now = tbbt_now_ns();
+    double secs, rate;
+
+    if (!b->o->progress || (!last && now - b->last_progress_ns < 250000000ull))
+        return;
+    b->last_progress_ns = now;
+    secs = (double)(now - b->started_ns) / 1e9;
+    rate = secs > 0 ? (double)b->done_bytes / secs : 0;
+    fprintf(stderr, "\rtbbt-init: %.1f of %.1f MB written, %.1f MB/s, ETA %.0f s   ",
+            (double)b->done_bytes / 1e6, (double)b->total_bytes / 1e6, rate / 1e6,
+            rate > 0 ? (double)(b->total_bytes - b->done_bytes) / rate : 0.0);
+    if (last)
+        fputc('\n', stderr);
+}
+
+/* Appends len bytes to file f in one open/write/close session. */
+static int append(struct build *b, const struct file *f, uint64_t len)
+{
+    const char *path = b->paths->str + f->path;
+    int fd = open_beneath(b->base, path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    int rc = 0;
+
+    if (fd < 0)
+        return fd;
+    while (len > 0 && rc == 0) {
+        size_t n = len < CHUNK ? (size_t)len : CHUNK;
+        ssize_t w = write(fd, b->data, n);
+        if (w < 0) {
+            if (errno != EINTR)
+                rc = -errno;
+            continue;
+        }
+        len -= (uint64_t)w;
+        b->done_bytes += (uint64_t)w;
+        b->st->bytes += (uint64_t)w;
+    }
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    b->st->appends++;
+    progress(b, false);
+    return rc;
+}
+
+static int data_fail(struct build *b, const struct file *f, int rc)
+{
+    char *p = shown(b->paths->str + f->path);
+
+    rc = fail(b, rc, "cannot write '%s': %s", p, strerror(-rc));
+    g_free(p);
+    return rc;
+}
+
+/* One set of files, written in interleaved appends. */
+static int write_set(struct build *b, const guint *idx, guint n)
+{
+    uint32_t appends = b->o->appends;
+    guint *order = g_new(guint, n);
+    int rc = 0;
+
+    for (uint32_t k = 0; k < appends && rc == 0; k++) {
+        for (guint i = 0; i < n; i++)
+            order[i] = idx[i];
+        for (guint i = n; i > 1; i--) {          /* seeded Fisher-Yates: who goes next */
+            guint j = (guint)g_rand_int_range(b->rand, 0, (gint32)i);
+            guint t = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = t;
+        }
+        for (guint i = 0; i < n && rc == 0; i++) {
+            const struct file *f = &g_array_index(b->files, struct file, order[i]);
+            uint64_t part = f->size / appends, len = k + 1 == appends
+                                                         ? f->size - part * (appends - 1)
+                                                         : part;
+            if (len && (rc = append(b, f, len)) < 0)
+                rc = data_fail(b, f, rc);
+        }
+    }
+    g_free(order);
+    return rc;
+}
+
+static int phase_data(struct build *b)
+{
+    guint n = b->files->len, *perm = g_new(guint, n ? n : 1), start = 0;
+    bool aging = b->o->scope > 0 && b->o->appends > 1;
+    uint64_t set_bytes = 0;
+    int rc = 0;
+
+    for (guint i = 0; i < n; i++) {
+        struct file *f = &g_array_index(b->files, struct file, i);
+        if (f->unknown) {
+            f->size = b->known ? b->reservoir[(uint64_t)g_rand_int_range(
+                                     b->rand, 0, (gint32)MIN(b->known, RESERVOIR))]
+                               : 0;
+            b->st->unknown_sizes++;
+        }
+        perm[i] = i;
+    }
+    if (!aging) {
+        for (guint i = 0; i < n && rc == 0; i++) {
+            const struct file *f = &g_array_index(b->files, struct file, i);
+            if (f->size && (rc = append(b, f, f->size)) < 0)
+                rc = data_fail(b, f, rc);
+        }
+        g_free(perm);
+        return rc;
+    }
+    for (guint i = n; i > 1; i--) {      /* files of different directories mix */
+        guint j = (guint)g_rand_int_range(b->rand, 0, (gint32)i), t = perm[i - 1];
+        perm[i - 1] = perm[j];
+        perm[j] = t;
+    }
+    for (guint i = 0; i < n && rc == 0; i++) {
+        set_bytes += g_array_index(b->files, struct file, perm[i]).size;
+        if (set_bytes >= b->o->scope || i + 1 == n) {
+            rc = write_set(b, perm + start, i + 1 - start);
+            start = i + 1;
+            set_bytes = 0;
+        }
+    }
+    g_free(perm);
+    return rc;
+}
+
+/* ---- the root --------------------------------------------------------------------- */
+
+/* 1 if the directory fd holds nothing (or only the marker), 0 if not, -errno. */
+static int only_marker(int fd, bool *has_marker)
+{
+    int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d;
+    struct dirent *de;
+    int empty = 1;
+
+    *has_marker = false;
+    if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        return -errno;
+    }
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        if (!strcmp(de->d_name, MARKER))
+            *has_marker = true;
+        else if (strcmp(de->d_name, "lost+found") != 0)
+            empty = 0;
+    }
+    closedir(d);
+    return empty;
+}
+
+/* Removes what the previous manifest's made lines list, newest first. */
+static int remove_previous(struct build *b)
+{
+    char *mpath = NULL, *text = NULL, **lines;
+    gsize len;
+    GError *gerr = NULL;
+    int rc = 0, fd = openat(b->root, MARKER, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    char buf[4096];
+    ssize_t n;
+
+    if (fd < 0)
+        return fail(b, -errno, "cannot read the marker %s/%s: %s", b->o->root, MARKER,
+                    strerror(errno));
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return fail(b, -EINVAL, "the marker %s/%s is empty", b->o->root, MARKER);
+    buf[n] = 0;
+    mpath = g_strstrip(g_strdup(buf));
+    if (!g_file_get_contents(mpath, &text, &len, &gerr)) {
+        rc = fail(b, -ENOENT, "cannot read the previous manifest '%s' (from %s/%s): %s", mpath,
+                  b->o->root, MARKER, gerr->message);
+        g_error_free(gerr);
+        g_free(mpath);
+        return rc;
+    }
+    lines = g_strsplit(text, "\n", -1);
+    for (gint i = (gint)g_strv_length(lines) - 1; i >= 0 && rc == 0; i--) {
+        char **f = g_strsplit(lines[i], "\t", 3);
+        if (g_strv_length(f) == 3 && !strcmp(f[0], "made")) {
+            char *path = g_strcompress(f[2]);      /* \\ and \xNN -> bytes */
+            const char *slash = strrchr(path, '/');
+            char *dir = slash ? g_strndup(path, (gsize)(slash - path)) : g_strdup(".");
+            int dfd = open_beneath(b->root, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+            if (dfd >= 0) {
+                if (unlinkat(dfd, slash ? slash + 1 : path,
+                             f[1][0] == 'd' ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT)
+                    rc = fail(b, -errno, "--force: cannot remove '%s' (made by the previous "
+                              "run): %s; nothing else removed", path, strerror(errno));
+                close(dfd);
+            }
+            g_free(dir);
+            g_free(path);
+        }
+        g_strfreev(f);
+    }
+    g_strfreev(lines);
+    g_free(text);
+    g_free(mpath);
+    if (rc == 0 && unlinkat(b->root, MARKER, 0) < 0)
+        rc = fail(b, -errno, "cannot remove %s/%s: %s", b->o->root, MARKER, strerror(errno));
+    return rc;
+}
+
+static int prepare_root(struct build *b)
+{
+    bool marker;
+    int rc;
+    char *abs_manifest;
+    FILE *f;
+
+    b->root = open(b->o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (b->root < 0)
+        return fail(b, -errno, "cannot open the root '%s': %s", b->o->root, strerror(errno));
+    if ((rc = only_marker(b->root, &marker)) < 0)
+        return fail(b, rc, "cannot list the root '%s': %s", b->o->root, strerror(-rc));
+    if (marker && !b->o->force)
+        return fail(b, -EEXIST, "the root '%s' holds a tbbt-init image: --force removes it",
+                    b->o->root);
+    if (!marker && !rc)
+        return fail(b, -EEXIST, "the root '%s' is not empty and holds no tbbt-init image: "
+                    "refusing to write there", b->o->root);
+    if (marker && ((rc = remove_previous(b)) < 0 || (rc = only_marker(b->root, &marker)) < 0))
+        return rc;
+    if (!rc)
+        return fail(b, -ENOTEMPTY, "the root '%s' still holds files tbbt-init did not make "
+                    "(left as they are)", b->o->root);
+    abs_manifest = g_canonicalize_filename(b->o->manifest, NULL);
+    rc = openat(b->root, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (rc < 0 || !(f = fdopen(rc, "w"))) {
+        g_free(abs_manifest);
+        return fail(b, -errno, "cannot write %s/%s: %s", b->o->root, MARKER, strerror(errno));
+    }
+    fprintf(f, "%s\n", abs_manifest);
+    g_free(abs_manifest);
+    return fclose(f) == 0 ? 0 : fail(b, -errno, "cannot write the marker: %s", strerror(errno));
+}
+
+/* ---- entry point ------------------------------------------------------------------ */
+
+static int build_clone(struct build *b, uint32_t k)
+{
+    int rc;
+
+    b->clone = k;
+    b->clone_dir = b->o->clones > 1 ? g_strdup_printf("tbbt-clone-%" PRIu32, k) : g_strdup(".");
+    if (b->o->clones > 1) {
+        if (mkdirat(b->root, b->clone_dir, 0755) < 0)
+            return fail(b, -errno, "cannot make %s/%s: %s", b->o->root, b->clone_dir,
+                        strerror(errno));
+        man_path(b, "made", "d", b->clone_dir);
+    }
+    man_path(b, "clone", NULL, b->clone_dir);
+    b->base = open_beneath(b->root, b->clone_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (b->base < 0)
+        return fail(b, b->base, "cannot open %s/%s", b->o->root, b->clone_dir);
+    g_array_set_size(b->files, 0);
+    g_string_truncate(b->paths, 0);
+    g_hash_table_remove_all(b->first);
+    if ((rc = phase_names(b)) == 0)
+        rc = phase_data(b);
+    if (b->cur_dirfd >= 0)
+        close(b->cur_dirfd);
+    b->cur_dirfd = -1;
+    g_free(b->cur_dir);
+    b->cur_dir = NULL;
+    close(b->base);
+    g_free(b->clone_dir);
+    b->clone_dir = NULL;
+    return rc;
+}
+
+int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *st, char *errbuf,
+                     size_t errlen)
+{
+    struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .root = -1,
+                       .cur_dirfd = -1 };
+    int rc;
+
+    *st = (struct tbbt_image_stats){ 0 };
+    errbuf[0] = '\0';
+    b.started_ns = tbbt_now_ns();
+    {   /* a map that does not open must not cost an earlier image (--force) */
+        int err = 0;
+        struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(o->map, &err);
+        if (!r)
+            return fail(&b, err, "cannot read hierarchy map '%s': %s", o->map,
+                        tbbt_strerror(err));
+        tbbt_ns_map_reader_close(r);
+    }
+    if ((rc = prepare_root(&b)) < 0) {     /* before the manifest: --force reads the old one */
+        if (b.root >= 0)
+            close(b.root);
+        return rc;
+    }
+    if (!(b.man = fopen(o->manifest, "w"))) {
+        rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
+                  strerror(errno));
+        close(b.root);
+        return rc;
+    }
+    fprintf(b.man, "# tbbt-manifest 1\n");
+    man_path(&b, "map", NULL, o->map);
+    man_path(&b, "root", NULL, o->root);
+    man_line(&b, "seed", "%" PRIu64, o->seed);
+    man_line(&b, "clones", "%" PRIu32, o->clones);
+    man_line(&b, "scope", "%" PRIu64, o->scope);
+    man_line(&b, "appends", "%" PRIu32, o->appends);
+    b.rand = g_rand_new_with_seed_array((const guint32[]){ (guint32)o->seed,
+                                                           (guint32)(o->seed >> 32) }, 2);
+    b.paths = g_string_new(NULL);
+    b.files = g_array_new(FALSE, FALSE, sizeof(struct file));
+    b.first = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    b.data = g_malloc(CHUNK);
+    for (size_t i = 0; i < CHUNK; i++)
+        b.data[i] = (uint8_t)('a' + i % 26);
+    for (uint32_t k = 0; rc == 0 && k < o->clones; k++)
+        rc = build_clone(&b, k);
+    if (rc == 0 && syncfs(b.root) < 0)
+        rc = fail(&b, -errno, "cannot sync the image: %s", strerror(errno));
+    st->seconds = (double)(tbbt_now_ns() - b.started_ns) / 1e9;
+    progress(&b, true);
+    man_line(&b, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
+             " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %" PRIu64
+             " unknown_sizes %" PRIu64 " seconds %.3f", st->dirs, st->files, st->links,
+             st->symlinks, st->others, st->bytes, st->appends, st->unknown_sizes, st->seconds);
+    if (rc == 0)
+        man_line(&b, "status", "complete");
+    else
+        man_path(&b, "status", "failed", errbuf);
+    if (fclose(b.man) != 0 && rc == 0)
+        rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
+                  strerror(errno));
+    if (b.root >= 0)
+        close(b.root);
+    g_rand_free(b.rand);
+    g_string_free(b.paths, TRUE);
+    g_array_free(b.files, TRUE);
+    g_hash_table_destroy(b.first);
+    g_free(b.data);
+    return rc;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The initial file system image of a trace (TBBT paper 3.2, 3.3): every object
+ * of the hierarchy map that exists at trace start, created under a root
+ * directory through ordinary system calls, its files written with non-zero
+ * data, optionally aged by interleaved appends, in one or more clones; and
+ * the manifest that tells the player where each TBBT-ID lives.
+ * docs/tbbt-init.md.
+ */
+#ifndef TBBT_AGING_IMAGE_H
+#define TBBT_AGING_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tbbt_image_opts {
+    const char *map;            /* hierarchy map (borrowed) */
+    const char *root;           /* target directory (must exist) */
+    const char *manifest;       /* manifest path (outside root) */
+    uint32_t clones;            /* copies of the image: 1 builds in root itself, N > 1 in
+                                 * root/tbbt-clone-0 .. root/tbbt-clone-(N-1) */
+    uint64_t seed;
+    uint64_t scope;             /* interleaving scope in bytes (0: no aging) */
+    uint32_t appends;           /* appends per file (1: each file written at once) */
+    bool force;                 /* a previous tbbt-init image in root is removed first */
+    bool progress;              /* progress line on stderr */
+};
+
+void tbbt_image_opts_init(struct tbbt_image_opts *o);
+
+/* What a build did (also in the manifest). */
+struct tbbt_image_stats {
+    uint64_t dirs, files, links, symlinks, others;
+    uint64_t bytes;             /* file data written */
+    uint64_t appends;           /* write sessions (open/write/close) */
+    uint64_t unknown_sizes;     /* files whose size came from the size distribution */
+    double seconds;
+};
+
+/*
+ * Builds the image.  Returns 0, or a negative error with a one-line reason in
+ * errbuf (bad map entry with its line, a path that would leave the root,
+ * ENOSPC, a non-empty root without --force ...).  Once the root is accepted
+ * the manifest is written whatever happens next, saying how far the build
+ * got (a refused root leaves an earlier manifest as it was).
+ */
+int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *st, char *errbuf,
+                     size_t errlen);
+
+#endif
