@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,6 +48,13 @@ struct file {
     uint32_t path;                  /* offset in paths */
     uint64_t size;
     bool unknown;
+    bool filler;                    /* deleted after the data phase */
+};
+
+/* A directory new objects may go to. */
+struct dir {
+    uint32_t path;                  /* offset in dpaths */
+    bool synthetic;
 };
 
 struct build {
@@ -65,6 +73,14 @@ struct build {
     uint64_t known;                 /* known sizes seen */
     uint64_t total_bytes, done_bytes, started_ns, last_progress_ns;
     uint8_t *data;                  /* CHUNK bytes of non-zero data */
+    GString *dpaths;                /* NUL-separated paths of directories */
+    GArray *dirs;                   /* struct dir: directories of the image */
+    GArray *class_dirs[2];          /* indices in dirs: the map's (EXT), synthetic (SYN) */
+    GArray *class_parents[2];       /* the directory of each object in the class (distortion) */
+    GArray *table;                  /* --sizes: size, weight pairs (double) */
+    double table_total;
+    uint64_t syn_seq;               /* synthetic names made */
+    uint64_t capacity, block;       /* file system bytes and block size */
     char *clone_dir;                /* relative to root: "." or tbbt-clone-K */
     uint32_t clone;
     int cur_dirfd;                  /* cached parent directory */
@@ -200,6 +216,8 @@ static void made(struct build *b, char kind, const char *path)
 
 /* ---- phase 1: the namespace ------------------------------------------------------- */
 
+static void add_dir(struct build *b, const char *path, bool synthetic);
+
 static void note_size(struct build *b, uint64_t size)
 {
     uint64_t i = b->known++;
@@ -249,8 +267,10 @@ static int make_entry(struct build *b, const struct tbbt_ns_map_entry *e, uint64
         case TBBT_NS_DIR:
             if (mkdirat(dfd, leaf, e->attrs_known ? (mode_t)(e->mode & 07777) : 0755) < 0)
                 rc = -errno;
-            else
+            else {
                 b->st->dirs++;
+                add_dir(b, e->path, false);
+            }
             break;
         case TBBT_NS_SYMLINK:
             if (symlinkat(e->target && e->target_len ? e->target : "tbbt-unknown-target", dfd,
@@ -328,6 +348,246 @@ static int phase_names(struct build *b)
         fail(b, rc, "hierarchy map '%s': %s", b->o->map, tbbt_strerror(rc));
     tbbt_ns_map_reader_close(r);
     return rc < 0 ? rc : 0;
+}
+
+/* ---- synthetic objects (paper 3.2) -------------------------------------------------- */
+
+static int append(struct build *b, const struct file *f, uint64_t len);
+static int data_fail(struct build *b, const struct file *f, int rc);
+
+enum { EXT = 0, SYN = 1 };
+
+static void add_dir(struct build *b, const char *path, bool synthetic)
+{
+    struct dir d = { .path = (uint32_t)b->dpaths->len, .synthetic = synthetic };
+
+    g_string_append_len(b->dpaths, path, (gssize)strlen(path) + 1);
+    g_array_append_val(b->dirs, d);
+}
+
+/*
+ * The directory of a new synthetic object: among the map's directories with
+ * probability merge (always if there is no synthetic one), else among the
+ * synthetic ones; within the class, with probability distortion the directory
+ * of a random object already there (fan-out grows where it is large), else a
+ * uniformly random directory.
+ */
+static guint pick_dir(struct build *b)
+{
+    GArray *pool[2] = { b->class_dirs[EXT], b->class_dirs[SYN] };
+    int c = (b->class_dirs[SYN]->len == 0 || g_rand_double(b->rand) < b->o->merge) ? EXT : SYN;
+    GArray *parents = b->class_parents[c];
+
+    if (pool[c]->len == 0)
+        c = c == EXT ? SYN : EXT;
+    if (parents->len && g_rand_double(b->rand) < b->o->distortion)
+        return g_array_index(parents, guint,
+                             (guint)g_rand_int_range(b->rand, 0, (gint32)parents->len));
+    return g_array_index(pool[c], guint,
+                         (guint)g_rand_int_range(b->rand, 0, (gint32)pool[c]->len));
+}
+
+static void placed(struct build *b, guint dir)
+{
+    int c = g_array_index(b->dirs, struct dir, dir).synthetic ? SYN : EXT;
+
+    g_array_append_val(b->class_parents[c], dir);
+}
+
+/* One size from the distribution: the user's table, the map's sizes, or the built-in one. */
+static uint64_t draw_size(struct build *b)
+{
+    static const uint64_t builtin[][2] = {   /* size, weight in 1000ths */
+        {0, 20}, {512, 80}, {2048, 120}, {8192, 200}, {32768, 220}, {131072, 170},
+        {524288, 110}, {2097152, 60}, {8388608, 15}, {33554432, 5},
+    };
+    double u;
+
+    if (b->table->len) {
+        u = g_rand_double(b->rand) * b->table_total;
+        for (guint i = 0; i < b->table->len; i += 2) {
+            double w = g_array_index(b->table, double, i + 1);
+            if (u < w || i + 2 == b->table->len)
+                return (uint64_t)g_array_index(b->table, double, i);
+            u -= w;
+        }
+    }
+    if (b->known)
+        return b->reservoir[(uint64_t)g_rand_int_range(b->rand, 0,
+                                                       (gint32)MIN(b->known, RESERVOIR))];
+    u = g_rand_double(b->rand) * 1000.0;
+    for (size_t i = 0; i < G_N_ELEMENTS(builtin); i++) {
+        if (u < (double)builtin[i][1])
+            return builtin[i][0];
+        u -= (double)builtin[i][1];
+    }
+    return 8192;
+}
+
+static uint64_t on_disk(const struct build *b, uint64_t size)
+{
+    return (size + b->block - 1) / b->block * b->block;
+}
+
+/* A synthetic (or filler) file of size bytes in directory dir, to be written in phase 2. */
+static int new_file(struct build *b, guint dir, uint64_t size, bool filler)
+{
+    const char *dpath = b->dpaths->str + g_array_index(b->dirs, struct dir, dir).path;
+    char *path = strcmp(dpath, ".") == 0
+                     ? g_strdup_printf("tbbt-syn-%" PRIu64, ++b->syn_seq)
+                     : g_strdup_printf("%s/tbbt-syn-%" PRIu64, dpath, ++b->syn_seq);
+    const char *leaf;
+    int dfd = parent_of(b, path, &leaf), fd, rc = 0;
+    struct file f = { .path = (uint32_t)b->paths->len, .size = size, .filler = filler };
+
+    if (dfd < 0 || (fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+                                O_CLOEXEC, 0644)) < 0)
+        rc = fail(b, dfd < 0 ? dfd : -errno, "cannot create the synthetic file '%s': %s", path,
+                  strerror(dfd < 0 ? -dfd : errno));
+    else
+        close(fd);
+    if (rc == 0) {
+        made(b, 'f', path);
+        g_string_append_len(b->paths, path, (gssize)strlen(path) + 1);
+        g_array_append_val(b->files, f);
+        placed(b, dir);
+    }
+    g_free(path);
+    return rc;
+}
+
+static int new_dir(struct build *b, guint parent, guint *out)
+{
+    const char *dpath = b->dpaths->str + g_array_index(b->dirs, struct dir, parent).path;
+    char *path = strcmp(dpath, ".") == 0
+                     ? g_strdup_printf("tbbt-syn-%" PRIu64, ++b->syn_seq)
+                     : g_strdup_printf("%s/tbbt-syn-%" PRIu64, dpath, ++b->syn_seq);
+    const char *leaf;
+    int dfd = parent_of(b, path, &leaf), rc = 0;
+
+    if (dfd < 0 || mkdirat(dfd, leaf, 0755) < 0)
+        rc = fail(b, dfd < 0 ? dfd : -errno, "cannot create the synthetic directory '%s': %s",
+                  path, strerror(dfd < 0 ? -dfd : errno));
+    if (rc == 0) {
+        made(b, 'd', path);
+        *out = b->dirs->len;
+        add_dir(b, path, true);
+        g_array_append_val(b->class_dirs[SYN], *out);
+        placed(b, parent);
+        b->st->synthetic_dirs++;
+    }
+    g_free(path);
+    return rc;
+}
+
+static int fs_usage(struct build *b, uint64_t *used)
+{
+    struct statvfs v;
+
+    if (fstatvfs(b->root, &v) < 0)
+        return fail(b, -errno, "cannot stat the file system of '%s': %s", b->o->root,
+                    strerror(errno));
+    b->block = v.f_frsize ? v.f_frsize : 4096;
+    b->capacity = (uint64_t)v.f_blocks * v.f_frsize;
+    *used = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
+    return 0;
+}
+
+/* Synthetic files (and directories) of about `bytes` on disk. */
+static int add_synthetic(struct build *b, uint64_t bytes)
+{
+    double ratio = b->o->dir_ratio >= 0 ? b->o->dir_ratio
+                   : b->st->files ? (double)b->st->dirs / (double)b->st->files : 0.1;
+    guint dir, nd;
+    int rc = 0;
+
+    while (bytes > 0 && rc == 0) {
+        uint64_t size = draw_size(b);
+        if (on_disk(b, size) > bytes)
+            size = bytes;
+        dir = pick_dir(b);
+        if (g_rand_double(b->rand) < ratio && (rc = new_dir(b, dir, &nd)) == 0)
+            dir = nd;
+        if (rc == 0 && (rc = new_file(b, dir, size, false)) == 0) {
+            b->st->synthetic_files++;
+            b->st->synthetic_bytes += size;
+            bytes -= MIN(bytes, MAX(on_disk(b, size), b->block));
+        }
+    }
+    return rc;
+}
+
+/* Plans this clone's synthetic files and the fillers, before the data phase. */
+static int plan_fill(struct build *b)
+{
+    uint64_t used, planned = 0, target, share, fill_bytes, free_after;
+    guint i, top;
+    int rc;
+
+    if (b->o->fill <= 0)
+        return 0;
+    if ((rc = fs_usage(b, &used)) < 0)
+        return rc;
+    for (i = 0; i < b->files->len; i++)
+        planned += on_disk(b, g_array_index(b->files, struct file, i).size);
+    target = (uint64_t)(b->o->fill * (double)b->capacity);
+    share = target > used ? (target - used) / (b->o->clones - b->clone) : 0;
+    /* a margin for metadata: the top-up after the data phase closes the gap */
+    fill_bytes = share > planned ? (share - planned) - (share - planned) / 50 : 0;
+    if (b->class_dirs[SYN]->len == 0 && b->o->merge < 1 && (rc = new_dir(b, 0, &top)) < 0)
+        return rc;
+    if ((rc = add_synthetic(b, fill_bytes)) < 0)
+        return rc;
+    if (!b->o->fragment_free || b->o->scope == 0 || b->o->appends <= 1)
+        return 0;
+    /* fillers: most of the space that stays free, written interleaved, deleted at the end */
+    free_after = b->capacity > target ? (b->capacity - target) / (b->o->clones - b->clone) : 0;
+    for (uint64_t left = free_after - free_after / 5; left > 0 && rc == 0;) {
+        uint64_t size = MIN(draw_size(b), left);
+        if ((rc = new_file(b, pick_dir(b), size, true)) == 0) {
+            b->st->fillers++;
+            left -= MIN(left, MAX(on_disk(b, size), b->block));
+        }
+    }
+    return rc;
+}
+
+/* After the data phase: fillers go, and small synthetic files close the gap to the target. */
+static int finish_fill(struct build *b)
+{
+    uint64_t used, target;
+    int rc = 0;
+
+    for (guint i = 0; i < b->files->len && rc == 0; i++) {
+        const struct file *f = &g_array_index(b->files, struct file, i);
+        const char *leaf, *path = b->paths->str + f->path;
+        int dfd;
+        if (!f->filler)
+            continue;
+        if ((dfd = parent_of(b, path, &leaf)) < 0 || unlinkat(dfd, leaf, 0) < 0)
+            rc = fail(b, dfd < 0 ? dfd : -errno, "cannot delete the filler '%s': %s", path,
+                      strerror(dfd < 0 ? -dfd : errno));
+        else
+            b->st->filler_bytes += f->size;
+    }
+    if (rc < 0 || b->o->fill <= 0 || b->clone + 1 != b->o->clones)
+        return rc;
+    if (syncfs(b->root) < 0 || (rc = fs_usage(b, &used)) < 0)
+        return rc < 0 ? rc : fail(b, -errno, "cannot sync: %s", strerror(errno));
+    target = (uint64_t)(b->o->fill * (double)b->capacity);
+    while (rc == 0 && used + b->capacity / 400 < target) {    /* within 0.25 % */
+        guint first = b->files->len;
+        if ((rc = add_synthetic(b, (target - used) - (target - used) / 20)) < 0)
+            break;
+        for (guint i = first; i < b->files->len && rc == 0; i++) {
+            const struct file *f = &g_array_index(b->files, struct file, i);
+            if (f->size && (rc = append(b, f, f->size)) < 0)
+                rc = data_fail(b, f, rc);
+        }
+        if (rc == 0 && (syncfs(b->root) < 0 || (rc = fs_usage(b, &used)) < 0))
+            rc = rc < 0 ? rc : fail(b, -errno, "cannot sync: %s", strerror(errno));
+    }
+    return rc;
 }
 
 /* ---- phase 2: the data ------------------------------------------------------------ */
@@ -415,6 +675,19 @@ static int write_set(struct build *b, const guint *idx, guint n)
     return rc;
 }
 
+/* Files of the map whose size the trace never told: drawn from the distribution. */
+static void resolve_sizes(struct build *b)
+{
+    for (guint i = 0; i < b->files->len; i++) {
+        struct file *f = &g_array_index(b->files, struct file, i);
+        if (f->unknown) {
+            f->size = draw_size(b);
+            f->unknown = false;
+            b->st->unknown_sizes++;
+        }
+    }
+}
+
 static int phase_data(struct build *b)
 {
     guint n = b->files->len, *perm = g_new(guint, n ? n : 1), start = 0;
@@ -422,16 +695,8 @@ static int phase_data(struct build *b)
     uint64_t set_bytes = 0;
     int rc = 0;
 
-    for (guint i = 0; i < n; i++) {
-        struct file *f = &g_array_index(b->files, struct file, i);
-        if (f->unknown) {
-            f->size = b->known ? b->reservoir[(uint64_t)g_rand_int_range(
-                                     b->rand, 0, (gint32)MIN(b->known, RESERVOIR))]
-                               : 0;
-            b->st->unknown_sizes++;
-        }
+    for (guint i = 0; i < n; i++)
         perm[i] = i;
-    }
     if (!aging) {
         for (guint i = 0; i < n && rc == 0; i++) {
             const struct file *f = &g_array_index(b->files, struct file, i);
@@ -574,6 +839,45 @@ static int prepare_root(struct build *b)
     return fclose(f) == 0 ? 0 : fail(b, -errno, "cannot write the marker: %s", strerror(errno));
 }
 
+/* --sizes FILE: "SIZE WEIGHT" per line (bytes, relative weight); '#' starts a comment. */
+static int read_table(struct build *b)
+{
+    char *text = NULL, **lines;
+    GError *gerr = NULL;
+    int rc = 0;
+
+    if (!g_file_get_contents(b->o->sizes, &text, NULL, &gerr)) {
+        rc = fail(b, -ENOENT, "cannot read the size table '%s': %s", b->o->sizes,
+                  gerr->message);
+        g_error_free(gerr);
+        return rc;
+    }
+    lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i] && rc == 0; i++) {
+        char *l = g_strstrip(lines[i]), *end;
+        double size, w;
+        if (!*l || *l == '#')
+            continue;
+        size = g_ascii_strtod(l, &end);
+        w = end != l ? g_ascii_strtod(end, &end) : -1;
+        while (*end == ' ' || *end == '\t')
+            end++;
+        if (!(size >= 0 && size <= 1e15) || !(w > 0 && w < 1e15) || (*end && *end != '#')) {
+            rc = fail(b, TBBT_E_SYNTAX, "size table '%s' line %u: want SIZE WEIGHT", b->o->sizes,
+                      i + 1);
+            break;
+        }
+        g_array_append_val(b->table, size);
+        g_array_append_val(b->table, w);
+        b->table_total += w;
+    }
+    if (rc == 0 && b->table->len == 0)
+        rc = fail(b, TBBT_E_SYNTAX, "size table '%s' has no entries", b->o->sizes);
+    g_strfreev(lines);
+    g_free(text);
+    return rc;
+}
+
 /* ---- entry point ------------------------------------------------------------------ */
 
 static int build_clone(struct build *b, uint32_t k)
@@ -595,8 +899,23 @@ static int build_clone(struct build *b, uint32_t k)
     g_array_set_size(b->files, 0);
     g_string_truncate(b->paths, 0);
     g_hash_table_remove_all(b->first);
-    if ((rc = phase_names(b)) == 0)
+    g_string_truncate(b->dpaths, 0);
+    g_array_set_size(b->dirs, 0);
+    for (int c = 0; c < 2; c++) {
+        g_array_set_size(b->class_dirs[c], 0);
+        g_array_set_size(b->class_parents[c], 0);
+    }
+    add_dir(b, ".", false);
+    if ((rc = phase_names(b)) == 0) {
+        for (guint i = 0; i < b->dirs->len; i++)
+            g_array_append_val(b->class_dirs[EXT], i);
+        resolve_sizes(b);
+        rc = plan_fill(b);
+    }
+    if (rc == 0)
         rc = phase_data(b);
+    if (rc == 0)
+        rc = finish_fill(b);
     if (b->cur_dirfd >= 0)
         close(b->cur_dirfd);
     b->cur_dirfd = -1;
@@ -649,6 +968,15 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
     b.paths = g_string_new(NULL);
     b.files = g_array_new(FALSE, FALSE, sizeof(struct file));
     b.first = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    b.dpaths = g_string_new(NULL);
+    b.dirs = g_array_new(FALSE, FALSE, sizeof(struct dir));
+    for (int c = 0; c < 2; c++) {
+        b.class_dirs[c] = g_array_new(FALSE, FALSE, sizeof(guint));
+        b.class_parents[c] = g_array_new(FALSE, FALSE, sizeof(guint));
+    }
+    b.table = g_array_new(FALSE, FALSE, sizeof(double));
+    if (o->sizes)
+        rc = read_table(&b);
     b.data = g_malloc(CHUNK);
     for (size_t i = 0; i < CHUNK; i++)
         b.data[i] = (uint8_t)('a' + i % 26);
@@ -657,11 +985,20 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
     if (rc == 0 && syncfs(b.root) < 0)
         rc = fail(&b, -errno, "cannot sync the image: %s", strerror(errno));
     st->seconds = (double)(tbbt_now_ns() - b.started_ns) / 1e9;
+    {
+        uint64_t used = 0;
+        if (fs_usage(&b, &used) == 0 && b.capacity)
+            st->utilization = (double)used / (double)b.capacity;
+    }
     progress(&b, true);
     man_line(&b, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
              " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %" PRIu64
-             " unknown_sizes %" PRIu64 " seconds %.3f", st->dirs, st->files, st->links,
-             st->symlinks, st->others, st->bytes, st->appends, st->unknown_sizes, st->seconds);
+             " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64 " synthetic_dirs %" PRIu64
+             " synthetic_bytes %" PRIu64 " fillers %" PRIu64 " filler_bytes %" PRIu64
+             " utilization %.4f seconds %.3f", st->dirs, st->files, st->links, st->symlinks,
+             st->others, st->bytes, st->appends, st->unknown_sizes, st->synthetic_files,
+             st->synthetic_dirs, st->synthetic_bytes, st->fillers, st->filler_bytes,
+             st->utilization, st->seconds);
     if (rc == 0)
         man_line(&b, "status", "complete");
     else
@@ -676,5 +1013,12 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
     g_array_free(b.files, TRUE);
     g_hash_table_destroy(b.first);
     g_free(b.data);
+    g_string_free(b.dpaths, TRUE);
+    g_array_free(b.dirs, TRUE);
+    for (int c = 0; c < 2; c++) {
+        g_array_free(b.class_dirs[c], TRUE);
+        g_array_free(b.class_parents[c], TRUE);
+    }
+    g_array_free(b.table, TRUE);
     return rc;
 }

@@ -25,6 +25,16 @@ struct tbbt_image_opts {
     uint32_t appends;           /* appends per file (1: each file written at once) */
     bool force;                 /* a previous tbbt-init image in root is removed first */
     bool progress;              /* progress line on stderr */
+    /* synthetic objects (paper 3.2): fill the file system to `fill` of its capacity */
+    double fill;                /* 0: none; else the target utilization, 0 < fill < 1 */
+    const char *sizes;          /* file size table ("SIZE WEIGHT" lines), NULL: the sizes
+                                 * of the map's files, or the built-in table without any */
+    double dir_ratio;           /* new directories per synthetic file; < 0: the map's */
+    double distortion;          /* 0: new objects go to directories uniformly; 1: in
+                                 * proportion to what they hold (unbalanced fan-out) */
+    double merge;               /* share of synthetic objects put into the map's directories */
+    bool fragment_free;         /* with aging: filler files take part in the interleaving
+                                 * and are deleted at the end, fragmenting the free space */
 };
 
 void tbbt_image_opts_init(struct tbbt_image_opts *o);
@@ -35,6 +45,9 @@ struct tbbt_image_stats {
     uint64_t bytes;             /* file data written */
     uint64_t appends;           /* write sessions (open/write/close) */
     uint64_t unknown_sizes;     /* files whose size came from the size distribution */
+    uint64_t synthetic_files, synthetic_dirs, synthetic_bytes;
+    uint64_t fillers, filler_bytes;  /* written during aging, deleted at the end */
+    double utilization;         /* used / capacity of the file system at the end */
     double seconds;
 };
 

@@ -13,7 +13,9 @@
 #include "util/exit-codes.h"
 #include "util/util.h"
 
-static gchar *opt_measure, *opt_map, *opt_root, *opt_manifest, *opt_scope;
+static gchar *opt_measure, *opt_map, *opt_root, *opt_manifest, *opt_scope, *opt_sizes;
+static gdouble opt_fill, opt_dir_ratio = -1, opt_distortion = 0.5, opt_merge = 0.5;
+static gboolean opt_no_fragment_free;
 static gboolean opt_json, opt_version, opt_quiet, opt_verbose, opt_force, opt_progress;
 static gboolean opt_no_progress;
 static gint opt_clones = 1, opt_appends = 1;
@@ -35,6 +37,22 @@ static const GOptionEntry entries[] = {
      "BYTES"},
     {"appends", 0, 0, G_OPTION_ARG_INT, &opt_appends,
      "Aging: appends per file, each its own open/write/close (default 1: no aging)", "N"},
+    {"fill", 0, 0, G_OPTION_ARG_DOUBLE, &opt_fill,
+     "Add synthetic objects until the file system is this full (0 < F < 1; default: none)",
+     "F"},
+    {"sizes", 0, 0, G_OPTION_ARG_FILENAME, &opt_sizes,
+     "Size distribution of synthetic files: 'SIZE WEIGHT' lines (default: the map's sizes)",
+     "FILE"},
+    {"dir-ratio", 0, 0, G_OPTION_ARG_DOUBLE, &opt_dir_ratio,
+     "New directories per synthetic file (default: the map's directories per file)", "R"},
+    {"distortion", 0, 0, G_OPTION_ARG_DOUBLE, &opt_distortion,
+     "0: synthetic objects spread evenly over directories; 1: they go where there are "
+     "already many (default 0.5)", "D"},
+    {"merge", 0, 0, G_OPTION_ARG_DOUBLE, &opt_merge,
+     "Share of synthetic objects put into the map's directories (default 0.5)", "M"},
+    {"no-fragment-free", 0, 0, G_OPTION_ARG_NONE, &opt_no_fragment_free,
+     "With aging: no filler files (they fragment the free space, and are deleted at the end)",
+     NULL},
     {"force", 'f', 0, G_OPTION_ARG_NONE, &opt_force,
      "Remove the earlier tbbt-init image in DIR first (only what tbbt-init made)", NULL},
     {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
@@ -104,6 +122,12 @@ static int build(void)
     o.seed = (uint64_t)opt_seed;
     o.appends = (uint32_t)opt_appends;
     o.force = opt_force;
+    o.fill = opt_fill;
+    o.sizes = opt_sizes;
+    o.dir_ratio = opt_dir_ratio;
+    o.distortion = opt_distortion;
+    o.merge = opt_merge;
+    o.fragment_free = !opt_no_fragment_free;
     o.progress = !opt_quiet && !opt_no_progress && (opt_progress || isatty(STDERR_FILENO));
     if (opt_scope && !parse_bytes(opt_scope, &o.scope)) {
         g_free(manifest);
@@ -123,6 +147,13 @@ static int build(void)
                "manifest %s\n", (guint64)st.dirs, (guint64)st.files, (guint64)st.links,
                (guint64)st.symlinks, (guint64)st.others, (double)st.bytes / 1e6,
                (guint64)st.appends, st.seconds, manifest);
+    if (!opt_quiet && opt_fill > 0)
+        printf("tbbt-init: %" G_GUINT64_FORMAT " synthetic files (%.1f MB) in %"
+               G_GUINT64_FORMAT " new directories, %" G_GUINT64_FORMAT " fillers (%.1f MB) "
+               "deleted; file system %.2f %% full (target %.2f %%)\n",
+               (guint64)st.synthetic_files, (double)st.synthetic_bytes / 1e6,
+               (guint64)st.synthetic_dirs, (guint64)st.fillers, (double)st.filler_bytes / 1e6,
+               st.utilization * 100, opt_fill * 100);
     g_free(manifest);
     return TBBT_EXIT_OK;
 }
@@ -156,6 +187,11 @@ int main(int argc, char **argv)
         rc = TBBT_EXIT_USAGE;
     } else if (opt_clones < 1 || opt_appends < 1) {
         fprintf(stderr, "tbbt-init: --clones and --appends must be 1 or more\n");
+        rc = TBBT_EXIT_USAGE;
+    } else if (opt_fill < 0 || opt_fill >= 1 || opt_distortion < 0 || opt_distortion > 1 ||
+               opt_merge < 0 || opt_merge > 1) {
+        fprintf(stderr, "tbbt-init: --fill must be in [0, 1), --distortion and --merge in "
+                        "[0, 1]\n");
         rc = TBBT_EXIT_USAGE;
     } else {
         rc = build();
