@@ -570,7 +570,22 @@ static int finish_fill(struct build *b)
         else
             b->st->filler_bytes += f->size;
     }
-    if (rc < 0 || b->o->fill <= 0 || b->clone + 1 != b->o->clones)
+    if (rc < 0 || b->o->fill <= 0)
+        return rc;
+    /* space some file systems hold beyond EOF for appending files (XFS speculative
+     * preallocation) would count as used: trim it, as a truncate to the size does */
+    for (guint i = 0; i < b->files->len && rc == 0; i++) {
+        const struct file *f = &g_array_index(b->files, struct file, i);
+        int fd;
+        if (f->filler)
+            continue;
+        fd = open_beneath(b->base, b->paths->str + f->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || ftruncate(fd, (off_t)f->size) < 0)
+            rc = data_fail(b, f, fd < 0 ? fd : -errno);
+        if (fd >= 0)
+            close(fd);
+    }
+    if (rc < 0 || b->clone + 1 != b->o->clones)
         return rc;
     if (syncfs(b->root) < 0 || (rc = fs_usage(b, &used)) < 0)
         return rc < 0 ? rc : fail(b, -errno, "cannot sync: %s", strerror(errno));

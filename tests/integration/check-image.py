@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Checks a tbbt-init image against its hierarchy map: every entry that exists at trace
+start (create time 0) is there with the right type, size, link count, symlink target,
+mode and owner; entries made during the trace are not; hard links share an inode.
+
+    check-image.py MAP DIR
+"""
+import os
+import re
+import stat
+import sys
+
+
+def unesc(s):
+    out = bytearray()
+    i = 0
+    b = s.encode()
+    while i < len(b):
+        if b[i:i + 2] == b"\\\\":
+            out += b"\\"
+            i += 2
+        elif b[i:i + 2] == b"\\x":
+            out.append(int(b[i + 2:i + 4], 16))
+            i += 4
+        else:
+            out.append(b[i])
+            i += 1
+    return bytes(out)
+
+
+def main():
+    mp, root = sys.argv[1], sys.argv[2].encode()
+    lines = open(mp, encoding="ascii").read().splitlines()
+    assert lines[0] == "# tbbt-map 2", "not a version 2 map"
+    inodes, n = {}, 0
+    for ln in lines[1:]:
+        if not ln or ln.startswith("#"):
+            continue
+        f = ln.split("\t")
+        oid, typ, size, create, path, target, links, attrs = f[0], f[1], f[2], f[3], f[5], f[7], int(f[8]), f[9]
+        if path == ".":
+            continue
+        p = os.path.join(root, unesc(path))
+        if create != "0":
+            if os.path.lexists(p):
+                sys.exit(f"FAIL: {path} is made during the trace but exists in the image")
+            continue
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            sys.exit(f"FAIL: {path} is missing")
+        kind = {"d": stat.S_ISDIR, "f": stat.S_ISREG, "l": stat.S_ISLNK, "o": stat.S_ISFIFO}[typ]
+        if not kind(st.st_mode):
+            sys.exit(f"FAIL: {path}: wrong type (want {typ})")
+        if typ == "f":
+            m = re.fullmatch(r"(\d+)(\+?)", size)
+            if m and m.group(2) == "" and st.st_size != int(m.group(1)):
+                sys.exit(f"FAIL: {path}: size {st.st_size}, want {size}")
+            if m and m.group(2) == "+" and st.st_size < int(m.group(1)):
+                sys.exit(f"FAIL: {path}: size {st.st_size}, want at least {m.group(1)}")
+            if st.st_blocks * 512 < st.st_size - 4096:
+                sys.exit(f"FAIL: {path}: sparse ({st.st_blocks} blocks for {st.st_size} bytes)")
+            if st.st_nlink != links:
+                sys.exit(f"FAIL: {path}: {st.st_nlink} links, want {links}")
+            if inodes.setdefault(oid, st.st_ino) != st.st_ino:
+                sys.exit(f"FAIL: {path}: not the same inode as the other names of id {oid}")
+        if typ == "l" and os.readlink(p) != unesc(target):
+            sys.exit(f"FAIL: {path}: target {os.readlink(p)!r}, want {target!r}")
+        if attrs != "-":
+            mode, uid, gid = attrs.split(":")
+            if typ != "l" and stat.S_IMODE(st.st_mode) != int(mode, 8):
+                sys.exit(f"FAIL: {path}: mode {oct(stat.S_IMODE(st.st_mode))}, want {mode}")
+            if (st.st_uid, st.st_gid) != (int(uid), int(gid)):
+                sys.exit(f"FAIL: {path}: owner {st.st_uid}:{st.st_gid}, want {uid}:{gid}")
+        n += 1
+    print(f"ok: {n} start entries of the map are in the image as the map says")
+
+
+if __name__ == "__main__":
+    main()
