@@ -49,6 +49,7 @@ struct file {
     uint64_t size;
     bool unknown;
     bool filler;                    /* deleted after the data phase */
+    bool synthetic;
 };
 
 /* A directory new objects may go to. */
@@ -69,6 +70,10 @@ struct build {
     GString *paths;                 /* NUL-separated paths of files (phase 2) */
     GArray *files;                  /* struct file */
     GHashTable *first;              /* id -> first path (for hard links), owned strings */
+    GHashTable *seen;               /* ids of files with several names met so far */
+    GString *pend_paths;            /* --spread: paths of the pending files and links */
+    GArray *pend_files, *pend_links;    /* struct pending */
+    GString *spacers;               /* NUL-separated paths of spacer files */
     uint64_t reservoir[RESERVOIR];
     uint64_t known;                 /* known sizes seen */
     uint64_t total_bytes, done_bytes, started_ns, last_progress_ns;
@@ -241,89 +246,212 @@ static int set_attrs(struct build *b, int dfd, const char *leaf,
     return 0;
 }
 
+/* A file (or hard link) whose creation --spread defers: the fields of its map entry. */
+struct pending {
+    uint32_t path;                  /* offset in pend_paths */
+    uint64_t id, size;
+    uint32_t links, mode, uid, gid, line;
+    int size_state;
+    bool attrs_known;
+};
+
+static int entry_fail(struct build *b, int rc, uint64_t line, const char *what, const char *path)
+{
+    char *p = shown(path);
+
+    rc = fail(b, rc, "map line %" PRIu64 ": %s '%s': %s", line, what, p, strerror(-rc));
+    g_free(p);
+    return rc;
+}
+
+/* The manifest's obj line: where the ID lives (the same in every clone). */
+static void obj_line(struct build *b, uint64_t id, const char *path)
+{
+    char s[24];
+
+    if (b->clone != 0)
+        return;
+    snprintf(s, sizeof(s), "%" PRIu64, id);
+    man_path(b, "obj", s, path);
+}
+
+/*
+ * Empty files that take inode numbers (and directory slots) next to the one
+ * just made, and are deleted at the end: --spacers, the paper's unimplemented
+ * inode-distance control.
+ */
+static int make_spacers(struct build *b, int dfd, const char *dir)
+{
+    for (uint32_t i = 0; i < b->o->spacers; i++) {
+        char leaf[40];
+        int fd;
+        snprintf(leaf, sizeof(leaf), "tbbt-spacer-%" PRIu64, ++b->syn_seq);
+        fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return fail(b, -errno, "cannot create a spacer in '%s': %s", dir, strerror(errno));
+        close(fd);
+        g_string_append_printf(b->spacers, "%s%s%s", strcmp(dir, ".") ? dir : "",
+                               strcmp(dir, ".") ? "/" : "", leaf);
+        g_string_append_c(b->spacers, 0);
+    }
+    return 0;
+}
+
+/* A regular file of the start image (the first name of its ID), empty until phase 2. */
+static int create_file(struct build *b, const struct pending *pe, const char *path)
+{
+    const char *leaf;
+    int dfd = parent_of(b, path, &leaf), fd, rc;
+    gpointer key = GSIZE_TO_POINTER((gsize)pe->id + 1);
+    struct file f = { .path = (uint32_t)b->paths->len, .size = pe->size,
+                      .unknown = pe->size_state == 0 };
+    struct tbbt_ns_map_entry e = { .type = TBBT_NS_FILE, .mode = pe->mode, .uid = pe->uid,
+                                   .gid = pe->gid };
+
+    if (dfd < 0)
+        return entry_fail(b, dfd, pe->line, "cannot reach the directory beneath the root of",
+                          path);
+    fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return entry_fail(b, -errno, pe->line, "cannot create", path);
+    close(fd);
+    b->st->files++;
+    g_string_append_len(b->paths, path, (gssize)strlen(path) + 1);
+    g_array_append_val(b->files, f);
+    if (pe->size_state != 0)
+        note_size(b, pe->size);
+    if (pe->links > 1)
+        g_hash_table_insert(b->first, key, g_strdup(path));
+    made(b, 'f', path);
+    if (pe->attrs_known && (rc = set_attrs(b, dfd, leaf, &e)) < 0)
+        return entry_fail(b, rc, pe->line, "cannot set the mode or owner of", path);
+    obj_line(b, pe->id, path);
+    return make_spacers(b, dfd, b->cur_dir);
+}
+
+/* Another name of a file made already. */
+static int create_link(struct build *b, uint64_t id, const char *path, uint64_t line)
+{
+    const char *leaf, *first = g_hash_table_lookup(b->first, GSIZE_TO_POINTER((gsize)id + 1));
+    int dfd = parent_of(b, path, &leaf);
+
+    if (dfd < 0)
+        return entry_fail(b, dfd, line, "cannot reach the directory beneath the root of", path);
+    if (!first)
+        return entry_fail(b, -ENOENT, line, "no first name to link", path);
+    if (linkat(b->base, first, dfd, leaf, 0) < 0)
+        return entry_fail(b, -errno, line, "cannot link", path);
+    b->st->links++;
+    made(b, 'f', path);
+    return 0;
+}
+
+static void pend(struct build *b, GArray *list, const struct tbbt_ns_map_entry *e, uint64_t line)
+{
+    struct pending pe = { .path = (uint32_t)b->pend_paths->len, .id = e->id, .size = e->size,
+                          .links = e->links, .mode = e->mode, .uid = e->uid, .gid = e->gid,
+                          .line = (uint32_t)MIN(line, UINT32_MAX), .size_state = e->size_state,
+                          .attrs_known = e->attrs_known };
+
+    g_string_append_len(b->pend_paths, e->path, (gssize)e->path_len + 1);
+    g_array_append_val(list, pe);
+}
+
 static int make_entry(struct build *b, const struct tbbt_ns_map_entry *e, uint64_t line)
 {
     const char *leaf;
-    int dfd, fd, rc = 0;
-    gpointer key = GSIZE_TO_POINTER((gsize)e->id + 1);
-    const char *first = e->links > 1 ? g_hash_table_lookup(b->first, key) : NULL;
+    int dfd, rc = 0;
+    bool link = e->type == TBBT_NS_FILE && e->links > 1 &&
+                g_hash_table_contains(b->seen, GSIZE_TO_POINTER((gsize)e->id + 1));
 
     if (e->path_len == 1 && e->path[0] == '.')
         return 0;                       /* the root: the clone directory itself */
-    if ((dfd = parent_of(b, e->path, &leaf)) < 0) {
-        char *p = shown(e->path);
-        rc = fail(b, dfd, "map line %" PRIu64 ": cannot reach the directory of '%s' beneath "
-                  "the root: %s", line, p, strerror(-dfd));
-        g_free(p);
-        return rc;
+    if (e->type == TBBT_NS_FILE) {
+        if (e->links > 1)
+            g_hash_table_add(b->seen, GSIZE_TO_POINTER((gsize)e->id + 1));
+        if (b->o->spread) {             /* made later, in a seeded order */
+            pend(b, link ? b->pend_links : b->pend_files, e, line);
+            return 0;
+        }
+        if (link)
+            return create_link(b, e->id, e->path, line);
+        struct pending pe = { .id = e->id, .size = e->size, .links = e->links,
+                              .mode = e->mode, .uid = e->uid, .gid = e->gid,
+                              .line = (uint32_t)MIN(line, UINT32_MAX),
+                              .size_state = e->size_state, .attrs_known = e->attrs_known };
+        return create_file(b, &pe, e->path);
     }
-    if (e->type == TBBT_NS_FILE && first) {
-        if (linkat(b->base, first, dfd, leaf, 0) < 0)
+    if ((dfd = parent_of(b, e->path, &leaf)) < 0)
+        return entry_fail(b, dfd, line, "cannot reach the directory beneath the root of",
+                          e->path);
+    switch (e->type) {
+    case TBBT_NS_DIR:
+        if (mkdirat(dfd, leaf, e->attrs_known ? (mode_t)(e->mode & 07777) : 0755) < 0)
+            rc = -errno;
+        else {
+            b->st->dirs++;
+            add_dir(b, e->path, false);
+        }
+        break;
+    case TBBT_NS_SYMLINK:
+        if (symlinkat(e->target && e->target_len ? e->target : "tbbt-unknown-target", dfd,
+                      leaf) < 0)
             rc = -errno;
         else
-            b->st->links++;
-    } else {
-        switch (e->type) {
-        case TBBT_NS_DIR:
-            if (mkdirat(dfd, leaf, e->attrs_known ? (mode_t)(e->mode & 07777) : 0755) < 0)
-                rc = -errno;
-            else {
-                b->st->dirs++;
-                add_dir(b, e->path, false);
-            }
-            break;
-        case TBBT_NS_SYMLINK:
-            if (symlinkat(e->target && e->target_len ? e->target : "tbbt-unknown-target", dfd,
-                          leaf) < 0)
-                rc = -errno;
-            else
-                b->st->symlinks++;
-            break;
-        case TBBT_NS_OTHER:
-            if (mkfifoat(dfd, leaf, 0644) < 0)
-                rc = -errno;
-            else
-                b->st->others++;
-            break;
-        default:
-            fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-            if (fd < 0) {
-                rc = -errno;
-                break;
-            }
-            close(fd);
-            b->st->files++;
-            struct file f = { .path = (uint32_t)b->paths->len, .size = e->size,
-                              .unknown = e->size_state == 0 };
-            g_string_append_len(b->paths, e->path, (gssize)e->path_len + 1);
-            g_array_append_val(b->files, f);
-            if (e->size_state != 0)
-                note_size(b, e->size);
-            if (e->links > 1)
-                g_hash_table_insert(b->first, key, g_strdup(e->path));
-            break;
-        }
+            b->st->symlinks++;
+        break;
+    default:
+        if (mkfifoat(dfd, leaf, 0644) < 0)
+            rc = -errno;
+        else
+            b->st->others++;
+        break;
     }
-    if (rc < 0) {
-        char *p = shown(e->path);
-        rc = fail(b, rc, "map line %" PRIu64 ": cannot create '%s': %s", line, p,
-                  strerror(-rc));
-        g_free(p);
-        return rc;
-    }
+    if (rc < 0)
+        return entry_fail(b, rc, line, "cannot create", e->path);
     made(b, e->type == TBBT_NS_DIR ? 'd' : 'f', e->path);
-    if (!first && e->attrs_known && (rc = set_attrs(b, dfd, leaf, e)) < 0) {
-        char *p = shown(e->path);
-        rc = fail(b, rc, "map line %" PRIu64 ": cannot set the mode or owner of '%s': %s",
-                  line, p, strerror(-rc));
-        g_free(p);
-        return rc;
+    if (e->attrs_known && (rc = set_attrs(b, dfd, leaf, e)) < 0)
+        return entry_fail(b, rc, line, "cannot set the mode or owner of", e->path);
+    obj_line(b, e->id, e->path);
+    return 0;
+}
+
+/* --spread: the files in a seeded order across directories, then their other names. */
+static int make_pending(struct build *b)
+{
+    guint n = b->pend_files->len;
+    int rc = 0;
+
+    for (guint i = n; i > 1; i--) {
+        guint j = (guint)g_rand_int_range(b->rand, 0, (gint32)i);
+        struct pending t = g_array_index(b->pend_files, struct pending, i - 1);
+        g_array_index(b->pend_files, struct pending, i - 1) =
+            g_array_index(b->pend_files, struct pending, j);
+        g_array_index(b->pend_files, struct pending, j) = t;
     }
-    if (!first && b->clone == 0) {      /* where the ID lives (the same in every clone) */
-        char id[24];
-        snprintf(id, sizeof(id), "%" PRIu64, e->id);
-        man_path(b, "obj", id, e->path);
+    for (guint i = 0; i < n && rc == 0; i++) {
+        const struct pending *pe = &g_array_index(b->pend_files, struct pending, i);
+        rc = create_file(b, pe, b->pend_paths->str + pe->path);
     }
+    for (guint i = 0; i < b->pend_links->len && rc == 0; i++) {
+        const struct pending *pe = &g_array_index(b->pend_links, struct pending, i);
+        rc = create_link(b, pe->id, b->pend_paths->str + pe->path, pe->line);
+    }
+    return rc;
+}
+
+/* Spacers go when the image is complete. */
+static int remove_spacers(struct build *b)
+{
+    for (size_t off = 0; off < b->spacers->len; off += strlen(b->spacers->str + off) + 1) {
+        const char *leaf, *path = b->spacers->str + off;
+        int dfd = parent_of(b, path, &leaf);
+        if (dfd < 0 || unlinkat(dfd, leaf, 0) < 0)
+            return fail(b, dfd < 0 ? dfd : -errno, "cannot delete the spacer '%s': %s", path,
+                        strerror(dfd < 0 ? -dfd : errno));
+        b->st->spacers++;
+    }
+    g_string_truncate(b->spacers, 0);
     return 0;
 }
 
@@ -347,6 +475,8 @@ static int phase_names(struct build *b)
     else if (rc < 0)
         fail(b, rc, "hierarchy map '%s': %s", b->o->map, tbbt_strerror(rc));
     tbbt_ns_map_reader_close(r);
+    if (rc == 0 && b->o->spread)
+        rc = make_pending(b);
     return rc < 0 ? rc : 0;
 }
 
@@ -438,7 +568,8 @@ static int new_file(struct build *b, guint dir, uint64_t size, bool filler)
                      : g_strdup_printf("%s/tbbt-syn-%" PRIu64, dpath, ++b->syn_seq);
     const char *leaf;
     int dfd = parent_of(b, path, &leaf), fd, rc = 0;
-    struct file f = { .path = (uint32_t)b->paths->len, .size = size, .filler = filler };
+    struct file f = { .path = (uint32_t)b->paths->len, .size = size, .filler = filler,
+                      .synthetic = !filler };
 
     if (dfd < 0 || (fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
                                 O_CLOEXEC, 0644)) < 0)
@@ -538,7 +669,8 @@ static int plan_fill(struct build *b)
         return rc;
     if ((rc = add_synthetic(b, fill_bytes)) < 0)
         return rc;
-    if (!b->o->fragment_free || b->o->scope == 0 || b->o->appends <= 1)
+    if (!b->o->fragment_free || b->o->scope == 0 ||
+        (b->o->appends <= 1 && b->o->filler_appends <= 1))
         return 0;
     /* fillers: most of the space that stays free, written interleaved, deleted at the end */
     free_after = b->capacity > target ? (b->capacity - target) / (b->o->clones - b->clone) : 0;
@@ -661,14 +793,31 @@ static int data_fail(struct build *b, const struct file *f, int rc)
     return rc;
 }
 
-/* One set of files, written in interleaved appends. */
+/* Appends for file f: by its class (large, synthetic, filler), else --appends. */
+static uint32_t appends_of(const struct build *b, const struct file *f)
+{
+    const struct tbbt_image_opts *o = b->o;
+    uint32_t a = o->appends;
+
+    if (f->filler && o->filler_appends)
+        a = o->filler_appends;
+    else if (f->synthetic && o->synthetic_appends)
+        a = o->synthetic_appends;
+    if (o->large_size && f->size >= o->large_size && o->large_appends)
+        a = o->large_appends;
+    return a ? a : 1;
+}
+
+/* One set of files, written in interleaved appends (each file its own number of them). */
 static int write_set(struct build *b, const guint *idx, guint n)
 {
-    uint32_t appends = b->o->appends;
+    uint32_t rounds = 1;
     guint *order = g_new(guint, n);
     int rc = 0;
 
-    for (uint32_t k = 0; k < appends && rc == 0; k++) {
+    for (guint i = 0; i < n; i++)
+        rounds = MAX(rounds, appends_of(b, &g_array_index(b->files, struct file, idx[i])));
+    for (uint32_t k = 0; k < rounds && rc == 0; k++) {
         for (guint i = 0; i < n; i++)
             order[i] = idx[i];
         for (guint i = n; i > 1; i--) {          /* seeded Fisher-Yates: who goes next */
@@ -679,7 +828,9 @@ static int write_set(struct build *b, const guint *idx, guint n)
         }
         for (guint i = 0; i < n && rc == 0; i++) {
             const struct file *f = &g_array_index(b->files, struct file, order[i]);
-            uint64_t part = f->size / appends, len = k + 1 == appends
+            uint32_t appends = appends_of(b, f);
+            uint64_t part = f->size / appends, len = k >= appends ? 0
+                                                     : k + 1 == appends
                                                          ? f->size - part * (appends - 1)
                                                          : part;
             if (len && (rc = append(b, f, len)) < 0)
@@ -706,7 +857,9 @@ static void resolve_sizes(struct build *b)
 static int phase_data(struct build *b)
 {
     guint n = b->files->len, *perm = g_new(guint, n ? n : 1), start = 0;
-    bool aging = b->o->scope > 0 && b->o->appends > 1;
+    bool aging = b->o->scope > 0 &&
+                 (b->o->appends > 1 || b->o->synthetic_appends > 1 || b->o->filler_appends > 1 ||
+                  b->o->large_appends > 1);
     uint64_t set_bytes = 0;
     int rc = 0;
 
@@ -914,6 +1067,10 @@ static int build_clone(struct build *b, uint32_t k)
     g_array_set_size(b->files, 0);
     g_string_truncate(b->paths, 0);
     g_hash_table_remove_all(b->first);
+    g_hash_table_remove_all(b->seen);
+    g_string_truncate(b->pend_paths, 0);
+    g_array_set_size(b->pend_files, 0);
+    g_array_set_size(b->pend_links, 0);
     g_string_truncate(b->dpaths, 0);
     g_array_set_size(b->dirs, 0);
     for (int c = 0; c < 2; c++) {
@@ -931,6 +1088,8 @@ static int build_clone(struct build *b, uint32_t k)
         rc = phase_data(b);
     if (rc == 0)
         rc = finish_fill(b);
+    if (rc == 0)
+        rc = remove_spacers(b);
     if (b->cur_dirfd >= 0)
         close(b->cur_dirfd);
     b->cur_dirfd = -1;
@@ -978,11 +1137,22 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
     man_line(&b, "clones", "%" PRIu32, o->clones);
     man_line(&b, "scope", "%" PRIu64, o->scope);
     man_line(&b, "appends", "%" PRIu32, o->appends);
+    man_line(&b, "classes", "synthetic_appends %" PRIu32 " filler_appends %" PRIu32
+             " large_size %" PRIu64 " large_appends %" PRIu32, o->synthetic_appends,
+             o->filler_appends, o->large_size, o->large_appends);
+    man_line(&b, "fill", "fill %.4f dir_ratio %.4f distortion %.4f merge %.4f fragment_free %d "
+             "spread %d spacers %" PRIu32, o->fill, o->dir_ratio, o->distortion, o->merge,
+             o->fragment_free, o->spread, o->spacers);
     b.rand = g_rand_new_with_seed_array((const guint32[]){ (guint32)o->seed,
                                                            (guint32)(o->seed >> 32) }, 2);
     b.paths = g_string_new(NULL);
     b.files = g_array_new(FALSE, FALSE, sizeof(struct file));
     b.first = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    b.seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    b.pend_paths = g_string_new(NULL);
+    b.pend_files = g_array_new(FALSE, FALSE, sizeof(struct pending));
+    b.pend_links = g_array_new(FALSE, FALSE, sizeof(struct pending));
+    b.spacers = g_string_new(NULL);
     b.dpaths = g_string_new(NULL);
     b.dirs = g_array_new(FALSE, FALSE, sizeof(struct dir));
     for (int c = 0; c < 2; c++) {
@@ -1010,10 +1180,10 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
              " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %" PRIu64
              " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64 " synthetic_dirs %" PRIu64
              " synthetic_bytes %" PRIu64 " fillers %" PRIu64 " filler_bytes %" PRIu64
-             " utilization %.4f seconds %.3f", st->dirs, st->files, st->links, st->symlinks,
+             " spacers %" PRIu64 " utilization %.4f seconds %.3f", st->dirs, st->files, st->links, st->symlinks,
              st->others, st->bytes, st->appends, st->unknown_sizes, st->synthetic_files,
              st->synthetic_dirs, st->synthetic_bytes, st->fillers, st->filler_bytes,
-             st->utilization, st->seconds);
+             st->spacers, st->utilization, st->seconds);
     if (rc == 0)
         man_line(&b, "status", "complete");
     else
@@ -1028,6 +1198,11 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
     g_array_free(b.files, TRUE);
     g_hash_table_destroy(b.first);
     g_free(b.data);
+    g_hash_table_destroy(b.seen);
+    g_string_free(b.pend_paths, TRUE);
+    g_array_free(b.pend_files, TRUE);
+    g_array_free(b.pend_links, TRUE);
+    g_string_free(b.spacers, TRUE);
     g_string_free(b.dpaths, TRUE);
     g_array_free(b.dirs, TRUE);
     for (int c = 0; c < 2; c++) {

@@ -35,6 +35,14 @@ struct tbbt_image_opts {
     double merge;               /* share of synthetic objects put into the map's directories */
     bool fragment_free;         /* with aging: filler files take part in the interleaving
                                  * and are deleted at the end, fragmenting the free space */
+    /* the paper's two unimplemented controls */
+    bool spread;                /* files made in a seeded order across directories, not
+                                 * directory by directory: parent and inode distance grow */
+    uint32_t spacers;           /* empty files made after each file and deleted at the end:
+                                 * inode distance grows */
+    /* aging by class: appends per file (0: as `appends`) */
+    uint32_t synthetic_appends, filler_appends, large_appends;
+    uint64_t large_size;        /* files of at least this size are "large" (0: no class) */
 };
 
 void tbbt_image_opts_init(struct tbbt_image_opts *o);
@@ -47,6 +55,7 @@ struct tbbt_image_stats {
     uint64_t unknown_sizes;     /* files whose size came from the size distribution */
     uint64_t synthetic_files, synthetic_dirs, synthetic_bytes;
     uint64_t fillers, filler_bytes;  /* written during aging, deleted at the end */
+    uint64_t spacers;           /* made and deleted (--spacers) */
     double utilization;         /* used / capacity of the file system at the end */
     double seconds;
 };

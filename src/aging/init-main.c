@@ -15,7 +15,9 @@
 
 static gchar *opt_measure, *opt_map, *opt_root, *opt_manifest, *opt_scope, *opt_sizes;
 static gdouble opt_fill, opt_dir_ratio = -1, opt_distortion = 0.5, opt_merge = 0.5;
-static gboolean opt_no_fragment_free;
+static gboolean opt_no_fragment_free, opt_spread;
+static gint opt_spacers, opt_syn_appends, opt_filler_appends, opt_large_appends;
+static gchar *opt_large_size;
 static gboolean opt_json, opt_version, opt_quiet, opt_verbose, opt_force, opt_progress;
 static gboolean opt_no_progress;
 static gint opt_clones = 1, opt_appends = 1;
@@ -53,6 +55,18 @@ static const GOptionEntry entries[] = {
     {"no-fragment-free", 0, 0, G_OPTION_ARG_NONE, &opt_no_fragment_free,
      "With aging: no filler files (they fragment the free space, and are deleted at the end)",
      NULL},
+    {"spread", 0, 0, G_OPTION_ARG_NONE, &opt_spread,
+     "Make the files in a seeded order across directories (parent and inode distance)", NULL},
+    {"spacers", 0, 0, G_OPTION_ARG_INT, &opt_spacers,
+     "Empty files made after each file and deleted at the end (inode distance)", "N"},
+    {"synthetic-appends", 0, 0, G_OPTION_ARG_INT, &opt_syn_appends,
+     "Aging: appends per synthetic file (default: --appends)", "N"},
+    {"filler-appends", 0, 0, G_OPTION_ARG_INT, &opt_filler_appends,
+     "Aging: appends per filler file (default: --appends)", "N"},
+    {"large-size", 0, 0, G_OPTION_ARG_STRING, &opt_large_size,
+     "Aging: files of at least this size are large (see --large-appends)", "BYTES"},
+    {"large-appends", 0, 0, G_OPTION_ARG_INT, &opt_large_appends,
+     "Aging: appends per large file (default: as its class)", "N"},
     {"force", 'f', 0, G_OPTION_ARG_NONE, &opt_force,
      "Remove the earlier tbbt-init image in DIR first (only what tbbt-init made)", NULL},
     {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
@@ -128,6 +142,17 @@ static int build(void)
     o.distortion = opt_distortion;
     o.merge = opt_merge;
     o.fragment_free = !opt_no_fragment_free;
+    o.spread = opt_spread;
+    o.spacers = (uint32_t)MAX(opt_spacers, 0);
+    o.synthetic_appends = (uint32_t)MAX(opt_syn_appends, 0);
+    o.filler_appends = (uint32_t)MAX(opt_filler_appends, 0);
+    o.large_appends = (uint32_t)MAX(opt_large_appends, 0);
+    if (opt_large_size && !parse_bytes(opt_large_size, &o.large_size)) {
+        g_free(manifest);
+        fprintf(stderr, "tbbt-init: --large-size: '%s' is not a size (e.g. 1M)\n",
+                opt_large_size);
+        return TBBT_EXIT_USAGE;
+    }
     o.progress = !opt_quiet && !opt_no_progress && (opt_progress || isatty(STDERR_FILENO));
     if (opt_scope && !parse_bytes(opt_scope, &o.scope)) {
         g_free(manifest);
@@ -185,8 +210,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "tbbt-init: --map MAP and --root DIR are needed (or --measure DIR)\n"
                         "Try 'tbbt-init --help' for more information.\n");
         rc = TBBT_EXIT_USAGE;
-    } else if (opt_clones < 1 || opt_appends < 1) {
-        fprintf(stderr, "tbbt-init: --clones and --appends must be 1 or more\n");
+    } else if (opt_clones < 1 || opt_appends < 1 || opt_spacers < 0 || opt_syn_appends < 0 ||
+               opt_filler_appends < 0 || opt_large_appends < 0) {
+        fprintf(stderr, "tbbt-init: --clones and --appends must be 1 or more, the other "
+                        "counts 0 or more\n");
         rc = TBBT_EXIT_USAGE;
     } else if (opt_fill < 0 || opt_fill >= 1 || opt_distortion < 0 || opt_distortion > 1 ||
                opt_merge < 0 || opt_merge > 1) {
