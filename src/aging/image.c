@@ -50,6 +50,7 @@ struct file {
     bool unknown;
     bool filler;                    /* deleted after the data phase */
     bool synthetic;
+    bool written;                   /* its data is there already (no aging) */
 };
 
 /* A directory new objects may go to. */
@@ -77,6 +78,13 @@ struct build {
     uint64_t reservoir[RESERVOIR];
     uint64_t known;                 /* known sizes seen */
     uint64_t total_bytes, done_bytes, started_ns, last_progress_ns;
+    GThreadPool *pool;              /* data writers (no aging), NULL when idle */
+    GPtrArray *batch;               /* struct wtask * not handed over yet */
+    uid_t euid;
+    gid_t egid;
+    GMutex pool_lock;
+    int pool_err;                   /* first writer error */
+    char *pool_err_path;
     uint8_t *data;                  /* CHUNK bytes of non-zero data */
     GString *dpaths;                /* NUL-separated paths of directories */
     GArray *dirs;                   /* struct dir: directories of the image */
@@ -237,7 +245,9 @@ static void note_size(struct build *b, uint64_t size)
 static int set_attrs(struct build *b, int dfd, const char *leaf,
                      const struct tbbt_ns_map_entry *e)
 {
-    (void)b;
+    if (e->uid == b->euid && e->gid == b->egid && !(e->mode & 07000) &&
+        e->type == TBBT_NS_DIR)
+        return 0;       /* made with this mode (umask 0) by this owner */
     if (fchownat(dfd, leaf, e->uid, e->gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
         return -errno;
     if (e->type != TBBT_NS_SYMLINK &&
@@ -297,7 +307,99 @@ static int make_spacers(struct build *b, int dfd, const char *dir)
     return 0;
 }
 
-/* A regular file of the start image (the first name of its ID), empty until phase 2. */
+static bool aging(const struct build *b)
+{
+    const struct tbbt_image_opts *o = b->o;
+
+    return o->scope > 0 && (o->appends > 1 || o->synthetic_appends > 1 ||
+                            o->filler_appends > 1 || o->large_appends > 1);
+}
+
+static void progress(struct build *b, bool last);
+
+/* Writes len bytes of data to fd (counted; any thread); 0 or -errno. */
+static int write_fd(struct build *b, int fd, uint64_t len)
+{
+    while (len > 0) {
+        size_t n = len < CHUNK ? (size_t)len : CHUNK;
+        ssize_t w = write(fd, b->data, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        len -= (uint64_t)w;
+        __atomic_fetch_add(&b->done_bytes, (uint64_t)w, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&b->st->bytes, (uint64_t)w, __ATOMIC_RELAXED);
+    }
+    __atomic_fetch_add(&b->st->appends, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/*
+ * Without aging, file data is written by a small pool of threads while the
+ * main thread goes on making names: data copies and metadata overlap.
+ */
+struct wtask {
+    int fd;
+    uint64_t len;
+    char *path;
+};
+
+static void write_task(gpointer data, gpointer user)
+{
+    struct wtask *t = data;
+    struct build *b = user;
+    int rc = __atomic_load_n(&b->pool_err, __ATOMIC_RELAXED) ? 0 : write_fd(b, t->fd, t->len);
+
+    if (close(t->fd) < 0 && rc == 0)
+        rc = -errno;
+    if (rc < 0) {
+        g_mutex_lock(&b->pool_lock);
+        if (!b->pool_err) {
+            b->pool_err = rc;
+            b->pool_err_path = t->path;
+            t->path = NULL;
+        }
+        g_mutex_unlock(&b->pool_lock);
+    }
+    g_free(t->path);
+    g_free(t);
+}
+
+static void write_batch(gpointer data, gpointer user)
+{
+    GPtrArray *a = data;
+
+    for (guint i = 0; i < a->len; i++)
+        write_task(a->pdata[i], user);
+    g_ptr_array_free(a, TRUE);
+}
+
+/* Waits for the writers; their first error (with the file) or 0. */
+static int pool_wait(struct build *b)
+{
+    int rc;
+
+    if (!b->pool)
+        return 0;
+    if (b->batch) {
+        g_thread_pool_push(b->pool, b->batch, NULL);
+        b->batch = NULL;
+    }
+    g_thread_pool_free(b->pool, FALSE, TRUE);
+    b->pool = NULL;
+    if (!(rc = b->pool_err))
+        return 0;
+    {
+        char *p = shown(b->pool_err_path);
+        rc = fail(b, rc, "cannot write '%s': %s", p, strerror(-rc));
+        g_free(p);
+    }
+    return rc;
+}
+
+/* A regular file of the start image (the first name of its ID); its data now or in phase 2. */
 static int create_file(struct build *b, const struct pending *pe, const char *path)
 {
     const char *leaf;
@@ -305,16 +407,43 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
     gpointer key = GSIZE_TO_POINTER((gsize)pe->id + 1);
     struct file f = { .path = (uint32_t)b->paths->len, .size = pe->size,
                       .unknown = pe->size_state == 0 };
-    struct tbbt_ns_map_entry e = { .type = TBBT_NS_FILE, .mode = pe->mode, .uid = pe->uid,
-                                   .gid = pe->gid };
 
     if (dfd < 0)
         return entry_fail(b, dfd, pe->line, "cannot reach the directory beneath the root of",
                           path);
-    fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    /* the umask is 0 while building: the mode is exact from the start */
+    fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                pe->attrs_known ? (mode_t)(pe->mode & 07777) : 0644);
     if (fd < 0)
         return entry_fail(b, -errno, pe->line, "cannot create", path);
-    close(fd);
+    if (pe->attrs_known && (pe->uid != b->euid || pe->gid != b->egid ||
+                            (pe->mode & 07000))) {   /* set-ID bits: after the chown */
+        if ((fchown(fd, pe->uid, pe->gid) < 0 && errno != EPERM) ||
+            fchmod(fd, (mode_t)(pe->mode & 07777)) < 0) {
+            rc = -errno;
+            close(fd);
+            return entry_fail(b, rc, pe->line, "cannot set the mode or owner of", path);
+        }
+    }
+    if (!aging(b) && pe->size_state != 0) {     /* no aging: written now, in one go */
+        if (!b->pool)
+            b->pool = g_thread_pool_new(write_batch, b, 2, FALSE, NULL);
+        if (!b->batch)
+            b->batch = g_ptr_array_new();
+        struct wtask *t = g_new(struct wtask, 1);
+        *t = (struct wtask){ .fd = fd, .len = pe->size, .path = g_strdup(path) };
+        g_ptr_array_add(b->batch, t);
+        if (b->batch->len >= 64) {      /* a wake-up per 64 files, not per file */
+            g_thread_pool_push(b->pool, b->batch, NULL);
+            b->batch = NULL;
+        }
+        f.written = true;
+        progress(b, false);
+        if (b->pool_err)
+            return pool_wait(b);
+    } else if (close(fd) < 0) {
+        return entry_fail(b, -errno, pe->line, "cannot write", path);
+    }
     b->st->files++;
     g_string_append_len(b->paths, path, (gssize)strlen(path) + 1);
     g_array_append_val(b->files, f);
@@ -323,8 +452,6 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
     if (pe->links > 1)
         g_hash_table_insert(b->first, key, g_strdup(path));
     made(b, 'f', path);
-    if (pe->attrs_known && (rc = set_attrs(b, dfd, leaf, &e)) < 0)
-        return entry_fail(b, rc, pe->line, "cannot set the mode or owner of", path);
     obj_line(b, pe->id, path);
     return make_spacers(b, dfd, b->cur_dir);
 }
@@ -765,21 +892,9 @@ static int append(struct build *b, const struct file *f, uint64_t len)
 
     if (fd < 0)
         return fd;
-    while (len > 0 && rc == 0) {
-        size_t n = len < CHUNK ? (size_t)len : CHUNK;
-        ssize_t w = write(fd, b->data, n);
-        if (w < 0) {
-            if (errno != EINTR)
-                rc = -errno;
-            continue;
-        }
-        len -= (uint64_t)w;
-        b->done_bytes += (uint64_t)w;
-        b->st->bytes += (uint64_t)w;
-    }
+    rc = write_fd(b, fd, len);
     if (close(fd) < 0 && rc == 0)
         rc = -errno;
-    b->st->appends++;
     progress(b, false);
     return rc;
 }
@@ -857,18 +972,15 @@ static void resolve_sizes(struct build *b)
 static int phase_data(struct build *b)
 {
     guint n = b->files->len, *perm = g_new(guint, n ? n : 1), start = 0;
-    bool aging = b->o->scope > 0 &&
-                 (b->o->appends > 1 || b->o->synthetic_appends > 1 || b->o->filler_appends > 1 ||
-                  b->o->large_appends > 1);
     uint64_t set_bytes = 0;
     int rc = 0;
 
     for (guint i = 0; i < n; i++)
         perm[i] = i;
-    if (!aging) {
+    if (!aging(b)) {
         for (guint i = 0; i < n && rc == 0; i++) {
             const struct file *f = &g_array_index(b->files, struct file, i);
-            if (f->size && (rc = append(b, f, f->size)) < 0)
+            if (f->size && !f->written && (rc = append(b, f, f->size)) < 0)
                 rc = data_fail(b, f, rc);
         }
         g_free(perm);
@@ -1078,7 +1190,10 @@ static int build_clone(struct build *b, uint32_t k)
         g_array_set_size(b->class_parents[c], 0);
     }
     add_dir(b, ".", false);
-    if ((rc = phase_names(b)) == 0) {
+    rc = phase_names(b);
+    if (pool_wait(b) < 0 && rc == 0)
+        rc = b->pool_err;
+    if (rc == 0) {
         for (guint i = 0; i < b->dirs->len; i++)
             g_array_append_val(b->class_dirs[EXT], i);
         resolve_sizes(b);
@@ -1106,11 +1221,14 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
 {
     struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .root = -1,
                        .cur_dirfd = -1 };
+    mode_t old_mask;
     int rc;
 
     *st = (struct tbbt_image_stats){ 0 };
     errbuf[0] = '\0';
     b.started_ns = tbbt_now_ns();
+    b.euid = geteuid();
+    b.egid = getegid();
     {   /* a map that does not open must not cost an earlier image (--force) */
         int err = 0;
         struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(o->map, &err);
@@ -1165,8 +1283,10 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
     b.data = g_malloc(CHUNK);
     for (size_t i = 0; i < CHUNK; i++)
         b.data[i] = (uint8_t)('a' + i % 26);
+    old_mask = umask(0);        /* modes from the map are exact */
     for (uint32_t k = 0; rc == 0 && k < o->clones; k++)
         rc = build_clone(&b, k);
+    umask(old_mask);
     if (rc == 0 && syncfs(b.root) < 0)
         rc = fail(&b, -errno, "cannot sync the image: %s", strerror(errno));
     st->seconds = (double)(tbbt_now_ns() - b.started_ns) / 1e9;
@@ -1198,6 +1318,9 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
     g_array_free(b.files, TRUE);
     g_hash_table_destroy(b.first);
     g_free(b.data);
+    if (b.pool)
+        pool_wait(&b);
+    g_free(b.pool_err_path);
     g_hash_table_destroy(b.seen);
     g_string_free(b.pend_paths, TRUE);
     g_array_free(b.pend_files, TRUE);

@@ -55,9 +55,10 @@ def main():
     lines.append(f"{nid}\to\t0\t0\t-\tfifo\tfifo\t-\t1\t0600:0:0")
     nid += 1
     lines.append(f"{nid}\tf\t100\t5.000000000\t-\tlate\tlate\t-\t1\t0644:0:0")
-    # parents before children: sort start entries by depth keeps every directory first
+    # depth first, directory by directory, as tbbt-convert writes maps: every directory
+    # before the names in it
     head, body = lines[:2], lines[2:]
-    body.sort(key=lambda l: l.split("\t")[5].count("/"))
+    body.sort(key=lambda l: [c.encode() for c in l.split("\t")[5].split("/")])
     with open(a.out, "w") as f:
         f.write("\n".join(head + body) + "\n")
 
