@@ -285,21 +285,31 @@ static void obj_line(struct build *b, uint64_t id, const char *path)
     man_path(b, "obj", s, path);
 }
 
+static int write_fd(struct build *b, int fd, uint64_t len);
+
 /*
- * Empty files that take inode numbers (and directory slots) next to the one
- * just made, and are deleted at the end: --spacers, the paper's unimplemented
- * inode-distance control.
+ * Files made right after each file and deleted at the end (--spacers, the
+ * paper's unimplemented inode-distance control): empty ones take the next
+ * inode numbers and directory slots; with --spacer-size they also take the
+ * blocks after the file's (written and allocated at once), so the next
+ * sibling's data lands further from its directory and its inode.
  */
 static int make_spacers(struct build *b, int dfd, const char *dir)
 {
     for (uint32_t i = 0; i < b->o->spacers; i++) {
         char leaf[40];
-        int fd;
+        int fd, rc = 0;
         snprintf(leaf, sizeof(leaf), "tbbt-spacer-%" PRIu64, ++b->syn_seq);
         fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0)
             return fail(b, -errno, "cannot create a spacer in '%s': %s", dir, strerror(errno));
+        if (b->o->spacer_size && ((rc = write_fd(b, fd, b->o->spacer_size)) < 0 ||
+                                  (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) < 0 &&
+                                   (rc = -errno))))
+            rc = fail(b, rc, "cannot write a spacer in '%s': %s", dir, strerror(-rc));
         close(fd);
+        if (rc < 0)
+            return rc;
         g_string_append_printf(b->spacers, "%s%s%s", strcmp(dir, ".") ? dir : "",
                                strcmp(dir, ".") ? "/" : "", leaf);
         g_string_append_c(b->spacers, 0);
@@ -425,7 +435,17 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
             return entry_fail(b, rc, pe->line, "cannot set the mode or owner of", path);
         }
     }
-    if (!aging(b) && pe->size_state != 0) {     /* no aging: written now, in one go */
+    if (!aging(b) && pe->size_state != 0 && b->o->spacer_size) {
+        /* spacers with data follow: this file's blocks must be placed first */
+        if ((rc = write_fd(b, fd, pe->size)) < 0 ||
+            (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) < 0 && (rc = -errno))) {
+            close(fd);
+            return entry_fail(b, rc, pe->line, "cannot write", path);
+        }
+        f.written = true;
+        if (close(fd) < 0)
+            return entry_fail(b, -errno, pe->line, "cannot write", path);
+    } else if (!aging(b) && pe->size_state != 0) {     /* no aging: written now, in one go */
         if (!b->pool)
             b->pool = g_thread_pool_new(write_batch, b, 2, FALSE, NULL);
         if (!b->batch)

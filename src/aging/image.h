@@ -38,8 +38,10 @@ struct tbbt_image_opts {
     /* the paper's two unimplemented controls */
     bool spread;                /* files made in a seeded order across directories, not
                                  * directory by directory: parent and inode distance grow */
-    uint32_t spacers;           /* empty files made after each file and deleted at the end:
+    uint32_t spacers;           /* files made after each file and deleted at the end:
                                  * inode distance grows */
+    uint64_t spacer_size;       /* their size (0: empty); with data they also push the next
+                                 * file's blocks away: parent and inode distance grow */
     /* aging by class: appends per file (0: as `appends`) */
     uint32_t synthetic_appends, filler_appends, large_appends;
     uint64_t large_size;        /* files of at least this size are "large" (0: no class) */

@@ -17,7 +17,7 @@ static gchar *opt_measure, *opt_map, *opt_root, *opt_manifest, *opt_scope, *opt_
 static gdouble opt_fill, opt_dir_ratio = -1, opt_distortion = 0.5, opt_merge = 0.5;
 static gboolean opt_no_fragment_free, opt_spread;
 static gint opt_spacers, opt_syn_appends, opt_filler_appends, opt_large_appends;
-static gchar *opt_large_size;
+static gchar *opt_large_size, *opt_spacer_size;
 static gboolean opt_json, opt_version, opt_quiet, opt_verbose, opt_force, opt_progress;
 static gboolean opt_no_progress;
 static gint opt_clones = 1, opt_appends = 1;
@@ -59,6 +59,9 @@ static const GOptionEntry entries[] = {
      "Make the files in a seeded order across directories (parent and inode distance)", NULL},
     {"spacers", 0, 0, G_OPTION_ARG_INT, &opt_spacers,
      "Empty files made after each file and deleted at the end (inode distance)", "N"},
+    {"spacer-size", 0, 0, G_OPTION_ARG_STRING, &opt_spacer_size,
+     "Size of each spacer (default 0): with data, spacers also push the next file's blocks "
+     "away (parent and inode distance)", "BYTES"},
     {"synthetic-appends", 0, 0, G_OPTION_ARG_INT, &opt_syn_appends,
      "Aging: appends per synthetic file (default: --appends)", "N"},
     {"filler-appends", 0, 0, G_OPTION_ARG_INT, &opt_filler_appends,
@@ -147,6 +150,12 @@ static int build(void)
     o.synthetic_appends = (uint32_t)MAX(opt_syn_appends, 0);
     o.filler_appends = (uint32_t)MAX(opt_filler_appends, 0);
     o.large_appends = (uint32_t)MAX(opt_large_appends, 0);
+    if (opt_spacer_size && !parse_bytes(opt_spacer_size, &o.spacer_size)) {
+        g_free(manifest);
+        fprintf(stderr, "tbbt-init: --spacer-size: '%s' is not a size (e.g. 64K)\n",
+                opt_spacer_size);
+        return TBBT_EXIT_USAGE;
+    }
     if (opt_large_size && !parse_bytes(opt_large_size, &o.large_size)) {
         g_free(manifest);
         fprintf(stderr, "tbbt-init: --large-size: '%s' is not a size (e.g. 1M)\n",

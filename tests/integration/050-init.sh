@@ -77,7 +77,8 @@ for fs in ext4 xfs; do
   for k in 0 1; do python3 "$top/tests/integration/check-image.py" "$work/g.map" "$mnt/b/tbbt-clone-$k"; done
   # the distance controls and aging by class still give the exact image, spacers gone
   "$init" -q --map "$work/g.map" --root "$mnt/b" --manifest "$work/b.manifest" --force --spread \
-    --spacers 2 --scope 4M --appends 4 --synthetic-appends 2 --large-size 512K --large-appends 16 --fill 0.3
+    --spacers 2 --spacer-size 16K --scope 4M --appends 4 --synthetic-appends 2 --large-size 512K \
+    --large-appends 16 --fill 0.3
   python3 "$top/tests/integration/check-image.py" "$work/g.map" "$mnt/b"
   [ -z "$(find "$mnt/b" -name 'tbbt-spacer-*' -print -quit)" ] || { echo "FAIL: spacers left"; exit 1; }
   [ "$(manifest_stat "$work/b.manifest" spacers)" -gt 0 ] || { echo "FAIL: no spacers made"; exit 1; }
