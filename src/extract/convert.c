@@ -924,8 +924,10 @@ static int pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
     int rc;
 
     c->corr = tbbt__corr_new(o->correct && !o->check, o->seed);
-    rc = tbbt__hier_replay(c->ns, c->corr, c->raw_path, c->final_tmp, c->map_tmp, errbuf,
-                           errlen);
+    rc = tbbt__hier_replay_mt(c->ns, c->corr, c->raw_path, c->final_tmp, c->map_tmp,
+                              c->o->threads > 0 ? c->o->threads
+                                                : (g_get_num_processors() > 1 ? 2 : 1),
+                              errbuf, errlen);
     c->pass_b_ns = tbbt_now_ns() - t0;
     if (rc < 0 || !o->check)
         return rc;

@@ -13,7 +13,9 @@
 
 #include <glib.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "trace/trace.h"
 #include "util/util.h"
@@ -106,6 +108,209 @@ static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw,
     return rc;
 }
 
+/* ---- two threads: the replay on this one, the writing on another ------------------- */
+
+#define RING 1024                   /* slots between the threads */
+#define BATCH 64                    /* slots published at a time */
+
+enum { SLOT_OP, SLOT_FH, SLOT_EP, SLOT_END };
+
+/* One item for the writer thread, in file order. */
+struct slot {
+    int type;
+    struct tbbt_trace_rec rec;      /* SLOT_OP; owned by the slot, reused */
+    uint32_t ref;                   /* SLOT_FH, SLOT_EP */
+    uint32_t fh_len;
+    uint8_t fh[TBBT_FH_MAX];
+    struct tbbt_endpoint ep;
+};
+
+struct ring {
+    struct slot *slots;
+    pthread_mutex_t lock;           /* (pthreads: sanitizers see them; GMutex is a futex) */
+    pthread_cond_t moved;           /* head or tail moved */
+    uint64_t head, tail;            /* published (under lock; tail also read atomically) */
+    uint64_t phead, ctail;          /* the producer's and the consumer's own positions */
+    struct tbbt_trace_writer *w;
+    int wrc;                        /* the writer thread's first error */
+};
+
+static void ring_publish(struct ring *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->head = q->phead;
+    pthread_cond_broadcast(&q->moved);
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* The next free slot for the producer (waits while the ring is full). */
+static struct slot *ring_acquire(struct ring *q)
+{
+    if (q->phead - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) >= RING) {
+        pthread_mutex_lock(&q->lock);
+        q->head = q->phead;
+        pthread_cond_broadcast(&q->moved);
+        while (q->phead - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) >= RING)
+            pthread_cond_wait(&q->moved, &q->lock);
+        pthread_mutex_unlock(&q->lock);
+    }
+    return &q->slots[q->phead % RING];
+}
+
+static void ring_push(struct ring *q)
+{
+    if (++q->phead % BATCH == 0)
+        ring_publish(q);
+}
+
+/*
+ * The consumer thread: the namespace model, pre-play correction and the
+ * writer, over the records the reading thread decoded into the slots.
+ */
+struct consumer {
+    struct ring *q;
+    struct tbbt_ns *ns;
+    struct tbbt__corr *corr;
+};
+
+static int consume(struct consumer *cs, struct slot *sl, uint64_t *prev)
+{
+    struct ring *q = cs->q;
+    struct tbbt_trace_rec *const *extra;
+    size_t n;
+    int rc = 0;
+
+    if (sl->type == SLOT_FH)
+        return tbbt_trace_writer_def_handle(q->w, sl->ref, sl->fh, sl->fh_len);
+    if (sl->type == SLOT_EP)
+        return tbbt_trace_writer_def_endpoint(q->w, sl->ref, &sl->ep);
+    clear_ids(&sl->rec);
+    if (!cs->corr) {
+        tbbt_ns_apply(cs->ns, &sl->rec);
+    } else {
+        n = tbbt__corr_step(cs->corr, cs->ns, &sl->rec, *prev, &extra);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = tbbt_trace_writer_put(q->w, extra[i]);
+        if (sl->rec.call_ns > *prev)
+            *prev = sl->rec.call_ns;
+    }
+    return rc < 0 ? rc : tbbt_trace_writer_put(q->w, &sl->rec);
+}
+
+static gpointer consumer_main(gpointer arg)
+{
+    struct consumer *cs = arg;
+    struct ring *q = cs->q;
+    uint64_t head = 0, prev = 0;
+
+    for (;;) {
+        struct slot *sl;
+        if (q->ctail == head) {
+            pthread_mutex_lock(&q->lock);
+            __atomic_store_n(&q->tail, q->ctail, __ATOMIC_RELEASE);
+            pthread_cond_broadcast(&q->moved);
+            while (q->head == q->ctail)
+                pthread_cond_wait(&q->moved, &q->lock);
+            head = q->head;
+            pthread_mutex_unlock(&q->lock);
+        }
+        sl = &q->slots[q->ctail % RING];
+        if (sl->type == SLOT_END)
+            break;
+        if (q->wrc == 0) {
+            int rc = consume(cs, sl, &prev);
+            if (rc < 0)
+                __atomic_store_n(&q->wrc, rc, __ATOMIC_RELAXED);
+        }
+        q->ctail++;
+        if (q->ctail % BATCH == 0)
+            __atomic_store_n(&q->tail, q->ctail, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_lock(&q->lock);
+    __atomic_store_n(&q->tail, q->ctail, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&q->moved);
+    pthread_mutex_unlock(&q->lock);
+    return NULL;
+}
+
+/*
+ * Two threads: this one reads and decodes the raw trace into a ring of
+ * record slots; the other replays them through the model (with correction)
+ * and writes the final trace.  Handle and endpoint definitions travel as
+ * items, so the writer shares no table with the reader.
+ */
+static int replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw,
+                     const char *final, char *errbuf, size_t errlen)
+{
+    struct ring q = { 0 };
+    struct consumer cs = { .q = &q, .ns = ns, .corr = corr };
+    uint32_t ref = 0, len;
+    int err = 0, rc;
+    struct tbbt_trace_reader *r = tbbt_trace_reader_open(raw, &err);
+    GThread *t;
+
+    if (!r) {
+        snprintf(errbuf, errlen, "cannot read trace '%s': %s", raw, tbbt_strerror(err));
+        return err;
+    }
+    if (!(q.w = tbbt_trace_writer_open(final, NULL, NULL, &err))) {
+        snprintf(errbuf, errlen, "cannot write trace '%s': %s", final, tbbt_strerror(err));
+        tbbt_trace_reader_close(r);
+        return err;
+    }
+    q.slots = g_new0(struct slot, RING);
+    for (int i = 0; i < RING; i++)
+        tbbt_trace_rec_init(&q.slots[i].rec);
+    pthread_mutex_init(&q.lock, NULL);
+    pthread_cond_init(&q.moved, NULL);
+    t = g_thread_new("tbbt-passb", consumer_main, &cs);
+    for (;;) {
+        struct slot *sl = ring_acquire(&q);
+        if (__atomic_load_n(&q.wrc, __ATOMIC_RELAXED) < 0) {
+            rc = 0;                     /* the other thread failed: stop reading */
+            break;
+        }
+        rc = tbbt_trace_reader_next_any(r, &sl->rec, &ref);
+        if (rc <= 0)
+            break;
+        if (rc == TBBT_REC_HANDLE) {
+            const uint8_t *fh = tbbt_fhtab_get(tbbt_trace_reader_fhtab(r), ref, &len);
+            sl->type = SLOT_FH;
+            sl->ref = ref;
+            sl->fh_len = len;
+            memcpy(sl->fh, fh, len);
+        } else if (rc == TBBT_REC_ENDPOINT) {
+            sl->type = SLOT_EP;
+            sl->ref = ref;
+            sl->ep = *tbbt_eptab_get(tbbt_trace_reader_eptab(r), ref);
+        } else {
+            sl->type = SLOT_OP;
+        }
+        ring_push(&q);
+    }
+    ring_acquire(&q)->type = SLOT_END;
+    q.phead++;
+    ring_publish(&q);
+    g_thread_join(t);
+    if (rc < 0) {
+        read_error(r, raw, rc, errbuf, errlen);
+        tbbt_trace_writer_abort(q.w);
+    } else if (q.wrc < 0) {
+        tbbt_trace_writer_abort(q.w);
+        snprintf(errbuf, errlen, "cannot write trace '%s': %s", final, tbbt_strerror(q.wrc));
+        rc = q.wrc;
+    } else if ((rc = tbbt_trace_writer_close(q.w)) < 0) {
+        snprintf(errbuf, errlen, "cannot write trace '%s': %s", final, tbbt_strerror(rc));
+    }
+    for (int i = 0; i < RING; i++)
+        tbbt_trace_rec_fini(&q.slots[i].rec);
+    g_free(q.slots);
+    pthread_mutex_destroy(&q.lock);
+    pthread_cond_destroy(&q.moved);
+    tbbt_trace_reader_close(r);
+    return rc;
+}
+
 int tbbt__hier_scan(struct tbbt_ns *ns, const char *raw_trace, char *errbuf, size_t errlen)
 {
     struct tbbt_trace_rec rec;
@@ -120,11 +325,19 @@ int tbbt__hier_scan(struct tbbt_ns *ns, const char *raw_trace, char *errbuf, siz
 int tbbt__hier_replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
                       const char *final_trace, const char *map_path, char *errbuf, size_t errlen)
 {
+    return tbbt__hier_replay_mt(ns, corr, raw_trace, final_trace, map_path, 1, errbuf, errlen);
+}
+
+int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
+                         const char *final_trace, const char *map_path, int threads,
+                         char *errbuf, size_t errlen)
+{
     struct tbbt_trace_rec rec;
     int rc;
 
     tbbt_trace_rec_init(&rec);
-    rc = replay(ns, corr, raw_trace, final_trace, &rec, errbuf, errlen);
+    rc = threads > 1 ? replay_mt(ns, corr, raw_trace, final_trace, errbuf, errlen)
+                     : replay(ns, corr, raw_trace, final_trace, &rec, errbuf, errlen);
     tbbt_trace_rec_fini(&rec);
     if (rc == 0 && map_path && (rc = tbbt_ns_write_map_file(ns, map_path)) < 0)
         snprintf(errbuf, errlen, "cannot write hierarchy map '%s': %s", map_path,

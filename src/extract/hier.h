@@ -42,5 +42,15 @@ int tbbt__hier_run(const char *raw_trace, const char *final_trace, const char *m
 int tbbt__hier_scan(struct tbbt_ns *ns, const char *raw_trace, char *errbuf, size_t errlen);
 int tbbt__hier_replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
                       const char *final_trace, const char *map_path, char *errbuf, size_t errlen);
+/*
+ * The same with `threads` > 1: this thread reads and decodes the raw trace
+ * while a second one replays the records through the model (and the
+ * corrector) and writes the final trace (a ring of record slots in between;
+ * handle and endpoint definitions travel as items, so the writer shares no
+ * table with the reader).  The output is the same byte for byte.
+ */
+int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
+                         const char *final_trace, const char *map_path, int threads,
+                         char *errbuf, size_t errlen);
 
 #endif

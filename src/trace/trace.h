@@ -346,6 +346,18 @@ int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_r
  */
 int tbbt_trace_writer_sync_defs(struct tbbt_trace_writer *w);
 /*
+ * For a writer opened without tables (fh and ep NULL): writes the definition
+ * of handle (endpoint) ref now, which must be the next reference (0, 1, ...).
+ * A thread that does not own the tables can so write a trace whose
+ * definitions another thread reads.  0 or a sticky negative error
+ * (TBBT_E_RANGE for a reference out of sequence, an over-long handle or an
+ * address the reader would refuse).
+ */
+int tbbt_trace_writer_def_handle(struct tbbt_trace_writer *w, uint32_t ref, const void *fh,
+                                 uint32_t len);
+int tbbt_trace_writer_def_endpoint(struct tbbt_trace_writer *w, uint32_t ref,
+                                   const struct tbbt_endpoint *ep);
+/*
  * Writes pending definitions and the trailer (counts, CRC32), flushes and
  * closes; frees w.  0 or error.
  */

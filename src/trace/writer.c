@@ -118,10 +118,9 @@ struct tbbt_trace_writer *tbbt_trace_writer_open(const char *path, struct tbbt_f
     return w;
 }
 
-static int put_handle(struct tbbt_trace_writer *w, uint32_t ref)
+static int put_handle_bytes(struct tbbt_trace_writer *w, uint32_t ref, const uint8_t *fh,
+                            uint32_t len)
 {
-    uint32_t len;
-    const uint8_t *fh = tbbt_fhtab_get(w->fh, ref, &len);
     uint8_t *s = reserve(w, TBBT__TRACE_PREFIX + 5 + TBBT_FH_MAX);
     uint8_t *p;
 
@@ -134,6 +133,14 @@ static int put_handle(struct tbbt_trace_writer *w, uint32_t ref)
     return 0;
 }
 
+static int put_handle(struct tbbt_trace_writer *w, uint32_t ref)
+{
+    uint32_t len;
+    const uint8_t *fh = tbbt_fhtab_get(w->fh, ref, &len);
+
+    return put_handle_bytes(w, ref, fh, len);
+}
+
 static uint8_t *put_addr(uint8_t *p, const char *addr)
 {
     size_t len = strlen(addr);
@@ -143,9 +150,9 @@ static uint8_t *put_addr(uint8_t *p, const char *addr)
     return p + len;
 }
 
-static int put_endpoint(struct tbbt_trace_writer *w, uint32_t ref)
+static int put_endpoint_def(struct tbbt_trace_writer *w, uint32_t ref,
+                            const struct tbbt_endpoint *ep)
 {
-    const struct tbbt_endpoint *ep = tbbt_eptab_get(w->ep, ref);
     uint8_t *s, *p;
 
     if (!tbbt__addr_valid(ep->client, strlen(ep->client)) ||
@@ -162,6 +169,37 @@ static int put_endpoint(struct tbbt_trace_writer *w, uint32_t ref)
     p = put_addr(p, ep->server);
     commit_rec(w, s, TBBT_REC_ENDPOINT, p);
     return 0;
+}
+
+static int put_endpoint(struct tbbt_trace_writer *w, uint32_t ref)
+{
+    return put_endpoint_def(w, ref, tbbt_eptab_get(w->ep, ref));
+}
+
+int tbbt_trace_writer_def_handle(struct tbbt_trace_writer *w, uint32_t ref, const void *fh,
+                                 uint32_t len)
+{
+    g_assert(!w->fh);
+    if (w->err)
+        return w->err;
+    if (ref != w->nfh || len > TBBT_FH_MAX)
+        return TBBT_E_RANGE;
+    if (put_handle_bytes(w, ref, fh, len) == 0)
+        w->nfh++;
+    return w->err;
+}
+
+int tbbt_trace_writer_def_endpoint(struct tbbt_trace_writer *w, uint32_t ref,
+                                   const struct tbbt_endpoint *ep)
+{
+    g_assert(!w->ep);
+    if (w->err)
+        return w->err;
+    if (ref != w->nep)
+        return TBBT_E_RANGE;
+    if (put_endpoint_def(w, ref, ep) == 0)
+        w->nep++;
+    return w->err;
 }
 
 int tbbt_trace_writer_sync_defs(struct tbbt_trace_writer *w)
@@ -186,8 +224,9 @@ static bool str_ok(const struct tbbt_str *s, uint32_t max)
 /* TBBT_E_RANGE if rec breaks a bound the reader enforces. */
 static int check_op(const struct tbbt_trace_writer *w, const struct tbbt_trace_rec *rec)
 {
-    uint32_t nfh = w->fh ? tbbt_fhtab_count(w->fh) : 0;
-    uint32_t nep = w->ep ? tbbt_eptab_count(w->ep) : 0;
+    /* without tables (definitions given one by one): what was defined so far */
+    uint32_t nfh = w->fh ? tbbt_fhtab_count(w->fh) : w->nfh;
+    uint32_t nep = w->ep ? tbbt_eptab_count(w->ep) : w->nep;
     bool ok = rec->endpoint < nep;
 
     ok = ok && (!TBBT_HAS(rec, TBBT_F_FH) || rec->fh < nfh);
