@@ -2,9 +2,10 @@
 /*
  * The in-memory trace record (TBBT paper 3.1, Table 1): initialization,
  * clearing for reuse, strings in the record's arena and the readdir entry
- * array.  The entry array is a heap block owned by the record whose
- * capacity follows from n_entries (0, then powers of two from 8), so the
- * struct needs no capacity member.
+ * array.  A record is cleared once per record read or written, so clearing
+ * keeps the memory: the entry array (its capacity in entries_cap) and the
+ * arena's largest block stay for the next record; only blocks that an
+ * unusually large record needed beside it are freed.
  */
 #include "trace/trace-int.h"
 
@@ -13,35 +14,88 @@
 #define ARENA_BLOCK 1024    /* most records hold at most a couple of short names */
 #define ENTRIES_MIN 8
 
+/* Strings of one record: a bump block, and older blocks until the next clear. */
+struct tbbt__arena {
+    char *base;
+    size_t used, cap;
+    GSList *old;            /* blocks that filled up (pointers into them stay valid) */
+};
+
+static struct tbbt__arena *arena_new(void)
+{
+    struct tbbt__arena *a = g_new0(struct tbbt__arena, 1);
+
+    a->cap = ARENA_BLOCK;
+    a->base = g_malloc(a->cap);
+    return a;
+}
+
+static void arena_reset(struct tbbt__arena *a)
+{
+    g_slist_free_full(a->old, g_free);
+    a->old = NULL;
+    a->used = 0;
+}
+
+static void arena_free(struct tbbt__arena *a)
+{
+    if (!a)
+        return;
+    arena_reset(a);
+    g_free(a->base);
+    g_free(a);
+}
+
+/* A NUL-terminated copy of p[0..len) that lives until the next reset. */
+static const char *arena_copy(struct tbbt__arena *a, const void *p, size_t len)
+{
+    char *d;
+
+    if (a->cap - a->used < len + 1) {
+        size_t cap = MAX(a->cap * 2, len + 1);
+        a->old = g_slist_prepend(a->old, a->base);   /* earlier strings stay where they are */
+        a->base = g_malloc(cap);
+        a->cap = cap;
+        a->used = 0;
+    }
+    d = a->base + a->used;
+    memcpy(d, p, len);
+    d[len] = '\0';
+    a->used += len + 1;
+    return d;
+}
+
 void tbbt_trace_rec_init(struct tbbt_trace_rec *rec)
 {
     memset(rec, 0, sizeof(*rec));
-    rec->arena = g_string_chunk_new(ARENA_BLOCK);
+    rec->arena = arena_new();
 }
 
 void tbbt_trace_rec_fini(struct tbbt_trace_rec *rec)
 {
     g_free(rec->entries);
-    if (rec->arena)
-        g_string_chunk_free(rec->arena);
+    arena_free(rec->arena);
     memset(rec, 0, sizeof(*rec));
 }
 
 void tbbt_trace_rec_clear(struct tbbt_trace_rec *rec)
 {
-    GStringChunk *arena = rec->arena;
+    struct tbbt__arena *arena = rec->arena;
+    struct tbbt_entry *entries = rec->entries;
+    uint32_t cap = rec->entries_cap;
 
-    g_free(rec->entries);
     memset(rec, 0, sizeof(*rec));
     rec->arena = arena;
-    g_string_chunk_clear(arena);
+    rec->entries = entries;
+    rec->entries_cap = cap;
+    arena_reset(arena);
 }
 
 void tbbt_trace_rec_set_str(struct tbbt_trace_rec *rec, struct tbbt_str *dst, const void *p,
                             uint32_t len)
 {
     dst->len = len;
-    dst->p = len ? g_string_chunk_insert_len(rec->arena, p, len) : "";
+    dst->p = len ? arena_copy(rec->arena, p, len) : "";
 }
 
 /* Capacity of an entry array holding n entries. */
@@ -56,11 +110,10 @@ static uint32_t entries_cap(uint32_t n)
 
 void tbbt__trace_rec_reserve(struct tbbt_trace_rec *rec, uint32_t n)
 {
-    uint32_t have = rec->entries ? entries_cap(rec->n_entries) : 0;
-
-    if (n <= have)
+    if (n <= rec->entries_cap)
         return;
-    rec->entries = g_renew(struct tbbt_entry, rec->entries, entries_cap(n));
+    rec->entries_cap = entries_cap(n);
+    rec->entries = g_renew(struct tbbt_entry, rec->entries, rec->entries_cap);
 }
 
 struct tbbt_entry *tbbt_trace_rec_add_entry(struct tbbt_trace_rec *rec)
@@ -76,12 +129,17 @@ struct tbbt_entry *tbbt_trace_rec_add_entry(struct tbbt_trace_rec *rec)
 
 void tbbt_trace_rec_copy(struct tbbt_trace_rec *dst, const struct tbbt_trace_rec *src)
 {
-    GStringChunk *arena = dst->arena;
+    struct tbbt__arena *arena = dst->arena;
+    struct tbbt_entry *entries;
+    uint32_t cap;
 
     tbbt_trace_rec_clear(dst);
+    entries = dst->entries;
+    cap = dst->entries_cap;
     *dst = *src;
     dst->arena = arena;
-    dst->entries = NULL;
+    dst->entries = entries;         /* dst's own array, not src's */
+    dst->entries_cap = cap;
     dst->n_entries = 0;
     tbbt_trace_rec_set_str(dst, &dst->name, src->name.p, src->name.len);
     tbbt_trace_rec_set_str(dst, &dst->name2, src->name2.p, src->name2.len);

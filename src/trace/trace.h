@@ -184,6 +184,8 @@ enum tbbt_field {
     TBBT_F_NFIELDS
 };
 
+struct tbbt__arena;
+
 #define TBBT_HAS(rec, f) (((rec)->present >> (f)) & 1u)
 #define TBBT_SET(rec, f) ((rec)->present |= (uint64_t)1 << (f))
 
@@ -222,18 +224,22 @@ struct tbbt_trace_rec {
     uint32_t access_res;
     struct tbbt_entry *entries;  /* record-owned array of n_entries (rec_add_entry) */
     uint32_t n_entries;
+    uint32_t entries_cap;       /* entries allocated (kept by clear; only record.c sets it) */
     uint64_t info[TBBT_INFO_MAX];
     uint32_t n_info;
     uint64_t id, id2, id_obj, id_old;
 
-    /* arena for strings and entries: owned; reset by tbbt_trace_rec_clear() */
-    GStringChunk *arena;
+    /* arena for strings: owned; reset (its memory kept) by tbbt_trace_rec_clear() */
+    struct tbbt__arena *arena;
 };
 
 /* Initializes caller storage; tbbt_trace_rec_fini() releases the arena. */
 void tbbt_trace_rec_init(struct tbbt_trace_rec *rec);
 void tbbt_trace_rec_fini(struct tbbt_trace_rec *rec);
-/* Empties the record for reuse: zeroes every field, frees the entries and the arena's strings. */
+/*
+ * Empties the record for reuse: zeroes every field and forgets its strings and
+ * entries (their memory is kept for the next record).
+ */
 void tbbt_trace_rec_clear(struct tbbt_trace_rec *rec);
 /* Copies len bytes into the arena and sets *dst (NUL-terminated copy). */
 void tbbt_trace_rec_set_str(struct tbbt_trace_rec *rec, struct tbbt_str *dst, const void *p,

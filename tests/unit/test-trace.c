@@ -524,9 +524,18 @@ static void test_record(void **state)
     tbbt_trace_rec_clear(&a);
     assert_int_equal(a.n_entries, 0);
     assert_int_equal(a.present, 0);
-    assert_null(a.entries);
+    assert_non_null(a.entries);         /* the memory stays for the next record */
+    assert_true(a.entries_cap >= 1000);
     assert_non_null(a.arena);
     assert_int_equal(b.entries[999].fileid, 999);
+    /* strings made after a clear do not disturb the copy's, and the arena is reused */
+    for (int i = 0; i < 3000; i++)
+        tbbt_trace_rec_set_str(&a, &a.name, "0123456789abcdef", 16);
+    assert_memory_equal(a.name.p, "0123456789abcdef", 17);
+    assert_memory_equal(b.entries[5].name.p, "n\0m", 3);
+    tbbt_trace_rec_clear(&a);
+    tbbt_trace_rec_set_str(&a, &a.name, "x", 1);
+    assert_string_equal(a.name.p, "x");
     tbbt_trace_rec_fini(&a);
     tbbt_trace_rec_fini(&b);
 }
