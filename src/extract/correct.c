@@ -692,8 +692,10 @@ size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_tra
         tbbt_ns_set_infer(ns, on_infer, k);
         k->hooked = true;
     }
-    if (!((rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
-          (rec->flags & TBBT_RF_STATUS)) || op == TBBT_NS_OP_NONE) {
+    if (op == TBBT_NS_OP_NONE) {        /* NULL, MOUNT UMNT ...: nothing to compare */
+        tbbt_ns_apply(ns, rec);
+    } else if (!((rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
+                 (rec->flags & TBBT_RF_STATUS))) {
         apply_unrecorded(k, ns, rec, op);
     } else {
         /* may infer lost calls: on_infer() adds records, unless they are this failure */
