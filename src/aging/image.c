@@ -1279,6 +1279,17 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
     b.started_ns = tbbt_now_ns();
     b.euid = geteuid();
     b.egid = getegid();
+    {   /* the manifest must not be part of the image it describes */
+        char *root = g_canonicalize_filename(o->root, NULL);
+        char *man = g_canonicalize_filename(o->manifest, NULL);
+        size_t n = strlen(root);
+        bool inside = strncmp(man, root, n) == 0 && (man[n] == '/' || n == 1);
+        g_free(root);
+        g_free(man);
+        if (inside)
+            return fail(&b, -EINVAL, "the manifest '%s' is inside the root '%s': put it "
+                        "elsewhere (--manifest)", o->manifest, o->root);
+    }
     {   /* a map that does not open must not cost an earlier image (--force) */
         int err = 0;
         struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(o->map, &err);
