@@ -58,7 +58,8 @@ static const GOptionEntry entries[] = {
     {"spread", 0, 0, G_OPTION_ARG_NONE, &opt_spread,
      "Make the files in a seeded order across directories (parent and inode distance)", NULL},
     {"spacers", 0, 0, G_OPTION_ARG_INT, &opt_spacers,
-     "Empty files made after each file and deleted at the end (inode distance)", "N"},
+     "Files made after each file (empty unless --spacer-size) and deleted at the end "
+     "(inode distance)", "N"},
     {"spacer-size", 0, 0, G_OPTION_ARG_STRING, &opt_spacer_size,
      "Size of each spacer (default 0): with data, spacers also push the next file's blocks "
      "away (parent and inode distance)", "BYTES"},
