@@ -1,0 +1,1224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rpcconn: asynchronous ONC RPC client connections (see rpcconn.h for the API and the
+ * threading contract).  References: RFC 5531 sections 9 (call and reply messages) and
+ * 11 (record marking), RFC 1833 (portmap GETPORT), RFC 1813 Appendix I (MOUNT v3).
+ *
+ * Ownership of a call (struct req), one owner at a time (STYLE 5):
+ *   send side: allocates it in tbbt_rpcconn_call() and pushes it on `pending`, a
+ *     lock-free LIFO (Treiber stack), *before* its bytes enter the send queue; it never
+ *     touches it again;
+ *   receive side: takes the whole stack with one atomic exchange when a reply's XID is
+ *     not in its XID hash table, inserts the calls there, and frees each call when it
+ *     completes (reply, loss or expiry).
+ * Going down: the receive side swaps `pending` to the DEAD sentinel (so later pushes
+ * fail and the sender learns the connection is down, with no window where a call could
+ * be pushed and never completed) and moves every outstanding call to `failq`.  The send
+ * side never takes that decision itself: on a send error it records the error in
+ * `tx_err` and shuts the socket down, which wakes the receive side's poll().
+ *
+ * The send queue is one contiguous byte buffer owned by the send side: calls are
+ * encoded straight into it (TCP: behind a 4-byte record mark), so a batch leaves with
+ * one send(); UDP keeps the datagram lengths beside it for sendmmsg().  The receive
+ * buffer is parsed in place; a record that is split across reads or made of several
+ * fragments is assembled in a second buffer.  Reply bytes are untrusted: every read
+ * goes through xdrmem (bounds-checked), fragment and record sizes are capped.
+ */
+#include "player/rpcconn.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <rpc/pmap_prot.h>
+
+#include "proto/mount.h"
+#include "util/util.h"
+
+#define CONN_MAGIC 0x52504343u            /* "RPCC" */
+#define DEF_RECV_BUF (256u * 1024)
+#define DEF_MAX_RECORD (1024u * 1024 + 64 * 1024)
+#define DEF_CONNECT_MS 5000
+#define DEF_UDP_SOCKBUF (4 * 1024 * 1024)
+#define UDP_SLOT (64u * 1024)             /* largest UDP datagram */
+#define SEND_CHUNK (64u * 1024)           /* first encoding attempt's room */
+#define UDP_BATCH 64                      /* datagrams per sendmmsg() */
+#define TAB_MIN 1024                      /* XID hash buckets, power of two */
+#define RECORD_LAST 0x80000000u
+
+struct req {
+    struct req *next;       /* pending stack, hash chain or failq link */
+    uint32_t xid;
+    uint64_t queued_ns;
+    xdrproc_t xres;
+    void *res;
+    size_t res_size;
+    void *arg;
+};
+
+/* Address of `dead` marks the pending stack closed. */
+static struct req dead;
+#define DEAD (&dead)
+
+/* Counters written by one side only: plain load + store, readable from any thread. */
+struct counters {
+    _Atomic uint64_t calls, send_syscalls, bytes_sent, replies, recv_syscalls, bytes_recv,
+        unmatched, garbage, lost, timedout;
+};
+#define STAT_ADD(c, f, v)                                                                         \
+    atomic_store_explicit(&(c)->st.f,                                                             \
+                          atomic_load_explicit(&(c)->st.f, memory_order_relaxed) + (v),           \
+                          memory_order_relaxed)
+
+struct tbbt_rpcconn {
+    uint32_t magic;
+    bool udp;
+    size_t max_record;
+    int connect_ms, sock_buf;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    int fd;                          /* changed only by exclusive calls */
+    uint8_t cred[MAX_AUTH_BYTES];    /* encoded credential body */
+    uint32_t cred_len;
+    int cred_flavor;
+
+    /* Shared between the sides. */
+    _Atomic(struct req *) pending;   /* send -> receive hand-off, or DEAD */
+    atomic_uint outstanding;
+    atomic_bool down;
+    atomic_int tx_err;               /* send side's error, picked up by the receive side */
+    pthread_mutex_t err_mu;          /* guards err, errstr, err_set */
+    int err;
+    bool err_set;
+    char errstr[256];
+    struct counters st;
+
+    /* Send side. */
+    uint8_t *sbuf;
+    size_t scap, slen, soff;
+    uint32_t *dglen;                 /* UDP datagram lengths, [dgi, dgn) unsent */
+    size_t dgcap, dgn, dgi;
+    uint32_t next_xid;
+
+    /* Receive side. */
+    bool rx_down;
+    int lost_err;
+    struct req **tab;
+    size_t tabmask, tabn;
+    struct req *failq;
+    uint64_t recv_ns;                /* time of the last read that returned data */
+    uint8_t *rbuf;
+    size_t rcap, rhead, rtail;
+    uint8_t *abuf;                   /* record being assembled (TCP) */
+    size_t acap, alen;
+    bool in_asm, frag_last;
+    uint32_t frag_left;
+    struct mmsghdr *rmsg;            /* UDP: one slot of rbuf per datagram */
+    struct iovec *riov;
+    size_t nslots, slot_i, slot_n;
+};
+
+static inline uint32_t get_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* ------------------------------------------------------------------ errors */
+
+/* Records the first failure's code and reason; later ones are ignored. */
+static void __attribute__((format(printf, 3, 4)))
+set_error(struct tbbt_rpcconn *c, int err, const char *fmt, ...)
+{
+    pthread_mutex_lock(&c->err_mu);
+    if (!c->err_set) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->errstr, sizeof(c->errstr), fmt, ap);
+        va_end(ap);
+        c->err = err;
+        c->err_set = true;
+    }
+    pthread_mutex_unlock(&c->err_mu);
+}
+
+static int get_error(const struct tbbt_rpcconn *c, int dflt)
+{
+    struct tbbt_rpcconn *m = (struct tbbt_rpcconn *)c;
+    pthread_mutex_lock(&m->err_mu);
+    int err = m->err_set ? m->err : dflt;
+    pthread_mutex_unlock(&m->err_mu);
+    return err;
+}
+
+static void clear_error(struct tbbt_rpcconn *c)
+{
+    pthread_mutex_lock(&c->err_mu);
+    c->err_set = false;
+    c->err = 0;
+    c->errstr[0] = '\0';
+    pthread_mutex_unlock(&c->err_mu);
+}
+
+const char *tbbt_rpcconn_error(const struct tbbt_rpcconn *c)
+{
+    struct tbbt_rpcconn *m = (struct tbbt_rpcconn *)c;
+    pthread_mutex_lock(&m->err_mu);
+    const char *s = m->err_set ? m->errstr : "";
+    pthread_mutex_unlock(&m->err_mu);
+    return s;
+}
+
+const char *tbbt_rpcconn_status_name(int status)
+{
+    static const char *const names[] = {"OK", "ACCEPT_ERR", "DENIED", "GARBAGE", "LOST",
+                                        "TIMEDOUT"};
+    if (status < 0 || status >= (int)G_N_ELEMENTS(names))
+        return "UNKNOWN";
+    return names[status];
+}
+
+/* ------------------------------------------------------------------ XID table (receive side) */
+
+static void tab_insert(struct tbbt_rpcconn *c, struct req *e);
+
+static void tab_grow(struct tbbt_rpcconn *c)
+{
+    struct req **old = c->tab;
+    size_t oldn = c->tabmask + 1;
+    c->tab = g_new0(struct req *, oldn * 2);
+    c->tabmask = oldn * 2 - 1;
+    c->tabn = 0;
+    for (size_t i = 0; i < oldn; i++) {
+        for (struct req *e = old[i], *next; e; e = next) {
+            next = e->next;
+            tab_insert(c, e);
+        }
+    }
+    g_free(old);
+}
+
+static void tab_insert(struct tbbt_rpcconn *c, struct req *e)
+{
+    if (c->tabn > c->tabmask)
+        tab_grow(c);
+    struct req **b = &c->tab[e->xid & c->tabmask];
+    e->next = *b;
+    *b = e;
+    c->tabn++;
+}
+
+static struct req *tab_remove(struct tbbt_rpcconn *c, uint32_t xid)
+{
+    for (struct req **pp = &c->tab[xid & c->tabmask]; *pp; pp = &(*pp)->next) {
+        struct req *e = *pp;
+        if (e->xid == xid) {
+            *pp = e->next;
+            c->tabn--;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* Moves the calls the send side handed over into the table; returns how many. */
+static size_t drain_pending(struct tbbt_rpcconn *c)
+{
+    struct req *l = atomic_exchange_explicit(&c->pending, NULL, memory_order_acquire);
+    size_t n = 0;
+    assert(l != DEAD);
+    for (struct req *next; l; l = next, n++) {
+        next = l->next;
+        tab_insert(c, l);
+    }
+    return n;
+}
+
+static struct req *take_req(struct tbbt_rpcconn *c, uint32_t xid)
+{
+    struct req *e = tab_remove(c, xid);
+    if (e || drain_pending(c) == 0)
+        return e;
+    return tab_remove(c, xid);
+}
+
+/* ------------------------------------------------------------------ going down */
+
+static void failq_add_list(struct tbbt_rpcconn *c, struct req *l)
+{
+    for (struct req *next; l && l != DEAD; l = next) {
+        next = l->next;
+        l->next = c->failq;
+        c->failq = l;
+    }
+}
+
+/*
+ * Receive side or exclusive: the connection is unusable.  Records the reason, closes
+ * the hand-off (later calls fail) and moves every outstanding call to failq.
+ */
+static void __attribute__((format(printf, 3, 4)))
+go_down(struct tbbt_rpcconn *c, int err, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    set_error(c, err, "%s", msg);
+    if (c->rx_down)
+        return;
+    c->rx_down = true;
+    c->lost_err = get_error(c, err);
+    atomic_store(&c->down, true);
+    if (c->fd >= 0)
+        shutdown(c->fd, SHUT_RDWR);
+    failq_add_list(c, atomic_exchange_explicit(&c->pending, DEAD, memory_order_acquire));
+    for (size_t i = 0; i <= c->tabmask; i++) {
+        failq_add_list(c, c->tab[i]);
+        c->tab[i] = NULL;
+    }
+    c->tabn = 0;
+}
+
+static void complete(struct req *e, struct tbbt_rpcconn_reply *r, int status, int32_t detail,
+                     uint64_t now)
+{
+    r->xid = e->xid;
+    r->status = status;
+    r->detail = detail;
+    r->res_status = -1;
+    r->queued_ns = e->queued_ns;
+    r->recv_ns = now;
+    r->arg = e->arg;
+    r->res = e->res;
+}
+
+static void release(struct tbbt_rpcconn *c, struct req *e)
+{
+    g_free(e);
+    atomic_fetch_sub_explicit(&c->outstanding, 1, memory_order_relaxed);
+}
+
+/* Returns failed calls in out[n..max); returns the new n. */
+static int emit_failed(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int n, int max)
+{
+    if (!c->failq)
+        return n;
+    uint64_t now = tbbt_now_ns();
+    while (n < max && c->failq) {
+        struct req *e = c->failq;
+        c->failq = e->next;
+        complete(e, &out[n++], TBBT_RPCCONN_LOST, c->lost_err, now);
+        release(c, e);
+        STAT_ADD(c, lost, 1);
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------ lifecycle */
+
+static void encode_cred(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_opts *o)
+{
+    char host[MAX_MACHINE_NAME + 1];
+    gid_t gids[TBBT_RPCCONN_MAX_GIDS];
+    c->cred_flavor = AUTH_NONE;
+    c->cred_len = 0;
+    if (o->flavor != TBBT_RPCCONN_AUTH_SYS)
+        return;
+    if (o->machine) {
+        g_strlcpy(host, o->machine, sizeof(host));
+    } else if (gethostname(host, sizeof(host)) != 0) {
+        g_strlcpy(host, "tbbt", sizeof(host));
+    }
+    host[MAX_MACHINE_NAME] = '\0';
+    u_int ngids = MIN(o->ngids, TBBT_RPCCONN_MAX_GIDS);
+    for (u_int i = 0; i < ngids; i++)
+        gids[i] = o->gids[i];
+    struct authunix_parms p = {
+        .aup_time = (u_long)time(NULL), .aup_machname = host, .aup_uid = o->uid,
+        .aup_gid = o->gid, .aup_len = ngids, .aup_gids = gids,
+    };
+    XDR x;
+    xdrmem_create(&x, (char *)c->cred, sizeof(c->cred), XDR_ENCODE);
+    bool ok = xdr_authunix_parms(&x, &p);
+    assert(ok);   /* 255-byte name + 16 gids always fit 400 bytes */
+    (void)ok;
+    c->cred_len = xdr_getpos(&x);
+    xdr_destroy(&x);
+    c->cred_flavor = AUTH_UNIX;
+}
+
+static void alloc_recv(struct tbbt_rpcconn *c, size_t recv_buf)
+{
+    if (!c->udp) {
+        c->rcap = MAX(recv_buf, 4096);
+        c->rbuf = g_malloc(c->rcap);
+        return;
+    }
+    c->nslots = MAX(recv_buf / UDP_SLOT, 1);
+    c->rcap = c->nslots * UDP_SLOT;
+    c->rbuf = g_malloc(c->rcap);
+    c->rmsg = g_new0(struct mmsghdr, c->nslots);
+    c->riov = g_new0(struct iovec, c->nslots);
+    for (size_t i = 0; i < c->nslots; i++) {
+        c->riov[i].iov_base = c->rbuf + i * UDP_SLOT;
+        c->riov[i].iov_len = UDP_SLOT;
+        c->rmsg[i].msg_hdr.msg_iov = &c->riov[i];
+        c->rmsg[i].msg_hdr.msg_iovlen = 1;
+    }
+}
+
+struct tbbt_rpcconn *tbbt_rpcconn_new(const struct tbbt_rpcconn_opts *opts)
+{
+    static const struct tbbt_rpcconn_opts defaults;
+    const struct tbbt_rpcconn_opts *o = opts ? opts : &defaults;
+    struct tbbt_rpcconn *c = g_new0(struct tbbt_rpcconn, 1);
+    c->magic = CONN_MAGIC;
+    c->udp = o->transport == TBBT_RPCCONN_UDP;
+    c->max_record = o->max_record ? o->max_record : DEF_MAX_RECORD;
+    if (c->max_record > 0x7fffffffu)
+        c->max_record = 0x7fffffffu;
+    c->connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEF_CONNECT_MS;
+    c->sock_buf = o->sock_buf > 0 ? o->sock_buf : (c->udp ? DEF_UDP_SOCKBUF : 0);
+    c->fd = -1;
+    encode_cred(c, o);
+    atomic_init(&c->pending, DEAD);
+    atomic_init(&c->down, true);
+    pthread_mutex_init(&c->err_mu, NULL);
+    c->rx_down = true;
+    c->tab = g_new0(struct req *, TAB_MIN);
+    c->tabmask = TAB_MIN - 1;
+    c->next_xid = g_random_int();
+    alloc_recv(c, o->recv_buf ? o->recv_buf : DEF_RECV_BUF);
+    return c;
+}
+
+/* Frees every call the connection still holds, without completing them. */
+static void drop_all(struct tbbt_rpcconn *c)
+{
+    struct req *l = atomic_exchange(&c->pending, DEAD);
+    failq_add_list(c, l);
+    for (size_t i = 0; i <= c->tabmask; i++) {
+        failq_add_list(c, c->tab[i]);
+        c->tab[i] = NULL;
+    }
+    while (c->failq) {
+        struct req *e = c->failq;
+        c->failq = e->next;
+        g_free(e);
+    }
+}
+
+void tbbt_rpcconn_free(struct tbbt_rpcconn *c)
+{
+    if (!c)
+        return;
+    assert(c->magic == CONN_MAGIC);
+    if (c->fd >= 0)
+        close(c->fd);
+    drop_all(c);
+    pthread_mutex_destroy(&c->err_mu);
+    g_free(c->tab);
+    g_free(c->sbuf);
+    g_free(c->dglen);
+    g_free(c->rbuf);
+    g_free(c->abuf);
+    g_free(c->rmsg);
+    g_free(c->riov);
+    c->magic = 0;
+    g_free(c);
+}
+
+/* Waits for a non-blocking connect() to finish; returns 0 or -errno. */
+static int wait_connected(int fd, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int r;
+    do {
+        r = poll(&p, 1, timeout_ms);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return -errno;
+    if (r == 0)
+        return -ETIMEDOUT;
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+        return -errno;
+    return -soerr;
+}
+
+static int open_socket(struct tbbt_rpcconn *c, int *fdp)
+{
+    int fd = socket(c->addr.ss_family, (c->udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK |
+                    SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    int one = 1;
+    if (!c->udp)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (c->sock_buf > 0) {
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &c->sock_buf, sizeof(c->sock_buf));
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &c->sock_buf, sizeof(c->sock_buf));
+    }
+    int rc = 0;
+    if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) < 0)
+        rc = errno == EINPROGRESS ? wait_connected(fd, c->connect_ms) : -errno;
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    *fdp = fd;
+    return 0;
+}
+
+/* Exclusive: forgets queued bytes and parser state. */
+static void reset_streams(struct tbbt_rpcconn *c)
+{
+    c->slen = c->soff = 0;
+    c->dgn = c->dgi = 0;
+    c->rhead = c->rtail = 0;
+    c->in_asm = false;
+    c->alen = 0;
+    c->slot_i = c->slot_n = 0;
+}
+
+static int do_connect(struct tbbt_rpcconn *c)
+{
+    char host[NI_MAXHOST] = "?", serv[NI_MAXSERV] = "?";
+    int fd = -1, rc = open_socket(c, &fd);
+    if (rc < 0) {
+        getnameinfo((struct sockaddr *)&c->addr, c->addrlen, host, sizeof(host), serv,
+                    sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
+        set_error(c, rc, "cannot connect to %s port %s (%s): %s", host, serv,
+                  c->udp ? "udp" : "tcp", tbbt_strerror(rc));
+        return rc;
+    }
+    reset_streams(c);
+    c->fd = fd;
+    c->rx_down = false;
+    c->lost_err = 0;
+    atomic_store(&c->tx_err, 0);
+    atomic_store(&c->down, false);
+    atomic_store_explicit(&c->pending, NULL, memory_order_release);
+    return 0;
+}
+
+int tbbt_rpcconn_connect(struct tbbt_rpcconn *c, const char *host, uint16_t port)
+{
+    assert(c->magic == CONN_MAGIC);
+    if (c->fd >= 0) {
+        if (!c->rx_down)
+            go_down(c, -ECONNABORTED, "connection closed for a new connect");
+        close(c->fd);
+        c->fd = -1;
+    }
+    clear_error(c);
+    char serv[8];
+    snprintf(serv, sizeof(serv), "%u", port);
+    struct addrinfo hints = {.ai_socktype = c->udp ? SOCK_DGRAM : SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    int g = getaddrinfo(host, serv, &hints, &ai);
+    if (g != 0) {
+        set_error(c, -EHOSTUNREACH, "cannot resolve '%s': %s", host, gai_strerror(g));
+        return -EHOSTUNREACH;
+    }
+    memcpy(&c->addr, ai->ai_addr, ai->ai_addrlen);
+    c->addrlen = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return do_connect(c);
+}
+
+int tbbt_rpcconn_reconnect(struct tbbt_rpcconn *c)
+{
+    assert(c->magic == CONN_MAGIC);
+    if (c->addrlen == 0) {
+        set_error(c, -ENOTCONN, "reconnect before any connect");
+        return -ENOTCONN;
+    }
+    if (c->fd >= 0) {
+        if (!c->rx_down)
+            go_down(c, -ECONNABORTED, "connection closed for reconnect");
+        close(c->fd);
+        c->fd = -1;
+    }
+    clear_error(c);
+    return do_connect(c);
+}
+
+int tbbt_rpcconn_fd(const struct tbbt_rpcconn *c)
+{
+    return c->fd;
+}
+
+bool tbbt_rpcconn_is_up(const struct tbbt_rpcconn *c)
+{
+    return c->fd >= 0 && !atomic_load(&c->down);
+}
+
+unsigned tbbt_rpcconn_outstanding(const struct tbbt_rpcconn *c)
+{
+    return atomic_load_explicit(&c->outstanding, memory_order_relaxed);
+}
+
+void tbbt_rpcconn_stats(const struct tbbt_rpcconn *c, struct tbbt_rpcconn_stats *s)
+{
+#define GET(f) s->f = atomic_load_explicit(&c->st.f, memory_order_relaxed)
+    GET(calls);
+    GET(send_syscalls);
+    GET(bytes_sent);
+    GET(replies);
+    GET(recv_syscalls);
+    GET(bytes_recv);
+    GET(unmatched);
+    GET(garbage);
+    GET(lost);
+    GET(timedout);
+#undef GET
+}
+
+/* ------------------------------------------------------------------ send side */
+
+/* Makes room for at least `need` more bytes at the end of the send queue. */
+static void sq_reserve(struct tbbt_rpcconn *c, size_t need)
+{
+    if (c->soff == c->slen) {
+        c->soff = c->slen = 0;
+        c->dgi = c->dgn = 0;
+    } else if (c->soff > c->scap / 2) {
+        memmove(c->sbuf, c->sbuf + c->soff, c->slen - c->soff);
+        c->slen -= c->soff;
+        c->soff = 0;
+        if (c->udp) {
+            memmove(c->dglen, c->dglen + c->dgi, (c->dgn - c->dgi) * sizeof(*c->dglen));
+            c->dgn -= c->dgi;
+            c->dgi = 0;
+        }
+    }
+    if (c->scap - c->slen >= need)
+        return;
+    c->scap = MAX(c->scap * 2, c->slen + need);
+    c->sbuf = g_realloc(c->sbuf, c->scap);
+}
+
+static bool encode_call(struct tbbt_rpcconn *c, XDR *x, uint32_t xid,
+                        const struct tbbt_rpcconn_call *call)
+{
+    struct rpc_msg m = {
+        .rm_xid = xid,
+        .rm_direction = CALL,
+        .rm_call = {
+            .cb_rpcvers = RPC_MSG_VERSION,
+            .cb_prog = call->prog,
+            .cb_vers = call->vers,
+            .cb_proc = call->proc,
+            .cb_cred = {.oa_flavor = c->cred_flavor, .oa_base = (caddr_t)c->cred,
+                        .oa_length = c->cred_len},
+            .cb_verf = {.oa_flavor = AUTH_NONE, .oa_base = (caddr_t)c->cred, .oa_length = 0},
+        },
+    };
+    if (!xdr_callmsg(x, &m))
+        return false;
+    return !call->xargs || call->xargs(x, (void *)call->args);
+}
+
+/* Encodes the call at the end of the queue (not yet committed); returns its length. */
+static int encode_into_queue(struct tbbt_rpcconn *c, uint32_t xid,
+                             const struct tbbt_rpcconn_call *call, size_t *len)
+{
+    size_t mark = c->udp ? 0 : 4;
+    for (size_t want = SEND_CHUNK;; want *= 2) {
+        want = MIN(want, c->max_record);
+        sq_reserve(c, mark + want);
+        XDR x;
+        xdrmem_create(&x, (char *)c->sbuf + c->slen + mark, (u_int)want, XDR_ENCODE);
+        bool ok = encode_call(c, &x, xid, call);
+        *len = xdr_getpos(&x);
+        xdr_destroy(&x);
+        if (ok)
+            return 0;
+        if (want >= c->max_record)
+            return -EINVAL;
+    }
+}
+
+/* Pushes e on the pending stack; false when the connection is down. */
+static bool push_pending(struct tbbt_rpcconn *c, struct req *e)
+{
+    struct req *old = atomic_load_explicit(&c->pending, memory_order_relaxed);
+    do {
+        if (old == DEAD)
+            return false;
+        e->next = old;
+    } while (!atomic_compare_exchange_weak_explicit(&c->pending, &old, e, memory_order_release,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+int tbbt_rpcconn_call(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
+                      uint32_t *xidp)
+{
+    assert(c->magic == CONN_MAGIC);
+    if (atomic_load_explicit(&c->pending, memory_order_relaxed) == DEAD)
+        return c->fd < 0 ? -ENOTCONN : -EPIPE;
+    uint32_t xid = (call->flags & TBBT_RPCCONN_CALL_XID) ? call->xid : c->next_xid;
+    size_t len;
+    if (encode_into_queue(c, xid, call, &len) < 0)
+        return -EINVAL;
+    struct req *e = g_new(struct req, 1);
+    *e = (struct req){.xid = xid, .queued_ns = tbbt_now_ns(), .xres = call->xres,
+                      .res = call->res, .res_size = call->res_size, .arg = call->arg};
+    atomic_fetch_add_explicit(&c->outstanding, 1, memory_order_relaxed);
+    if (!push_pending(c, e)) {
+        atomic_fetch_sub_explicit(&c->outstanding, 1, memory_order_relaxed);
+        g_free(e);
+        return -EPIPE;
+    }
+    if (!(call->flags & TBBT_RPCCONN_CALL_XID))
+        c->next_xid++;
+    if (c->udp) {
+        if (c->dgn == c->dgcap) {
+            c->dgcap = MAX(c->dgcap * 2, 64);
+            c->dglen = g_renew(uint32_t, c->dglen, c->dgcap);
+        }
+        c->dglen[c->dgn++] = (uint32_t)len;
+    } else {
+        put_be32(c->sbuf + c->slen, RECORD_LAST | (uint32_t)len);
+        len += 4;
+    }
+    c->slen += len;
+    STAT_ADD(c, calls, 1);
+    if (xidp)
+        *xidp = xid;
+    return 0;
+}
+
+/* Send side: the socket failed; let the receive side take the connection down. */
+static int send_failed(struct tbbt_rpcconn *c, int err)
+{
+    set_error(c, err, "send to server failed: %s", tbbt_strerror(err));
+    atomic_store(&c->tx_err, err);
+    shutdown(c->fd, SHUT_RDWR);
+    return err;
+}
+
+static int flush_tcp(struct tbbt_rpcconn *c)
+{
+    while (c->soff < c->slen) {
+        ssize_t r = send(c->fd, c->sbuf + c->soff, c->slen - c->soff,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return -EAGAIN;
+            return send_failed(c, -errno);
+        }
+        c->soff += (size_t)r;
+        STAT_ADD(c, send_syscalls, 1);
+        STAT_ADD(c, bytes_sent, (uint64_t)r);
+    }
+    c->soff = c->slen = 0;
+    return 0;
+}
+
+static int flush_udp(struct tbbt_rpcconn *c)
+{
+    struct mmsghdr m[UDP_BATCH];
+    struct iovec iov[UDP_BATCH];
+    while (c->dgi < c->dgn) {
+        size_t k = MIN(c->dgn - c->dgi, (size_t)UDP_BATCH), off = c->soff;
+        for (size_t i = 0; i < k; i++) {
+            iov[i] = (struct iovec){.iov_base = c->sbuf + off, .iov_len = c->dglen[c->dgi + i]};
+            m[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+            off += iov[i].iov_len;
+        }
+        int r = sendmmsg(c->fd, m, (unsigned)k, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return -EAGAIN;
+            return send_failed(c, -errno);
+        }
+        for (int i = 0; i < r; i++) {
+            c->soff += iov[i].iov_len;
+            STAT_ADD(c, bytes_sent, iov[i].iov_len);
+        }
+        c->dgi += (size_t)r;
+        STAT_ADD(c, send_syscalls, 1);
+    }
+    c->soff = c->slen = 0;
+    c->dgi = c->dgn = 0;
+    return 0;
+}
+
+int tbbt_rpcconn_flush(struct tbbt_rpcconn *c)
+{
+    assert(c->magic == CONN_MAGIC);
+    if (c->soff == c->slen)
+        return 0;
+    if (c->fd < 0)
+        return -ENOTCONN;
+    int tx = atomic_load_explicit(&c->tx_err, memory_order_relaxed);
+    if (tx < 0)
+        return tx;
+    return c->udp ? flush_udp(c) : flush_tcp(c);
+}
+
+size_t tbbt_rpcconn_sendq_bytes(const struct tbbt_rpcconn *c)
+{
+    return c->slen - c->soff;
+}
+
+/* ------------------------------------------------------------------ receive side: replies */
+
+/* Skips an accepted reply's verifier (flavor, opaque body of at most 400 bytes). */
+static bool skip_verifier(XDR *x)
+{
+    enum_t flavor;
+    u_int vlen;
+    return xdr_enum(x, &flavor) && xdr_u_int(x, &vlen) && vlen <= MAX_AUTH_BYTES &&
+           xdr_setpos(x, xdr_getpos(x) + RNDUP(vlen));
+}
+
+/* MSG_DENIED body: reject_stat and its arm. */
+static bool decode_denied(XDR *x, struct tbbt_rpcconn_reply *r)
+{
+    enum_t rj, as = 0;
+    u_int lo, hi;
+    if (!xdr_enum(x, &rj))
+        return false;
+    if (rj == RPC_MISMATCH) {
+        if (!xdr_u_int(x, &lo) || !xdr_u_int(x, &hi))
+            return false;
+    } else if (rj != AUTH_ERROR || !xdr_enum(x, &as)) {
+        return false;
+    }
+    r->status = TBBT_RPCCONN_DENIED;
+    r->detail = (int32_t)((uint32_t)rj << 16 | ((uint32_t)as & 0xffff));
+    return true;
+}
+
+/*
+ * Decodes what follows xid and msg_type (RFC 5531 section 9 reply_body) into r and,
+ * on SUCCESS, the results into e->res.  Returns false when the reply does not decode.
+ */
+static bool decode_body(XDR *x, const uint8_t *rec, size_t len, struct req *e,
+                        struct tbbt_rpcconn_reply *r)
+{
+    enum_t stat, as;
+    if (!xdr_enum(x, &stat))
+        return false;
+    if (stat == MSG_DENIED)
+        return decode_denied(x, r);
+    if (stat != MSG_ACCEPTED || !skip_verifier(x) || !xdr_enum(x, &as))
+        return false;
+    if (as != SUCCESS) {
+        r->status = TBBT_RPCCONN_ACCEPT_ERR;
+        r->detail = as;
+        return true;
+    }
+    u_int pos = xdr_getpos(x);
+    if (len - pos >= 4)
+        r->res_status = (int32_t)get_be32(rec + pos);
+    if (e->xres && e->res) {
+        memset(e->res, 0, e->res_size);
+        if (!e->xres(x, e->res)) {
+            xdr_free(e->xres, e->res);
+            memset(e->res, 0, e->res_size);
+            return false;
+        }
+    }
+    r->status = TBBT_RPCCONN_OK;
+    return true;
+}
+
+/*
+ * One reply record (len bytes at rec, untrusted).  A record that is not an RPC reply
+ * means a desynchronized TCP stream (the connection goes down) or a stray UDP datagram
+ * (counted).  Returns the new n.
+ */
+static int handle_record(struct tbbt_rpcconn *c, const uint8_t *rec, size_t len,
+                         struct tbbt_rpcconn_reply *out, int n)
+{
+    XDR x;
+    uint32_t xid = 0, mtype = 0;
+    xdrmem_create(&x, (char *)rec, (u_int)len, XDR_DECODE);
+    if (!xdr_u_int32_t(&x, &xid) || !xdr_u_int32_t(&x, &mtype) || mtype != REPLY) {
+        if (c->udp)
+            STAT_ADD(c, garbage, 1);
+        else
+            go_down(c, TBBT_E_BADREC,
+                    "bogus record from server: %zu bytes, not an RPC reply (stream out of sync)",
+                    len);
+        return n;
+    }
+    struct req *e = take_req(c, xid);
+    if (!e) {
+        STAT_ADD(c, unmatched, 1);
+        return n;
+    }
+    struct tbbt_rpcconn_reply *r = &out[n];
+    complete(e, r, TBBT_RPCCONN_GARBAGE, 0, c->recv_ns);
+    if (!decode_body(&x, rec, len, e, r)) {
+        r->status = TBBT_RPCCONN_GARBAGE;
+        r->res_status = -1;
+        STAT_ADD(c, garbage, 1);
+    }
+    STAT_ADD(c, replies, 1);
+    release(c, e);
+    return n + 1;
+}
+
+/* ------------------------------------------------------------------ receive side: TCP records */
+
+static bool asm_append(struct tbbt_rpcconn *c, const uint8_t *p, size_t n)
+{
+    if (n > c->max_record - c->alen) {
+        go_down(c, TBBT_E_BADREC, "bogus record from server: more than %zu bytes",
+                c->max_record);
+        return false;
+    }
+    if (c->alen + n > c->acap) {
+        c->acap = MAX(MAX(c->acap * 2, c->alen + n), (size_t)4096);
+        c->abuf = g_realloc(c->abuf, c->acap);
+    }
+    memcpy(c->abuf + c->alen, p, n);
+    c->alen += n;
+    return true;
+}
+
+/* Reads a record mark at the head; false if fewer than 4 bytes or bogus (went down). */
+static bool take_mark(struct tbbt_rpcconn *c, uint32_t *flen, bool *last)
+{
+    if (c->rtail - c->rhead < 4)
+        return false;
+    uint32_t mark = get_be32(c->rbuf + c->rhead);
+    *last = (mark & RECORD_LAST) != 0;
+    *flen = mark & ~RECORD_LAST;
+    if (*flen > c->max_record) {
+        go_down(c, TBBT_E_BADREC,
+                "bogus record mark 0x%08x: fragment of %u bytes exceeds the %zu-byte limit",
+                mark, *flen, c->max_record);
+        return false;
+    }
+    c->rhead += 4;
+    return true;
+}
+
+/* Continues a record being assembled; returns the new n, *stop when more bytes are needed. */
+static int parse_asm(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int n, bool *stop)
+{
+    size_t avail = c->rtail - c->rhead;
+    if (c->frag_left > 0) {
+        size_t take = MIN(avail, (size_t)c->frag_left);
+        *stop = take == 0;
+        if (take && asm_append(c, c->rbuf + c->rhead, take)) {
+            c->rhead += take;
+            c->frag_left -= (uint32_t)take;
+        }
+        return n;
+    }
+    if (c->frag_last) {
+        c->in_asm = false;
+        return handle_record(c, c->abuf, c->alen, out, n);
+    }
+    uint32_t flen;
+    bool last;
+    *stop = !take_mark(c, &flen, &last);
+    if (!*stop && flen > c->max_record - c->alen) {
+        go_down(c, TBBT_E_BADREC, "bogus record from server: more than %zu bytes in fragments",
+                c->max_record);
+        *stop = true;
+    }
+    c->frag_left = flen;
+    c->frag_last = last;
+    return n;
+}
+
+static int parse_tcp(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int n, int max)
+{
+    while (n < max && !c->rx_down) {
+        bool stop = false;
+        if (c->in_asm) {
+            n = parse_asm(c, out, n, &stop);
+            if (stop)
+                break;
+            continue;
+        }
+        uint32_t flen;
+        bool last;
+        if (!take_mark(c, &flen, &last))
+            break;
+        if (last && c->rtail - c->rhead >= flen) {   /* whole record in the buffer */
+            const uint8_t *rec = c->rbuf + c->rhead;
+            c->rhead += flen;
+            n = handle_record(c, rec, flen, out, n);
+            continue;
+        }
+        c->in_asm = true;
+        c->alen = 0;
+        c->frag_left = flen;
+        c->frag_last = last;
+    }
+    return n;
+}
+
+static int parse_udp(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int n, int max)
+{
+    while (n < max && c->slot_i < c->slot_n) {
+        struct mmsghdr *m = &c->rmsg[c->slot_i++];
+        if (m->msg_hdr.msg_flags & MSG_TRUNC) {
+            STAT_ADD(c, garbage, 1);
+            continue;
+        }
+        n = handle_record(c, m->msg_hdr.msg_iov->iov_base, m->msg_len, out, n);
+    }
+    return n;
+}
+
+/* Reads once; returns 1 if it got bytes and the socket may hold more, 0 if not, -1 down. */
+static int read_tcp(struct tbbt_rpcconn *c)
+{
+    if (c->rhead == c->rtail) {
+        c->rhead = c->rtail = 0;
+    } else if (c->rhead > 0 && c->rcap - c->rtail < c->rcap / 4) {
+        memmove(c->rbuf, c->rbuf + c->rhead, c->rtail - c->rhead);
+        c->rtail -= c->rhead;
+        c->rhead = 0;
+    }
+    size_t room = c->rcap - c->rtail;
+    ssize_t r;
+    do {
+        r = recv(c->fd, c->rbuf + c->rtail, room, MSG_DONTWAIT);
+    } while (r < 0 && errno == EINTR);
+    if (r > 0) {
+        c->rtail += (size_t)r;
+        c->recv_ns = tbbt_now_ns();
+        STAT_ADD(c, recv_syscalls, 1);
+        STAT_ADD(c, bytes_recv, (uint64_t)r);
+        return (size_t)r == room;
+    }
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    if (r == 0)
+        go_down(c, -ECONNRESET, "connection closed by server%s",
+                c->in_asm || c->rhead != c->rtail ? " in the middle of a record" : "");
+    else
+        go_down(c, -errno, "receive from server failed: %s", tbbt_strerror(-errno));
+    return -1;
+}
+
+static int read_udp(struct tbbt_rpcconn *c)
+{
+    int r;
+    do {
+        r = recvmmsg(c->fd, c->rmsg, (unsigned)c->nslots, MSG_DONTWAIT, NULL);
+    } while (r < 0 && errno == EINTR);
+    if (r > 0) {
+        c->slot_i = 0;
+        c->slot_n = (size_t)r;
+        c->recv_ns = tbbt_now_ns();
+        STAT_ADD(c, recv_syscalls, 1);
+        for (int i = 0; i < r; i++)
+            STAT_ADD(c, bytes_recv, c->rmsg[i].msg_len);
+        return (size_t)r == c->nslots;
+    }
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    int err = r < 0 ? -errno : -ECONNRESET;
+    go_down(c, err, "receive from server failed: %s", tbbt_strerror(err));
+    return -1;
+}
+
+int tbbt_rpcconn_recv(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int max)
+{
+    assert(c->magic == CONN_MAGIC);
+    int tx = atomic_load_explicit(&c->tx_err, memory_order_relaxed);
+    if (tx < 0 && !c->rx_down)
+        go_down(c, tx, "send to server failed: %s", tbbt_strerror(tx));
+    int n = emit_failed(c, out, 0, max);
+    bool more = true;
+    while (n < max && !c->rx_down) {
+        n = c->udp ? parse_udp(c, out, n, max) : parse_tcp(c, out, n, max);
+        if (n == max || c->rx_down || !more)
+            break;
+        more = (c->udp ? read_udp(c) : read_tcp(c)) > 0;
+        if (c->udp ? c->slot_i == c->slot_n : c->rhead == c->rtail)
+            break;   /* nothing new was read */
+    }
+    if (c->rx_down)
+        n = emit_failed(c, out, n, max);
+    if (n == 0 && c->rx_down)
+        return get_error(c, -ENOTCONN);
+    return n;
+}
+
+int tbbt_rpcconn_set_recv_lowat(struct tbbt_rpcconn *c, int bytes)
+{
+    if (c->udp)
+        return -EOPNOTSUPP;
+    if (c->fd < 0)
+        return -ENOTCONN;
+    bytes = MAX(bytes, 1);
+    return setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) < 0 ? -errno : 0;
+}
+
+int tbbt_rpcconn_expire(struct tbbt_rpcconn *c, uint64_t deadline_ns,
+                        struct tbbt_rpcconn_reply *out, int max)
+{
+    int n = 0;
+    if (!c->rx_down)
+        drain_pending(c);
+    uint64_t now = tbbt_now_ns();
+    for (size_t i = 0; i <= c->tabmask && n < max; i++) {
+        for (struct req **pp = &c->tab[i]; *pp && n < max;) {
+            struct req *e = *pp;
+            if (e->queued_ns >= deadline_ns) {
+                pp = &e->next;
+                continue;
+            }
+            *pp = e->next;
+            c->tabn--;
+            complete(e, &out[n++], TBBT_RPCCONN_TIMEDOUT, -ETIMEDOUT, now);
+            release(c, e);
+            STAT_ADD(c, timedout, 1);
+        }
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------ synchronous helpers */
+
+/* Waits for events on the fd until deadline_ns; returns poll()'s result. */
+static int wait_fd(struct tbbt_rpcconn *c, short events, uint64_t deadline_ns)
+{
+    uint64_t now = tbbt_now_ns();
+    int ms = deadline_ns > now ? (int)((deadline_ns - now + 999999) / 1000000) : 0;
+    struct pollfd p = {.fd = c->fd, .events = events};
+    return poll(&p, 1, ms);
+}
+
+/* Drops whatever is outstanding (the synchronous helpers own the connection). */
+static void expire_all(struct tbbt_rpcconn *c)
+{
+    struct tbbt_rpcconn_reply tmp[16];
+    while (tbbt_rpcconn_expire(c, UINT64_MAX, tmp, 16) > 0) {
+    }
+}
+
+int tbbt_rpcconn_call_sync(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
+                           int timeout_ms, struct tbbt_rpcconn_reply *rep)
+{
+    uint32_t xid;
+    int rc = tbbt_rpcconn_call(c, call, &xid);
+    if (rc < 0)
+        return rc;
+    struct tbbt_rpcconn_call again = *call;
+    again.flags |= TBBT_RPCCONN_CALL_XID;
+    again.xid = xid;
+    uint64_t now = tbbt_now_ns(), deadline = now + (uint64_t)timeout_ms * 1000000;
+    uint64_t retx = now + 1000000000u;
+    for (;;) {
+        rc = tbbt_rpcconn_flush(c);
+        wait_fd(c, POLLIN | (rc == -EAGAIN ? POLLOUT : 0), c->udp ? MIN(deadline, retx) : deadline);
+        struct tbbt_rpcconn_reply r[8];
+        int n = tbbt_rpcconn_recv(c, r, 8);
+        if (n < 0)
+            return n;
+        for (int i = 0; i < n; i++) {
+            if (r[i].xid != xid)
+                continue;
+            if (r[i].status == TBBT_RPCCONN_LOST)
+                return r[i].detail < 0 ? r[i].detail : -ECONNRESET;
+            *rep = r[i];
+            return 0;
+        }
+        now = tbbt_now_ns();
+        if (now >= deadline) {
+            expire_all(c);
+            set_error(c, -ETIMEDOUT, "no reply from server within %d ms", timeout_ms);
+            return -ETIMEDOUT;
+        }
+        if (c->udp && now >= retx) {   /* retransmit with the same XID */
+            expire_all(c);
+            if ((rc = tbbt_rpcconn_call(c, &again, NULL)) < 0)
+                return rc;
+            retx = now + 1000000000u;
+        }
+    }
+}
+
+int tbbt_rpcconn_getport(struct tbbt_rpcconn *c, uint32_t prog, uint32_t vers, uint32_t prot,
+                         int timeout_ms, uint16_t *port)
+{
+    struct pmap pm = {.pm_prog = prog, .pm_vers = vers, .pm_prot = prot, .pm_port = 0};
+    u_long res = 0;
+    struct tbbt_rpcconn_call call = {
+        .prog = PMAPPROG, .vers = PMAPVERS, .proc = PMAPPROC_GETPORT,
+        .xargs = (xdrproc_t)xdr_pmap, .args = &pm,
+        .xres = (xdrproc_t)xdr_u_long, .res = &res, .res_size = sizeof(res),
+    };
+    struct tbbt_rpcconn_reply rep;
+    int rc = tbbt_rpcconn_call_sync(c, &call, timeout_ms, &rep);
+    if (rc < 0)
+        return rc;
+    if (rep.status != TBBT_RPCCONN_OK || res > 65535) {
+        set_error(c, -EPROTO, "portmap GETPORT(%u, %u) failed: %s (detail %d, port %lu)",
+                  prog, vers, tbbt_rpcconn_status_name(rep.status), rep.detail, res);
+        return -EPROTO;
+    }
+    *port = (uint16_t)res;
+    return 0;
+}
+
+int tbbt_rpcconn_mnt3(struct tbbt_rpcconn *c, const char *path, int timeout_ms, int *mstat,
+                      struct tbbt_rpcconn_fh *fh)
+{
+    dirpath dp = (char *)path;
+    mountres3 res;
+    struct tbbt_rpcconn_call call = {
+        .prog = MOUNT_PROGRAM, .vers = MOUNT_V3, .proc = MOUNTPROC3_MNT,
+        .xargs = (xdrproc_t)xdr_dirpath, .args = &dp,
+        .xres = (xdrproc_t)xdr_mountres3, .res = &res, .res_size = sizeof(res),
+    };
+    struct tbbt_rpcconn_reply rep;
+    int rc = tbbt_rpcconn_call_sync(c, &call, timeout_ms, &rep);
+    if (rc < 0)
+        return rc;
+    if (rep.status != TBBT_RPCCONN_OK) {
+        set_error(c, -EPROTO, "MOUNT MNT '%s' failed: %s (detail %d)", path,
+                  tbbt_rpcconn_status_name(rep.status), rep.detail);
+        return -EPROTO;
+    }
+    *mstat = res.fhs_status;
+    if (res.fhs_status == MNT3_OK) {
+        fhandle3 *h = &res.mountres3_u.mountinfo.fhandle;
+        fh->len = MIN(h->fhandle3_len, (u_int)sizeof(fh->data));   /* bounded by the .x */
+        memcpy(fh->data, h->fhandle3_val, fh->len);
+    }
+    xdr_free((xdrproc_t)xdr_mountres3, &res);
+    return 0;
+}
