@@ -544,10 +544,21 @@ int tbbt_rpcconn_connect(struct tbbt_rpcconn *c, const char *host, uint16_t port
         set_error(c, -EHOSTUNREACH, "cannot resolve '%s': %s", host, gai_strerror(g));
         return -EHOSTUNREACH;
     }
-    memcpy(&c->addr, ai->ai_addr, ai->ai_addrlen);
-    c->addrlen = ai->ai_addrlen;
+    /* every address the name has, in order ("localhost" may be ::1 first, the server on
+     * 127.0.0.1 only); the first that connects is kept for reconnects */
+    int rc = -EHOSTUNREACH;
+    for (struct addrinfo *p = ai; p; p = p->ai_next) {
+        if (p->ai_addrlen > sizeof(c->addr))
+            continue;
+        memcpy(&c->addr, p->ai_addr, p->ai_addrlen);
+        c->addrlen = p->ai_addrlen;
+        if (p != ai)
+            clear_error(c);
+        if ((rc = do_connect(c)) == 0)
+            break;
+    }
     freeaddrinfo(ai);
-    return do_connect(c);
+    return rc;
 }
 
 int tbbt_rpcconn_reconnect(struct tbbt_rpcconn *c)
