@@ -50,8 +50,9 @@ static const GOptionEntry entries[] = {
     {"max-pending", 0, 0, G_OPTION_ARG_INT, &opt_max_pending,
      "Most calls waiting for replies at once (default 262144)", "N"},
     {"threads", 0, 0, G_OPTION_ARG_INT, &opt_threads,
-     "Threads for capture inputs: 1, or 2 to read and pair on one and decode and write "
-     "on the other (default: 2 on a multi-core machine)", "N"},
+     "Threads: 1, or 2 to read and pair captures on one and decode and write on the "
+     "other, and in pass B to decode on one and model, correct and write on the other "
+     "(default: 2 on a multi-core machine; the output is the same)", "N"},
     {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
      "Draw a progress line on stderr even when it is not a terminal", NULL},
     {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress, "Never draw a progress line", NULL},
