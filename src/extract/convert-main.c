@@ -173,6 +173,8 @@ int main(int argc, char **argv)
                                          : check_trace();
     } else if (!opt_output && !opt_check) {
         rc = usage_error(ctx, "missing -o TRACE");
+    } else if (opt_check && opt_output && strcmp(opt_output, "-") == 0) {
+        rc = usage_error(ctx, "--check reads back the trace it wrote: give -o a file, or no -o");
     } else if (opt_max_pending < 1 || opt_timeout <= 0) {
         rc = usage_error(ctx, "--max-pending and --reply-timeout must be positive");
     } else if (opt_threads < 0) {
