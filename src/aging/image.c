@@ -124,25 +124,12 @@ static int fail(struct build *b, int rc, const char *fmt, ...)
 
 /* ---- paths ------------------------------------------------------------------------ */
 
-/* Path bytes for messages and the manifest: printable ASCII, others as \xNN. */
-static void put_esc(GString *s, const char *p, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c == '\\')
-            g_string_append(s, "\\\\");
-        else if (c > 0x20 && c < 0x7f)
-            g_string_append_c(s, (char)c);
-        else
-            g_string_append_printf(s, "\\x%02x", c);
-    }
-}
-
+/* Path bytes for messages, escaped as in the map and the manifest. */
 static char *shown(const char *p)
 {
     GString *s = g_string_new(NULL);
 
-    put_esc(s, p, strlen(p));
+    tbbt_ns_escape(s, p, strlen(p));
     return g_string_free(s, FALSE);
 }
 
@@ -208,7 +195,7 @@ static void man_path(struct build *b, const char *key, const char *extra, const 
 {
     GString *s = g_string_new(NULL);
 
-    put_esc(s, path, strlen(path));
+    tbbt_ns_escape(s, path, strlen(path));
     if (extra)
         fprintf(b->man, "%s\t%s\t%s\n", key, extra, s->str);
     else
@@ -1085,6 +1072,7 @@ static int only_marker(int fd, bool *has_marker)
 static int remove_previous(struct build *b)
 {
     char *mpath = NULL, *text = NULL, **lines;
+    GString *bytes;
     gsize len;
     GError *gerr = NULL;
     int rc = 0, fd = openat(b->root, MARKER, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -1108,11 +1096,19 @@ static int remove_previous(struct build *b)
         return rc;
     }
     lines = g_strsplit(text, "\n", -1);
+    bytes = g_string_new(NULL);
     for (gint i = (gint)g_strv_length(lines) - 1; i >= 0 && rc == 0; i--) {
         char **f = g_strsplit(lines[i], "\t", 3);
         if (g_strv_length(f) == 3 && !strcmp(f[0], "made")) {
-            char *path = g_strcompress(f[2]);      /* \\ and \xNN -> bytes */
-            const char *slash = strrchr(path, '/');
+            const char *path, *slash;
+            if (!tbbt_ns_unescape(f[2], strlen(f[2]), bytes)) {
+                rc = fail(b, TBBT_E_SYNTAX, "--force: the previous manifest '%s' has a bad "
+                          "path '%s'; nothing else removed", mpath, f[2]);
+                g_strfreev(f);
+                break;
+            }
+            path = bytes->str;
+            slash = strrchr(path, '/');
             char *dir = slash ? g_strndup(path, (gsize)(slash - path)) : g_strdup(".");
             int dfd = open_beneath(b->root, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
             if (dfd >= 0) {
@@ -1123,10 +1119,10 @@ static int remove_previous(struct build *b)
                 close(dfd);
             }
             g_free(dir);
-            g_free(path);
         }
         g_strfreev(f);
     }
+    g_string_free(bytes, TRUE);
     g_strfreev(lines);
     g_free(text);
     g_free(mpath);

@@ -138,8 +138,7 @@ static int hexval(char c)
     return -1;
 }
 
-/* Unescapes s[0..len) (\\ and \xNN; raw bytes 0x20-0x7e) into out; false if malformed. */
-static bool unescape(const char *s, size_t len, GString *out)
+bool tbbt_ns_unescape(const char *s, size_t len, GString *out)
 {
     g_string_truncate(out, 0);
     for (size_t i = 0; i < len; i++) {
@@ -180,7 +179,7 @@ static int parse_path(struct tbbt_ns_map_reader *r, const char *s, size_t len, G
     for (size_t i = 0; i <= len; i++) {
         if (i < len && s[i] != '/')
             continue;
-        if (!unescape(s + start, i - start, r->comp))
+        if (!tbbt_ns_unescape(s + start, i - start, r->comp))
             return fail(r, "bad escape or raw control byte in a path");
         if (!tbbt_ns_name_ok(r->comp->str, r->comp->len))
             return fail(r, "path component is empty, '.', '..', too long, or holds '/' or NUL");
@@ -220,7 +219,7 @@ static int parse_target(struct tbbt_ns_map_reader *r, const char *s, size_t len,
     e->target_len = 0;
     if (len == 1 && s[0] == '-')
         return 0;
-    if (!unescape(s, len, r->target) || memchr(r->target->str, '\0', r->target->len) ||
+    if (!tbbt_ns_unescape(s, len, r->target) || memchr(r->target->str, '\0', r->target->len) ||
         r->target->len > TBBT_PATH_MAX)
         return fail(r, "bad symlink target");
     e->target = r->target->str;

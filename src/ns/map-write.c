@@ -312,8 +312,9 @@ static bool plain(uint8_t c)
     return c >= 0x20 && c < 0x7f && c != '\\';
 }
 
-static void put_esc(GString *s, const uint8_t *p, size_t len)
+void tbbt_ns_escape(GString *s, const void *bytes, size_t len)
 {
+    const uint8_t *p = bytes;
     static const char hex[] = "0123456789abcdef";
 
     if (len == 1 && p[0] == '-') {
@@ -361,7 +362,7 @@ static void put_comp(struct mapw *w, GString *s, const struct comp *c)
     switch (c->kind) {
     case C_NAME:
         p = tbbt__ns_pool_get(&w->ns->pool, c->v, &len);
-        put_esc(s, p, len);
+        tbbt_ns_escape(s, p, len);
         break;
     case C_SUBTREE: put_synthetic(w, s, "tbbt-subtree", c->v, w->ns->root); break;
     case C_UNNAMED: put_synthetic(w, s, "tbbt-unnamed", c->v, parented(w->ns, c->v)); break;
@@ -452,7 +453,7 @@ static void put_tail(struct mapw *w, uint32_t x)
     g_string_append_c(s, '\t');
     if (x && o->target) {
         p = tbbt__ns_pool_get(&w->ns->pool, o->target, &len);
-        put_esc(s, p, len);
+        tbbt_ns_escape(s, p, len);
     } else {
         g_string_append_c(s, '-');
     }

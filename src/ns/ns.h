@@ -299,6 +299,16 @@ int tbbt_ns_write_map_file(struct tbbt_ns *ns, const char *path);
 /* The default map path beside a trace: "<trace>.map".  Given: g_free(). */
 char *tbbt_ns_map_path(const char *trace_path);
 
+/*
+ * The map's escaping of path and target bytes (docs/hierarchy-map.md,
+ * "Escaping"), for other files that list paths (tbbt-init's manifest):
+ * tbbt_ns_escape() appends p[0..len) escaped to s; tbbt_ns_unescape() puts
+ * the bytes s[0..len) stands for into out (emptied first) and returns false
+ * for a malformed escape or a raw byte outside 0x20-0x7e.  Thread-safe.
+ */
+void tbbt_ns_escape(GString *s, const void *p, size_t len);
+bool tbbt_ns_unescape(const char *s, size_t len, GString *out);
+
 /* ---- map reader (tbbt-init, the player, tests) ----------------------------- */
 
 /* One map line, decoded and validated. */

@@ -85,6 +85,16 @@ for fs in ext4 xfs; do
   echo "ok: --spread, --spacers and aging by class"
   "$init" -q --map "$work/g.map" --root "$mnt/b" --manifest "$work/b.manifest" --force
 
+  # names with bytes the manifest escapes are made, and removed again by --force
+  printf '# tbbt-map 2\n1\td\t-\t0\t-\t.\t.\t-\t1\t-\n2\td\t-\t0\t-\tsp ace\\x09tab\tsp ace\\x09tab\t-\t1\t-\n3\tf\t5\t0\t-\tsp ace\\x09tab/\\xffx\tsp ace\\x09tab/\\xffx\t-\t1\t-\n' > "$work/esc2.map"
+  mkdir "$mnt/g"
+  "$init" -q --map "$work/esc2.map" --root "$mnt/g" --manifest "$work/g.manifest"
+  python3 "$top/tests/integration/check-image.py" "$work/esc2.map" "$mnt/g"
+  "$init" -q --map "$work/g.map" --root "$mnt/g" --manifest "$work/g.manifest" --force
+  [ -z "$(find "$mnt/g" -name 'sp ace*' -print -quit)" ] || { echo "FAIL: --force left escaped names"; exit 1; }
+  python3 "$top/tests/integration/check-image.py" "$work/g.map" "$mnt/g"
+  echo "ok: escaped names made and removed"
+
   # bad input
   mkdir "$mnt/c" "$mnt/outside"
   printf '# tbbt-map 2\n1\td\t-\t0\t-\t.\t.\t-\t1\t-\n2\tl\t0\t0\t-\tesc\tesc\t../outside\t1\t-\n3\td\t-\t0\t-\tesc/x\tesc/x\t-\t1\t-\n' > "$work/esc.map"
