@@ -912,6 +912,17 @@ static int put_in_place(const char *tmp, const char *path)
     return tmp && path && strcmp(tmp, path) != 0 && rename(tmp, path) != 0 ? -errno : 0;
 }
 
+/* The one-line result of a --check pass, on standard output. */
+static void print_check(const struct tbbt__corr *k)
+{
+    struct tbbt__corr_stats st;
+
+    tbbt__corr_stats(k, &st);
+    printf("check: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
+           " with a recorded outcome, %" G_GUINT64_FORMAT " mismatches\n",
+           (guint64)st.records, (guint64)st.checked, (guint64)st.failures);
+}
+
 /*
  * Pass B (hier.c): the raw trace through the namespace model and the
  * pre-play, into the final trace and the map; then the --check pass.
@@ -920,7 +931,6 @@ static int pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
 {
     const struct tbbt_convert_opts *o = c->o;
     uint64_t t0 = tbbt_now_ns();
-    struct tbbt__corr_stats st;
     int rc;
 
     c->corr = tbbt__corr_new(o->correct && !o->check, o->seed);
@@ -934,12 +944,8 @@ static int pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
     t0 = tbbt_now_ns();
     rc = tbbt__check_run(c->final_tmp, c->map_tmp, &c->check, errbuf, errlen);
     c->check_ns = tbbt_now_ns() - t0;
-    if (rc == 0 && !o->quiet) {
-        tbbt__corr_stats(c->check, &st);
-        printf("check: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
-               " with a recorded outcome, %" G_GUINT64_FORMAT " mismatches\n",
-               (guint64)st.records, (guint64)st.checked, (guint64)st.failures);
-    }
+    if (rc == 0 && !o->quiet)
+        print_check(c->check);
     return rc;
 }
 
@@ -1163,16 +1169,15 @@ out:
 
 bool tbbt_convert_is_trace(const char *path)
 {
-    static const char magic[] = "\x89TBBT\r\n\x1a";
-    char head[8];
+    uint8_t head[16];
     FILE *f = fopen(path, "rb");
-    bool yes;
+    size_t n;
 
     if (!f)
         return false;
-    yes = fread(head, 1, sizeof(head), f) == sizeof(head) && memcmp(head, magic, 8) == 0;
+    n = fread(head, 1, sizeof(head), f);
     fclose(f);
-    return yes;
+    return tbbt_trace_probe(head, n);
 }
 
 int tbbt_convert_check(const char *trace, const char *map, const char *summary_json, bool quiet,
@@ -1191,9 +1196,7 @@ int tbbt_convert_check(const char *trace, const char *map, const char *summary_j
         return rc;
     tbbt__corr_stats(k, &st);
     if (!quiet)
-        printf("check: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
-               " with a recorded outcome, %" G_GUINT64_FORMAT " mismatches\n",
-               (guint64)st.records, (guint64)st.checked, (guint64)st.failures);
+        print_check(k);
     if (summary_json) {
         tbbt_json_init(&j);
         tbbt_json_begin_object(&j);

@@ -60,12 +60,35 @@ static void clear_ids(struct tbbt_trace_rec *rec)
 }
 
 /* Second read: IDs into every record, the model updated, the final trace written. */
+/*
+ * One record of the raw trace: its ID fields dropped, then applied to the
+ * model (through the corrector if there is one), then written after the
+ * corrective records it needed.  prev: the call time of the last record.
+ */
+static int step(struct tbbt_ns *ns, struct tbbt__corr *corr, struct tbbt_trace_writer *w,
+                struct tbbt_trace_rec *rec, uint64_t *prev)
+{
+    struct tbbt_trace_rec *const *extra;
+    size_t n;
+    int rc = 0;
+
+    clear_ids(rec);
+    if (!corr) {
+        tbbt_ns_apply(ns, rec);
+    } else {
+        n = tbbt__corr_step(corr, ns, rec, *prev, &extra);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = tbbt_trace_writer_put(w, extra[i]);
+        if (rec->call_ns > *prev)
+            *prev = rec->call_ns;
+    }
+    return rc < 0 ? rc : tbbt_trace_writer_put(w, rec);
+}
+
 static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw,
                   const char *final, struct tbbt_trace_rec *rec, char *errbuf, size_t errlen)
 {
-    struct tbbt_trace_rec *const *extra;
     uint64_t prev = 0;
-    size_t n;
     int err = 0, rc, wrc = 0;
     struct tbbt_trace_reader *r = tbbt_trace_reader_open(raw, &err);
     struct tbbt_trace_writer *w;
@@ -81,20 +104,9 @@ static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw,
         tbbt_trace_reader_close(r);
         return err;
     }
-    while ((rc = tbbt_trace_reader_next(r, rec)) == 1) {
-        clear_ids(rec);
-        if (!corr) {
-            tbbt_ns_apply(ns, rec);
-        } else {
-            n = tbbt__corr_step(corr, ns, rec, prev, &extra);
-            for (size_t i = 0; i < n && wrc == 0; i++)
-                wrc = tbbt_trace_writer_put(w, extra[i]);
-            if (rec->call_ns > prev)
-                prev = rec->call_ns;
-        }
-        if (wrc < 0 || (wrc = tbbt_trace_writer_put(w, rec)) < 0)
+    while ((rc = tbbt_trace_reader_next(r, rec)) == 1)
+        if ((wrc = step(ns, corr, w, rec, &prev)) < 0)
             break;
-    }
     if (rc < 0) {
         read_error(r, raw, rc, errbuf, errlen);
         tbbt_trace_writer_abort(w);
@@ -176,25 +188,12 @@ struct consumer {
 static int consume(struct consumer *cs, struct slot *sl, uint64_t *prev)
 {
     struct ring *q = cs->q;
-    struct tbbt_trace_rec *const *extra;
-    size_t n;
-    int rc = 0;
 
     if (sl->type == SLOT_FH)
         return tbbt_trace_writer_def_handle(q->w, sl->ref, sl->fh, sl->fh_len);
     if (sl->type == SLOT_EP)
         return tbbt_trace_writer_def_endpoint(q->w, sl->ref, &sl->ep);
-    clear_ids(&sl->rec);
-    if (!cs->corr) {
-        tbbt_ns_apply(cs->ns, &sl->rec);
-    } else {
-        n = tbbt__corr_step(cs->corr, cs->ns, &sl->rec, *prev, &extra);
-        for (size_t i = 0; i < n && rc == 0; i++)
-            rc = tbbt_trace_writer_put(q->w, extra[i]);
-        if (sl->rec.call_ns > *prev)
-            *prev = sl->rec.call_ns;
-    }
-    return rc < 0 ? rc : tbbt_trace_writer_put(q->w, &sl->rec);
+    return step(cs->ns, cs->corr, q->w, &sl->rec, prev);
 }
 
 static gpointer consumer_main(gpointer arg)

@@ -41,6 +41,12 @@ struct tbbt_trace_reader {
     struct tbbt_eptab *ep;
 };
 
+bool tbbt_trace_probe(const void *head, size_t len)
+{
+    return len >= TBBT__TRACE_MAGIC_LEN &&
+           memcmp(head, TBBT__TRACE_MAGIC, TBBT__TRACE_MAGIC_LEN) == 0;
+}
+
 /* ---- LEB128 ------------------------------------------------------------------ */
 
 /*

@@ -375,6 +375,8 @@ uint64_t tbbt_trace_writer_count(const struct tbbt_trace_writer *w);
 /* ---- binary reader -------------------------------------------------------- */
 
 struct tbbt_trace_reader;
+/* True if the first len bytes at head start like a TBBT trace (its magic). */
+bool tbbt_trace_probe(const void *head, size_t len);
 /*
  * Opens path ("-" = stdin) and checks the header.  NULL and *err (-errno,
  * TBBT_E_MAGIC, TBBT_E_VERSION, TBBT_E_TRUNC, TBBT_E_BADREC).
