@@ -75,6 +75,7 @@ struct build {
     GString *pend_paths;            /* --spread: paths of the pending files and links */
     GArray *pend_files, *pend_links;    /* struct pending */
     GString *spacers;               /* NUL-separated paths of spacer files */
+    GString *esc;                   /* man_path()'s buffer */
     uint64_t reservoir[RESERVOIR];
     uint64_t known;                 /* known sizes seen */
     uint64_t total_bytes, done_bytes, started_ns, last_progress_ns;
@@ -153,14 +154,15 @@ static int open_beneath(int dirfd, const char *path, int flags)
 static int parent_of(struct build *b, const char *path, const char **leaf)
 {
     const char *slash = strrchr(path, '/');
-    char *dir = slash ? g_strndup(path, (gsize)(slash - path)) : g_strdup(".");
+    const char *d = slash ? path : ".";
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    char *dir;
     int fd;
 
     *leaf = slash ? slash + 1 : path;
-    if (b->cur_dir && strcmp(b->cur_dir, dir) == 0) {
-        g_free(dir);
-        return b->cur_dirfd;
-    }
+    if (b->cur_dir && strlen(b->cur_dir) == n && memcmp(b->cur_dir, d, n) == 0)
+        return b->cur_dirfd;            /* the usual case: the last entry's directory */
+    dir = g_strndup(d, n);
     fd = open_beneath(b->base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         g_free(dir);
@@ -193,14 +195,14 @@ static void man_line(struct build *b, const char *key, const char *fmt, ...)
 
 static void man_path(struct build *b, const char *key, const char *extra, const char *path)
 {
-    GString *s = g_string_new(NULL);
+    GString *s = b->esc;        /* reused: two lines per object */
 
+    g_string_truncate(s, 0);
     tbbt_ns_escape(s, path, strlen(path));
     if (extra)
         fprintf(b->man, "%s\t%s\t%s\n", key, extra, s->str);
     else
         fprintf(b->man, "%s\t%s\n", key, s->str);
-    g_string_free(s, TRUE);
 }
 
 /* A path made, relative to the root (for --force), with its kind. */
@@ -804,8 +806,7 @@ static int plan_fill(struct build *b)
         return rc;
     if ((rc = add_synthetic(b, fill_bytes)) < 0)
         return rc;
-    if (!b->o->fragment_free || b->o->scope == 0 ||
-        (b->o->appends <= 1 && b->o->filler_appends <= 1))
+    if (!b->o->fragment_free || !aging(b))
         return 0;
     /* fillers: most of the space that stays free, written interleaved, deleted at the end */
     free_after = b->capacity > target ? (b->capacity - target) / (b->o->clones - b->clone) : 0;
@@ -1306,6 +1307,7 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
         return rc;
     }
     fprintf(b.man, "# tbbt-manifest 1\n");
+    b.esc = g_string_new(NULL);
     man_path(&b, "map", NULL, o->map);
     man_path(&b, "root", NULL, o->root);
     man_line(&b, "seed", "%" PRIu64, o->seed);
@@ -1383,6 +1385,7 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
     g_array_free(b.pend_files, TRUE);
     g_array_free(b.pend_links, TRUE);
     g_string_free(b.spacers, TRUE);
+    g_string_free(b.esc, TRUE);
     g_string_free(b.dpaths, TRUE);
     g_array_free(b.dirs, TRUE);
     for (int c = 0; c < 2; c++) {

@@ -138,15 +138,14 @@ static int predict_create(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
     return 1;
 }
 
-/* An rmdir of x or a rename over x: NOTEMPTY when it holds names, OK when surely empty. */
+/*
+ * An rmdir of x or a rename over x: NOTEMPTY when it holds names, else OK (a
+ * name nobody has seen is not in the image built from the model).
+ */
 static int dir_empty(const struct tbbt_ns *ns, uint32_t x, int32_t *st)
 {
-    if (ns_obj(ns, x)->nchild) {
-        *st = ST_NOTEMPTY;
-        return 1;
-    }
-    *st = ST_OK;
-    return 1;   /* a name nobody has seen is not in the image built from the model */
+    *st = ns_obj(ns, x)->nchild ? ST_NOTEMPTY : ST_OK;
+    return 1;
 }
 
 static int predict_remove(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r, int op,
