@@ -598,9 +598,7 @@ static bool changes_names(int op)
 static void apply_unrecorded(struct tbbt__corr *k, struct tbbt_ns *ns,
                              struct tbbt_trace_rec *rec, int op)
 {
-    uint16_t flags = rec->flags;
-    uint8_t rpc_stat = rec->rpc_stat;
-    int32_t status = rec->status, st = ST_OK;
+    int32_t st = ST_OK;
 
     k->st.unchecked++;
     if (!changes_names(op) || (rec->flags & TBBT_RF_NO_CALL)) {
@@ -609,13 +607,7 @@ static void apply_unrecorded(struct tbbt__corr *k, struct tbbt_ns *ns,
     }
     if (!tbbt_ns_predict(ns, rec, &st))
         st = ST_OK;
-    rec->flags |= TBBT_RF_REPLY | TBBT_RF_STATUS;
-    rec->rpc_stat = TBBT_RPC_SUCCESS;
-    rec->status = st;
-    tbbt_ns_apply(ns, rec);
-    rec->flags = flags;
-    rec->rpc_stat = rpc_stat;
-    rec->status = status;
+    tbbt_ns_apply_outcome(ns, rec, st);
 }
 
 /*

@@ -979,22 +979,38 @@ static void drop_bad_ids(const struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
 #define HANDLE_FIELDS ((UINT64_C(1) << TBBT_F_FH) | (UINT64_C(1) << TBBT_F_FH2) | \
                        (UINT64_C(1) << TBBT_F_NEW_FH))
 
-static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec);
+static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, bool replied,
+                      int32_t status);
 
-void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
+/* The record's outcome and an application that ignores handles in the by-ID mode. */
+static void apply_as(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, bool replied,
+                     int32_t status)
 {
     uint64_t handles = rec->present & HANDLE_FIELDS;
 
     if (!ns->by_id || !handles) {
-        apply_rec(ns, rec);
+        apply_rec(ns, rec, replied, status);
         return;
     }
     rec->present &= ~HANDLE_FIELDS;
-    apply_rec(ns, rec);
+    apply_rec(ns, rec, replied, status);
     rec->present |= handles;
 }
 
-static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
+void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
+{
+    apply_as(ns, rec, (rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
+                          (rec->flags & TBBT_RF_STATUS),
+             rec->status);
+}
+
+void tbbt_ns_apply_outcome(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, int32_t status)
+{
+    apply_as(ns, rec, true, status);
+}
+
+static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, bool replied,
+                      int32_t status)
 {
     struct ctx c = { .ns = ns, .rec = rec };
     uint64_t t = rec->call_ns ? rec->call_ns : rec->reply_ns;
@@ -1002,10 +1018,9 @@ static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
     ns->last_t = t = MIN(MAX(t, ns->last_t), NS_LIVE - 1);  /* NS_LIVE means "not gone" */
     c.t = t ? t : 1;
     c.op = tbbt__ns_op(rec);
-    c.replied = (rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
-                (rec->flags & TBBT_RF_STATUS);
-    c.status = rec->status;
-    c.ok = c.replied && rec->status == 0;
+    c.replied = replied;
+    c.status = status;
+    c.ok = replied && status == 0;
     ns->st.records++;
     drop_bad_ids(ns, rec);
     c.dir = rec_object(&c, TBBT_F_FH, rec->fh, TBBT_F_ID, rec->id);

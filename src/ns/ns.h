@@ -93,6 +93,12 @@ void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec);
  * that name no object are dropped.
  */
 void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec);
+/*
+ * The same as if the reply had said `status` (a record whose reply was lost,
+ * applied with the outcome a replay would get); rec's own reply fields are
+ * neither read nor changed.
+ */
+void tbbt_ns_apply_outcome(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, int32_t status);
 
 /* ---- queries -------------------------------------------------------------- */
 
