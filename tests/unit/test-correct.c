@@ -46,6 +46,7 @@
 #include "extract/hier.h"
 #include "ns/ns.h"
 #include "trace/trace.h"
+#include "trace-records.h"
 #include "util/json.h"
 #include "util/util.h"
 
@@ -74,33 +75,6 @@ static char *tmp_path(const char *name, const char *tag, const char *ext)
                            name, tag, ext);
 }
 
-static void free_rec(gpointer p)
-{
-    tbbt_trace_rec_fini(p);
-    g_free(p);
-}
-
-static GPtrArray *read_all(const char *path)
-{
-    GPtrArray *a = g_ptr_array_new_with_free_func(free_rec);
-    struct tbbt_trace_rec rec;
-    struct tbbt_trace_reader *r;
-    int err = 0, rc;
-
-    r = tbbt_trace_reader_open(path, &err);
-    assert_non_null(r);
-    tbbt_trace_rec_init(&rec);
-    while ((rc = tbbt_trace_reader_next(r, &rec)) == 1) {
-        struct tbbt_trace_rec *c = g_new(struct tbbt_trace_rec, 1);
-        tbbt_trace_rec_init(c);
-        tbbt_trace_rec_copy(c, &rec);
-        g_ptr_array_add(a, c);
-    }
-    assert_int_equal(rc, 0);
-    tbbt_trace_rec_fini(&rec);
-    tbbt_trace_reader_close(r);
-    return a;
-}
 
 static char *summary_json(const struct tbbt__corr *k, const struct tbbt__corr *check)
 {

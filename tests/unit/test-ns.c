@@ -27,6 +27,7 @@
 #include "extract/hier.h"
 #include "ns/ns.h"
 #include "trace/trace.h"
+#include "trace-records.h"
 #include "util/util.h"
 
 #ifndef TBBT_NS_GOLDEN_DIR
@@ -49,33 +50,6 @@ static char *tmp_path(const char *name, const char *ext)
     return g_strdup_printf("%s/tbbt-test-ns-%d-%s%s", g_get_tmp_dir(), (int)getpid(), name, ext);
 }
 
-static void free_rec(gpointer p)
-{
-    tbbt_trace_rec_fini(p);
-    g_free(p);
-}
-
-static GPtrArray *read_all(const char *path)
-{
-    GPtrArray *a = g_ptr_array_new_with_free_func(free_rec);
-    struct tbbt_trace_rec rec;
-    struct tbbt_trace_reader *r;
-    int err = 0, rc;
-
-    r = tbbt_trace_reader_open(path, &err);
-    assert_non_null(r);
-    tbbt_trace_rec_init(&rec);
-    while ((rc = tbbt_trace_reader_next(r, &rec)) == 1) {
-        struct tbbt_trace_rec *c = g_new(struct tbbt_trace_rec, 1);
-        tbbt_trace_rec_init(c);
-        tbbt_trace_rec_copy(c, &rec);
-        g_ptr_array_add(a, c);
-    }
-    assert_int_equal(rc, 0);
-    tbbt_trace_rec_fini(&rec);
-    tbbt_trace_reader_close(r);
-    return a;
-}
 
 static void run_file(struct run *x, const char *name, const char *text_path)
 {
