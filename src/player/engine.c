@@ -1,3 +1,1252 @@
 /* SPDX-License-Identifier: MIT */
-/* placeholder: being written. */
-typedef int tbbt_placeholder_engine;
+/*
+ * The three-thread trace player (engine.h; TBBT paper 3.4 and 4, Figure 2).
+ *
+ * The lookahead window is a ring of slots indexed by request sequence number (seq %
+ * window).  Every record gets `clones` consecutive sequence numbers, one per clone.
+ * A slot has one owner at a time: the I/O thread fills it (READ) and admits it under
+ * the scheduler mutex (WAIT); the send thread picks it (FLIGHT) and sends it; the
+ * receive thread completes it (DONE) or hands it back for sending again (RESEND).  The
+ * oldest slots are recycled in order once DONE, so a slow request holds the window.
+ *
+ * One mutex (`mu`) guards the scheduler state: slot states, the ready heap, the
+ * dependency lists, the conservative frontier, the handle states, the counters.  Each
+ * thread takes it once per batch, not per request.  Handle slots that are KNOWN never
+ * change, so the send thread reads them without the mutex while it encodes.
+ */
+#include "player/engine.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "ns/ns.h"
+#include "player/fsdep.h"
+#include "player/nfsreq.h"
+#include "player/rpcconn.h"
+#include "util/util.h"
+
+#define NFS_PROG 100003
+#define NFS3ERR_JUKEBOX 10008
+#define NFSERR_EXIST 17
+#define REPLY_BATCH 128
+#define NO_REPLY_KEY UINT64_MAX
+
+enum slot_state { S_FREE = 0, S_READ, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
+
+/* Why a request was not sent (counters of struct tbbt_report_counts). */
+enum skip_why { SKIP_NOT_NFS, SKIP_INCOMPLETE, SKIP_NO_HANDLE, SKIP_DEPENDENCY };
+
+struct slot {
+    struct tbbt_trace_rec rec;  /* owned; its memory is kept across reuse */
+    uint64_t seq;
+    uint32_t clone;
+    uint8_t state;              /* enum slot_state */
+    uint8_t conn;
+    uint8_t attempts;           /* sends with a fresh XID after the first */
+    uint8_t retrans;            /* same-XID retransmissions of the current attempt */
+    bool same_xid;              /* RESEND: retransmit with xid */
+    bool fixup;                 /* send a LOOKUP of (dir, name): a retried create found it */
+    bool made_pending;          /* this request set its object's handle PENDING */
+    bool checked;               /* expected holds the trace's outcome */
+    bool creates;               /* CREATE, MKDIR, SYMLINK, MKNOD, LINK: retried */
+    bool sent;                  /* went out at least once */
+    int32_t expected;
+    uint32_t xid;
+    uint64_t sched_ns;          /* timestamp timing: when it is due (CLOCK_MONOTONIC) */
+    uint64_t not_before;        /* RESEND: back-off */
+    uint64_t send_ns;
+    uint64_t reply_key;         /* the trace's reply time, NO_REPLY_KEY if none */
+    xdrproc_t xres;             /* decoder of the results of the call in flight, or NULL */
+    uint32_t ndeps;             /* fsdep: holders it still waits for */
+    uint32_t nwaiters, wcap;
+    uint64_t *waiters;          /* fsdep: requests waiting for this one */
+    union tbbt_nfsreq_res res;  /* results decoded by the receive side */
+};
+
+struct conn {
+    struct tbbt_rpcconn *rpc;
+    bool up;                    /* polled by the receiver; false: receiver let go of it */
+    uint64_t down_since;
+    uint64_t next_try;
+};
+
+struct heap_item {
+    uint64_t key, seq;
+};
+
+struct eng {
+    const struct tbbt_engine_opts *o;
+    uint32_t n_clones;
+    unsigned W;
+    struct slot *slots;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv_send, cv_read;
+    atomic_bool sender_waiting;
+    bool reader_waiting;
+    uint64_t admitted, oldest, total;
+    bool stop, eof;
+    int err;
+    char errbuf[512];
+
+    uint64_t *next_issue;       /* conservative: per clone, the next seq to issue */
+    GArray **pend;              /* conservative: per clone, heap of (trace reply, seq) */
+    struct tbbt_fsdep *locks;   /* fsdep */
+    GArray *ready;              /* fsdep: heap of (due, seq) of admitted, free requests */
+    GQueue resend;              /* seqs to send again */
+
+    struct conn *conns;
+    unsigned nconns;
+    unsigned inflight;
+    int rx_wake;                /* eventfd: wakes the receiver */
+
+    uint64_t start_ns;
+    uint64_t trace_t0, trace_t1;
+    _Atomic uint64_t last_reply_ns;
+    _Atomic uint64_t done_count, fail_count;
+
+    GMutex cookie_mu;
+    GHashTable *cookies;        /* (clone, dir id, trace cookie) -> server cookie, verifier */
+
+    struct tbbt_report *rep_tx, *rep_rx;
+    struct tbbt_report_counts c;   /* under mu, except the reader's and the receiver's own */
+    uint64_t filtered, kept;       /* reader-owned */
+};
+
+/* ------------------------------------------------------------------ small helpers */
+
+static struct slot *S(struct eng *e, uint64_t seq)
+{
+    return &e->slots[seq % e->W];
+}
+
+static void fail_run(struct eng *e, int err, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void fail_run(struct eng *e, int err, const char *fmt, ...)
+{
+    if (e->err == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        g_vsnprintf(e->errbuf, sizeof(e->errbuf), fmt, ap);
+        va_end(ap);
+        e->err = err < 0 ? err : -EIO;
+    }
+    e->stop = true;
+    pthread_cond_broadcast(&e->cv_send);
+    pthread_cond_broadcast(&e->cv_read);
+    uint64_t one = 1;
+    ssize_t w = write(e->rx_wake, &one, sizeof(one));
+    (void)w;
+}
+
+static void wake_rx(struct eng *e)
+{
+    uint64_t one = 1;
+    ssize_t w = write(e->rx_wake, &one, sizeof(one));
+    (void)w;
+}
+
+static void heap_push(GArray *h, uint64_t key, uint64_t seq)
+{
+    struct heap_item it = {key, seq};
+    g_array_append_val(h, it);
+    struct heap_item *a = (struct heap_item *)(void *)h->data;
+    size_t i = h->len - 1;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (a[p].key < a[i].key || (a[p].key == a[i].key && a[p].seq <= a[i].seq))
+            break;
+        struct heap_item t = a[p];
+        a[p] = a[i];
+        a[i] = t;
+        i = p;
+    }
+}
+
+static void heap_pop(GArray *h)
+{
+    struct heap_item *a = (struct heap_item *)(void *)h->data;
+    size_t n = h->len - 1, i = 0;
+    a[0] = a[n];
+    g_array_set_size(h, n);
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && (a[l].key < a[m].key || (a[l].key == a[m].key && a[l].seq < a[m].seq)))
+            m = l;
+        if (r < n && (a[r].key < a[m].key || (a[r].key == a[m].key && a[r].seq < a[m].seq)))
+            m = r;
+        if (m == i)
+            break;
+        struct heap_item t = a[m];
+        a[m] = a[i];
+        a[i] = t;
+        i = m;
+    }
+}
+
+static const struct heap_item *heap_top(GArray *h)
+{
+    return h->len ? &g_array_index(h, struct heap_item, 0) : NULL;
+}
+
+static bool is_create(const struct tbbt_trace_rec *rec)
+{
+    switch (tbbt_ns_op(rec)) {
+    case TBBT_NS_OP_CREATE:
+    case TBBT_NS_OP_MKDIR:
+    case TBBT_NS_OP_SYMLINK:
+    case TBBT_NS_OP_MKNOD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static uint64_t rec_obj(const struct tbbt_trace_rec *rec)
+{
+    return TBBT_HAS(rec, TBBT_F_ID_OBJ) ? rec->id_obj : 0;
+}
+
+/* The LOOKUP procedure number of rec's NFS version. */
+static uint8_t lookup_proc(const struct tbbt_trace_rec *rec)
+{
+    return rec->prog == TBBT_PROG_NFS2 ? 4 : 3;
+}
+
+/* ------------------------------------------------------------------ completion */
+
+static bool live(uint64_t seq, void *arg)
+{
+    struct eng *e = arg;
+    if (seq < e->oldest)
+        return false;
+    struct slot *s = S(e, seq);
+    return s->seq == seq && s->state != S_DONE && s->state != S_FREE;
+}
+
+static void add_dep(uint64_t holder, uint64_t waiter, void *arg)
+{
+    struct eng *e = arg;
+    struct slot *h = S(e, holder), *w = S(e, waiter);
+    if (h->nwaiters == h->wcap) {
+        h->wcap = MAX(4, h->wcap * 2);
+        h->waiters = g_renew(uint64_t, h->waiters, h->wcap);
+    }
+    h->waiters[h->nwaiters++] = waiter;
+    w->ndeps++;
+}
+
+static uint64_t ready_key(struct eng *e, const struct slot *s)
+{
+    return e->o->timing == TBBT_TIMING_TIMESTAMP ? s->sched_ns : s->seq;
+}
+
+/* Marks s DONE (under mu): releases its waiters and recycles finished slots in order. */
+static void complete_locked(struct eng *e, struct slot *s)
+{
+    if (s->state == S_FLIGHT || s->state == S_RESEND)
+        e->inflight--;
+    s->state = S_DONE;
+    for (uint32_t i = 0; i < s->nwaiters; i++) {
+        uint64_t w = s->waiters[i];
+        struct slot *ws = S(e, w);
+        if (ws->seq != w || ws->ndeps == 0)
+            continue;
+        if (--ws->ndeps == 0 && ws->state == S_WAIT)
+            heap_push(e->ready, ready_key(e, ws), w);
+    }
+    s->nwaiters = 0;
+    atomic_fetch_add_explicit(&e->done_count, 1, memory_order_relaxed);
+    bool moved = false;
+    while (e->oldest < e->admitted && S(e, e->oldest)->state == S_DONE) {
+        struct slot *o = S(e, e->oldest);
+        o->state = S_FREE;
+        e->oldest++;
+        moved = true;
+    }
+    if (moved && e->reader_waiting)
+        pthread_cond_signal(&e->cv_read);
+    if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
+        pthread_cond_signal(&e->cv_send);
+    if (e->eof && e->oldest == e->total) {
+        pthread_cond_broadcast(&e->cv_send);
+        wake_rx(e);
+    }
+}
+
+/* The handle slot of the object rec makes, for clone. */
+static struct tbbt_handle *made_handle(struct eng *e, const struct slot *s)
+{
+    uint64_t obj = rec_obj(&s->rec);
+    return obj ? tbbt_handles_slot(e->o->handles[s->clone], obj) : NULL;
+}
+
+/* A request that makes an object did not make it: requests that need it are skipped. */
+static void made_failed(struct eng *e, struct slot *s)
+{
+    if (!s->made_pending)
+        return;
+    struct tbbt_handle *h = made_handle(e, s);
+    if (h && h->state == TBBT_HANDLE_PENDING)
+        h->state = TBBT_HANDLE_FAILED;
+    s->made_pending = false;
+}
+
+static void skip_locked(struct eng *e, struct slot *s, enum skip_why why)
+{
+    e->c.ops_skipped++;
+    switch (why) {
+    case SKIP_NOT_NFS: e->c.skipped_not_nfs++; break;
+    case SKIP_INCOMPLETE: e->c.skipped_incomplete++; break;
+    case SKIP_NO_HANDLE: e->c.skipped_no_handle++; break;
+    case SKIP_DEPENDENCY: e->c.skipped_dependency++; break;
+    }
+    if (s->creates) {
+        struct tbbt_handle *h = made_handle(e, s);
+        if (h && h->state != TBBT_HANDLE_KNOWN)
+            h->state = TBBT_HANDLE_FAILED;
+        s->made_pending = false;
+    }
+    complete_locked(e, s);
+}
+
+static void resend_locked(struct eng *e, struct slot *s, bool same_xid, uint64_t not_before)
+{
+    s->state = S_RESEND;
+    s->same_xid = same_xid;
+    s->not_before = not_before;
+    g_queue_push_tail(&e->resend, GSIZE_TO_POINTER(s->seq + 1));
+    if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
+        pthread_cond_signal(&e->cv_send);
+}
+
+/* ------------------------------------------------------------------ I/O thread */
+
+static void admit_locked(struct eng *e, uint64_t upto)
+{
+    for (uint64_t q = e->admitted; q < upto; q++) {
+        struct slot *s = S(e, q);
+        s->state = S_WAIT;
+        if (e->o->order == TBBT_ORDER_FSDEP) {
+            struct tbbt_fsdep_sets sets;
+            tbbt_fsdep_sets(&s->rec, &sets);
+            tbbt_fsdep_admit(e->locks, q, s->clone, &sets);
+            if (s->ndeps == 0)
+                heap_push(e->ready, ready_key(e, s), q);
+        }
+    }
+    e->admitted = upto;
+    if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
+        pthread_cond_signal(&e->cv_send);
+}
+
+/* Fills the per-request fields of a slot from its record. */
+static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
+{
+    const struct tbbt_trace_rec *r = &s->rec;
+    s->seq = seq;
+    s->clone = clone;
+    s->attempts = s->retrans = 0;
+    s->same_xid = s->fixup = s->made_pending = s->sent = false;
+    s->ndeps = 0;
+    s->nwaiters = 0;
+    s->creates = is_create(r) || tbbt_ns_op(r) == TBBT_NS_OP_LINK;
+    s->checked = (r->flags & TBBT_RF_REPLY) && r->rpc_stat == TBBT_RPC_SUCCESS &&
+                 ((r->flags & TBBT_RF_STATUS) || r->proc == 0);
+    s->expected = (r->flags & TBBT_RF_STATUS) ? r->status : 0;
+    s->reply_key = (r->flags & TBBT_RF_REPLY) ? r->reply_ns : NO_REPLY_KEY;
+    double rel = (double)(r->call_ns - MIN(r->call_ns, e->trace_t0)) / e->o->speed;
+    s->sched_ns = e->start_ns + (uint64_t)rel;
+}
+
+static void *reader_main(void *arg)
+{
+    struct eng *e = arg;
+    int err = 0;
+    struct tbbt_trace_reader *r = tbbt_trace_reader_open(e->o->trace_path, &err);
+    if (!r) {
+        pthread_mutex_lock(&e->mu);
+        fail_run(e, err, "cannot open trace '%s': %s", e->o->trace_path, tbbt_strerror(err));
+        pthread_mutex_unlock(&e->mu);
+        return NULL;
+    }
+    const uint32_t N = e->n_clones;
+    uint64_t next = 0, room_end;
+    unsigned batch = 0;
+    bool first = true;
+    pthread_mutex_lock(&e->mu);
+    room_end = e->oldest + e->W;
+    pthread_mutex_unlock(&e->mu);
+    for (;;) {
+        if (next + N > room_end || batch >= 16 ||
+            (batch && atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))) {
+            pthread_mutex_lock(&e->mu);
+            admit_locked(e, next);
+            batch = 0;
+            while (!e->stop && next + N > e->oldest + e->W) {
+                e->reader_waiting = true;
+                pthread_cond_wait(&e->cv_read, &e->mu);
+                e->reader_waiting = false;
+            }
+            room_end = e->oldest + e->W;
+            bool stop = e->stop;
+            pthread_mutex_unlock(&e->mu);
+            if (stop)
+                break;
+        }
+        struct slot *s = S(e, next);
+        int rc = tbbt_trace_reader_next(r, &s->rec);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            pthread_mutex_lock(&e->mu);
+            fail_run(e, rc, "trace '%s': %s at byte %" PRIu64, e->o->trace_path,
+                     tbbt_strerror(rc), tbbt_trace_reader_offset(r));
+            pthread_mutex_unlock(&e->mu);
+            break;
+        }
+        if (e->o->filter &&
+            !e->o->filter(&s->rec, tbbt_trace_reader_eptab(r), e->o->filter_arg)) {
+            e->filtered++;
+            continue;
+        }
+        if (e->o->sizes)
+            tbbt_verify_sizes_note(e->o->sizes, &s->rec);
+        if (first) {
+            e->trace_t0 = s->rec.call_ns;
+            first = false;
+        }
+        e->trace_t1 = MAX(e->trace_t1, s->rec.call_ns);
+        e->kept++;
+        prepare(e, s, next, 0);
+        for (uint32_t c = 1; c < N; c++) {
+            struct slot *d = S(e, next + c);
+            tbbt_trace_rec_copy(&d->rec, &s->rec);
+            prepare(e, d, next + c, c);
+        }
+        next += N;
+        batch++;
+    }
+    tbbt_trace_reader_close(r);
+    pthread_mutex_lock(&e->mu);
+    admit_locked(e, next);
+    e->eof = true;
+    e->total = next;
+    if (e->oldest == e->total) {
+        pthread_cond_broadcast(&e->cv_send);
+        wake_rx(e);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ send thread */
+
+/* True if a handle rec needs is being made by a request in flight (conservative). */
+static bool needs_pending(struct eng *e, const struct slot *s)
+{
+    uint64_t ids[2];
+    int n = tbbt_nfsreq_needs(&s->rec, ids);
+    for (int i = 0; i < n; i++) {
+        const struct tbbt_handle *h = tbbt_handles_peek(e->o->handles[s->clone], ids[i]);
+        if (h && h->state == TBBT_HANDLE_PENDING)
+            return true;
+    }
+    return false;
+}
+
+/* Conservative: the next request of some clone, if the policy lets it go now. */
+static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due)
+{
+    for (uint32_t k = 0; k < e->n_clones; k++) {
+        uint32_t c = k;
+        uint64_t q = e->next_issue[c];
+        if (q >= e->admitted)
+            continue;
+        struct slot *s = S(e, q);
+        GArray *h = e->pend[c];
+        const struct heap_item *top;
+        while ((top = heap_top(h)) && !live(top->seq, e))
+            heap_pop(h);
+        if (top && top->key <= s->rec.call_ns)
+            continue;   /* a request whose trace reply came before this call is pending */
+        if (needs_pending(e, s))
+            continue;
+        if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
+            *due = MIN(*due, s->sched_ns);
+            continue;
+        }
+        e->next_issue[c] = q + e->n_clones;
+        if (s->reply_key != NO_REPLY_KEY)
+            heap_push(h, s->reply_key, q);
+        return s;
+    }
+    return NULL;
+}
+
+static struct slot *pick_fsdep(struct eng *e, uint64_t now, uint64_t *due)
+{
+    const struct heap_item *top = heap_top(e->ready);
+    if (!top)
+        return NULL;
+    struct slot *s = S(e, top->seq);
+    if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
+        *due = MIN(*due, s->sched_ns);
+        return NULL;
+    }
+    heap_pop(e->ready);
+    return s;
+}
+
+/* A resend whose back-off is over and whose connection is up, or NULL. */
+static struct slot *pick_resend(struct eng *e, uint64_t now, uint64_t *due)
+{
+    for (GList *l = e->resend.head; l; l = l->next) {
+        struct slot *s = S(e, GPOINTER_TO_SIZE(l->data) - 1);
+        if (!e->conns[s->conn].up)
+            continue;
+        if (s->not_before > now) {
+            *due = MIN(*due, s->not_before);
+            continue;
+        }
+        g_queue_delete_link(&e->resend, l);
+        return s;
+    }
+    return NULL;
+}
+
+static unsigned conn_of(struct eng *e, const struct slot *s)
+{
+    uint64_t id = TBBT_HAS(&s->rec, TBBT_F_ID) ? s->rec.id : 0;
+    return (unsigned)(((id * 0x9e3779b97f4a7c15ull) >> 32) + s->clone) % e->nconns;
+}
+
+/* Under mu: a picked request goes in flight; the object it makes becomes PENDING. */
+static void take_locked(struct eng *e, struct slot *s)
+{
+    if (s->state == S_WAIT) {
+        e->inflight++;
+        s->conn = (uint8_t)conn_of(e, s);
+        if (s->creates && is_create(&s->rec)) {
+            struct tbbt_handle *h = made_handle(e, s);
+            if (h && h->state != TBBT_HANDLE_KNOWN) {
+                h->state = TBBT_HANDLE_PENDING;
+                s->made_pending = true;
+            }
+        }
+    }
+    s->state = S_FLIGHT;
+    e->c.peak_outstanding = MAX(e->c.peak_outstanding, e->inflight);
+}
+
+struct txjob {
+    struct slot *s;
+    int skip;           /* -1: sent; else enum skip_why */
+    bool requeue;       /* the connection refused it: send again later */
+};
+
+/* Maps a server cookie for a READDIR(PLUS) continuation (the trace's cookie -> ours). */
+struct cookie_key {
+    uint64_t clone_dir, cookie;
+};
+
+static guint cookie_hash(gconstpointer p)
+{
+    const struct cookie_key *k = p;
+    return (guint)((k->clone_dir * 0x9e3779b97f4a7c15ull) ^ k->cookie ^ (k->cookie >> 32));
+}
+
+static gboolean cookie_equal(gconstpointer a, gconstpointer b)
+{
+    const struct cookie_key *x = a, *y = b;
+    return x->clone_dir == y->clone_dir && x->cookie == y->cookie;
+}
+
+static void map_cookie(struct eng *e, struct slot *s, struct tbbt_nfsreq *q)
+{
+    const struct tbbt_trace_rec *r = &s->rec;
+    if (!TBBT_HAS(r, TBBT_F_COOKIE) || r->cookie == 0)
+        return;
+    struct cookie_key k = {((uint64_t)s->clone << 32) | r->id, r->cookie};
+    g_mutex_lock(&e->cookie_mu);
+    const uint64_t *v = g_hash_table_lookup(e->cookies, &k);
+    if (v)
+        tbbt_nfsreq_set_cookie(q, v[0], v[1]);
+    else
+        tbbt_nfsreq_set_cookie(q, 0, 0);   /* unknown continuation: start over */
+    g_mutex_unlock(&e->cookie_mu);
+}
+
+/* Encodes and queues one request on its connection; fills j. */
+static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q)
+{
+    struct slot *s = j->s;
+    uint64_t missing = 0;
+    uint8_t proc = s->rec.proc;
+    if (s->fixup)
+        s->rec.proc = lookup_proc(&s->rec);
+    int rc = tbbt_nfsreq_build(q, &s->rec, e->o->handles[s->clone], &missing);
+    s->rec.proc = proc;
+    j->skip = -1;
+    j->requeue = false;
+    if (rc != 0) {
+        if (rc == TBBT_NFSREQ_NOT_NFS) {
+            j->skip = SKIP_NOT_NFS;
+        } else if (rc == TBBT_NFSREQ_NO_HANDLE) {
+            const struct tbbt_handle *h = tbbt_handles_peek(e->o->handles[s->clone], missing);
+            j->skip = h && h->state == TBBT_HANDLE_FAILED ? SKIP_DEPENDENCY : SKIP_NO_HANDLE;
+        } else {
+            j->skip = SKIP_INCOMPLETE;
+        }
+        return;
+    }
+    if (!s->fixup && (q->proc == 16 || q->proc == 17) && q->vers == 3)
+        map_cookie(e, s, q);
+    else if (!s->fixup && q->vers == 2 && q->proc == 16)
+        map_cookie(e, s, q);
+    struct tbbt_rpcconn_call call = {
+        .prog = q->prog, .vers = q->vers, .proc = q->proc, .xargs = q->xargs,
+        .args = &q->args, .xres = q->xres, .res = &s->res, .res_size = q->res_size,
+        .arg = s,
+    };
+    if (!e->o->fixed_creds) {
+        call.flags |= TBBT_RPCCONN_CALL_CRED;
+        call.uid = s->rec.uid;
+        call.gid = s->rec.gid;
+    }
+    if (s->same_xid) {
+        call.flags |= TBBT_RPCCONN_CALL_XID;
+        call.xid = s->xid;
+    }
+    struct conn *cn = &e->conns[s->conn];
+    uint32_t xid;
+    if (tbbt_rpcconn_call(cn->rpc, &call, &xid) < 0) {
+        j->requeue = true;   /* not sent: the connection is down */
+        return;
+    }
+    s->xid = xid;
+    s->xres = q->xres;
+    s->same_xid = false;
+    s->send_ns = tbbt_now_ns();
+}
+
+/* Sends what is queued on connection i, waiting for room; false if it failed. */
+static bool flush_conn(struct eng *e, unsigned i)
+{
+    struct tbbt_rpcconn *c = e->conns[i].rpc;
+    for (int spins = 0;; spins++) {
+        int rc = tbbt_rpcconn_flush(c);
+        if (rc == 0)
+            return true;
+        if (rc != -EAGAIN)
+            return false;   /* the receive side reports the calls as LOST */
+        struct pollfd p = {.fd = tbbt_rpcconn_fd(c), .events = POLLOUT};
+        if (p.fd < 0 || poll(&p, 1, 100) < 0)
+            return false;
+        if (e->stop)
+            return false;
+    }
+}
+
+/* Reconnects connections the receiver let go of (send thread, mu not held). */
+static void reconnect_down(struct eng *e)
+{
+    for (unsigned i = 0; i < e->nconns; i++) {
+        pthread_mutex_lock(&e->mu);
+        struct conn *cn = &e->conns[i];
+        uint64_t now = tbbt_now_ns();
+        bool want = !cn->up && !e->stop && now >= cn->next_try;
+        pthread_mutex_unlock(&e->mu);
+        if (!want)
+            continue;
+        int rc = tbbt_rpcconn_reconnect(cn->rpc);
+        pthread_mutex_lock(&e->mu);
+        now = tbbt_now_ns();
+        if (rc == 0) {
+            cn->up = true;
+            e->c.reconnects++;
+            atomic_store(&e->last_reply_ns, now);
+            tbbt_log(TBBT_LOG_INFO, "reconnected to %s:%u", e->o->server, e->o->nfs_port);
+            wake_rx(e);
+        } else if (now - cn->down_since > (uint64_t)e->o->dead_ms * 1000000ull) {
+            fail_run(e, rc, "server %s:%u unreachable for %d s: %s", e->o->server,
+                     e->o->nfs_port, e->o->dead_ms / 1000, tbbt_rpcconn_error(cn->rpc));
+        } else {
+            cn->next_try = now + 200000000ull;
+        }
+        pthread_mutex_unlock(&e->mu);
+    }
+}
+
+static bool any_down(struct eng *e)
+{
+    for (unsigned i = 0; i < e->nconns; i++)
+        if (!e->conns[i].up)
+            return true;
+    return false;
+}
+
+static void event_dispatch(struct eng *e, const struct slot *s)
+{
+    if (!e->o->events)
+        return;
+    fprintf(e->o->events, "D %" PRIu64 " %u %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", s->seq,
+            s->clone, tbbt_proc_name(s->rec.prog, s->rec.proc) ?: "?", s->rec.call_ns,
+            s->reply_key == NO_REPLY_KEY ? 0 : s->reply_key, s->send_ns - e->start_ns);
+}
+
+/* Waits (mu held) until something may be ready, or until due. */
+static void sender_wait(struct eng *e, uint64_t due)
+{
+    struct timespec ts;
+    uint64_t now = tbbt_now_ns();
+    uint64_t until = MIN(due, now + 100000000ull);
+    if (until > now + 150000) {
+        until -= 100000;   /* wake early, spin the rest (dispatch precision) */
+        ts.tv_sec = (time_t)(until / 1000000000ull);
+        ts.tv_nsec = (long)(until % 1000000000ull);
+        atomic_store_explicit(&e->sender_waiting, true, memory_order_relaxed);
+        pthread_cond_timedwait(&e->cv_send, &e->mu, &ts);
+        atomic_store_explicit(&e->sender_waiting, false, memory_order_relaxed);
+        return;
+    }
+    pthread_mutex_unlock(&e->mu);
+    while (tbbt_now_ns() < until)
+        ;
+    pthread_mutex_lock(&e->mu);
+}
+
+static void *sender_main(void *arg)
+{
+    struct eng *e = arg;
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    unsigned B = MAX(1u, e->o->batch);
+    struct txjob *jobs = g_new(struct txjob, B);
+    struct tbbt_nfsreq *q = g_new0(struct tbbt_nfsreq, 1);
+    bool *touched = g_new0(bool, e->nconns);
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        if (e->stop || (e->eof && e->oldest == e->total))
+            break;
+        if (any_down(e)) {
+            pthread_mutex_unlock(&e->mu);
+            reconnect_down(e);
+            pthread_mutex_lock(&e->mu);
+        }
+        uint64_t now = tbbt_now_ns(), due = UINT64_MAX;
+        unsigned n = 0;
+        while (n < B && e->inflight < e->o->max_outstanding) {
+            struct slot *s = pick_resend(e, now, &due);
+            if (!s) {
+                s = e->o->order == TBBT_ORDER_FSDEP ? pick_fsdep(e, now, &due)
+                                                    : pick_conservative(e, now, &due);
+            }
+            if (!s)
+                break;
+            if (s->state == S_WAIT && !e->conns[conn_of(e, s)].up) {
+                /* its connection is down: park it until reconnected */
+                take_locked(e, s);
+                resend_locked(e, s, false, 0);
+                continue;
+            }
+            take_locked(e, s);
+            jobs[n++].s = s;
+        }
+        if (n == 0) {
+            if (e->inflight < e->o->max_outstanding && e->admitted - e->oldest >= e->W - 1 &&
+                due == UINT64_MAX)
+                e->c.window_stalls++;
+            sender_wait(e, due);
+            continue;
+        }
+        pthread_mutex_unlock(&e->mu);
+
+        memset(touched, 0, e->nconns * sizeof(*touched));
+        for (unsigned i = 0; i < n; i++) {
+            tx_one(e, &jobs[i], q);
+            if (jobs[i].skip < 0 && !jobs[i].requeue)
+                touched[jobs[i].s->conn] = true;
+        }
+        for (unsigned i = 0; i < e->nconns; i++)
+            if (touched[i])
+                flush_conn(e, i);
+        uint64_t sent_ns = tbbt_now_ns();
+        for (unsigned i = 0; i < n; i++) {
+            struct slot *s = jobs[i].s;
+            if (jobs[i].skip >= 0 || jobs[i].requeue)
+                continue;
+            tbbt_report_issued(e->rep_tx, sent_ns);
+            if (e->o->timing == TBBT_TIMING_TIMESTAMP && !s->sent)
+                tbbt_report_dispatch(e->rep_tx, (int64_t)(sent_ns - s->sched_ns));
+            event_dispatch(e, s);
+        }
+
+        pthread_mutex_lock(&e->mu);
+        for (unsigned i = 0; i < n; i++) {
+            struct slot *s = jobs[i].s;
+            if (jobs[i].skip >= 0) {
+                skip_locked(e, s, (enum skip_why)jobs[i].skip);
+            } else if (jobs[i].requeue) {
+                resend_locked(e, s, false, 0);
+            } else if (!s->sent) {
+                s->sent = true;
+                e->c.ops_issued++;
+                if (s->rec.flags & TBBT_RF_CORRECTIVE)
+                    e->c.corrective_ops++;
+            }
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    wake_rx(e);
+    g_free(touched);
+    g_free(q);
+    g_free(jobs);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ receive thread */
+
+/* What the receiver learned from one reply, before taking the mutex. */
+struct rxdone {
+    struct slot *s;
+    int status;              /* enum tbbt_rpcconn_status */
+    int32_t nfs;             /* NFS status when OK, else -1 */
+    uint32_t fhlen;
+    uint8_t fh[TBBT_HANDLE_MAX];
+    bool tail;
+    uint64_t cookie, verf;
+    uint64_t lat_ns, recv_ns;
+};
+
+static void event_complete(struct eng *e, const struct rxdone *d, const char *what)
+{
+    if (!e->o->events)
+        return;
+    fprintf(e->o->events, "C %" PRIu64 " %" PRIu64 " %s %d\n", d->s->seq,
+            d->recv_ns - e->start_ns, what, d->nfs);
+}
+
+/* Outside mu: decodes what the player needs from a reply, then frees the results. */
+static void rx_extract(struct eng *e, const struct tbbt_rpcconn_reply *rp, struct rxdone *d)
+{
+    struct slot *s = rp->arg;
+    const struct tbbt_trace_rec *r = &s->rec;
+    memset(d, 0, offsetof(struct rxdone, fh));
+    d->s = s;
+    d->status = rp->status;
+    d->recv_ns = rp->recv_ns ? rp->recv_ns : tbbt_now_ns();
+    d->lat_ns = d->recv_ns - MIN(d->recv_ns, rp->queued_ns);
+    d->nfs = -1;
+    if (rp->status != TBBT_RPCCONN_OK)
+        return;
+    uint32_t vers = r->prog == TBBT_PROG_NFS2 ? 2 : 3;
+    uint32_t proc = s->fixup ? lookup_proc(r) : r->proc;
+    d->nfs = proc == 0 ? 0 : rp->res_status;
+    if (d->nfs == 0) {
+        d->fhlen = tbbt_nfsreq_new_fh(vers, proc, &s->res, d->fh);
+        d->tail = tbbt_nfsreq_readdir_tail(vers, proc, &s->res, &d->cookie, &d->verf, &(bool){0});
+    }
+    if (s->xres)
+        xdr_free(s->xres, (char *)&s->res);
+    (void)e;
+}
+
+static void bind_made(struct eng *e, struct slot *s, const struct rxdone *d)
+{
+    uint64_t obj = rec_obj(&s->rec);
+    struct tbbt_handles *h = e->o->handles[s->clone];
+    if (obj && d->fhlen && d->nfs == 0) {
+        const struct tbbt_handle *k = tbbt_handles_peek(h, obj);
+        if (!k || k->state != TBBT_HANDLE_KNOWN)
+            tbbt_handles_set(h, obj, d->fh, d->fhlen);
+        s->made_pending = false;
+        return;
+    }
+    if (s->made_pending) {
+        struct tbbt_handle *k = made_handle(e, s);
+        if (k && k->state == TBBT_HANDLE_PENDING)
+            k->state = s->checked && s->expected == 0 ? TBBT_HANDLE_FAILED : TBBT_HANDLE_NONE;
+        s->made_pending = false;
+    }
+}
+
+/* Under mu: applies one reply's outcome to the scheduler. */
+static void rx_apply(struct eng *e, struct rxdone *d)
+{
+    struct slot *s = d->s;
+    const struct tbbt_engine_opts *o = e->o;
+    uint64_t now = d->recv_ns;
+    if (d->status == TBBT_RPCCONN_LOST || d->status == TBBT_RPCCONN_TIMEDOUT) {
+        if (d->status == TBBT_RPCCONN_TIMEDOUT) {
+            e->c.timeouts++;
+            if (s->retrans < o->max_retrans) {
+                s->retrans++;
+                resend_locked(e, s, true, 0);
+                return;
+            }
+        }
+        if ((s->creates || s->fixup) && s->attempts < o->max_retries) {
+            s->attempts++;
+            s->retrans = 0;
+            e->c.retries++;
+            resend_locked(e, s, false, now + (10000000ull << MIN(s->attempts, 8)));
+            return;
+        }
+        e->c.ops_unknown++;
+        made_failed(e, s);
+        event_complete(e, d, "unknown");
+        complete_locked(e, s);
+        return;
+    }
+    if (d->status != TBBT_RPCCONN_OK) {
+        tbbt_report_failure(e->rep_rx, s->rec.prog, s->rec.proc, s->expected,
+                            TBBT_REPORT_NO_REPLY, now);
+        atomic_fetch_add_explicit(&e->fail_count, 1, memory_order_relaxed);
+        made_failed(e, s);
+        event_complete(e, d, "rpcerror");
+        complete_locked(e, s);
+        return;
+    }
+    e->c.ops_completed++;
+    if (d->nfs == NFS3ERR_JUKEBOX && s->attempts < o->max_retries) {
+        e->c.ops_completed--;
+        s->attempts++;
+        e->c.retries++;
+        resend_locked(e, s, false, now + (10000000ull << MIN(s->attempts, 8)));
+        return;
+    }
+    if (s->fixup) {
+        bind_made(e, s, d);
+        event_complete(e, d, "fixup");
+        complete_locked(e, s);
+        return;
+    }
+    if (s->attempts > 0 && is_create(&s->rec) && d->nfs == NFSERR_EXIST && s->expected == 0) {
+        /* A retried create whose first try went through: find what it made. */
+        e->c.ops_completed--;
+        s->fixup = true;
+        resend_locked(e, s, false, 0);
+        return;
+    }
+    tbbt_report_op(e->rep_rx, s->rec.prog, s->rec.proc, d->lat_ns, now);
+    if (!s->checked) {
+        e->c.unchecked++;
+    } else if (d->nfs != s->expected) {
+        tbbt_report_failure(e->rep_rx, s->rec.prog, s->rec.proc, s->expected, d->nfs, now);
+        atomic_fetch_add_explicit(&e->fail_count, 1, memory_order_relaxed);
+    }
+    if (is_create(&s->rec) || tbbt_ns_op(&s->rec) == TBBT_NS_OP_LOOKUP)
+        bind_made(e, s, d);
+    event_complete(e, d, "ok");
+    complete_locked(e, s);
+}
+
+static void rx_cookies(struct eng *e, const struct rxdone *d, unsigned n)
+{
+    bool any = false;
+    for (unsigned i = 0; i < n && !any; i++)
+        any = d[i].tail;
+    if (!any)
+        return;
+    g_mutex_lock(&e->cookie_mu);
+    for (unsigned i = 0; i < n; i++) {
+        const struct tbbt_trace_rec *r = &d[i].s->rec;
+        if (!d[i].tail || r->n_entries == 0 || !TBBT_HAS(r, TBBT_F_ID))
+            continue;
+        struct cookie_key *k = g_new(struct cookie_key, 1);
+        k->clone_dir = ((uint64_t)d[i].s->clone << 32) | r->id;
+        k->cookie = r->entries[r->n_entries - 1].cookie;
+        uint64_t *v = g_new(uint64_t, 2);
+        v[0] = d[i].cookie;
+        v[1] = d[i].verf;
+        g_hash_table_replace(e->cookies, k, v);
+    }
+    g_mutex_unlock(&e->cookie_mu);
+}
+
+static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n,
+                     struct rxdone *d)
+{
+    for (int i = 0; i < n; i++)
+        rx_extract(e, &reps[i], &d[i]);
+    rx_cookies(e, d, (unsigned)n);
+    if (n > 0)
+        atomic_store_explicit(&e->last_reply_ns, tbbt_now_ns(), memory_order_relaxed);
+    pthread_mutex_lock(&e->mu);
+    for (int i = 0; i < n; i++)
+        rx_apply(e, &d[i]);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* The receiver lets go of a connection that went down; the sender reconnects it. */
+static void conn_down(struct eng *e, unsigned i)
+{
+    pthread_mutex_lock(&e->mu);
+    struct conn *cn = &e->conns[i];
+    if (cn->up) {
+        cn->up = false;
+        cn->down_since = tbbt_now_ns();
+        cn->next_try = 0;
+        tbbt_log(TBBT_LOG_WARN, "connection %u to %s:%u lost: %s", i, e->o->server,
+                 e->o->nfs_port, tbbt_rpcconn_error(cn->rpc));
+        pthread_cond_signal(&e->cv_send);
+    }
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void *receiver_main(void *arg)
+{
+    struct eng *e = arg;
+    struct tbbt_rpcconn_reply *reps = g_new(struct tbbt_rpcconn_reply, REPLY_BATCH);
+    struct rxdone *d = g_new(struct rxdone, REPLY_BATCH);
+    struct pollfd *pf = g_new(struct pollfd, e->nconns + 1);
+    unsigned *idx = g_new(unsigned, e->nconns + 1);
+    uint64_t timeout_ns = (uint64_t)e->o->timeout_ms * 1000000ull;
+    uint64_t next_expire = tbbt_now_ns() + timeout_ns / 4;
+    for (;;) {
+        unsigned n = 0;
+        pthread_mutex_lock(&e->mu);
+        bool done = e->stop || (e->eof && e->oldest == e->total);
+        unsigned inflight = e->inflight;
+        for (unsigned i = 0; i < e->nconns; i++) {
+            if (!e->conns[i].up)
+                continue;
+            pf[n] = (struct pollfd){.fd = tbbt_rpcconn_fd(e->conns[i].rpc), .events = POLLIN};
+            idx[n++] = i;
+        }
+        pthread_mutex_unlock(&e->mu);
+        if (done)
+            break;
+        pf[n] = (struct pollfd){.fd = e->rx_wake, .events = POLLIN};
+        int rc = poll(pf, n + 1, 50);
+        if (rc < 0 && errno != EINTR)
+            break;
+        if (pf[n].revents & POLLIN) {
+            uint64_t v;
+            ssize_t r = read(e->rx_wake, &v, sizeof(v));
+            (void)r;
+        }
+        for (unsigned k = 0; k < n; k++) {
+            if (!pf[k].revents)
+                continue;
+            struct tbbt_rpcconn *c = e->conns[idx[k]].rpc;
+            for (;;) {
+                int got = tbbt_rpcconn_recv(c, reps, REPLY_BATCH);
+                if (got > 0)
+                    rx_batch(e, reps, got, d);
+                if (got < 0)
+                    conn_down(e, idx[k]);
+                if (got < REPLY_BATCH)
+                    break;
+            }
+        }
+        uint64_t now = tbbt_now_ns();
+        if (now >= next_expire) {
+            next_expire = now + MAX(timeout_ns / 4, 10000000ull);
+            for (unsigned k = 0; k < n; k++) {
+                int got = tbbt_rpcconn_expire(e->conns[idx[k]].rpc, now - MIN(now, timeout_ns),
+                                              reps, REPLY_BATCH);
+                if (got > 0)
+                    rx_batch(e, reps, got, d);
+            }
+            uint64_t last = atomic_load_explicit(&e->last_reply_ns, memory_order_relaxed);
+            if (inflight > 0 && now > last + (uint64_t)e->o->dead_ms * 1000000ull) {
+                pthread_mutex_lock(&e->mu);
+                fail_run(e, -ETIMEDOUT, "server %s:%u did not answer for %d s", e->o->server,
+                         e->o->nfs_port, e->o->dead_ms / 1000);
+                pthread_mutex_unlock(&e->mu);
+            }
+        }
+    }
+    g_free(idx);
+    g_free(pf);
+    g_free(d);
+    g_free(reps);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ the run */
+
+void tbbt_engine_defaults(struct tbbt_engine_opts *o)
+{
+    *o = (struct tbbt_engine_opts){
+        .server = "127.0.0.1", .nfs_port = 2049, .clones = 1, .speed = 1.0, .window = 4096,
+        .max_outstanding = 64, .connections = 1, .batch = 32, .max_retries = 5,
+        .max_retrans = 3, .timeout_ms = 0, .dead_ms = 30000,
+    };
+}
+
+static int open_conns(struct eng *e, char *err, size_t errlen)
+{
+    const struct tbbt_engine_opts *o = e->o;
+    e->conns = g_new0(struct conn, e->nconns);
+    for (unsigned i = 0; i < e->nconns; i++) {
+        struct tbbt_rpcconn_opts co = {
+            .transport = o->udp ? TBBT_RPCCONN_UDP : TBBT_RPCCONN_TCP,
+            .flavor = TBBT_RPCCONN_AUTH_SYS, .uid = o->uid, .gid = o->gid, .machine = "tbbt-play",
+            .ngids = 1, .gids = &o->gid,
+        };
+        e->conns[i].rpc = tbbt_rpcconn_new(&co);
+        int rc = tbbt_rpcconn_connect(e->conns[i].rpc, o->server, o->nfs_port);
+        if (rc < 0) {
+            g_snprintf(err, errlen, "cannot connect to %s:%u: %s", o->server, o->nfs_port,
+                       tbbt_rpcconn_error(e->conns[i].rpc));
+            return rc;
+        }
+        e->conns[i].up = true;
+    }
+    return 0;
+}
+
+static void eng_free(struct eng *e)
+{
+    for (unsigned i = 0; i < e->nconns && e->conns; i++)
+        tbbt_rpcconn_free(e->conns[i].rpc);
+    g_free(e->conns);
+    for (unsigned i = 0; i < e->W; i++) {
+        tbbt_trace_rec_fini(&e->slots[i].rec);
+        g_free(e->slots[i].waiters);
+    }
+    g_free(e->slots);
+    for (uint32_t c = 0; c < e->n_clones; c++)
+        g_array_free(e->pend[c], TRUE);
+    g_free(e->pend);
+    g_free(e->next_issue);
+    g_array_free(e->ready, TRUE);
+    g_queue_clear(&e->resend);
+    tbbt_fsdep_free(e->locks);
+    g_hash_table_destroy(e->cookies);
+    g_mutex_clear(&e->cookie_mu);
+    tbbt_report_free(e->rep_tx);
+    if (e->rx_wake >= 0)
+        close(e->rx_wake);
+    pthread_cond_destroy(&e->cv_send);
+    pthread_cond_destroy(&e->cv_read);
+    pthread_mutex_destroy(&e->mu);
+}
+
+static void progress_line(struct eng *e, bool final)
+{
+    double t = (double)(tbbt_now_ns() - e->start_ns) / 1e9;
+    uint64_t done = atomic_load_explicit(&e->done_count, memory_order_relaxed);
+    uint64_t fails = atomic_load_explicit(&e->fail_count, memory_order_relaxed);
+    fprintf(stderr, "\rtbbt-play: %6.1f s  %10" PRIu64 " ops done  %9.0f ops/s  %" PRIu64
+            " failures%s", t, done, t > 0 ? (double)done / t : 0.0, fails, final ? "\n" : "");
+    fflush(stderr);
+}
+
+int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
+                    struct tbbt_report_counts *counts, char *err, size_t errlen)
+{
+    struct eng eng = {0}, *e = &eng;
+    e->o = o;
+    e->n_clones = MAX(1u, o->clones);
+    e->W = MAX(o->window, 2 * e->n_clones);
+    e->W = (e->W + e->n_clones - 1) / e->n_clones * e->n_clones;
+    e->nconns = MAX(1u, MIN(o->connections, 255u));
+    e->slots = g_new0(struct slot, e->W);
+    for (unsigned i = 0; i < e->W; i++)
+        tbbt_trace_rec_init(&e->slots[i].rec);
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->cv_send, &ca);
+    pthread_cond_init(&e->cv_read, &ca);
+    pthread_condattr_destroy(&ca);
+    e->next_issue = g_new0(uint64_t, e->n_clones);
+    e->pend = g_new(GArray *, e->n_clones);
+    for (uint32_t c = 0; c < e->n_clones; c++) {
+        e->next_issue[c] = c;
+        e->pend[c] = g_array_new(FALSE, FALSE, sizeof(struct heap_item));
+    }
+    e->ready = g_array_new(FALSE, FALSE, sizeof(struct heap_item));
+    g_queue_init(&e->resend);
+    e->locks = tbbt_fsdep_new(live, add_dep, e);
+    g_mutex_init(&e->cookie_mu);
+    e->cookies = g_hash_table_new_full(cookie_hash, cookie_equal, g_free, g_free);
+    e->total = UINT64_MAX;
+    e->rx_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    e->c.order = o->order == TBBT_ORDER_FSDEP ? "fsdep" : "conservative";
+    e->c.timing = o->timing == TBBT_TIMING_TIMESTAMP ? "timestamp" : "full";
+    e->c.transport = o->udp ? "udp" : "tcp";
+    e->c.speed = o->timing == TBBT_TIMING_TIMESTAMP ? o->speed : 1.0;
+    e->c.clones = e->n_clones;
+    e->c.connections = e->nconns;
+    e->c.window = e->W;
+    e->c.max_outstanding = o->max_outstanding;
+
+    int rc = open_conns(e, err, errlen);
+    e->start_ns = tbbt_now_ns();
+    e->rep_tx = tbbt_report_new(e->start_ns);
+    e->rep_rx = tbbt_report_new(e->start_ns);
+    if (rc == 0) {
+        /* The first record's time is needed before any slot is prepared. */
+        int terr = 0;
+        struct tbbt_trace_reader *r = tbbt_trace_reader_open(o->trace_path, &terr);
+        struct tbbt_trace_rec first;
+        tbbt_trace_rec_init(&first);
+        if (!r) {
+            g_snprintf(err, errlen, "cannot open trace '%s': %s", o->trace_path,
+                       tbbt_strerror(terr));
+            rc = terr;
+        } else {
+            while (tbbt_trace_reader_next(r, &first) == 1) {
+                if (!o->filter || o->filter(&first, tbbt_trace_reader_eptab(r), o->filter_arg)) {
+                    e->trace_t0 = first.call_ns;
+                    break;
+                }
+            }
+            tbbt_trace_reader_close(r);
+        }
+        tbbt_trace_rec_fini(&first);
+    }
+    if (rc == 0) {
+        atomic_store(&e->last_reply_ns, tbbt_now_ns());
+        pthread_t tr, ts, tx;
+        pthread_create(&tr, NULL, reader_main, e);
+        pthread_create(&ts, NULL, sender_main, e);
+        pthread_create(&tx, NULL, receiver_main, e);
+        if (o->progress) {
+            for (;;) {
+                pthread_mutex_lock(&e->mu);
+                bool done = e->stop || (e->eof && e->oldest == e->total);
+                pthread_mutex_unlock(&e->mu);
+                if (done)
+                    break;
+                progress_line(e, false);
+                g_usleep(500000);
+            }
+            progress_line(e, true);
+        }
+        pthread_join(tr, NULL);
+        pthread_join(ts, NULL);
+        pthread_join(tx, NULL);
+        if (e->err) {
+            rc = e->err;
+            g_strlcpy(err, e->errbuf, errlen);
+        }
+    }
+    uint64_t end_ns = tbbt_now_ns();
+    e->c.trace_ops = e->kept * e->n_clones;
+    e->c.skipped_filtered = e->filtered;
+    e->c.wall_seconds = (double)(end_ns - e->start_ns) / 1e9;
+    e->c.trace_seconds = (double)(e->trace_t1 - MIN(e->trace_t1, e->trace_t0)) / 1e9;
+    e->c.finished = rc == 0;
+    /* Requests still in flight when the run stopped: their outcome is unknown. */
+    if (rc != 0)
+        e->c.ops_unknown += e->inflight;
+    *counts = e->c;
+    tbbt_report_merge(e->rep_rx, e->rep_tx);
+    *rep = e->rep_rx;
+    eng_free(e);
+    return rc;
+}

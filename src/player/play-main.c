@@ -1,3 +1,547 @@
 /* SPDX-License-Identifier: MIT */
-/* placeholder: being written. */
-int main(void) { return 0; }
+/*
+ * tbbt-play: replays a TBBT trace against a live NFS server (TBBT paper 3.4 and 4).
+ * Options into a config, then: portmap look-ups, MOUNT of the export, start-up
+ * resolution of the initial image's handles per clone (resolve.h), the three-thread
+ * replay (engine.h), --verify (verify.h) and the report (report.h).  docs/tbbt-play.md.
+ */
+#include <errno.h>
+#include <glib.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ns/ns.h"
+#include "player/engine.h"
+#include "player/handles.h"
+#include "player/report.h"
+#include "player/resolve.h"
+#include "player/rpcconn.h"
+#include "player/verify.h"
+#include "tbbt-version.h"
+#include "trace/trace.h"
+#include "util/exit-codes.h"
+#include "util/util.h"
+
+#define PROG "tbbt-play"
+
+static gchar *opt_trace, *opt_manifest, *opt_server, *opt_export, *opt_map;
+static gchar *opt_proto = "tcp", *opt_order = "conservative", *opt_timing = "full";
+static gchar *opt_report_json, *opt_timeseries, *opt_events, *opt_subset_client;
+static gchar *opt_subset_subtree;
+static gdouble opt_speed = 1.0;
+static gint opt_clones = 1, opt_window = 4096, opt_max_out = 64, opt_conns = 1, opt_batch = 32;
+static gint opt_nfs_port, opt_mount_port, opt_uid = -1, opt_gid = -1, opt_timeout_ms;
+static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30;
+static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
+
+static const GOptionEntry entries[] = {
+    {"trace", 't', 0, G_OPTION_ARG_FILENAME, &opt_trace, "TBBT trace to replay (tbbt-convert)",
+     "TRACE"},
+    {"manifest", 'm', 0, G_OPTION_ARG_FILENAME, &opt_manifest,
+     "Manifest of the initial image (tbbt-init)", "FILE"},
+    {"server", 's', 0, G_OPTION_ARG_STRING, &opt_server, "NFS server (name or address)", "HOST"},
+    {"export", 'e', 0, G_OPTION_ARG_STRING, &opt_export,
+     "Path to MOUNT on the server (for NFSv3 the export's real path)", "PATH"},
+    {"map", 0, 0, G_OPTION_ARG_FILENAME, &opt_map,
+     "Hierarchy map (default: the manifest's, else TRACE.map)", "MAP"},
+    {"proto", 0, 0, G_OPTION_ARG_STRING, &opt_proto, "Transport: tcp (default) or udp", "P"},
+    {"order", 0, 0, G_OPTION_ARG_STRING, &opt_order,
+     "Ordering policy: conservative (default) or fsdep", "POLICY"},
+    {"timing", 0, 0, G_OPTION_ARG_STRING, &opt_timing,
+     "Timing policy: full (as fast as the order allows, default) or timestamp", "POLICY"},
+    {"speed", 0, 0, G_OPTION_ARG_DOUBLE, &opt_speed,
+     "Timestamp timing: temporal scaling, X > 1 replays faster (default 1)", "X"},
+    {"clones", 'n', 0, G_OPTION_ARG_INT, &opt_clones,
+     "Spatial scale-up: replay N copies against the N images of tbbt-init --clones N", "N"},
+    {"window", 'w', 0, G_OPTION_ARG_INT, &opt_window,
+     "Lookahead window: trace records held at once (default 4096)", "N"},
+    {"max-outstanding", 'k', 0, G_OPTION_ARG_INT, &opt_max_out,
+     "Calls in flight at most, over all connections (default 64)", "N"},
+    {"connections", 'c', 0, G_OPTION_ARG_INT, &opt_conns,
+     "Connections to the server; objects stay on one (default 1)", "N"},
+    {"batch", 0, 0, G_OPTION_ARG_INT, &opt_batch, "Calls per send() at most (default 32)", "N"},
+    {"report-json", 'j', 0, G_OPTION_ARG_FILENAME, &opt_report_json,
+     "Write the report as JSON", "FILE"},
+    {"timeseries", 0, 0, G_OPTION_ARG_FILENAME, &opt_timeseries,
+     "Write the per-second time series (CSV)", "FILE"},
+    {"verify", 0, 0, G_OPTION_ARG_NONE, &opt_verify,
+     "After the replay, compare the server's tree with the trace's end state", NULL},
+    {"nfs-port", 0, 0, G_OPTION_ARG_INT, &opt_nfs_port,
+     "NFS port (default: ask rpcbind)", "PORT"},
+    {"mount-port", 0, 0, G_OPTION_ARG_INT, &opt_mount_port,
+     "MOUNT port (default: ask rpcbind)", "PORT"},
+    {"uid", 0, 0, G_OPTION_ARG_INT, &opt_uid,
+     "Send every call as this uid (default: each record's own credentials)", "UID"},
+    {"gid", 0, 0, G_OPTION_ARG_INT, &opt_gid, "Send every call with this gid (with --uid)",
+     "GID"},
+    {"timeout-ms", 0, 0, G_OPTION_ARG_INT, &opt_timeout_ms,
+     "Per-call timeout before a retransmission (default 1000 for UDP, 10000 for TCP)", "MS"},
+    {"retrans", 0, 0, G_OPTION_ARG_INT, &opt_retrans,
+     "Retransmissions with the same XID after a timeout (default 3)", "N"},
+    {"retries", 0, 0, G_OPTION_ARG_INT, &opt_retries,
+     "Retries of calls that make objects, on JUKEBOX, timeouts, lost connections (default 5)",
+     "N"},
+    {"dead-after", 0, 0, G_OPTION_ARG_INT, &opt_dead_s,
+     "End the run when the server is unreachable or silent this long (default 30)", "SECONDS"},
+    {"subset-client", 0, 0, G_OPTION_ARG_STRING, &opt_subset_client,
+     "Spatial scale-down: replay only the records of these client addresses (a,b,...)",
+     "ADDRS"},
+    {"subset-subtree", 0, 0, G_OPTION_ARG_STRING, &opt_subset_subtree,
+     "Spatial scale-down: replay only the records whose objects lie in these top-level "
+     "directories of the image (a,b,...)", "NAMES"},
+    {"event-log", 0, 0, G_OPTION_ARG_FILENAME, &opt_events,
+     "Write every dispatch and completion to FILE (docs/tbbt-play.md)", "FILE"},
+    {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
+     "Progress line on stderr (default: when stderr is a terminal)", NULL},
+    {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress, "No progress line", NULL},
+    {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Only errors on stderr, no text report",
+     NULL},
+    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, "Debug messages", NULL},
+    {"version", 'V', 0, G_OPTION_ARG_NONE, &opt_version, "Print version information and exit",
+     NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+/* ------------------------------------------------------------------ scale-down */
+
+/* The objects of a spatial scale-down subset, and the clients. */
+struct subset {
+    char **clients;             /* NULL: any client */
+    GHashTable *ids;            /* NULL: any object; else TBBT-IDs in the subset */
+    uint64_t root_id;
+    uint64_t crossing;          /* records naming objects in and out of the subset */
+};
+
+static bool subset_has(const struct subset *ss, uint64_t id)
+{
+    return id == 0 || id == ss->root_id || g_hash_table_contains(ss->ids, &id);
+}
+
+static void subset_add(struct subset *ss, uint64_t id)
+{
+    if (id == 0 || g_hash_table_contains(ss->ids, &id))
+        return;
+    uint64_t *k = g_new(uint64_t, 1);
+    *k = id;
+    g_hash_table_add(ss->ids, k);
+}
+
+static bool want_id(uint64_t id, void *arg)
+{
+    const struct subset *ss = arg;
+    return !ss->ids || subset_has(ss, id);
+}
+
+/* The engine's filter (I/O thread): keeps records wholly inside the subset. */
+static bool subset_filter(const struct tbbt_trace_rec *rec, const struct tbbt_eptab *eps,
+                          void *arg)
+{
+    struct subset *ss = arg;
+    if (ss->clients) {
+        const struct tbbt_endpoint *ep = tbbt_eptab_get(eps, rec->endpoint);
+        if (!ep || !g_strv_contains((const char *const *)ss->clients, ep->client))
+            return false;
+    }
+    if (!ss->ids)
+        return true;
+    uint64_t dir = TBBT_HAS(rec, TBBT_F_ID) ? rec->id : 0;
+    uint64_t ids[4] = {dir, TBBT_HAS(rec, TBBT_F_ID2) ? rec->id2 : 0,
+                       TBBT_HAS(rec, TBBT_F_ID_OBJ) ? rec->id_obj : 0,
+                       TBBT_HAS(rec, TBBT_F_ID_OLD) ? rec->id_old : 0};
+    /* Objects made inside the subset join it (not those made at the root level). */
+    if (dir && dir != ss->root_id && g_hash_table_contains(ss->ids, &dir)) {
+        subset_add(ss, ids[2]);
+        subset_add(ss, ids[3]);
+    }
+    int in = 0, out = 0;
+    for (int i = 0; i < 4; i++) {
+        if (ids[i] == 0 || ids[i] == ss->root_id)
+            continue;
+        if (g_hash_table_contains(ss->ids, &ids[i]))
+            in++;
+        else
+            out++;
+    }
+    if (in && out)
+        ss->crossing++;
+    return in > 0 && out == 0;
+}
+
+/* The IDs under the named top-level directories of the manifest's image. */
+static void subset_from_manifest(struct subset *ss, const struct tbbt_manifest *m,
+                                 char **names)
+{
+    ss->ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    for (guint i = 0; i < m->objs->len; i++) {
+        const struct tbbt_manifest_obj *o = &g_array_index(m->objs, struct tbbt_manifest_obj, i);
+        const char *slash = memchr(o->path, '/', o->len);
+        size_t top = slash ? (size_t)(slash - o->path) : o->len;
+        for (char **n = names; *n; n++)
+            if (strlen(*n) == top && memcmp(*n, o->path, top) == 0)
+                subset_add(ss, o->id);
+    }
+}
+
+/* ------------------------------------------------------------------ start-up */
+
+struct run {
+    struct tbbt_manifest *man;
+    char *map_path;
+    uint64_t root_id;
+    uint32_t vers;
+    bool udp;
+    uint16_t nfs_port, mount_port;
+    struct tbbt_rpcconn_fh export_root;
+    struct tbbt_handles **handles;
+    char *root_rel;
+    struct subset ss;
+};
+
+static struct tbbt_rpcconn *conn_to(bool udp, const char *host, uint16_t port, char *err,
+                                    size_t errlen)
+{
+    struct tbbt_rpcconn_opts o = {
+        .transport = udp ? TBBT_RPCCONN_UDP : TBBT_RPCCONN_TCP,
+        .flavor = TBBT_RPCCONN_AUTH_SYS, .machine = "tbbt-play",
+        .uid = opt_uid >= 0 ? (uint32_t)opt_uid : 0, .gid = opt_gid >= 0 ? (uint32_t)opt_gid : 0,
+    };
+    struct tbbt_rpcconn *c = tbbt_rpcconn_new(&o);
+    if (tbbt_rpcconn_connect(c, host, port) < 0) {
+        g_snprintf(err, errlen, "cannot connect to %s:%u: %s", host, port, tbbt_rpcconn_error(c));
+        tbbt_rpcconn_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static int getport(struct run *r, uint32_t prog, uint32_t vers, uint16_t *port)
+{
+    char err[256];
+    struct tbbt_rpcconn *c = conn_to(r->udp, opt_server, 111, err, sizeof(err));
+    if (!c) {
+        fprintf(stderr, PROG ": rpcbind on %s: %s (give --nfs-port and --mount-port)\n",
+                opt_server, err);
+        return -1;
+    }
+    int rc = tbbt_rpcconn_getport(c, prog, vers, r->udp ? IPPROTO_UDP : IPPROTO_TCP, 5000,
+                                  port);
+    if (rc < 0 || *port == 0)
+        fprintf(stderr, PROG ": rpcbind on %s: program %u version %u over %s: %s\n", opt_server,
+                prog, vers, r->udp ? "udp" : "tcp",
+                rc < 0 ? tbbt_rpcconn_error(c) : "not registered");
+    tbbt_rpcconn_free(c);
+    return rc < 0 || *port == 0 ? -1 : 0;
+}
+
+/* The NFS version of the trace: that of its first NFS record (3 if none). */
+static uint32_t trace_version(const char *path)
+{
+    int err = 0;
+    struct tbbt_trace_reader *t = tbbt_trace_reader_open(path, &err);
+    uint32_t v = 3;
+    if (!t)
+        return v;
+    struct tbbt_trace_rec rec;
+    tbbt_trace_rec_init(&rec);
+    for (int i = 0; i < 1000000 && tbbt_trace_reader_next(t, &rec) == 1; i++) {
+        if (rec.prog == TBBT_PROG_NFS2 || rec.prog == TBBT_PROG_NFS3) {
+            v = rec.prog == TBBT_PROG_NFS2 ? 2 : 3;
+            break;
+        }
+    }
+    tbbt_trace_rec_fini(&rec);
+    tbbt_trace_reader_close(t);
+    return v;
+}
+
+/* The map's root ID: its first entry's if that is the export root ("."), else 0. */
+static int map_root(const char *path, uint64_t *id)
+{
+    int err = 0;
+    struct tbbt_ns_map_reader *m = tbbt_ns_map_reader_open(path, &err);
+    if (!m) {
+        fprintf(stderr, PROG ": cannot open map '%s': %s\n", path, tbbt_strerror(err));
+        return -1;
+    }
+    struct tbbt_ns_map_entry e;
+    int rc = tbbt_ns_map_reader_next(m, &e);
+    if (rc == 1)
+        *id = e.path_len == 1 && e.path[0] == '.' ? e.id : 0;
+    else
+        fprintf(stderr, PROG ": map '%s' line %" PRIu64 ": %s\n", path,
+                tbbt_ns_map_reader_line(m), rc < 0 ? tbbt_ns_map_reader_error(m) : "empty map");
+    tbbt_ns_map_reader_close(m);
+    return rc == 1 ? 0 : -1;
+}
+
+static int startup(struct run *r)
+{
+    char err[512];
+    int rc = tbbt_manifest_load(opt_manifest, &r->man, err, sizeof(err));
+    if (rc < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return -1;
+    }
+    if ((guint)opt_clones > r->man->clones->len) {
+        fprintf(stderr, PROG ": --clones %d but the manifest '%s' has %u image(s) "
+                "(tbbt-init --clones N)\n", opt_clones, opt_manifest, r->man->clones->len);
+        return -1;
+    }
+    r->map_path = opt_map ? g_strdup(opt_map)
+                  : r->man->map ? g_strdup(r->man->map) : tbbt_ns_map_path(opt_trace);
+    if (map_root(r->map_path, &r->root_id) < 0)
+        return -1;
+    r->vers = trace_version(opt_trace);
+    if (r->man->root && tbbt_resolve_relpath(opt_export, r->man->root, &r->root_rel, err,
+                                             sizeof(err)) < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return -1;
+    }
+    r->nfs_port = (uint16_t)opt_nfs_port;
+    r->mount_port = (uint16_t)opt_mount_port;
+    if (!r->nfs_port && getport(r, 100003, r->vers, &r->nfs_port) < 0)
+        return -1;
+    if (!r->mount_port && getport(r, 100005, r->vers == 2 ? 1 : 3, &r->mount_port) < 0)
+        return -1;
+    struct tbbt_rpcconn *mc = conn_to(r->udp, opt_server, r->mount_port, err, sizeof(err));
+    if (!mc) {
+        fprintf(stderr, PROG ": MOUNT server: %s\n", err);
+        return -1;
+    }
+    rc = tbbt_resolve_mount(mc, r->vers, opt_export, 10000, &r->export_root, err, sizeof(err));
+    tbbt_rpcconn_free(mc);
+    if (rc < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return -1;
+    }
+    r->ss.root_id = r->root_id;
+    if (opt_subset_client)
+        r->ss.clients = g_strsplit(opt_subset_client, ",", -1);
+    if (opt_subset_subtree) {
+        char **names = g_strsplit(opt_subset_subtree, ",", -1);
+        subset_from_manifest(&r->ss, r->man, names);
+        g_strfreev(names);
+    }
+    r->handles = g_new0(struct tbbt_handles *, opt_clones);
+    struct tbbt_rpcconn *c = conn_to(r->udp, opt_server, r->nfs_port, err, sizeof(err));
+    if (!c) {
+        fprintf(stderr, PROG ": NFS server: %s\n", err);
+        return -1;
+    }
+    for (int i = 0; i < opt_clones; i++) {
+        r->handles[i] = tbbt_handles_new();
+        struct tbbt_resolve_opts ro = {.vers = r->vers, .want = want_id, .want_arg = &r->ss,
+                                       .root_path = r->root_rel};
+        struct tbbt_resolve_stats st = {0};
+        rc = tbbt_resolve_run(c, r->man, (uint32_t)i, &r->export_root, r->root_id, &ro,
+                              r->handles[i], &st, err, sizeof(err));
+        if (rc < 0) {
+            fprintf(stderr, PROG ": start-up look-up of clone %d: %s\n", i, err);
+            break;
+        }
+        tbbt_log(TBBT_LOG_INFO, "clone %d: %" PRIu64 " objects resolved in %.2f s", i,
+                 st.resolved, (double)st.ns / 1e9);
+    }
+    tbbt_rpcconn_free(c);
+    return rc < 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ verify, report */
+
+static int verify(struct run *r, struct tbbt_verify_sizes *sizes, struct tbbt_report_verify *v)
+{
+    char err[512];
+    struct tbbt_rpcconn *c = conn_to(r->udp, opt_server, r->nfs_port, err, sizeof(err));
+    if (!c) {
+        fprintf(stderr, PROG ": verify: %s\n", err);
+        return -1;
+    }
+    *v = (struct tbbt_report_verify){.ok = true};
+    int rc = 0;
+    for (int i = 0; i < opt_clones && rc == 0; i++) {
+        const struct tbbt_handle *h = tbbt_handles_known(r->handles[i], r->root_id);
+        if (!h) {
+            fprintf(stderr, PROG ": verify: clone %d has no root handle\n", i);
+            rc = -1;
+            break;
+        }
+        struct tbbt_rpcconn_fh root = {.len = h->len};
+        memcpy(root.data, h->data, h->len);
+        struct tbbt_verify_result res = {0};
+        rc = tbbt_verify_run(c, r->vers, &root, r->map_path, sizes,
+                             r->ss.ids ? want_id : NULL, &r->ss, &res, err, sizeof(err));
+        if (rc < 0) {
+            fprintf(stderr, PROG ": verify of clone %d: %s\n", i, err);
+        } else {
+            v->ok &= res.ok;
+            v->checked += res.checked;
+            v->mismatches += res.mismatches;
+            for (guint k = 0; k < res.details->len && k < 10; k++)
+                fprintf(stderr, PROG ": verify: clone %d: %s\n", i,
+                        (const char *)g_ptr_array_index(res.details, k));
+        }
+        tbbt_verify_result_fini(&res);
+    }
+    tbbt_rpcconn_free(c);
+    return rc;
+}
+
+static int write_reports(const struct tbbt_report *rep, const struct tbbt_report_counts *cn,
+                         const struct tbbt_report_verify *v)
+{
+    int rc = 0;
+    if (!opt_quiet)
+        tbbt_report_text(stdout, rep, cn, v);
+    if (opt_report_json) {
+        char *j = tbbt_report_json(rep, cn, v);
+        int w = tbbt_json_write_file(opt_report_json, j);
+        g_free(j);
+        if (w < 0) {
+            fprintf(stderr, PROG ": cannot write '%s': %s\n", opt_report_json, tbbt_strerror(w));
+            rc = -1;
+        }
+    }
+    if (opt_timeseries) {
+        int w = tbbt_report_timeseries_csv(rep, opt_timeseries);
+        if (w < 0) {
+            fprintf(stderr, PROG ": cannot write '%s': %s\n", opt_timeseries, tbbt_strerror(w));
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+static int play(void)
+{
+    struct run r = {.udp = !strcmp(opt_proto, "udp")};
+    int status = TBBT_EXIT_FAIL;
+    FILE *events = NULL;
+    struct tbbt_verify_sizes *sizes = opt_verify ? tbbt_verify_sizes_new() : NULL;
+    if (startup(&r) < 0)
+        goto out;
+    if (opt_events && !(events = fopen(opt_events, "w"))) {
+        fprintf(stderr, PROG ": cannot write '%s': %s\n", opt_events, g_strerror(errno));
+        goto out;
+    }
+    struct tbbt_engine_opts o;
+    tbbt_engine_defaults(&o);
+    o.trace_path = opt_trace;
+    o.server = opt_server;
+    o.nfs_port = r.nfs_port;
+    o.udp = r.udp;
+    o.clones = (uint32_t)opt_clones;
+    o.handles = r.handles;
+    o.order = !strcmp(opt_order, "fsdep") ? TBBT_ORDER_FSDEP : TBBT_ORDER_CONSERVATIVE;
+    o.timing = !strcmp(opt_timing, "timestamp") ? TBBT_TIMING_TIMESTAMP : TBBT_TIMING_FULL;
+    o.speed = opt_speed;
+    o.window = (unsigned)opt_window;
+    o.max_outstanding = (unsigned)opt_max_out;
+    o.connections = (unsigned)opt_conns;
+    o.batch = (unsigned)opt_batch;
+    o.fixed_creds = opt_uid >= 0;
+    o.uid = opt_uid >= 0 ? (uint32_t)opt_uid : 0;
+    o.gid = opt_gid >= 0 ? (uint32_t)opt_gid : o.uid;
+    o.max_retries = (unsigned)opt_retries;
+    o.max_retrans = (unsigned)opt_retrans;
+    o.timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms : r.udp ? 1000 : 10000;
+    o.dead_ms = opt_dead_s * 1000;
+    o.filter = (r.ss.clients || r.ss.ids) ? subset_filter : NULL;
+    o.filter_arg = &r.ss;
+    o.sizes = sizes;
+    o.events = events;
+    o.progress = !opt_no_progress && !opt_quiet && (opt_progress || isatty(STDERR_FILENO));
+
+    struct tbbt_report *rep = NULL;
+    struct tbbt_report_counts cn;
+    char err[512] = "";
+    int rc = tbbt_engine_run(&o, &rep, &cn, err, sizeof(err));
+    if (rc < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        cn.error = err;
+    }
+    if (r.ss.crossing)
+        tbbt_log(TBBT_LOG_WARN, "%" PRIu64 " records name objects in and out of the subset "
+                 "(left out): the subset is not disjoint from the rest", r.ss.crossing);
+    struct tbbt_report_verify v, *vp = NULL;
+    bool verify_failed = false;
+    if (opt_verify && rc == 0) {
+        verify_failed = verify(&r, sizes, &v) < 0;
+        vp = verify_failed ? NULL : &v;
+    }
+    bool wrote = write_reports(rep, &cn, vp) == 0;
+    tbbt_report_free(rep);
+    status = rc == 0 && wrote && !verify_failed ? TBBT_EXIT_OK : TBBT_EXIT_FAIL;
+out:
+    if (events)
+        fclose(events);
+    tbbt_verify_sizes_free(sizes);
+    for (int i = 0; r.handles && i < opt_clones; i++)
+        tbbt_handles_free(r.handles[i]);
+    g_free(r.handles);
+    if (r.ss.ids)
+        g_hash_table_destroy(r.ss.ids);
+    g_strfreev(r.ss.clients);
+    g_free(r.root_rel);
+    g_free(r.map_path);
+    tbbt_manifest_free(r.man);
+    return status;
+}
+
+static const char *check_usage(void)
+{
+    if (!opt_trace || !opt_manifest || !opt_server || !opt_export)
+        return "--trace, --manifest, --server and --export are needed";
+    if (strcmp(opt_proto, "tcp") && strcmp(opt_proto, "udp"))
+        return "--proto must be tcp or udp";
+    if (strcmp(opt_order, "conservative") && strcmp(opt_order, "fsdep"))
+        return "--order must be conservative or fsdep";
+    if (strcmp(opt_timing, "full") && strcmp(opt_timing, "timestamp"))
+        return "--timing must be full or timestamp";
+    if (!(opt_speed > 0) || opt_speed > 1e6)
+        return "--speed must be a number above 0";
+    if (opt_clones < 1 || opt_clones > 1000 || opt_window < 2 || opt_max_out < 1 ||
+        opt_conns < 1 || opt_conns > 255 || opt_batch < 1)
+        return "--clones (1..1000), --window (2 or more), --max-outstanding, --connections "
+               "(1..255) and --batch must be positive";
+    if (opt_retries < 0 || opt_retries > 50 || opt_retrans < 0 || opt_retrans > 50 ||
+        opt_dead_s < 1 || opt_timeout_ms < 0)
+        return "--retries and --retrans must be 0..50, --dead-after 1 or more";
+    if ((opt_nfs_port < 0 || opt_nfs_port > 65535) || opt_mount_port < 0 ||
+        opt_mount_port > 65535)
+        return "ports must be 1..65535";
+    if (opt_gid >= 0 && opt_uid < 0)
+        return "--gid needs --uid";
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    GOptionContext *ctx = g_option_context_new("- replay a TBBT trace against an NFS server");
+    GError *gerr = NULL;
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_description(
+        ctx, "Exit status: 0 when the replay ran to the end (replay failures are counted in "
+             "the report),\n1 when it could not, 2 usage error.  See docs/tbbt-play.md.");
+    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
+        fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n",
+                gerr->message);
+        g_error_free(gerr);
+        g_option_context_free(ctx);
+        return TBBT_EXIT_USAGE;
+    }
+    g_option_context_free(ctx);
+    tbbt_log_init(PROG, opt_verbose ? TBBT_LOG_DEBUG : opt_quiet ? TBBT_LOG_ERROR : TBBT_LOG_WARN);
+    if (opt_version) {
+        printf(PROG " (tbbt) %s\n", TBBT_VERSION);
+        return TBBT_EXIT_OK;
+    }
+    const char *why = argc > 1 ? "unexpected argument" : check_usage();
+    if (why) {
+        fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n", why);
+        return TBBT_EXIT_USAGE;
+    }
+    return play();
+}

@@ -93,6 +93,7 @@ struct tbbt_rpcconn {
     uint8_t cred[MAX_AUTH_BYTES];    /* encoded credential body */
     uint32_t cred_len;
     int cred_flavor;
+    char machine[MAX_MACHINE_NAME + 1];  /* AUTH_SYS machine name */
 
     /* Shared between the sides. */
     _Atomic(struct req *) pending;   /* send -> receive hand-off, or DEAD */
@@ -111,6 +112,8 @@ struct tbbt_rpcconn {
     uint32_t *dglen;                 /* UDP datagram lengths, [dgi, dgn) unsent */
     size_t dgcap, dgn, dgi;
     uint32_t next_xid;
+    uint8_t ocred[MAX_AUTH_BYTES];   /* TBBT_RPCCONN_CALL_CRED: last per-call credential */
+    uint32_t ocred_len, ocred_uid, ocred_gid;
 
     /* Receive side. */
     bool rx_down;
@@ -337,34 +340,41 @@ static int emit_failed(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, i
 
 /* ------------------------------------------------------------------ lifecycle */
 
+/* Encodes an AUTH_SYS credential body into buf; returns its length. */
+static uint32_t encode_authsys(const char *machine, uint32_t uid, uint32_t gid, uint32_t ngids,
+                               const uint32_t *gidv, uint8_t *buf)
+{
+    gid_t gids[TBBT_RPCCONN_MAX_GIDS];
+    u_int n = MIN(ngids, TBBT_RPCCONN_MAX_GIDS);
+    for (u_int i = 0; i < n; i++)
+        gids[i] = gidv[i];
+    struct authunix_parms p = {
+        .aup_time = (u_long)time(NULL), .aup_machname = (char *)machine, .aup_uid = uid,
+        .aup_gid = gid, .aup_len = n, .aup_gids = gids,
+    };
+    XDR x;
+    xdrmem_create(&x, (char *)buf, MAX_AUTH_BYTES, XDR_ENCODE);
+    bool ok = xdr_authunix_parms(&x, &p);
+    assert(ok);   /* 255-byte name + 16 gids always fit 400 bytes */
+    (void)ok;
+    uint32_t len = xdr_getpos(&x);
+    xdr_destroy(&x);
+    return len;
+}
+
 static void encode_cred(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_opts *o)
 {
-    char host[MAX_MACHINE_NAME + 1];
-    gid_t gids[TBBT_RPCCONN_MAX_GIDS];
     c->cred_flavor = AUTH_NONE;
     c->cred_len = 0;
     if (o->flavor != TBBT_RPCCONN_AUTH_SYS)
         return;
     if (o->machine) {
-        g_strlcpy(host, o->machine, sizeof(host));
-    } else if (gethostname(host, sizeof(host)) != 0) {
-        g_strlcpy(host, "tbbt", sizeof(host));
+        g_strlcpy(c->machine, o->machine, sizeof(c->machine));
+    } else if (gethostname(c->machine, sizeof(c->machine)) != 0) {
+        g_strlcpy(c->machine, "tbbt", sizeof(c->machine));
     }
-    host[MAX_MACHINE_NAME] = '\0';
-    u_int ngids = MIN(o->ngids, TBBT_RPCCONN_MAX_GIDS);
-    for (u_int i = 0; i < ngids; i++)
-        gids[i] = o->gids[i];
-    struct authunix_parms p = {
-        .aup_time = (u_long)time(NULL), .aup_machname = host, .aup_uid = o->uid,
-        .aup_gid = o->gid, .aup_len = ngids, .aup_gids = gids,
-    };
-    XDR x;
-    xdrmem_create(&x, (char *)c->cred, sizeof(c->cred), XDR_ENCODE);
-    bool ok = xdr_authunix_parms(&x, &p);
-    assert(ok);   /* 255-byte name + 16 gids always fit 400 bytes */
-    (void)ok;
-    c->cred_len = xdr_getpos(&x);
-    xdr_destroy(&x);
+    c->machine[MAX_MACHINE_NAME] = '\0';
+    c->cred_len = encode_authsys(c->machine, o->uid, o->gid, o->ngids, o->gids, c->cred);
     c->cred_flavor = AUTH_UNIX;
 }
 
@@ -633,9 +643,28 @@ static void sq_reserve(struct tbbt_rpcconn *c, size_t need)
     c->sbuf = g_realloc(c->sbuf, c->scap);
 }
 
+/* The credential body of call: the connection's, or a per-call AUTH_SYS one (cached). */
+static const uint8_t *call_cred(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
+                                uint32_t *len)
+{
+    if (!(call->flags & TBBT_RPCCONN_CALL_CRED) || c->cred_flavor != AUTH_UNIX) {
+        *len = c->cred_len;
+        return c->cred;
+    }
+    if (c->ocred_len == 0 || c->ocred_uid != call->uid || c->ocred_gid != call->gid) {
+        c->ocred_len = encode_authsys(c->machine, call->uid, call->gid, 1, &call->gid, c->ocred);
+        c->ocred_uid = call->uid;
+        c->ocred_gid = call->gid;
+    }
+    *len = c->ocred_len;
+    return c->ocred;
+}
+
 static bool encode_call(struct tbbt_rpcconn *c, XDR *x, uint32_t xid,
                         const struct tbbt_rpcconn_call *call)
 {
+    uint32_t cred_len;
+    const uint8_t *cred = call_cred(c, call, &cred_len);
     struct rpc_msg m = {
         .rm_xid = xid,
         .rm_direction = CALL,
@@ -644,8 +673,8 @@ static bool encode_call(struct tbbt_rpcconn *c, XDR *x, uint32_t xid,
             .cb_prog = call->prog,
             .cb_vers = call->vers,
             .cb_proc = call->proc,
-            .cb_cred = {.oa_flavor = c->cred_flavor, .oa_base = (caddr_t)c->cred,
-                        .oa_length = c->cred_len},
+            .cb_cred = {.oa_flavor = c->cred_flavor, .oa_base = (caddr_t)cred,
+                        .oa_length = cred_len},
             .cb_verf = {.oa_flavor = AUTH_NONE, .oa_base = (caddr_t)c->cred, .oa_length = 0},
         },
     };

@@ -112,10 +112,17 @@ struct tbbt_rpcconn_call {
     void *arg;              /* caller's cookie, handed back in the reply */
     uint32_t flags;         /* TBBT_RPCCONN_CALL_* */
     uint32_t xid;           /* with TBBT_RPCCONN_CALL_XID: the XID to use */
+    uint32_t uid, gid;      /* with TBBT_RPCCONN_CALL_CRED: AUTH_SYS uid and gid (gids = [gid]) */
 };
 
 /* Use call->xid instead of the next XID of the connection (UDP retransmission). */
 #define TBBT_RPCCONN_CALL_XID 1u
+/*
+ * On an AUTH_SYS connection, send this call with call->uid and call->gid (and the
+ * connection's machine name) instead of the connection's credential (the player replays
+ * each record with the credentials of the trace).  Ignored on AUTH_NONE connections.
+ */
+#define TBBT_RPCCONN_CALL_CRED 2u
 
 /* A completed call, filled by tbbt_rpcconn_recv() / tbbt_rpcconn_expire(). */
 struct tbbt_rpcconn_reply {

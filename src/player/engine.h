@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine: the trace player of tbbt-play (TBBT paper 3.4 and 4, Figure 2).  Three
+ * threads: an I/O thread streams trace records into the lookahead window (a ring of
+ * `window` slots), a send thread dispatches the requests the ordering and timing
+ * policies allow as asynchronous RPCs (rpcconn.h) over one or more connections, and a
+ * receive thread matches replies, binds the handles of objects made during replay,
+ * compares each outcome with the trace, releases dependencies and records latency.
+ * Memory is bounded by the window, not by the trace.
+ *
+ * Ordering (3.4.1): CONSERVATIVE issues requests in trace order, each only once every
+ * request whose reply came before its call in the trace has completed; FSDEP admits
+ * each request with the object locks of Table 4 (fsdep.h) and dispatches it as soon as
+ * the requests it conflicts with have completed.  Timing: FULL speed, or TIMESTAMP
+ * (each request at its call time divided by `speed` from the start).  Spatial scaling:
+ * `clones` copies of every record, each against its own copy of the image (its own
+ * handle table), never depending on each other.
+ *
+ * Failures: every reply is compared with the status the trace recorded; JUKEBOX and
+ * timeouts of calls that make objects are retried (bounded, with back-off); calls are
+ * retransmitted with the same XID after a timeout; a dropped TCP connection is
+ * reconnected and its calls accounted (calls that make objects are sent again, the
+ * others' outcome is unknown); a request that needs an object whose making failed is
+ * skipped, and so on transitively.  A server that stays unreachable or silent for
+ * `dead_ms` ends the run.
+ */
+#ifndef TBBT_PLAYER_ENGINE_H
+#define TBBT_PLAYER_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "player/handles.h"
+#include "player/report.h"
+#include "player/verify.h"
+#include "trace/trace.h"
+
+enum tbbt_engine_order { TBBT_ORDER_CONSERVATIVE = 0, TBBT_ORDER_FSDEP = 1 };
+enum tbbt_engine_timing { TBBT_TIMING_FULL = 0, TBBT_TIMING_TIMESTAMP = 1 };
+
+/* Keeps a record (spatial scale-down) or not; called on the I/O thread. */
+typedef bool (*tbbt_engine_filter_cb)(const struct tbbt_trace_rec *rec,
+                                      const struct tbbt_eptab *eps, void *arg);
+
+struct tbbt_engine_opts {
+    const char *trace_path;             /* borrowed */
+    const char *server;                 /* host name or address, borrowed */
+    uint16_t nfs_port;
+    bool udp;
+    uint32_t clones;                    /* >= 1 */
+    struct tbbt_handles **handles;      /* [clones], borrowed; filled by start-up */
+    enum tbbt_engine_order order;
+    enum tbbt_engine_timing timing;
+    double speed;                       /* timestamp: > 0, 2 = twice as fast */
+    unsigned window;                    /* lookahead window slots */
+    unsigned max_outstanding;           /* calls in flight over all connections */
+    unsigned connections;               /* per run (objects hash onto them) */
+    unsigned batch;                     /* calls per send() at most */
+    bool fixed_creds;                   /* all calls with uid/gid below, else the trace's */
+    uint32_t uid, gid;
+    unsigned max_retries;               /* retries of calls that make objects */
+    unsigned max_retrans;               /* retransmissions (same XID) after a timeout */
+    int timeout_ms;                     /* per attempt */
+    int dead_ms;                        /* end the run after so long without the server */
+    tbbt_engine_filter_cb filter;       /* NULL: every record */
+    void *filter_arg;
+    struct tbbt_verify_sizes *sizes;    /* NULL, or noted for every kept record */
+    FILE *events;                       /* NULL, or the event log (docs/tbbt-play.md) */
+    bool progress;                      /* a progress line on stderr */
+};
+
+/* Fills o with the defaults (TCP, one clone, conservative, full speed, window 4096, ...). */
+void tbbt_engine_defaults(struct tbbt_engine_opts *o);
+
+/*
+ * Replays the trace.  On return *rep holds the merged statistics (given: free with
+ * tbbt_report_free()) and *counts the counters, also when the replay stopped early.
+ * Returns 0 when the replay ran to the end (replay failures are counted, not errors),
+ * or a negative error with a one-line reason in err (trace unreadable, server gone).
+ * Starts and joins its threads; not reentrant.
+ */
+int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
+                    struct tbbt_report_counts *counts, char *err, size_t errlen);
+
+#endif

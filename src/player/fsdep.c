@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The FS-dependency object locks (fsdep.h; TBBT paper 3.4.1, Table 4): per object, the
+ * last writer and the readers since, as request sequence numbers.  A reader waits for
+ * the last writer; a writer waits for the last writer and every reader since.  Entries
+ * whose holders have all released are dropped when the table grows, so memory follows
+ * the objects in the lookahead window, not the trace.
+ */
+#include "player/fsdep.h"
+
+#include <glib.h>
+
+#include "ns/ns.h"
+
+struct objlock {
+    uint64_t writer;        /* seq + 1 of the last writer, 0 if none */
+    uint32_t nreaders, cap;
+    uint64_t *readers;      /* seqs of readers since the last writer */
+};
+
+struct tbbt_fsdep {
+    GHashTable *objs;       /* key (uint64 in the pointer) -> struct objlock * */
+    tbbt_fsdep_live_cb live;
+    tbbt_fsdep_dep_cb dep;
+    void *arg;
+    unsigned prune_at;
+};
+
+static void add_id(uint64_t *v, int *n, uint64_t id)
+{
+    if (id == 0 || *n >= TBBT_FSDEP_MAX_OBJS)
+        return;
+    for (int i = 0; i < *n; i++)
+        if (v[i] == id)
+            return;
+    v[(*n)++] = id;
+}
+
+void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s)
+{
+    uint64_t id = TBBT_HAS(rec, TBBT_F_ID) ? rec->id : 0;
+    uint64_t id2 = TBBT_HAS(rec, TBBT_F_ID2) ? rec->id2 : 0;
+    uint64_t obj = TBBT_HAS(rec, TBBT_F_ID_OBJ) ? rec->id_obj : 0;
+    uint64_t old = TBBT_HAS(rec, TBBT_F_ID_OLD) ? rec->id_old : 0;
+    s->nr = s->nw = 0;
+    switch (tbbt_ns_op(rec)) {
+    case TBBT_NS_OP_ATTR:
+    case TBBT_NS_OP_READLINK:
+    case TBBT_NS_OP_READ:
+    case TBBT_NS_OP_READDIR:
+    case TBBT_NS_OP_READDIRPLUS:
+        add_id(s->r, &s->nr, id);
+        break;
+    case TBBT_NS_OP_LOOKUP:
+        add_id(s->r, &s->nr, id);
+        add_id(s->r, &s->nr, obj);
+        break;
+    case TBBT_NS_OP_SETATTR:
+    case TBBT_NS_OP_WRITE:
+        add_id(s->w, &s->nw, id);
+        break;
+    case TBBT_NS_OP_CREATE:
+    case TBBT_NS_OP_MKDIR:
+    case TBBT_NS_OP_SYMLINK:
+    case TBBT_NS_OP_MKNOD:
+    case TBBT_NS_OP_REMOVE:
+    case TBBT_NS_OP_RMDIR:
+        add_id(s->w, &s->nw, id);
+        add_id(s->w, &s->nw, obj);
+        add_id(s->w, &s->nw, old);
+        break;
+    case TBBT_NS_OP_RENAME:
+        add_id(s->w, &s->nw, id);
+        add_id(s->w, &s->nw, id2);
+        add_id(s->w, &s->nw, obj);
+        add_id(s->w, &s->nw, old);
+        break;
+    case TBBT_NS_OP_LINK:
+        add_id(s->w, &s->nw, id);
+        add_id(s->w, &s->nw, id2);
+        add_id(s->w, &s->nw, old);
+        break;
+    case TBBT_NS_OP_NONE:
+    case TBBT_NS_OP_MNT:
+        break;
+    }
+    /* An object both read and written is written. */
+    int k = 0;
+    for (int i = 0; i < s->nr; i++) {
+        bool w = false;
+        for (int j = 0; j < s->nw; j++)
+            w |= s->w[j] == s->r[i];
+        if (!w)
+            s->r[k++] = s->r[i];
+    }
+    s->nr = k;
+}
+
+static void objlock_free(gpointer p)
+{
+    struct objlock *o = p;
+    g_free(o->readers);
+    g_free(o);
+}
+
+struct tbbt_fsdep *tbbt_fsdep_new(tbbt_fsdep_live_cb live, tbbt_fsdep_dep_cb dep, void *arg)
+{
+    struct tbbt_fsdep *t = g_new0(struct tbbt_fsdep, 1);
+    t->objs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, objlock_free);
+    t->live = live;
+    t->dep = dep;
+    t->arg = arg;
+    t->prune_at = 4096;
+    return t;
+}
+
+void tbbt_fsdep_free(struct tbbt_fsdep *t)
+{
+    if (!t)
+        return;
+    g_hash_table_destroy(t->objs);
+    g_free(t);
+}
+
+unsigned tbbt_fsdep_size(const struct tbbt_fsdep *t)
+{
+    return g_hash_table_size(t->objs);
+}
+
+/* Drops readers that released; true if the entry holds nothing live. */
+static bool compact(struct tbbt_fsdep *t, struct objlock *o)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < o->nreaders; i++)
+        if (t->live(o->readers[i], t->arg))
+            o->readers[k++] = o->readers[i];
+    o->nreaders = k;
+    if (o->writer && !t->live(o->writer - 1, t->arg))
+        o->writer = 0;
+    return k == 0 && o->writer == 0;
+}
+
+static gboolean prune_one(gpointer key, gpointer value, gpointer arg)
+{
+    (void)key;
+    return compact(arg, value);
+}
+
+static struct objlock *get(struct tbbt_fsdep *t, uint64_t key)
+{
+    struct objlock *o = g_hash_table_lookup(t->objs, &key);
+    if (o)
+        return o;
+    if (g_hash_table_size(t->objs) >= t->prune_at) {
+        g_hash_table_foreach_remove(t->objs, prune_one, t);
+        t->prune_at = MAX(4096u, 2 * g_hash_table_size(t->objs));
+    }
+    o = g_new0(struct objlock, 1);
+    uint64_t *k = g_new(uint64_t, 1);
+    *k = key;
+    g_hash_table_insert(t->objs, k, o);
+    return o;
+}
+
+static void read_obj(struct tbbt_fsdep *t, uint64_t seq, struct objlock *o)
+{
+    if (o->writer && t->live(o->writer - 1, t->arg))
+        t->dep(o->writer - 1, seq, t->arg);
+    if (o->nreaders == o->cap) {
+        compact(t, o);
+        if (o->nreaders == o->cap) {
+            o->cap = MAX(4, o->cap * 2);
+            o->readers = g_renew(uint64_t, o->readers, o->cap);
+        }
+    }
+    o->readers[o->nreaders++] = seq;
+}
+
+static void write_obj(struct tbbt_fsdep *t, uint64_t seq, struct objlock *o)
+{
+    if (o->writer && t->live(o->writer - 1, t->arg))
+        t->dep(o->writer - 1, seq, t->arg);
+    for (uint32_t i = 0; i < o->nreaders; i++)
+        if (o->readers[i] != seq && t->live(o->readers[i], t->arg))
+            t->dep(o->readers[i], seq, t->arg);
+    o->nreaders = 0;
+    o->writer = seq + 1;
+}
+
+void tbbt_fsdep_admit(struct tbbt_fsdep *t, uint64_t seq, uint32_t clone,
+                      const struct tbbt_fsdep_sets *s)
+{
+    uint64_t base = (uint64_t)clone << 32;
+    for (int i = 0; i < s->nr; i++)
+        read_obj(t, seq, get(t, base | s->r[i]));
+    for (int i = 0; i < s->nw; i++)
+        write_obj(t, seq, get(t, base | s->w[i]));
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fsdep: the object locks of the FS-dependency ordering policy (TBBT paper 3.4.1 and
+ * Table 4).  The file system hierarchy is a shared data structure; each request reads
+ * or writes some of its objects.  A request may be dispatched when every earlier
+ * request that writes an object it reads, or reads or writes an object it writes, has
+ * released its locks.  The engine admits requests in trace order; this table tells it,
+ * for each new request, which earlier requests it must wait for.
+ *
+ * Objects are keys (clone << 32 | TBBT-ID), so clones never depend on each other.
+ * Holders are request sequence numbers; whether a holder still holds its locks is
+ * asked of the engine through a callback, so releasing costs nothing here.
+ *
+ * Not thread-safe: the engine calls it under its scheduler mutex.
+ */
+#ifndef TBBT_PLAYER_FSDEP_H
+#define TBBT_PLAYER_FSDEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trace/trace.h"
+
+#define TBBT_FSDEP_MAX_OBJS 4
+
+/* The objects one request reads and writes (Table 4), as TBBT-IDs. */
+struct tbbt_fsdep_sets {
+    uint64_t r[TBBT_FSDEP_MAX_OBJS], w[TBBT_FSDEP_MAX_OBJS];
+    int nr, nw;
+};
+
+/*
+ * Table 4 for rec: read set (READ, READDIR, GETATTR, READLINK, ACCESS, FS info: the
+ * object; LOOKUP: the directory and the object found) and write set (WRITE, SETATTR,
+ * COMMIT: the object; CREATE, MKDIR, SYMLINK, MKNOD: the directory and the object made,
+ * which the reply writes; REMOVE, RMDIR: the directory and the object removed; RENAME:
+ * both directories, the object moved and the one replaced; LINK: the file and the
+ * directory).  IDs of 0 are left out.  Thread-safe.
+ */
+void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s);
+
+struct tbbt_fsdep;
+
+/* True while request seq still holds its locks. */
+typedef bool (*tbbt_fsdep_live_cb)(uint64_t seq, void *arg);
+/* Request `waiter` must wait until `holder` releases. */
+typedef void (*tbbt_fsdep_dep_cb)(uint64_t holder, uint64_t waiter, void *arg);
+
+/* A new, empty table.  Given: tbbt_fsdep_free(). */
+struct tbbt_fsdep *tbbt_fsdep_new(tbbt_fsdep_live_cb live, tbbt_fsdep_dep_cb dep, void *arg);
+void tbbt_fsdep_free(struct tbbt_fsdep *t);
+
+/*
+ * Registers request seq (sequence numbers rise in admission order) of clone with the
+ * sets s: calls dep(holder, seq) once for every live earlier holder it conflicts with,
+ * then records seq as a reader or the writer of its objects.
+ */
+void tbbt_fsdep_admit(struct tbbt_fsdep *t, uint64_t seq, uint32_t clone,
+                      const struct tbbt_fsdep_sets *s);
+
+/* Objects the table tracks now (a statistic). */
+unsigned tbbt_fsdep_size(const struct tbbt_fsdep *t);
+
+#endif
