@@ -1,3 +1,793 @@
 /* SPDX-License-Identifier: MIT */
-/* placeholder: being written. */
-typedef int tbbt_placeholder_report;
+/*
+ * report: latency histograms, per-second time series and replay failures by kind of one
+ * tbbt-play run, and the JSON, text (TBBT paper Table 6) and CSV output of them.  The
+ * recording calls are the receive thread's hot path: a fixed array of lazily allocated
+ * histograms indexed by (prog, proc), a growable array of seconds, and a hash table of
+ * failure kinds whose names are made only at output.  No locks: one owner per report
+ * (report.h).  It does not time anything itself; callers pass CLOCK_MONOTONIC times.
+ */
+#include "player/report.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "trace/trace.h"
+#include "util/json.h"
+
+#define NS_PER_SEC UINT64_C(1000000000)
+#define HIST_VMAX ((UINT64_C(1) << TBBT_HIST_MAX_BITS) - 1)
+#define TEXT_TOP_KINDS 20
+
+/* One second of the time series. */
+struct sec {
+    uint64_t issued, completed, failures;
+    uint64_t lat_sum, lat_max; /* of the completed operations, ns */
+};
+
+/* One failure kind; the struct is its own hash key (the fields up to count). */
+struct kind {
+    int32_t expected, got;
+    uint16_t prog, proc;
+    uint64_t count;
+};
+
+struct tbbt_report {
+    uint64_t start_ns;
+    struct tbbt_hist *proc[TBBT_REPORT_NPROG][TBBT_REPORT_NPROC]; /* owned, lazily */
+    struct tbbt_hist all, dispatch;
+    struct sec *secs; /* owned, [cap], [0, nsecs) in use */
+    size_t nsecs, cap;
+    GHashTable *kinds; /* struct kind * -> itself, owned */
+    uint64_t failures;
+};
+
+/* ---- histogram ----------------------------------------------------------------------- */
+
+/* Bucket of v: v itself below 64, else 32 * b + (v >> b) with b = msb(v) - 5. */
+static inline unsigned hist_index(uint64_t v)
+{
+    v = v < HIST_VMAX ? v : HIST_VMAX;
+    unsigned b = (unsigned)(63 - __builtin_clzll(v | (2 * TBBT_HIST_SUB - 1))) - TBBT_HIST_SUB_BITS;
+    return (b << TBBT_HIST_SUB_BITS) + (unsigned)(v >> b);
+}
+
+/* Lower bound and width of bucket i. */
+static void hist_bucket_range(unsigned i, uint64_t *lo, uint64_t *width)
+{
+    unsigned b = i < 2 * TBBT_HIST_SUB ? 0 : (i >> TBBT_HIST_SUB_BITS) - 1;
+    uint64_t s = i - ((uint64_t)b << TBBT_HIST_SUB_BITS);
+
+    *lo = s << b;
+    *width = UINT64_C(1) << b;
+}
+
+static inline void hist_add(struct tbbt_hist *h, uint64_t v)
+{
+    h->count++;
+    h->sum += v;
+    h->min = v < h->min ? v : h->min;
+    h->max = v > h->max ? v : h->max;
+    h->bucket[hist_index(v)]++;
+}
+
+void tbbt_hist_init(struct tbbt_hist *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->min = UINT64_MAX;
+}
+
+void tbbt_hist_add(struct tbbt_hist *h, uint64_t v)
+{
+    hist_add(h, v);
+}
+
+void tbbt_hist_merge(struct tbbt_hist *dst, const struct tbbt_hist *src)
+{
+    if (src->count == 0)
+        return;
+    dst->count += src->count;
+    dst->sum += src->sum;
+    dst->min = src->min < dst->min ? src->min : dst->min;
+    dst->max = src->max > dst->max ? src->max : dst->max;
+    for (unsigned i = 0; i < TBBT_HIST_NBUCKETS; i++)
+        dst->bucket[i] += src->bucket[i];
+}
+
+uint64_t tbbt_hist_quantile(const struct tbbt_hist *h, double q)
+{
+    uint64_t rank, seen = 0, lo, width, v;
+
+    if (h->count == 0)
+        return 0;
+    if (!(q > 0))
+        return h->min;
+    if (q >= 1)
+        return h->max;
+    rank = (uint64_t)ceil(q * (double)h->count);
+    rank = rank < 1 ? 1 : rank > h->count ? h->count : rank;
+    for (unsigned i = 0; i < TBBT_HIST_NBUCKETS; i++) {
+        seen += h->bucket[i];
+        if (seen < rank)
+            continue;
+        hist_bucket_range(i, &lo, &width);
+        v = lo + width / 2;
+        return v < h->min ? h->min : v > h->max ? h->max : v;
+    }
+    return h->max; /* not reached while bucket counts add up to count */
+}
+
+double tbbt_hist_mean(const struct tbbt_hist *h)
+{
+    return h->count ? (double)h->sum / (double)h->count : 0.0;
+}
+
+uint64_t tbbt_hist_min(const struct tbbt_hist *h)
+{
+    return h->count ? h->min : 0;
+}
+
+/* ---- recording ----------------------------------------------------------------------- */
+
+static guint kind_hash(gconstpointer p)
+{
+    const struct kind *k = p;
+    uint64_t x = (uint64_t)(uint32_t)k->expected << 32 | (uint32_t)k->got;
+
+    x ^= (uint64_t)k->prog << 56 ^ (uint64_t)k->proc << 48;
+    x *= UINT64_C(0x9e3779b97f4a7c15);
+    return (guint)(x >> 32);
+}
+
+static gboolean kind_equal(gconstpointer a, gconstpointer b)
+{
+    const struct kind *x = a, *y = b;
+
+    return x->expected == y->expected && x->got == y->got && x->prog == y->prog &&
+           x->proc == y->proc;
+}
+
+struct tbbt_report *tbbt_report_new(uint64_t start_ns)
+{
+    struct tbbt_report *r = g_new0(struct tbbt_report, 1);
+
+    r->start_ns = start_ns;
+    tbbt_hist_init(&r->all);
+    tbbt_hist_init(&r->dispatch);
+    r->kinds = g_hash_table_new_full(kind_hash, kind_equal, g_free, NULL);
+    return r;
+}
+
+void tbbt_report_free(struct tbbt_report *r)
+{
+    if (!r)
+        return;
+    for (int p = 0; p < TBBT_REPORT_NPROG; p++)
+        for (int i = 0; i < TBBT_REPORT_NPROC; i++)
+            g_free(r->proc[p][i]);
+    g_free(r->secs);
+    g_hash_table_destroy(r->kinds);
+    g_free(r);
+}
+
+/* Slot of (prog, proc): out of range (prog 0 included) maps to [0][0], "other". */
+static inline bool proc_slot(int prog, int proc, unsigned *p, unsigned *i)
+{
+    bool ok = (unsigned)prog - 1 < TBBT_REPORT_NPROG - 1 && (unsigned)proc < TBBT_REPORT_NPROC;
+
+    *p = ok ? (unsigned)prog : 0;
+    *i = ok ? (unsigned)proc : 0;
+    return ok;
+}
+
+/* Cold paths of tbbt_report_op(), kept out of line. */
+static __attribute__((noinline)) struct tbbt_hist *proc_hist_new(struct tbbt_report *r,
+                                                                 unsigned p, unsigned i)
+{
+    struct tbbt_hist *h = g_new(struct tbbt_hist, 1);
+
+    tbbt_hist_init(h);
+    r->proc[p][i] = h;
+    return h;
+}
+
+static __attribute__((noinline)) void secs_grow(struct tbbt_report *r, size_t need)
+{
+    size_t cap = r->cap ? r->cap : 64;
+
+    while (cap < need)
+        cap *= 2;
+    r->secs = g_renew(struct sec, r->secs, cap);
+    memset(r->secs + r->cap, 0, (cap - r->cap) * sizeof(*r->secs));
+    r->cap = cap;
+}
+
+/* The time series entry of second s, growing the series as needed. */
+static inline struct sec *sec_at(struct tbbt_report *r, uint64_t s)
+{
+    s = s < TBBT_REPORT_MAX_SECONDS ? s : TBBT_REPORT_MAX_SECONDS - 1;
+    if (G_UNLIKELY(s >= r->cap))
+        secs_grow(r, (size_t)s + 1);
+    if (s >= r->nsecs)
+        r->nsecs = (size_t)s + 1;
+    return &r->secs[s];
+}
+
+static inline struct sec *sec_of(struct tbbt_report *r, uint64_t when_ns)
+{
+    return sec_at(r, when_ns > r->start_ns ? (when_ns - r->start_ns) / NS_PER_SEC : 0);
+}
+
+void tbbt_report_op(struct tbbt_report *r, int prog, int proc, uint64_t latency_ns,
+                    uint64_t done_ns)
+{
+    unsigned p, i;
+    struct tbbt_hist *h;
+    struct sec *s;
+
+    proc_slot(prog, proc, &p, &i);
+    h = r->proc[p][i];
+    if (G_UNLIKELY(!h))
+        h = proc_hist_new(r, p, i);
+    hist_add(h, latency_ns);
+    hist_add(&r->all, latency_ns);
+    s = sec_of(r, done_ns);
+    s->completed++;
+    s->lat_sum += latency_ns;
+    s->lat_max = latency_ns > s->lat_max ? latency_ns : s->lat_max;
+}
+
+void tbbt_report_issued(struct tbbt_report *r, uint64_t when_ns)
+{
+    sec_of(r, when_ns)->issued++;
+}
+
+static void kind_add(struct tbbt_report *r, const struct kind *key, uint64_t n)
+{
+    struct kind *k = g_hash_table_lookup(r->kinds, key);
+
+    if (!k) {
+        k = g_memdup2(key, sizeof(*key));
+        k->count = 0;
+        g_hash_table_add(r->kinds, k);
+    }
+    k->count += n;
+    r->failures += n;
+}
+
+void tbbt_report_failure(struct tbbt_report *r, int prog, int proc, int32_t expected,
+                         int32_t got, uint64_t when_ns)
+{
+    struct kind key = {.expected = expected, .got = got, .prog = (uint16_t)prog,
+                       .proc = (uint16_t)proc};
+
+    kind_add(r, &key, 1);
+    sec_of(r, when_ns)->failures++;
+}
+
+void tbbt_report_dispatch(struct tbbt_report *r, int64_t err_ns)
+{
+    hist_add(&r->dispatch, err_ns > 0 ? (uint64_t)err_ns : 0);
+}
+
+void tbbt_report_merge(struct tbbt_report *dst, const struct tbbt_report *src)
+{
+    GHashTableIter it;
+    gpointer k;
+    int64_t shift;
+
+    assert(dst != src);
+    for (unsigned p = 0; p < TBBT_REPORT_NPROG; p++)
+        for (unsigned i = 0; i < TBBT_REPORT_NPROC; i++) {
+            if (!src->proc[p][i])
+                continue;
+            if (!dst->proc[p][i])
+                proc_hist_new(dst, p, i);
+            tbbt_hist_merge(dst->proc[p][i], src->proc[p][i]);
+        }
+    tbbt_hist_merge(&dst->all, &src->all);
+    tbbt_hist_merge(&dst->dispatch, &src->dispatch);
+
+    if (src->start_ns >= dst->start_ns)
+        shift = (int64_t)((src->start_ns - dst->start_ns) / NS_PER_SEC);
+    else
+        shift = -(int64_t)((dst->start_ns - src->start_ns) / NS_PER_SEC);
+    for (size_t i = 0; i < src->nsecs; i++) {
+        const struct sec *a = &src->secs[i];
+        int64_t at = (int64_t)i + shift;
+        struct sec *b;
+
+        if (!a->issued && !a->completed && !a->failures)
+            continue;
+        b = sec_at(dst, at > 0 ? (uint64_t)at : 0);
+        b->issued += a->issued;
+        b->completed += a->completed;
+        b->failures += a->failures;
+        b->lat_sum += a->lat_sum;
+        b->lat_max = a->lat_max > b->lat_max ? a->lat_max : b->lat_max;
+    }
+
+    g_hash_table_iter_init(&it, src->kinds);
+    while (g_hash_table_iter_next(&it, &k, NULL))
+        kind_add(dst, k, ((const struct kind *)k)->count);
+}
+
+/* ---- accessors and names ------------------------------------------------------------- */
+
+const struct tbbt_hist *tbbt_report_proc_hist(const struct tbbt_report *r, int prog, int proc)
+{
+    unsigned p, i;
+
+    proc_slot(prog, proc, &p, &i); /* out of range: "other" */
+    return r->proc[p][i];
+}
+
+const struct tbbt_hist *tbbt_report_all_hist(const struct tbbt_report *r)
+{
+    return &r->all;
+}
+
+const struct tbbt_hist *tbbt_report_dispatch_hist(const struct tbbt_report *r)
+{
+    return &r->dispatch;
+}
+
+uint64_t tbbt_report_failures(const struct tbbt_report *r)
+{
+    return r->failures;
+}
+
+uint64_t tbbt_report_failure_count(const struct tbbt_report *r, int prog, int proc,
+                                   int32_t expected, int32_t got)
+{
+    struct kind key = {.expected = expected, .got = got, .prog = (uint16_t)prog,
+                       .proc = (uint16_t)proc};
+    const struct kind *k = g_hash_table_lookup(r->kinds, &key);
+
+    return k ? k->count : 0;
+}
+
+uint64_t tbbt_report_seconds(const struct tbbt_report *r)
+{
+    return r->nsecs;
+}
+
+/* "" for NFSv3, "v2." etc. otherwise, appended to s. */
+static void put_prog_prefix(GString *s, int prog)
+{
+    const char *pn;
+
+    if (prog == TBBT_PROG_NFS3)
+        return;
+    pn = tbbt_prog_name(prog);
+    if (pn)
+        g_string_append_printf(s, "%s.", pn);
+    else
+        g_string_append_printf(s, "prog%d.", prog);
+}
+
+static void put_proc(GString *s, int prog, int proc)
+{
+    const char *n = tbbt_proc_name(prog, proc);
+
+    put_prog_prefix(s, prog);
+    if (n)
+        g_string_append(s, n);
+    else
+        g_string_append_printf(s, "%d", proc);
+}
+
+static void put_status(GString *s, int prog, int32_t st)
+{
+    const char *n = st == TBBT_REPORT_NO_REPLY ? "NO_REPLY" : tbbt_status_name(prog, st);
+
+    if (n)
+        g_string_append(s, n);
+    else
+        g_string_append_printf(s, "%" PRId32, st);
+}
+
+char *tbbt_report_failure_kind(int prog, int proc, int32_t expected, int32_t got)
+{
+    GString *s = g_string_sized_new(32);
+
+    put_proc(s, prog, proc);
+    g_string_append_c(s, ':');
+    put_status(s, prog, expected);
+    g_string_append(s, "->");
+    put_status(s, prog, got);
+    return g_string_free(s, FALSE);
+}
+
+char *tbbt_report_proc_label(int prog, int proc)
+{
+    unsigned p, i;
+    GString *s;
+
+    if (!proc_slot(prog, proc, &p, &i))
+        return g_strdup("other");
+    s = g_string_sized_new(16);
+    put_proc(s, prog, proc);
+    return g_string_free(s, FALSE);
+}
+
+/* ---- sorted views for output --------------------------------------------------------- */
+
+struct proc_row {
+    char *label; /* owned */
+    const struct tbbt_hist *h;
+};
+
+static int proc_row_cmp(const void *a, const void *b)
+{
+    const struct proc_row *x = a, *y = b;
+
+    if (x->h->count != y->h->count)
+        return x->h->count > y->h->count ? -1 : 1;
+    return strcmp(x->label, y->label);
+}
+
+/* The procedures with a histogram, by count then label (given: free with rows_free()). */
+static struct proc_row *proc_rows(const struct tbbt_report *r, size_t *n)
+{
+    struct proc_row *rows = g_new(struct proc_row, TBBT_REPORT_NPROG * TBBT_REPORT_NPROC);
+    size_t k = 0;
+
+    for (int p = 0; p < TBBT_REPORT_NPROG; p++)
+        for (int i = 0; i < TBBT_REPORT_NPROC; i++) {
+            if (!r->proc[p][i] || r->proc[p][i]->count == 0)
+                continue;
+            rows[k].label = tbbt_report_proc_label(p, i);
+            rows[k].h = r->proc[p][i];
+            k++;
+        }
+    qsort(rows, k, sizeof(*rows), proc_row_cmp);
+    *n = k;
+    return rows;
+}
+
+static void rows_free(struct proc_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        g_free(rows[i].label);
+    g_free(rows);
+}
+
+struct kind_row {
+    char *name; /* owned */
+    uint64_t count;
+};
+
+static int kind_row_cmp(const void *a, const void *b)
+{
+    const struct kind_row *x = a, *y = b;
+
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Failure kinds by count then name (given: free with kinds_free()). */
+static struct kind_row *kind_rows(const struct tbbt_report *r, size_t *n)
+{
+    size_t k = 0, total = g_hash_table_size(r->kinds);
+    struct kind_row *rows = g_new(struct kind_row, total ? total : 1);
+    GHashTableIter it;
+    gpointer key;
+
+    g_hash_table_iter_init(&it, r->kinds);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+        const struct kind *kd = key;
+
+        rows[k].name = tbbt_report_failure_kind(kd->prog, kd->proc, kd->expected, kd->got);
+        rows[k].count = kd->count;
+        k++;
+    }
+    qsort(rows, k, sizeof(*rows), kind_row_cmp);
+    *n = k;
+    return rows;
+}
+
+static void kinds_free(struct kind_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        g_free(rows[i].name);
+    g_free(rows);
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : NAN; /* NaN is written as null */
+}
+
+static double trace_rate(const struct tbbt_report_counts *c)
+{
+    return ratio((double)c->trace_ops, c->trace_seconds);
+}
+
+static bool is_timestamp(const struct tbbt_report_counts *c)
+{
+    return c->timing && strcmp(c->timing, "timestamp") == 0;
+}
+
+static void json_kv_double(struct tbbt_json *j, const char *key, double v)
+{
+    tbbt_json_key(j, key);
+    tbbt_json_double(j, v);
+}
+
+static void json_kv_string(struct tbbt_json *j, const char *key, const char *s)
+{
+    tbbt_json_key(j, key);
+    if (s)
+        tbbt_json_string(j, s);
+    else
+        tbbt_json_null(j);
+}
+
+static void json_kv_bool(struct tbbt_json *j, const char *key, bool v)
+{
+    tbbt_json_key(j, key);
+    tbbt_json_bool(j, v);
+}
+
+/* {count, mean_us, p50_us, p90_us, p99_us, max_us} of h. */
+static void json_latency(struct tbbt_json *j, const struct tbbt_hist *h)
+{
+    tbbt_json_begin_object(j);
+    tbbt_json_kv_uint(j, "count", h->count);
+    json_kv_double(j, "mean_us", tbbt_hist_mean(h) / 1e3);
+    json_kv_double(j, "p50_us", (double)tbbt_hist_quantile(h, 0.50) / 1e3);
+    json_kv_double(j, "p90_us", (double)tbbt_hist_quantile(h, 0.90) / 1e3);
+    json_kv_double(j, "p99_us", (double)tbbt_hist_quantile(h, 0.99) / 1e3);
+    json_kv_double(j, "max_us", (double)h->max / 1e3);
+    tbbt_json_end_object(j);
+}
+
+static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
+                     const struct tbbt_report_counts *c)
+{
+    tbbt_json_kv_uint(j, "trace_ops", c->trace_ops);
+    tbbt_json_kv_uint(j, "ops_issued", c->ops_issued);
+    tbbt_json_kv_uint(j, "ops_completed", c->ops_completed);
+    tbbt_json_kv_uint(j, "ops_skipped", c->ops_skipped);
+    tbbt_json_kv_uint(j, "ops_unknown", c->ops_unknown);
+    tbbt_json_kv_uint(j, "corrective_ops", c->corrective_ops);
+    tbbt_json_key(j, "skipped_by_reason");
+    tbbt_json_begin_object(j);
+    tbbt_json_kv_uint(j, "no_handle", c->skipped_no_handle);
+    tbbt_json_kv_uint(j, "dependency", c->skipped_dependency);
+    tbbt_json_kv_uint(j, "not_nfs", c->skipped_not_nfs);
+    tbbt_json_kv_uint(j, "incomplete", c->skipped_incomplete);
+    tbbt_json_kv_uint(j, "filtered", c->skipped_filtered);
+    tbbt_json_end_object(j);
+    tbbt_json_kv_uint(j, "replay_failures", r->failures);
+    tbbt_json_kv_uint(j, "retries", c->retries);
+    tbbt_json_kv_uint(j, "reconnects", c->reconnects);
+    tbbt_json_kv_uint(j, "timeouts", c->timeouts);
+    tbbt_json_kv_uint(j, "unchecked", c->unchecked);
+    tbbt_json_kv_uint(j, "window_stalls", c->window_stalls);
+    tbbt_json_kv_uint(j, "peak_outstanding", c->peak_outstanding);
+}
+
+static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
+{
+    json_kv_double(j, "trace_seconds", c->trace_seconds);
+    json_kv_double(j, "wall_seconds", c->wall_seconds);
+    json_kv_double(j, "throughput_ops", ratio((double)c->ops_completed, c->wall_seconds));
+    json_kv_double(j, "trace_rate_ops", trace_rate(c));
+    json_kv_double(j, "target_rate_ops", is_timestamp(c) ? trace_rate(c) * c->speed : NAN);
+    json_kv_double(j, "speed", c->speed);
+    json_kv_string(j, "order", c->order);
+    json_kv_string(j, "timing", c->timing);
+    json_kv_string(j, "transport", c->transport);
+    tbbt_json_kv_uint(j, "clones", c->clones);
+    tbbt_json_kv_uint(j, "connections", c->connections);
+    tbbt_json_kv_uint(j, "window", c->window);
+    tbbt_json_kv_uint(j, "max_outstanding", c->max_outstanding);
+    json_kv_bool(j, "finished", c->finished);
+    json_kv_string(j, "error", c->error);
+}
+
+static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
+{
+    const struct tbbt_hist *d = &r->dispatch;
+    struct proc_row *rows;
+    size_t n;
+
+    tbbt_json_key(j, "dispatch_error_us");
+    tbbt_json_begin_object(j);
+    tbbt_json_kv_uint(j, "count", d->count);
+    json_kv_double(j, "p50", d->count ? (double)tbbt_hist_quantile(d, 0.50) / 1e3 : NAN);
+    json_kv_double(j, "p99", d->count ? (double)tbbt_hist_quantile(d, 0.99) / 1e3 : NAN);
+    json_kv_double(j, "max", d->count ? (double)d->max / 1e3 : NAN);
+    tbbt_json_end_object(j);
+
+    tbbt_json_key(j, "all");
+    json_latency(j, &r->all);
+    rows = proc_rows(r, &n);
+    tbbt_json_key(j, "procedures");
+    tbbt_json_begin_object(j);
+    for (size_t i = 0; i < n; i++) {
+        tbbt_json_key(j, rows[i].label);
+        json_latency(j, rows[i].h);
+    }
+    tbbt_json_end_object(j);
+    rows_free(rows, n);
+}
+
+static void json_kinds(struct tbbt_json *j, const struct tbbt_report *r)
+{
+    size_t n;
+    struct kind_row *rows = kind_rows(r, &n);
+
+    tbbt_json_key(j, "replay_failures_by_kind");
+    tbbt_json_begin_object(j);
+    for (size_t i = 0; i < n; i++)
+        tbbt_json_kv_uint(j, rows[i].name, rows[i].count);
+    tbbt_json_end_object(j);
+    kinds_free(rows, n);
+}
+
+char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_counts *c,
+                       const struct tbbt_report_verify *v)
+{
+    struct tbbt_json j;
+
+    tbbt_json_init(&j);
+    tbbt_json_begin_object(&j);
+    json_ops(&j, r, c);
+    json_kinds(&j, r);
+    json_run(&j, c);
+    json_latencies(&j, r);
+    if (v) {
+        tbbt_json_key(&j, "verify");
+        tbbt_json_begin_object(&j);
+        json_kv_bool(&j, "ok", v->ok);
+        tbbt_json_kv_uint(&j, "mismatches", v->mismatches);
+        tbbt_json_kv_uint(&j, "checked", v->checked);
+        tbbt_json_end_object(&j);
+    }
+    tbbt_json_end_object(&j);
+    return tbbt_json_finish(&j);
+}
+
+/* ---- text ---------------------------------------------------------------------------- */
+
+static const char *or_unknown(const char *s)
+{
+    return s ? s : "?";
+}
+
+static double ms(uint64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+static void text_rate(FILE *out, const char *what, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%s %.1f ops/s", what, v);
+    else
+        fprintf(out, "%s - ops/s", what);
+}
+
+static void text_header(FILE *out, const struct tbbt_report *r, const struct tbbt_report_counts *c)
+{
+    const struct tbbt_hist *d = &r->dispatch;
+
+    fprintf(out, "tbbt-play report: %s order, %s timing, speed %g\n", or_unknown(c->order),
+            or_unknown(c->timing), c->speed);
+    fprintf(out, "  setup        %s, %" PRIu32 " clone%s, %" PRIu32 " connection%s, window %" PRIu32
+                 ", max outstanding %" PRIu32 "\n",
+            or_unknown(c->transport), c->clones, c->clones == 1 ? "" : "s", c->connections,
+            c->connections == 1 ? "" : "s", c->window, c->max_outstanding);
+    fprintf(out, "  run          %.3f s wall, trace span %.3f s, %s%s%s\n", c->wall_seconds,
+            c->trace_seconds, c->finished ? "finished" : "stopped early",
+            c->error ? ": " : "", c->error ? c->error : "");
+    text_rate(out, "  throughput  ", ratio((double)c->ops_completed, c->wall_seconds));
+    text_rate(out, " (trace rate", trace_rate(c));
+    fprintf(out, " x speed %g =", c->speed);
+    text_rate(out, "", trace_rate(c) * c->speed);
+    fprintf(out, "%s)\n", is_timestamp(c) ? " target" : "");
+    fprintf(out, "  operations   trace %" PRIu64 ", issued %" PRIu64 ", completed %" PRIu64
+                 ", skipped %" PRIu64 ", unknown %" PRIu64 ", corrective %" PRIu64 "\n",
+            c->trace_ops, c->ops_issued, c->ops_completed, c->ops_skipped, c->ops_unknown,
+            c->corrective_ops);
+    fprintf(out, "  skipped      no handle %" PRIu64 ", dependency %" PRIu64 ", not nfs %" PRIu64
+                 ", incomplete %" PRIu64 ", filtered %" PRIu64 "\n",
+            c->skipped_no_handle, c->skipped_dependency, c->skipped_not_nfs,
+            c->skipped_incomplete, c->skipped_filtered);
+    fprintf(out, "  failures     %" PRIu64 " replay failures, %" PRIu64 " unchecked replies\n",
+            r->failures, c->unchecked);
+    fprintf(out, "  retries      %" PRIu64 " retries, %" PRIu64 " reconnects, %" PRIu64
+                 " timeouts\n",
+            c->retries, c->reconnects, c->timeouts);
+    if (d->count)
+        fprintf(out, "  dispatch     error p50 %.3f ms, p99 %.3f ms, max %.3f ms (%" PRIu64
+                     " requests)\n",
+                ms(tbbt_hist_quantile(d, 0.5)), ms(tbbt_hist_quantile(d, 0.99)), ms(d->max),
+                d->count);
+    else
+        fprintf(out, "  dispatch     error not measured\n");
+    fprintf(out, "  outstanding  peak %" PRIu64 ", window stalls %" PRIu64 "\n",
+            c->peak_outstanding, c->window_stalls);
+}
+
+static void text_row(FILE *out, const char *label, const struct tbbt_hist *h)
+{
+    fprintf(out, "  %-18s %10" PRIu64 " %9.3f %9.3f %9.3f %9.3f %9.3f\n", label, h->count,
+            tbbt_hist_mean(h) / 1e6, ms(tbbt_hist_quantile(h, 0.5)),
+            ms(tbbt_hist_quantile(h, 0.9)), ms(tbbt_hist_quantile(h, 0.99)), ms(h->max));
+}
+
+static void text_procs(FILE *out, const struct tbbt_report *r)
+{
+    size_t n;
+    struct proc_row *rows = proc_rows(r, &n);
+
+    fprintf(out, "\n  %-18s %10s %9s %9s %9s %9s %9s\n", "procedure (ms)", "count", "mean",
+            "p50", "p90", "p99", "max");
+    for (size_t i = 0; i < n; i++)
+        text_row(out, rows[i].label, rows[i].h);
+    text_row(out, "all", &r->all);
+    rows_free(rows, n);
+}
+
+static void text_kinds(FILE *out, const struct tbbt_report *r)
+{
+    size_t n;
+    struct kind_row *rows = kind_rows(r, &n);
+
+    if (n) {
+        fprintf(out, "\n  replay failures by kind%s\n", n > TEXT_TOP_KINDS ? " (top 20)" : "");
+        for (size_t i = 0; i < n && i < TEXT_TOP_KINDS; i++)
+            fprintf(out, "  %10" PRIu64 "  %s\n", rows[i].count, rows[i].name);
+        if (n > TEXT_TOP_KINDS)
+            fprintf(out, "  ... and %zu more kinds\n", n - TEXT_TOP_KINDS);
+    }
+    kinds_free(rows, n);
+}
+
+void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_report_counts *c,
+                      const struct tbbt_report_verify *v)
+{
+    text_header(out, r, c);
+    if (v)
+        fprintf(out, "  verify       %s: %" PRIu64 " checked, %" PRIu64 " mismatches\n",
+                v->ok ? "ok" : "FAILED", v->checked, v->mismatches);
+    text_procs(out, r);
+    text_kinds(out, r);
+}
+
+/* ---- CSV ----------------------------------------------------------------------------- */
+
+int tbbt_report_timeseries_csv(const struct tbbt_report *r, const char *path)
+{
+    bool std = strcmp(path, "-") == 0;
+    FILE *f = std ? stdout : fopen(path, "w");
+    int err = 0;
+
+    if (!f)
+        return -errno;
+    errno = 0;
+    fputs("second,issued,completed,failures,mean_latency_us,max_latency_us\n", f);
+    for (size_t i = 0; i < r->nsecs; i++) {
+        const struct sec *s = &r->secs[i];
+        double mean = s->completed ? (double)s->lat_sum / (double)s->completed / 1e3 : 0.0;
+
+        fprintf(f, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f\n", i, s->issued,
+                s->completed, s->failures, mean, (double)s->lat_max / 1e3);
+    }
+    if (fflush(f) != 0 || ferror(f))
+        err = errno ? -errno : -EIO;
+    if (!std && fclose(f) != 0 && !err)
+        err = errno ? -errno : -EIO;
+    return err;
+}

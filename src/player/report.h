@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report: the statistics of one tbbt-play run and their output (TBBT paper 4, Table 6:
+ * per-operation latency and overall throughput).  It keeps latency histograms per
+ * procedure and for all operations, the dispatch error of timestamp timing, a
+ * per-second time series (issued, completed, failures, latency) and the replay failures
+ * by kind (procedure, status the trace recorded, status the server answered).  It does
+ * not count anything else: the engine's counters arrive in struct tbbt_report_counts
+ * and are only printed.  Output: JSON (the --report-json contract, docs/tbbt-play.md),
+ * a human table, and a CSV time series.
+ *
+ * Threads: a report belongs to one thread at a time and takes no locks; the send and
+ * receive threads each fill their own, and the tool merges them after joining.  The
+ * histogram is a plain struct in caller storage with the same rule.
+ *
+ * Histogram layout (log-linear, as HdrHistogram with 2 significant binary digits of
+ * 5 bits): values below 64 ns have one bucket each; above, every power of two
+ * [2^k, 2^(k+1)) is split into 32 equal buckets, so a bucket's width is at most 1/32 of
+ * its lower bound.  Values of 2^42 ns (~73 min) and more share the last bucket; count,
+ * sum, min and max are kept exactly.
+ */
+#ifndef TBBT_PLAYER_REPORT_H
+#define TBBT_PLAYER_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- latency histogram --------------------------------------------------------------- */
+
+#define TBBT_HIST_SUB_BITS 5                          /* 32 sub-buckets per power of two */
+#define TBBT_HIST_SUB (1u << TBBT_HIST_SUB_BITS)
+#define TBBT_HIST_MAX_BITS 42                         /* values below 2^42 ns are bucketed */
+#define TBBT_HIST_NBUCKETS ((TBBT_HIST_MAX_BITS - TBBT_HIST_SUB_BITS + 1) * TBBT_HIST_SUB)
+
+struct tbbt_hist {
+    uint64_t count;
+    uint64_t sum;                   /* of the values, ns (wraps after ~584 years) */
+    uint64_t min, max;              /* UINT64_MAX and 0 while empty */
+    uint64_t bucket[TBBT_HIST_NBUCKETS];
+};
+
+/* Makes h empty.  h: caller storage (~9.7 KiB), no allocation, nothing to release. */
+void tbbt_hist_init(struct tbbt_hist *h);
+/* Adds one value (ns).  O(1); no branch but the clamp to the last bucket. */
+void tbbt_hist_add(struct tbbt_hist *h, uint64_t v);
+/* Adds every value of src (borrowed) to dst; dst == src doubles every count. */
+void tbbt_hist_merge(struct tbbt_hist *dst, const struct tbbt_hist *src);
+/*
+ * The q-quantile (q in [0,1], clamped; NaN counts as 0): the value of rank ceil(q*count)
+ * (at least 1), given as the midpoint of its bucket clipped to [min, max], so within
+ * 1/64 of the exact value (exact below 64 ns, for q = 0 and for q = 1).  0 if empty.
+ */
+uint64_t tbbt_hist_quantile(const struct tbbt_hist *h, double q);
+/* Exact mean (sum / count), 0 if empty. */
+double tbbt_hist_mean(const struct tbbt_hist *h);
+/* Smallest value, 0 if empty (h->min is UINT64_MAX then). */
+uint64_t tbbt_hist_min(const struct tbbt_hist *h);
+
+/* ---- run report ---------------------------------------------------------------------- */
+
+/* `got` of tbbt_report_failure() for a call that never got a reply. */
+#define TBBT_REPORT_NO_REPLY (-1)
+/* Progs 0..4 (enum tbbt_prog) by procedures 0..31; anything else counts as "other". */
+#define TBBT_REPORT_NPROG 5
+#define TBBT_REPORT_NPROC 32
+/* Time series length cap (~48 days); later events count in the last second. */
+#define TBBT_REPORT_MAX_SECONDS (1u << 22)
+
+struct tbbt_report;
+
+/*
+ * A new, empty report (given: free with tbbt_report_free()).  start_ns: CLOCK_MONOTONIC
+ * time of the run's start (tbbt_now_ns()), second 0 of the time series; earlier events
+ * count in second 0.
+ */
+struct tbbt_report *tbbt_report_new(uint64_t start_ns);
+/* Frees r and all it holds; NULL is a no-op. */
+void tbbt_report_free(struct tbbt_report *r);
+/*
+ * Adds everything src (borrowed, != dst) holds to dst.  Time series are aligned on dst's
+ * start (src's seconds are shifted by the difference of the starts, whole seconds).
+ * Neither may be in use by another thread.
+ */
+void tbbt_report_merge(struct tbbt_report *dst, const struct tbbt_report *src);
+
+/*
+ * A completed operation: a reply to (prog, proc) came at done_ns (CLOCK_MONOTONIC),
+ * latency_ns after its call was sent.  Hot path of the receive thread: ~10-20 ns, it
+ * allocates only the first time a procedure is seen and when the time series grows.
+ */
+void tbbt_report_op(struct tbbt_report *r, int prog, int proc, uint64_t latency_ns,
+                    uint64_t done_ns);
+/* An operation sent at when_ns (issued per second).  Send thread. */
+void tbbt_report_issued(struct tbbt_report *r, uint64_t when_ns);
+/*
+ * A replay failure at when_ns: the trace recorded status `expected`, the server
+ * answered `got` (NFS/MOUNT status numbers), or got = TBBT_REPORT_NO_REPLY for a call
+ * that got no reply (timed out, lost with its connection).  Counted by kind
+ * (tbbt_report_failure_kind()) and per second.
+ */
+void tbbt_report_failure(struct tbbt_report *r, int prog, int proc, int32_t expected,
+                         int32_t got, uint64_t when_ns);
+/* Dispatch error of one request in timestamp timing: actual - scheduled send time, ns
+ * (negative counts as 0).  Send thread. */
+void tbbt_report_dispatch(struct tbbt_report *r, int64_t err_ns);
+
+/*
+ * The name of a failure kind (given: g_free()): "<proc>:<EXPECTED>-><GOT>" with the
+ * names of tbbt_proc_name()/tbbt_status_name(), decimal numbers where unknown and
+ * "NO_REPLY" for TBBT_REPORT_NO_REPLY; procedures of other programs than NFSv3 are
+ * prefixed with the program ("v2.lookup:OK->NOENT", "mnt3.mnt:OK->ACCES").
+ */
+char *tbbt_report_failure_kind(int prog, int proc, int32_t expected, int32_t got);
+/*
+ * The name under which (prog, proc) is reported (given: g_free()): "getattr" for
+ * NFSv3, "v2.getattr", "mnt3.mnt", "other" for a prog/proc out of range.
+ */
+char *tbbt_report_proc_label(int prog, int proc);
+
+/* Accessors (borrowed results, valid until r changes or is freed). */
+/* The latency histogram of (prog, proc), NULL if no operation of it completed. */
+const struct tbbt_hist *tbbt_report_proc_hist(const struct tbbt_report *r, int prog, int proc);
+/* Latency of all completed operations. */
+const struct tbbt_hist *tbbt_report_all_hist(const struct tbbt_report *r);
+/* Dispatch errors (ns). */
+const struct tbbt_hist *tbbt_report_dispatch_hist(const struct tbbt_report *r);
+/* Total replay failures, and those of one kind. */
+uint64_t tbbt_report_failures(const struct tbbt_report *r);
+uint64_t tbbt_report_failure_count(const struct tbbt_report *r, int prog, int proc,
+                                   int32_t expected, int32_t got);
+/* Seconds in the time series (last second with activity + 1; 0 if none). */
+uint64_t tbbt_report_seconds(const struct tbbt_report *r);
+
+/* Counters and facts of the run that the engine keeps (plain struct the caller fills). */
+struct tbbt_report_counts {
+    uint64_t trace_ops;        /* op records read from the trace (after --subset filtering) */
+    uint64_t ops_issued, ops_completed, ops_skipped, ops_unknown; /* unknown: no reply */
+    uint64_t skipped_no_handle, skipped_dependency, skipped_not_nfs, skipped_incomplete,
+        skipped_filtered;
+    uint64_t corrective_ops;   /* corrective records of the trace that were replayed */
+    uint64_t retries, reconnects, timeouts, unchecked; /* unchecked: no outcome to compare */
+    uint64_t window_stalls, peak_outstanding;
+    double wall_seconds;       /* replay time */
+    double trace_seconds;      /* span of the trace's call times */
+    double speed;              /* --speed (1 for full speed's "trace rate x speed" line) */
+    const char *order, *timing, *transport; /* "conservative"/"fsdep", "full"/"timestamp",
+                                               "tcp"/"udp" (borrowed, NULL: unknown) */
+    uint32_t clones, connections, window, max_outstanding;
+    bool finished;             /* the replay ran to the end */
+    const char *error;         /* why not (borrowed), or NULL */
+};
+
+/* The optional --verify result. */
+struct tbbt_report_verify {
+    bool ok;
+    uint64_t checked, mismatches;
+};
+
+/*
+ * The report as JSON text (given: g_free()).  r and c borrowed; v borrowed or NULL (then
+ * no "verify" key).  Keys, a contract: ops_issued, ops_completed, ops_skipped,
+ * ops_unknown, corrective_ops, skipped_by_reason {no_handle, dependency, not_nfs,
+ * incomplete, filtered}, replay_failures, replay_failures_by_kind {kind: n} (by count),
+ * retries, reconnects, timeouts, unchecked, window_stalls, peak_outstanding, trace_ops,
+ * trace_seconds, wall_seconds, throughput_ops (completed / wall), trace_rate_ops
+ * (trace_ops / trace_seconds), target_rate_ops (trace rate x speed, null in full-speed
+ * timing), speed, order, timing, transport, clones, connections, window,
+ * max_outstanding, finished, error, dispatch_error_us {count, p50, p99, max},
+ * all {count, mean_us, p50_us, p90_us, p99_us, max_us}, procedures {label: {same}} (by
+ * count), verify {ok, mismatches, checked}.  Undefined numbers (a rate over 0 seconds,
+ * dispatch quantiles without samples) are null.
+ */
+char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_counts *c,
+                       const struct tbbt_report_verify *v);
+/*
+ * The human report, in the style of the paper's Table 6, written to out (borrowed): a
+ * header (settings, wall time, throughput against the trace's own rate x speed,
+ * operation counts, failures, retries, reconnects, dispatch error, peak outstanding,
+ * window stalls, verify), the per-procedure latency table in ms (count, mean, p50, p90,
+ * p99, max; by count) and the top 20 replay failure kinds.
+ */
+void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_report_counts *c,
+                      const struct tbbt_report_verify *v);
+/*
+ * Writes the per-second time series as CSV to path ("-": stdout): header
+ * "second,issued,completed,failures,mean_latency_us,max_latency_us", one row per second
+ * from 0 to the last second with activity, zeros for idle seconds.  0 or -errno.
+ */
+int tbbt_report_timeseries_csv(const struct tbbt_report *r, const char *path);
+
+#endif
