@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The main job, end to end, on a fresh Debian 12 machine (as root): installs the
-# dependencies, builds tbbt, starts the lab NFS-Ganesha server on 127.0.0.1, records
-# real NFSv3 client traffic (libnfs) with tcpdump, converts the capture into a TBBT
-# trace and prints the summary.  Later stages (tbbt-init, tbbt-play, the report) join
-# here as they are built.  Everything it starts is stopped at the end.
+# dependencies, builds tbbt, starts the lab NFS-Ganesha server on 127.0.0.1 over a
+# loop-device ext4 image, converts a bundled real capture (traces/v3-tcp-mid.pcap, cut
+# from the middle of a client run: its objects exist at trace start) into a TBBT trace
+# and hierarchy map, builds three aged copies of the initial image with tbbt-init
+# (synthetic files to 30 % full, interleaved appends) and measures the aging, restarts
+# the server (no stale caches), then replays the trace with tbbt-play at 1x in
+# timestamp mode and at full speed with both ordering policies, each on its own fresh
+# copy with --verify, and prints the reports.  Everything it starts is stopped at the end.
 #
-#   bash tools/demo.sh [--ops N] [--out DIR]
+#   bash tools/demo.sh [--trace PCAP] [--out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
-ops=20000
+cap=$top/traces/v3-tcp-mid.pcap
 out=$top/out/demo
 while [ $# -gt 0 ]; do
   case "$1" in
-    --ops) ops=$2; shift ;;
+    --trace) cap=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "demo: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
-say() { echo "demo: $*"; }
-[ "$(id -u)" -eq 0 ] || { echo "demo: must run as root (loop devices, tcpdump)" >&2; exit 1; }
+say() { echo; echo "demo: $*"; }
+[ "$(id -u)" -eq 0 ] || { echo "demo: must run as root (loop devices, the NFS server)" >&2; exit 1; }
 
 say "installing dependencies (skipped when present)"
 bash tools/install-deps.sh
@@ -32,14 +36,12 @@ cmake --build build -j "$(nproc)" >/dev/null
 mkdir -p "$out"
 
 trap 'bash tools/tbbt-lab stop -q >/dev/null 2>&1 || true' EXIT
-say "starting the lab server and recording client traffic ($ops extra operations)"
-bash tools/make-captures.sh --build build --out "$out" --only v3-tcp --big "$ops" --no-verify >"$out/capture.log" 2>&1 \
-  || { tail -n 20 "$out/capture.log"; exit 1; }
-cap=$out/big.pcap
-say "capture: $cap ($(du -h "$cap" | cut -f1))"
-
-say "converting"
-build/src/extract/tbbt-convert --summary-json "$out/summary.json" -o "$out/demo.tbbt" "$cap"
+say "starting the lab server (NFS-Ganesha, VFS FSAL on a 1 GiB ext4 loop image)"
+bash tools/tbbt-lab start --size 1G -q
+eval "$(bash tools/tbbt-lab env)"
+bin=build/src
+say "converting $cap"
+$bin/extract/tbbt-convert --summary-json "$out/summary.json" -o "$out/demo.tbbt" "$cap"
 python3 - "$out/summary.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -62,4 +64,40 @@ say "first entries of the hierarchy map:"
 head -n 6 "$out/demo.tbbt.map" | cut -c1-160
 say "checking the trace against its map (the start image a replay would see):"
 build/src/extract/tbbt-convert --check "$out/demo.tbbt"
-say "done: trace $out/demo.tbbt, map $out/demo.tbbt.map, summary $out/summary.json"
+
+img=$TBBT_LAB_EXPORT/demo-image
+rm -rf "$img"
+mkdir -p "$img"
+say "tbbt-init: three aged copies of the initial image (fill 30 %, scope 16M, 8 appends)"
+$bin/aging/tbbt-init --map "$out/demo.tbbt.map" --root "$img" --manifest "$out/demo.manifest" \
+  --clones 3 --fill 0.3 --scope 16M --appends 8 --no-progress
+say "aging measured on the image (tbbt-init --measure):"
+$bin/aging/tbbt-init --measure "$img"
+say "restarting the server: tbbt-init wrote behind its back, no stale caches"
+bash tools/tbbt-lab restart -q
+
+play() {   # play NAME FIRST_CLONE ARGS...
+  local name=$1 k=$2; shift 2
+  say "tbbt-play: $name (image $k)"
+  $bin/player/tbbt-play --trace "$out/demo.tbbt" --manifest "$out/demo.manifest" \
+    --server "$TBBT_LAB_SERVER" --export "$TBBT_LAB_EXPORT" --first-clone "$k" --verify \
+    --no-progress --report-json "$out/play-$name.json" --timeseries "$out/play-$name.csv" "$@"
+}
+play timestamp-1x 0 --timing timestamp --speed 1 --order conservative
+play full-conservative 1 --timing full --order conservative
+play full-fsdep 2 --timing full --order fsdep
+
+say "summary"
+python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+print("  %-18s %10s %10s %9s %9s %8s %s" % ("run", "ops", "wall s", "ops/s", "failures",
+                                           "verify", "dispatch p99 us"))
+for name in ("timestamp-1x", "full-conservative", "full-fsdep"):
+    r = json.load(open("%s/play-%s.json" % (out, name)))
+    d = r["dispatch_error_us"]["p99"]
+    print("  %-18s %10d %10.3f %9.0f %9d %8s %s" % (name, r["ops_completed"], r["wall_seconds"],
+          r["throughput_ops"] or 0, r["replay_failures"], r.get("verify", {}).get("ok"),
+          "-" if d is None else "%.0f" % d))
+PY
+say "done: trace $out/demo.tbbt, map $out/demo.tbbt.map, manifest $out/demo.manifest, reports $out/play-*.json"

@@ -56,6 +56,7 @@ struct slot {
     bool same_xid;              /* RESEND: retransmit with xid */
     bool fixup;                 /* send a LOOKUP of (dir, name): a retried create found it */
     bool made_pending;          /* this request set its object's handle PENDING */
+    bool made_was_known;        /* ... which was KNOWN before (restored if it fails) */
     bool checked;               /* expected holds the trace's outcome */
     bool creates;               /* CREATE, MKDIR, SYMLINK, MKNOD, LINK: retried */
     bool sent;                  /* went out at least once */
@@ -296,7 +297,7 @@ static void made_failed(struct eng *e, struct slot *s)
         return;
     struct tbbt_handle *h = made_handle(e, s);
     if (h && h->state == TBBT_HANDLE_PENDING)
-        h->state = TBBT_HANDLE_FAILED;
+        h->state = s->made_was_known ? TBBT_HANDLE_KNOWN : TBBT_HANDLE_FAILED;
     s->made_pending = false;
 }
 
@@ -309,11 +310,12 @@ static void skip_locked(struct eng *e, struct slot *s, enum skip_why why)
     case SKIP_NO_HANDLE: e->c.skipped_no_handle++; break;
     case SKIP_DEPENDENCY: e->c.skipped_dependency++; break;
     }
-    if (s->creates) {
+    if (s->made_pending) {
+        made_failed(e, s);
+    } else if (s->creates) {
         struct tbbt_handle *h = made_handle(e, s);
         if (h && h->state != TBBT_HANDLE_KNOWN)
             h->state = TBBT_HANDLE_FAILED;
-        s->made_pending = false;
     }
     complete_locked(e, s);
 }
@@ -355,7 +357,7 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->seq = seq;
     s->clone = clone;
     s->attempts = s->retrans = 0;
-    s->same_xid = s->fixup = s->made_pending = s->sent = false;
+    s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
     s->ndeps = 0;
     s->nwaiters = 0;
     s->creates = is_create(r) || tbbt_ns_op(r) == TBBT_NS_OP_LINK;
@@ -529,15 +531,21 @@ static unsigned conn_of(struct eng *e, const struct slot *s)
     return (unsigned)(((id * 0x9e3779b97f4a7c15ull) >> 32) + s->clone) % e->nconns;
 }
 
-/* Under mu: a picked request goes in flight; the object it makes becomes PENDING. */
+/*
+ * Under mu: a picked request goes in flight; the object it makes becomes PENDING until
+ * the reply binds its new handle, even when the ID had a handle: a create makes a new
+ * object (after a rename over the old one, say), and the old handle may be stale.
+ * Requests that need it wait (fsdep: the reply lock; conservative: needs_pending()).
+ */
 static void take_locked(struct eng *e, struct slot *s)
 {
     if (s->state == S_WAIT) {
         e->inflight++;
         s->conn = (uint8_t)conn_of(e, s);
-        if (s->creates && is_create(&s->rec)) {
+        if (is_create(&s->rec)) {
             struct tbbt_handle *h = made_handle(e, s);
-            if (h && h->state != TBBT_HANDLE_KNOWN) {
+            if (h && h->state != TBBT_HANDLE_PENDING) {
+                s->made_was_known = h->state == TBBT_HANDLE_KNOWN;
                 h->state = TBBT_HANDLE_PENDING;
                 s->made_pending = true;
             }
@@ -859,13 +867,18 @@ static void rx_extract(struct eng *e, const struct tbbt_rpcconn_reply *rp, struc
     (void)e;
 }
 
+/*
+ * Binds the handle a reply returned to the object the record names: always for the
+ * object a create made (PENDING, see take_locked()), for a LOOKUP only if the ID had no
+ * handle (KNOWN handles never change under the send thread otherwise).
+ */
 static void bind_made(struct eng *e, struct slot *s, const struct rxdone *d)
 {
     uint64_t obj = rec_obj(&s->rec);
     struct tbbt_handles *h = e->o->handles[s->clone];
     if (obj && d->fhlen && d->nfs == 0) {
         const struct tbbt_handle *k = tbbt_handles_peek(h, obj);
-        if (!k || k->state != TBBT_HANDLE_KNOWN)
+        if (s->made_pending || !k || k->state != TBBT_HANDLE_KNOWN)
             tbbt_handles_set(h, obj, d->fh, d->fhlen);
         s->made_pending = false;
         return;
@@ -873,7 +886,9 @@ static void bind_made(struct eng *e, struct slot *s, const struct rxdone *d)
     if (s->made_pending) {
         struct tbbt_handle *k = made_handle(e, s);
         if (k && k->state == TBBT_HANDLE_PENDING)
-            k->state = s->checked && s->expected == 0 ? TBBT_HANDLE_FAILED : TBBT_HANDLE_NONE;
+            k->state = s->made_was_known ? TBBT_HANDLE_KNOWN
+                       : s->checked && s->expected == 0 ? TBBT_HANDLE_FAILED
+                                                        : TBBT_HANDLE_NONE;
         s->made_pending = false;
     }
 }

@@ -30,9 +30,10 @@
 static gchar *opt_trace, *opt_manifest, *opt_server, *opt_export, *opt_map;
 static gchar *opt_proto = "tcp", *opt_order = "conservative", *opt_timing = "full";
 static gchar *opt_report_json, *opt_timeseries, *opt_events, *opt_subset_client;
-static gchar *opt_subset_subtree;
+static gchar *opt_subset_subtree, *opt_image_root;
 static gdouble opt_speed = 1.0;
-static gint opt_clones = 1, opt_window = 4096, opt_max_out = 64, opt_conns = 1, opt_batch = 32;
+static gint opt_clones = 1, opt_first_clone, opt_window = 4096, opt_max_out = 64;
+static gint opt_conns = 1, opt_batch = 32;
 static gint opt_nfs_port, opt_mount_port, opt_uid = -1, opt_gid = -1, opt_timeout_ms;
 static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30;
 static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
@@ -47,6 +48,9 @@ static const GOptionEntry entries[] = {
      "Path to MOUNT on the server (for NFSv3 the export's real path)", "PATH"},
     {"map", 0, 0, G_OPTION_ARG_FILENAME, &opt_map,
      "Hierarchy map (default: the manifest's, else TRACE.map)", "MAP"},
+    {"image-root", 0, 0, G_OPTION_ARG_STRING, &opt_image_root,
+     "Server path of the image (default: the manifest's root; it must lie under --export)",
+     "PATH"},
     {"proto", 0, 0, G_OPTION_ARG_STRING, &opt_proto, "Transport: tcp (default) or udp", "P"},
     {"order", 0, 0, G_OPTION_ARG_STRING, &opt_order,
      "Ordering policy: conservative (default) or fsdep", "POLICY"},
@@ -56,6 +60,9 @@ static const GOptionEntry entries[] = {
      "Timestamp timing: temporal scaling, X > 1 replays faster (default 1)", "X"},
     {"clones", 'n', 0, G_OPTION_ARG_INT, &opt_clones,
      "Spatial scale-up: replay N copies against the N images of tbbt-init --clones N", "N"},
+    {"first-clone", 0, 0, G_OPTION_ARG_INT, &opt_first_clone,
+     "Use the manifest's images from number K on (default 0), e.g. one fresh image per run",
+     "K"},
     {"window", 'w', 0, G_OPTION_ARG_INT, &opt_window,
      "Lookahead window: trace records held at once (default 4096)", "N"},
     {"max-outstanding", 'k', 0, G_OPTION_ARG_INT, &opt_max_out,
@@ -285,18 +292,22 @@ static int startup(struct run *r)
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
-    if ((guint)opt_clones > r->man->clones->len) {
-        fprintf(stderr, PROG ": --clones %d but the manifest '%s' has %u image(s) "
-                "(tbbt-init --clones N)\n", opt_clones, opt_manifest, r->man->clones->len);
+    if ((guint)(opt_first_clone + opt_clones) > r->man->clones->len) {
+        fprintf(stderr, PROG ": --first-clone %d --clones %d but the manifest '%s' has %u "
+                "image(s) (tbbt-init --clones N)\n", opt_first_clone, opt_clones, opt_manifest,
+                r->man->clones->len);
         return -1;
     }
     r->map_path = opt_map ? g_strdup(opt_map)
                   : r->man->map ? g_strdup(r->man->map) : tbbt_ns_map_path(opt_trace);
     if (map_root(r->map_path, &r->root_id) < 0)
         return -1;
+    if (r->root_id == 0)   /* no MOUNT in the trace: the image root gets a slot of its own */
+        r->root_id = TBBT_HANDLES_MAX_ID - 1;
     r->vers = trace_version(opt_trace);
-    if (r->man->root && tbbt_resolve_relpath(opt_export, r->man->root, &r->root_rel, err,
-                                             sizeof(err)) < 0) {
+    const char *image_root = opt_image_root ? opt_image_root : r->man->root;
+    if (image_root && tbbt_resolve_relpath(opt_export, image_root, &r->root_rel, err,
+                                           sizeof(err)) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
@@ -336,10 +347,11 @@ static int startup(struct run *r)
         struct tbbt_resolve_opts ro = {.vers = r->vers, .want = want_id, .want_arg = &r->ss,
                                        .root_path = r->root_rel};
         struct tbbt_resolve_stats st = {0};
-        rc = tbbt_resolve_run(c, r->man, (uint32_t)i, &r->export_root, r->root_id, &ro,
-                              r->handles[i], &st, err, sizeof(err));
+        rc = tbbt_resolve_run(c, r->man, (uint32_t)(opt_first_clone + i), &r->export_root,
+                              r->root_id, &ro, r->handles[i], &st, err, sizeof(err));
         if (rc < 0) {
-            fprintf(stderr, PROG ": start-up look-up of clone %d: %s\n", i, err);
+            fprintf(stderr, PROG ": start-up look-up of image %d: %s\n", opt_first_clone + i,
+                    err);
             break;
         }
         tbbt_log(TBBT_LOG_INFO, "clone %d: %" PRIu64 " objects resolved in %.2f s", i,
@@ -502,8 +514,8 @@ static const char *check_usage(void)
         return "--timing must be full or timestamp";
     if (!(opt_speed > 0) || opt_speed > 1e6)
         return "--speed must be a number above 0";
-    if (opt_clones < 1 || opt_clones > 1000 || opt_window < 2 || opt_max_out < 1 ||
-        opt_conns < 1 || opt_conns > 255 || opt_batch < 1)
+    if (opt_clones < 1 || opt_clones > 1000 || opt_first_clone < 0 || opt_window < 2 ||
+        opt_max_out < 1 || opt_conns < 1 || opt_conns > 255 || opt_batch < 1)
         return "--clones (1..1000), --window (2 or more), --max-outstanding, --connections "
                "(1..255) and --batch must be positive";
     if (opt_retries < 0 || opt_retries > 50 || opt_retrans < 0 || opt_retrans > 50 ||

@@ -3,8 +3,8 @@
 # tbbt-play end to end against the real lab server (NFS-Ganesha on an ext4 loop image,
 # tools/tbbt-lab in a private state directory), docs/tbbt-play.md:
 #  1. capture -> convert -> init -> play: the committed scenario capture (every NFSv3
-#     procedure; everything made in the trace) and a fresh capture of random operations
-#     cut out of the middle of a run (objects that exist at trace start), each replayed
+#     procedure; everything made in the trace) and the committed cut from the middle of a
+#     random-operations run (objects that exist at trace start), each replayed
 #     over TCP and UDP, in both orders and both timings, and with --clones 3: zero
 #     replay failures and a passing --verify, every operation accounted;
 #  2. Table 3 sequence 2 through rpc-proxy with slow CREATEs: fsdep finishes in well
@@ -29,12 +29,11 @@ play=$build/src/player/tbbt-play
 convert=$build/src/extract/tbbt-convert
 init=$build/src/aging/tbbt-init
 proxy=$build/tools/rpc-proxy
-scenario=$build/tools/nfs-scenario
 lab=$top/tools/tbbt-lab
-for b in "$play" "$convert" "$init" "$proxy" "$scenario"; do
+for b in "$play" "$convert" "$init" "$proxy"; do
   [ -x "$b" ] || { echo "FAIL: $b not built" >&2; exit 1; }
 done
-for t in tcpdump editcap python3; do
+for t in python3; do
   command -v "$t" >/dev/null || { echo "FAIL: $t is not installed" >&2; exit 1; }
 done
 dir=$(mktemp -d /var/tmp/tbbt-lab-070.XXXXXX)
@@ -52,28 +51,17 @@ say() { echo "070-play: $*"; }
 
 bash "$lab" start --dir "$dir" --size 512M -q || fail "cannot start the lab server in $dir"
 export_dir=$dir/mnt/export
-url="nfs://127.0.0.1$export_dir?version=3"
 
 # ------------------------------------------------------------------ traces
 "$convert" -o "$work/scn.tbbt" "$top/traces/v3-tcp.pcap" || fail "convert v3-tcp.pcap"
 
-# Random operations of 8 clients slots; the middle third of the packets is a trace whose
-# objects exist at its start.
-tcpdump -i lo -s 0 -B 262144 -U -w "$work/run.pcap" 'port 2049' 2>/dev/null &
-td=$!
-sleep 1
-"$scenario" --ops 6000 --inflight 8 --seed 7 "$url" >/dev/null || fail "nfs-scenario run"
-sleep 1
-kill "$td"; wait "$td" 2>/dev/null || true
-editcap -F pcap -r "$work/run.pcap" "$work/mid.pcap" 4001-8000 || fail "editcap"
-"$convert" --summary-json "$work/mid.json" -o "$work/mid.tbbt" "$work/mid.pcap" ||
-  fail "convert the middle cut"
+"$convert" --summary-json "$work/mid.json" -o "$work/mid.tbbt" "$top/traces/v3-tcp-mid.pcap" ||
+  fail "convert v3-tcp-mid.pcap"
 python3 "$here/gen-seq2.py" 20 "$work/seq2.txt"
 "$convert" --from-text "$work/seq2.txt" -o "$work/seq2.raw" || fail "seq2 from text"
 "$convert" -o "$work/seq2.tbbt" "$work/seq2.raw" || fail "convert seq2"
 
-# The lab server's own file system now holds the client's leftovers: give every replay
-# its own fresh image directory.
+# Every replay changes its image: each gets a fresh one.
 n=0
 image() {   # image TRACE [init args]: builds a fresh image, prints its manifest
   local trace=$1; shift
