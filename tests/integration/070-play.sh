@@ -62,12 +62,11 @@ python3 "$here/gen-seq2.py" 20 "$work/seq2.txt"
 "$convert" -o "$work/seq2.tbbt" "$work/seq2.raw" || fail "convert seq2"
 
 # Every replay changes its image: each gets a fresh one.
-n=0
 image() {   # image TRACE [init args]: builds a fresh image, prints its manifest
   local trace=$1; shift
-  n=$((n + 1))
-  local root=$export_dir/img-$n man=$work/img-$n.manifest
-  mkdir "$root"
+  local root
+  root=$(mktemp -d "$export_dir/img-XXXXXX")
+  local man=$work/$(basename "$root").manifest
   "$init" --map "$trace.map" --root "$root" --manifest "$man" -q "$@" >/dev/null ||
     fail "tbbt-init of $trace"
   echo "$man"

@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tbbt-play benchmark (docs/tbbt-play.md): how close the player comes to a bare pipelined
+# RPC loop, what it costs per operation, and how precisely it keeps a trace's timing.
+# For each FSAL of the lab server (tools/tbbt-lab, NFS-Ganesha on loopback):
+#  1. ceilings: bench/rpc-null NULL and GETATTR loops, pipelined and batched with the
+#     player's connections and calls in flight (one and two connections; the best);
+#  2. full-speed replays (FS-dependency order) of synthetic traces
+#     (bench/gen-play-trace.py): NULL only, GETATTR only, and a metadata-heavy mix
+#     (getattr/lookup/read); ops/s, ratio to the NULL loop, the player's own CPU per
+#     operation (user + sys of the tbbt-play process, /usr/bin/time), replay failures;
+#  3. the mix replayed in timestamp mode at a rate the server sustains (--ts-rate, calls
+#     1/R s apart in the trace, --speed 1): dispatch error p50 and p99.
+# Targets: player CPU <= 5 us/op; NULL- and GETATTR-only replays >= 0.7 of the NULL loop;
+# p99 dispatch error <= 200 us.  A missed target is reported, not an error.
+# VFS: tbbt-init builds the images (bench-play-* in the export), then the server is
+# restarted (nothing cached from the build).  MEM (tbbt-init cannot write there): each
+# trace makes its own directory, files and data first (gen-play-trace.py --make-files),
+# replayed with --image-root EXPORT.  Prints a table, writes OUT/play-bench.json.
+#
+#   bash bench/play-bench.sh [--reuse-lab] [--ops N] [--fsal vfs|mem|both] [--out DIR]
+#                            [--quick] [--build DIR] [--connections N] [--max-outstanding K]
+#                            [--batch B] [--ts-rate R] [--seconds T] [--sweep] [--make-files]
+# --reuse-lab uses the lab running now (tools/tbbt-lab env) and never starts, restarts or
+# stops it; only its FSAL is measured.  Without it the lab is started per FSAL
+# (--size 2G) and stopped at the end.  --quick: 50000 operations, 3-second loops.
+# --sweep also replays the NULL and GETATTR traces with --connections 1/2 x
+# --max-outstanding 16/32/64 x --batch 8/16/32.  --make-files uses the MEM way on VFS too.
+# Without --build the tree is built in build-bench/ (RelWithDebInfo, no tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+build="" reuse=0 ops=200000 fsal=both out=$top/bench/out quick=0 seconds=5
+conns=2 kout=64 batch=8 ts_rate=5000 sweep=0 make_files=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --reuse-lab) reuse=1 ;;
+    --ops) ops=$2; shift ;;
+    --fsal) fsal=$2; shift ;;
+    --out) mkdir -p "$2"; out=$(cd "$2" && pwd); shift ;;
+    --quick) quick=1 ;;
+    --build) build=$(cd "$2" && pwd); shift ;;
+    --connections) conns=$2; shift ;;
+    --max-outstanding) kout=$2; shift ;;
+    --batch) batch=$2; shift ;;
+    --ts-rate) ts_rate=$2; shift ;;
+    --seconds) seconds=$2; shift ;;
+    --sweep) sweep=1 ;;
+    --make-files) make_files=1 ;;
+    -h|--help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "play-bench: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$fsal" in vfs|mem|both) ;; *) echo "play-bench: --fsal vfs, mem or both" >&2; exit 2 ;; esac
+if [ $quick -eq 1 ]; then ops=50000; seconds=3; fi
+[ "$(id -u)" -eq 0 ] || { echo "play-bench: needs root (lab server, images in its export)" >&2; exit 1; }
+for t in python3 /usr/bin/time; do
+  command -v "$t" >/dev/null || { echo "play-bench: $t is not installed" >&2; exit 1; }
+done
+if [ -z "$build" ]; then
+  build=$top/build-bench
+  echo "play-bench: building in $build"
+  cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTBBT_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$build" -j2 >/dev/null
+fi
+play=$build/src/player/tbbt-play conv=$build/src/extract/tbbt-convert
+init=$build/src/aging/tbbt-init rpcnull=$build/bench/rpc-null
+for b in "$play" "$conv" "$init" "$rpcnull"; do
+  [ -x "$b" ] || { echo "play-bench: $b not built (cmake --build $build)" >&2; exit 1; }
+done
+lab=$top/tools/tbbt-lab
+mkdir -p "$out"
+work=$(mktemp -d /var/tmp/tbbt-play-bench.XXXXXX)
+tag=bench-play-$$
+lab_ours=0 export_dir=""
+cleanup() {
+  if [ -n "$export_dir" ] && [ -d "$export_dir" ]; then
+    rm -rf "$export_dir/$tag"-* 2>/dev/null || true
+  fi
+  [ $lab_ours -eq 0 ] || bash "$lab" stop -q || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+say() { echo "play-bench: $*"; }
+die() { echo "play-bench: $*" >&2; exit 1; }
+
+lab_env() {
+  eval "$(bash "$lab" env)" || die "no lab server running (tools/tbbt-lab start)"
+  export_dir=$TBBT_LAB_EXPORT
+}
+
+if [ $reuse -eq 1 ]; then
+  lab_env
+  if [ "$fsal" = both ]; then
+    fsals=$TBBT_LAB_FSAL
+  else
+    [ "$fsal" = "$TBBT_LAB_FSAL" ] ||
+      die "--reuse-lab: the running lab has fsal $TBBT_LAB_FSAL, not $fsal"
+    fsals=$fsal
+  fi
+else
+  if [ "$fsal" = both ]; then fsals="vfs mem"; else fsals=$fsal; fi
+fi
+rows=$work/rows.txt        # one JSON object per line
+: > "$rows"
+
+# gen NAME ARGS...: text -> raw -> trace with map ($work/NAME.tbbt).
+gen() {
+  local name=$1; shift
+  python3 "$top/bench/gen-play-trace.py" -o "$work/$name.txt" --ops "$ops" "$@" 2>/dev/null ||
+    die "gen-play-trace $name"
+  "$conv" -q --from-text "$work/$name.txt" -o "$work/$name.raw" || die "tbbt-convert --from-text $name"
+  "$conv" -q -o "$work/$name.tbbt" "$work/$name.raw" || die "tbbt-convert $name"
+  rm -f "$work/$name.txt" "$work/$name.raw"
+}
+
+# image NAME: builds the start image of NAME's trace: VFS in the export, MEM (or
+# --make-files) a manifest of an empty local directory (the trace makes its objects).
+image() {
+  local name=$1
+  if [ "$mode" = vfs ]; then
+    local root=$export_dir/$tag-$name
+    rm -rf "$root"; mkdir "$root"
+    "$init" -q --no-progress --map "$work/$name.tbbt.map" --root "$root" \
+      --manifest "$work/$name.man" >/dev/null || die "tbbt-init $name"
+  else
+    rm -rf "$work/img-$name"; mkdir "$work/img-$name"
+    "$init" -q --no-progress --map "$work/$name.tbbt.map" --root "$work/img-$name" \
+      --manifest "$work/$name.man" >/dev/null || die "tbbt-init $name (empty image)"
+  fi
+}
+
+# loop PROC C K B: one rpc-null run, prints calls/s and CPU us/call.
+loop() {
+  local proc=$1 c=$2 k=$3 b=$4 extra=()
+  [ "$proc" = getattr ] && extra=(--proc getattr -m "$export_dir")
+  "$rpcnull" --host 127.0.0.1 -p "$TBBT_LAB_NFS_PORT" --mount-port "$TBBT_LAB_MOUNT_PORT" \
+    -c "$c" -k "$k" -b "$b" --lowat -t "$seconds" --json "${extra[@]}" 2>/dev/null |
+    python3 -c 'import json, sys
+r = [json.loads(l) for l in sys.stdin if l.startswith("{")][-1]
+assert r["errors"] == 0, r
+print(r["calls_per_s"], r["cpu_us_per_call"])' || die "rpc-null $proc -c $c -k $k failed"
+}
+
+# ceiling PROC: the best of the loop on one connection with the player's calls in flight
+# and on two connections with half each; batch as the player's (at most half of K).
+ceiling() {
+  local proc=$1 best=0 bcpu=0 what="" r1 c k b
+  for c in 1 2; do
+    k=$(( kout / c )); [ "$k" -ge 2 ] || k=2
+    b=$batch; [ "$b" -le $(( k / 2 )) ] || b=$(( k / 2 ))
+    read -r r1 cpu < <(loop "$proc" "$c" "$k" "$b") || true
+    [ -n "${r1:-}" ] || die "rpc-null $proc -c $c -k $k -b $b failed"
+    say "$fs_label: $proc loop -c $c -k $k -b $b --lowat: $r1 calls/s, $cpu us/call"
+    if [ "$r1" -gt "$best" ]; then best=$r1 bcpu=$cpu what="-c $c -k $k -b $b"; fi
+  done
+  echo "{\"fsal\": \"$fs_label\", \"trace\": \"$proc-loop\", \"ops_s\": $best, \"cpu_us_op\": $bcpu, \"args\": \"$what\"}" >> "$rows"
+  eval "ceil_$proc=$best"
+}
+
+# replay NAME TRACE-LABEL ARGS...: one tbbt-play run; appends a row.
+replay() {
+  local name=$1 label=$2; shift 2
+  local ir=()
+  [ "$mode" = vfs ] || ir=(--image-root "$export_dir")
+  local rc=0
+  /usr/bin/time -f '%U %S' -o "$work/time" timeout 900 "$play" --trace "$work/$name.tbbt" \
+    --manifest "$work/$name.man" --server 127.0.0.1 --export "$export_dir" \
+    --nfs-port "$TBBT_LAB_NFS_PORT" --mount-port "$TBBT_LAB_MOUNT_PORT" --no-progress -q \
+    --report-json "$work/r.json" "${ir[@]}" "$@" 2> "$work/play.err" || rc=$?
+  [ $rc -eq 0 ] || { cat "$work/play.err" >&2; die "$label: tbbt-play exit status $rc"; }
+  python3 - "$work/r.json" "$work/time" "$fs_label" "$label" "$*" \
+    "${ceil_null:-0}" "${ceil_getattr:-0}" >> "$rows" <<'PY' || die "$label: bad report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+u, s = (float(x) for x in open(sys.argv[2]).read().split()[-2:])
+n = r["ops_completed"]
+row = {"fsal": sys.argv[3], "trace": sys.argv[4], "args": sys.argv[5], "ops": n,
+       "ops_s": round(r["throughput_ops"]), "wall_s": r["wall_seconds"],
+       "cpu_us_op": round((u + s) / n * 1e6, 2) if n else None,
+       "cpu_user_s": u, "cpu_sys_s": s, "replay_failures": r["replay_failures"],
+       "finished": r["finished"], "timing": r["timing"],
+       "dispatch_p50_us": r["dispatch_error_us"]["p50"],
+       "dispatch_p99_us": r["dispatch_error_us"]["p99"],
+       "null_loop": float(sys.argv[6]), "getattr_loop": float(sys.argv[7]),
+       "procedures": {k: v["count"] for k, v in r["procedures"].items()}}
+print(json.dumps(row))
+PY
+  tail -n 1 "$rows" | python3 -c 'import json, sys
+r = json.loads(sys.stdin.read())
+print("play-bench: %s: %s (%s): %d ops, %d ops/s, %.2f us/op CPU, %d failures%s" % (
+    r["fsal"], r["trace"], r["args"], r["ops"], r["ops_s"], r["cpu_us_op"],
+    r["replay_failures"], "" if r["dispatch_p99_us"] is None else
+    ", dispatch error p50 %.1f us p99 %.1f us" % (r["dispatch_p50_us"], r["dispatch_p99_us"])))'
+}
+
+for fs in $fsals; do
+  fs_label=$fs
+  mode=vfs
+  if [ "$fs" = mem ] || [ $make_files -eq 1 ]; then mode=mem; fi
+  if [ $reuse -eq 0 ]; then
+    say "starting the lab (fsal $fs)"
+    lab_ours=1
+    bash "$lab" start --fsal "$fs" --size 2G -q || die "cannot start the lab (fsal $fs)"
+    lab_env
+  fi
+  unset ceil_null ceil_getattr
+  player=(--order fsdep --connections "$conns" --max-outstanding "$kout" --batch "$batch")
+
+  # Traces and images.  The MEM way makes one set of files per replay (own --top).
+  say "$fs: traces of $ops operations (gen-play-trace.py, tbbt-convert)"
+  gen null --mix null
+  image null
+  mf=()
+  [ "$mode" = vfs ] || mf=(--make-files)
+  n=0
+  prep() {   # prep NAME MIX [gen args]: generates (MEM: again, with its own directory)
+    local name=$1 mix=$2; shift 2
+    n=$((n + 1))
+    if [ "$mode" = vfs ]; then
+      [ -e "$work/$name.tbbt" ] || { gen "$name" --mix "$mix" "$@"; image "$name"; }
+    else
+      gen "$name" --mix "$mix" "${mf[@]}" --top "$tag-$n" "$@"
+      image "$name"
+    fi
+  }
+  if [ "$mode" = vfs ]; then
+    prep getattr getattr
+    prep meta meta
+    prep metats meta --rate "$ts_rate"
+    if [ $reuse -eq 0 ]; then
+      bash "$lab" restart -q || die "cannot restart the lab"   # nothing cached from tbbt-init
+    fi
+  fi
+
+  # 1. ceilings
+  ceiling null
+  ceiling getattr
+
+  # 2. full speed
+  replay null null "${player[@]}"
+  prep getattr getattr
+  replay getattr getattr "${player[@]}"
+  prep meta meta
+  replay meta meta "${player[@]}"
+  if [ $sweep -eq 1 ]; then
+    for tr in null getattr; do
+      for c in 1 2; do
+        for k in 16 32 64; do
+          for b in 8 16 32; do
+            [ "$tr" = null ] || prep getattr getattr
+            replay "$tr" "$tr-sweep" --order fsdep --connections $c --max-outstanding $k --batch $b
+          done
+        done
+      done
+    done
+  fi
+
+  # 3. timestamp timing
+  prep metats meta --rate "$ts_rate"
+  replay metats "meta-ts@$ts_rate" "${player[@]}" --timing timestamp --speed 1
+
+  rm -f "$work"/*.tbbt "$work"/*.map "$work"/*.man
+  rm -rf "$export_dir/$tag"-* "$work"/img-*
+  if [ $reuse -eq 0 ]; then
+    bash "$lab" stop -q || true
+    lab_ours=0
+  fi
+done
+
+# Table, targets, JSON.
+python3 - "$rows" "$out/play-bench.json" "$ops" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+json.dump({"ops": int(sys.argv[3]), "rows": rows}, open(sys.argv[2], "w"), indent=1)
+print()
+print("%-5s %-16s %8s %9s %8s %8s %9s %8s %8s  %s" % ("fsal", "trace", "ops", "ops/s", "x NULL",
+      "x loop", "CPU us/op", "failures", "p99 us", "args"))
+miss = []
+for r in rows:
+    loop = r["trace"].endswith("-loop")
+    x_null = x_loop = ""
+    base = r["trace"].split("-")[0]
+    if not loop and base in ("null", "getattr") and r.get("null_loop"):
+        x_null = "%.2f" % (r["ops_s"] / r["null_loop"])
+        ref = r["null_loop"] if base == "null" else r["getattr_loop"]
+        x_loop = "%.2f" % (r["ops_s"] / ref) if ref else ""
+    p99 = r.get("dispatch_p99_us")
+    print("%-5s %-16s %8s %9d %8s %8s %9.2f %8s %8s  %s" % (
+        r["fsal"], r["trace"], r.get("ops", ""), r["ops_s"], x_null, x_loop, r["cpu_us_op"],
+        r.get("replay_failures", ""), "" if p99 is None else "%.1f" % p99, r["args"]))
+    if loop or r["trace"].endswith("-sweep"):
+        continue
+    name = "%s %s" % (r["fsal"], r["trace"])
+    if r["timing"] == "full" and r["cpu_us_op"] > 5:
+        miss.append("%s: player CPU %.2f us/op > 5 (x%.1f)" % (name, r["cpu_us_op"], r["cpu_us_op"] / 5))
+    if x_null and float(x_null) < 0.7:
+        miss.append("%s: %s of the NULL loop < 0.7" % (name, x_null))
+    if p99 is not None and p99 > 200:
+        miss.append("%s: p99 dispatch error %.1f us > 200" % (name, p99))
+    if r["replay_failures"]:
+        miss.append("%s: %d replay failures" % (name, r["replay_failures"]))
+print()
+print("targets: player CPU <= 5 us/op (full speed; in timestamp mode the sender spins the "
+      "last 150 us before each due call); NULL/GETATTR-only replays >= 0.7 of the NULL loop; "
+      "p99 dispatch error <= 200 us; no replay failures")
+for m in miss:
+    print("missed: " + m)
+if not miss:
+    print("all targets met")
+print("written: " + sys.argv[2])
+PY
