@@ -93,6 +93,8 @@ struct eng {
     pthread_mutex_t mu;
     pthread_cond_t cv_send, cv_read;
     atomic_bool sender_waiting;
+    bool sender_full;           /* the sender waits because max_outstanding calls are out */
+    unsigned wake_batch;        /* ... then it is woken once this many slots are free */
     bool reader_waiting;
     uint64_t admitted, oldest, total;
     bool stop, eof;
@@ -267,6 +269,8 @@ static void complete_locked(struct eng *e, struct slot *s)
     s->nwaiters = 0;
     atomic_fetch_add_explicit(&e->done_count, 1, memory_order_relaxed);
     bool moved = false;
+    bool wake_sender = atomic_load_explicit(&e->sender_waiting, memory_order_relaxed) &&
+                       (!e->sender_full || e->inflight + e->wake_batch <= e->o->max_outstanding);
     while (e->oldest < e->admitted && S(e, e->oldest)->state == S_DONE) {
         struct slot *o = S(e, e->oldest);
         o->state = S_FREE;
@@ -275,7 +279,9 @@ static void complete_locked(struct eng *e, struct slot *s)
     }
     if (moved && e->reader_waiting)
         pthread_cond_signal(&e->cv_read);
-    if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
+    /* A sender that waits for free slots is woken once a batch of them is free, not per
+     * reply (each wake-up is a futex call and a context switch). */
+    if (wake_sender)
         pthread_cond_signal(&e->cv_send);
     if (e->eof && e->oldest == e->total) {
         pthread_cond_broadcast(&e->cv_send);
@@ -772,7 +778,9 @@ static void *sender_main(void *arg)
             if (e->inflight < e->o->max_outstanding && e->admitted - e->oldest >= e->W - 1 &&
                 due == UINT64_MAX)
                 e->c.window_stalls++;
+            e->sender_full = e->inflight >= e->o->max_outstanding;
             sender_wait(e, due);
+            e->sender_full = false;
             continue;
         }
         pthread_mutex_unlock(&e->mu);
@@ -1189,6 +1197,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     g_mutex_init(&e->cookie_mu);
     e->cookies = g_hash_table_new_full(cookie_hash, cookie_equal, g_free, g_free);
     e->total = UINT64_MAX;
+    e->wake_batch = MAX(1u, MIN(MAX(1u, o->batch), o->max_outstanding / 4));
     e->rx_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     e->c.order = o->order == TBBT_ORDER_FSDEP ? "fsdep" : "conservative";
     e->c.timing = o->timing == TBBT_TIMING_TIMESTAMP ? "timestamp" : "full";
