@@ -24,6 +24,9 @@ json() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.arg
 
 for cap in "$top"/traces/*.pcap "$top"/traces/*.pcapng; do
   name=$(basename "$cap")
+  # A cut from the middle of a run has no scenario directory and loses the calls and
+  # replies at its edges (its map and replay are checked by 070-play).
+  case "$name" in *-mid*) continue ;; esac
   "$conv" -q -o "$work/$name.tbbt" "$cap"
   python3 "$top/tests/integration/check-map.py" "$work/$name.tbbt.map"
   case "$name" in

@@ -211,7 +211,6 @@ static void test_manifest_malformed(void **state)
     expect_error(HEADER "clone\t.\n# comment\n" TAIL, TBBT_E_SYNTAX, "line 3: malformed");
     expect_error(HEADER "clone\t.\nobj\t3\n" TAIL, TBBT_E_SYNTAX, "obj line has 2 fields");
     expect_error(HEADER "clone\t.\nobj\t3\ta\tb\n" TAIL, TBBT_E_SYNTAX, "obj line has 4 fields");
-    expect_error(HEADER "clone\t.\nobj\t0\ta\n" TAIL, TBBT_E_SYNTAX, "bad TBBT-ID '0'");
     expect_error(HEADER "clone\t.\nobj\t03\ta\n" TAIL, TBBT_E_SYNTAX, "bad TBBT-ID '03'");
     expect_error(HEADER "clone\t.\nobj\t-3\ta\n" TAIL, TBBT_E_SYNTAX, "bad TBBT-ID");
     expect_error(HEADER "clone\t.\nobj\t99999999999999999999\ta\n" TAIL, TBBT_E_SYNTAX,
