@@ -4,7 +4,7 @@
  *
  * The lookahead window is a ring of slots indexed by request sequence number (seq %
  * window).  Every record gets `clones` consecutive sequence numbers, one per clone.
- * A slot has one owner at a time: the I/O thread fills it (READ) and admits it under
+ * A slot has one owner at a time: the I/O thread fills it (FREE) and admits it under
  * the scheduler mutex (WAIT); the send thread picks it (FLIGHT) and sends it; the
  * receive thread completes it (DONE) or hands it back for sending again (RESEND).  The
  * oldest slots are recycled in order once DONE, so a slow request holds the window.
@@ -34,13 +34,12 @@
 #include "player/rpcconn.h"
 #include "util/util.h"
 
-#define NFS_PROG 100003
 #define NFS3ERR_JUKEBOX 10008
 #define NFSERR_EXIST 17
 #define REPLY_BATCH 128
 #define NO_REPLY_KEY UINT64_MAX
 
-enum slot_state { S_FREE = 0, S_READ, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
+enum slot_state { S_FREE = 0, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
 
 /* Why a request was not sent (counters of struct tbbt_report_counts). */
 enum skip_why { SKIP_NOT_NFS, SKIP_INCOMPLETE, SKIP_NO_HANDLE, SKIP_DEPENDENCY };
@@ -50,6 +49,7 @@ struct slot {
     uint64_t seq;
     uint32_t clone;
     uint8_t state;              /* enum slot_state */
+    uint8_t op;                 /* enum tbbt_ns_op of the record */
     uint8_t conn;
     uint8_t attempts;           /* sends with a fresh XID after the first */
     uint8_t retrans;            /* same-XID retransmissions of the current attempt */
@@ -58,7 +58,6 @@ struct slot {
     bool made_pending;          /* this request set its object's handle PENDING */
     bool made_was_known;        /* ... which was KNOWN before (restored if it fails) */
     bool checked;               /* expected holds the trace's outcome */
-    bool creates;               /* CREATE, MKDIR, SYMLINK, MKNOD, LINK: retried */
     bool sent;                  /* went out at least once */
     int32_t expected;
     uint32_t xid;
@@ -132,6 +131,13 @@ static struct slot *S(struct eng *e, uint64_t seq)
     return &e->slots[seq % e->W];
 }
 
+static void wake_rx(struct eng *e)
+{
+    uint64_t one = 1;
+    ssize_t w = write(e->rx_wake, &one, sizeof(one));
+    (void)w;
+}
+
 static void fail_run(struct eng *e, int err, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 static void fail_run(struct eng *e, int err, const char *fmt, ...)
 {
@@ -145,16 +151,7 @@ static void fail_run(struct eng *e, int err, const char *fmt, ...)
     e->stop = true;
     pthread_cond_broadcast(&e->cv_send);
     pthread_cond_broadcast(&e->cv_read);
-    uint64_t one = 1;
-    ssize_t w = write(e->rx_wake, &one, sizeof(one));
-    (void)w;
-}
-
-static void wake_rx(struct eng *e)
-{
-    uint64_t one = 1;
-    ssize_t w = write(e->rx_wake, &one, sizeof(one));
-    (void)w;
+    wake_rx(e);
 }
 
 static void heap_push(GArray *h, uint64_t key, uint64_t seq)
@@ -200,17 +197,17 @@ static const struct heap_item *heap_top(GArray *h)
     return h->len ? &g_array_index(h, struct heap_item, 0) : NULL;
 }
 
-static bool is_create(const struct tbbt_trace_rec *rec)
+/* CREATE, MKDIR, SYMLINK, MKNOD: the reply makes an object (and binds its handle). */
+static bool is_create(const struct slot *s)
 {
-    switch (tbbt_ns_op(rec)) {
-    case TBBT_NS_OP_CREATE:
-    case TBBT_NS_OP_MKDIR:
-    case TBBT_NS_OP_SYMLINK:
-    case TBBT_NS_OP_MKNOD:
-        return true;
-    default:
-        return false;
-    }
+    return s->op == TBBT_NS_OP_CREATE || s->op == TBBT_NS_OP_MKDIR ||
+           s->op == TBBT_NS_OP_SYMLINK || s->op == TBBT_NS_OP_MKNOD;
+}
+
+/* Calls that make objects later requests need are retried (TBBT paper section 4). */
+static bool is_retried(const struct slot *s)
+{
+    return is_create(s) || s->op == TBBT_NS_OP_LINK || s->fixup;
 }
 
 static uint64_t rec_obj(const struct tbbt_trace_rec *rec)
@@ -316,13 +313,7 @@ static void skip_locked(struct eng *e, struct slot *s, enum skip_why why)
     case SKIP_NO_HANDLE: e->c.skipped_no_handle++; break;
     case SKIP_DEPENDENCY: e->c.skipped_dependency++; break;
     }
-    if (s->made_pending) {
-        made_failed(e, s);
-    } else if (s->creates) {
-        struct tbbt_handle *h = made_handle(e, s);
-        if (h && h->state != TBBT_HANDLE_KNOWN)
-            h->state = TBBT_HANDLE_FAILED;
-    }
+    made_failed(e, s);
     complete_locked(e, s);
 }
 
@@ -366,7 +357,7 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
     s->ndeps = 0;
     s->nwaiters = 0;
-    s->creates = is_create(r) || tbbt_ns_op(r) == TBBT_NS_OP_LINK;
+    s->op = (uint8_t)tbbt_ns_op(r);
     s->checked = (r->flags & TBBT_RF_REPLY) && r->rpc_stat == TBBT_RPC_SUCCESS &&
                  ((r->flags & TBBT_RF_STATUS) || r->proc == 0);
     s->expected = (r->flags & TBBT_RF_STATUS) ? r->status : 0;
@@ -475,12 +466,11 @@ static bool needs_pending(struct eng *e, const struct slot *s)
 static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due)
 {
     for (uint32_t k = 0; k < e->n_clones; k++) {
-        uint32_t c = k;
-        uint64_t q = e->next_issue[c];
+        uint64_t q = e->next_issue[k];
         if (q >= e->admitted)
             continue;
         struct slot *s = S(e, q);
-        GArray *h = e->pend[c];
+        GArray *h = e->pend[k];
         const struct heap_item *top;
         while ((top = heap_top(h)) && !live(top->seq, e))
             heap_pop(h);
@@ -492,7 +482,7 @@ static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due
             *due = MIN(*due, s->sched_ns);
             continue;
         }
-        e->next_issue[c] = q + e->n_clones;
+        e->next_issue[k] = q + e->n_clones;
         if (s->reply_key != NO_REPLY_KEY)
             heap_push(h, s->reply_key, q);
         return s;
@@ -548,7 +538,7 @@ static void take_locked(struct eng *e, struct slot *s)
     if (s->state == S_WAIT) {
         e->inflight++;
         s->conn = (uint8_t)conn_of(e, s);
-        if (is_create(&s->rec)) {
+        if (is_create(s)) {
             struct tbbt_handle *h = made_handle(e, s);
             if (h && h->state != TBBT_HANDLE_PENDING) {
                 s->made_was_known = h->state == TBBT_HANDLE_KNOWN;
@@ -584,19 +574,27 @@ static gboolean cookie_equal(gconstpointer a, gconstpointer b)
     return x->clone_dir == y->clone_dir && x->cookie == y->cookie;
 }
 
+/*
+ * A READDIR(PLUS) that continues a listing gets the server's cookie for the trace's
+ * (rx_cookies() learned it from the reply that ended the previous page); the entry is
+ * used once and dropped, so the table holds only pending continuations.  An unknown
+ * continuation starts over at cookie 0.  Other procedures carry no cookie: no-op.
+ */
 static void map_cookie(struct eng *e, struct slot *s, struct tbbt_nfsreq *q)
 {
     const struct tbbt_trace_rec *r = &s->rec;
     if (!TBBT_HAS(r, TBBT_F_COOKIE) || r->cookie == 0)
         return;
     struct cookie_key k = {((uint64_t)s->clone << 32) | r->id, r->cookie};
+    uint64_t v[2] = {0, 0};
     g_mutex_lock(&e->cookie_mu);
-    const uint64_t *v = g_hash_table_lookup(e->cookies, &k);
-    if (v)
-        tbbt_nfsreq_set_cookie(q, v[0], v[1]);
-    else
-        tbbt_nfsreq_set_cookie(q, 0, 0);   /* unknown continuation: start over */
+    const uint64_t *found = g_hash_table_lookup(e->cookies, &k);
+    if (found) {
+        memcpy(v, found, sizeof(v));
+        g_hash_table_remove(e->cookies, &k);
+    }
     g_mutex_unlock(&e->cookie_mu);
+    tbbt_nfsreq_set_cookie(q, v[0], v[1]);
 }
 
 /* Encodes and queues one request on its connection; fills j. */
@@ -622,9 +620,7 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q)
         }
         return;
     }
-    if (!s->fixup && (q->proc == 16 || q->proc == 17) && q->vers == 3)
-        map_cookie(e, s, q);
-    else if (!s->fixup && q->vers == 2 && q->proc == 16)
+    if (!s->fixup)
         map_cookie(e, s, q);
     struct tbbt_rpcconn_call call = {
         .prog = q->prog, .vers = q->vers, .proc = q->proc, .xargs = q->xargs,
@@ -656,7 +652,7 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q)
 static bool flush_conn(struct eng *e, unsigned i)
 {
     struct tbbt_rpcconn *c = e->conns[i].rpc;
-    for (int spins = 0;; spins++) {
+    for (;;) {
         int rc = tbbt_rpcconn_flush(c);
         if (rc == 0)
             return true;
@@ -851,7 +847,7 @@ static void event_complete(struct eng *e, const struct rxdone *d, const char *wh
 }
 
 /* Outside mu: decodes what the player needs from a reply, then frees the results. */
-static void rx_extract(struct eng *e, const struct tbbt_rpcconn_reply *rp, struct rxdone *d)
+static void rx_extract(const struct tbbt_rpcconn_reply *rp, struct rxdone *d)
 {
     struct slot *s = rp->arg;
     const struct tbbt_trace_rec *r = &s->rec;
@@ -872,7 +868,6 @@ static void rx_extract(struct eng *e, const struct tbbt_rpcconn_reply *rp, struc
     }
     if (s->xres)
         xdr_free(s->xres, (char *)&s->res);
-    (void)e;
 }
 
 /*
@@ -916,7 +911,7 @@ static void rx_apply(struct eng *e, struct rxdone *d)
                 return;
             }
         }
-        if ((s->creates || s->fixup) && s->attempts < o->max_retries) {
+        if (is_retried(s) && s->attempts < o->max_retries) {
             s->attempts++;
             s->retrans = 0;
             e->c.retries++;
@@ -938,27 +933,26 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         complete_locked(e, s);
         return;
     }
-    e->c.ops_completed++;
     if (d->nfs == NFS3ERR_JUKEBOX && s->attempts < o->max_retries) {
-        e->c.ops_completed--;
         s->attempts++;
         e->c.retries++;
         resend_locked(e, s, false, now + (10000000ull << MIN(s->attempts, 8)));
         return;
     }
     if (s->fixup) {
+        e->c.ops_completed++;
         bind_made(e, s, d);
         event_complete(e, d, "fixup");
         complete_locked(e, s);
         return;
     }
-    if (s->attempts > 0 && is_create(&s->rec) && d->nfs == NFSERR_EXIST && s->expected == 0) {
+    if (s->attempts > 0 && is_create(s) && d->nfs == NFSERR_EXIST && s->expected == 0) {
         /* A retried create whose first try went through: find what it made. */
-        e->c.ops_completed--;
         s->fixup = true;
         resend_locked(e, s, false, 0);
         return;
     }
+    e->c.ops_completed++;
     tbbt_report_op(e->rep_rx, s->rec.prog, s->rec.proc, d->lat_ns, now);
     if (!s->checked) {
         e->c.unchecked++;
@@ -966,7 +960,7 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         tbbt_report_failure(e->rep_rx, s->rec.prog, s->rec.proc, s->expected, d->nfs, now);
         atomic_fetch_add_explicit(&e->fail_count, 1, memory_order_relaxed);
     }
-    if (is_create(&s->rec) || tbbt_ns_op(&s->rec) == TBBT_NS_OP_LOOKUP)
+    if (is_create(s) || s->op == TBBT_NS_OP_LOOKUP)
         bind_made(e, s, d);
     event_complete(e, d, "ok");
     complete_locked(e, s);
@@ -999,7 +993,7 @@ static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n
                      struct rxdone *d)
 {
     for (int i = 0; i < n; i++)
-        rx_extract(e, &reps[i], &d[i]);
+        rx_extract(&reps[i], &d[i]);
     rx_cookies(e, d, (unsigned)n);
     if (n > 0)
         atomic_store_explicit(&e->last_reply_ns, tbbt_now_ns(), memory_order_relaxed);
@@ -1212,27 +1206,6 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->start_ns = tbbt_now_ns();
     e->rep_tx = tbbt_report_new(e->start_ns);
     e->rep_rx = tbbt_report_new(e->start_ns);
-    if (rc == 0) {
-        /* The first record's time is needed before any slot is prepared. */
-        int terr = 0;
-        struct tbbt_trace_reader *r = tbbt_trace_reader_open(o->trace_path, &terr);
-        struct tbbt_trace_rec first;
-        tbbt_trace_rec_init(&first);
-        if (!r) {
-            g_snprintf(err, errlen, "cannot open trace '%s': %s", o->trace_path,
-                       tbbt_strerror(terr));
-            rc = terr;
-        } else {
-            while (tbbt_trace_reader_next(r, &first) == 1) {
-                if (!o->filter || o->filter(&first, tbbt_trace_reader_eptab(r), o->filter_arg)) {
-                    e->trace_t0 = first.call_ns;
-                    break;
-                }
-            }
-            tbbt_trace_reader_close(r);
-        }
-        tbbt_trace_rec_fini(&first);
-    }
     if (rc == 0) {
         atomic_store(&e->last_reply_ns, tbbt_now_ns());
         pthread_t tr, ts, tx;
