@@ -36,20 +36,6 @@
 #define MOUNT_TIMEOUT_MS 10000
 #define SHOWN_MAX 120           /* bytes of a hostile field shown in a message */
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- manifest ------------------------------------------------------------------------ */
 
 struct mload {
@@ -76,7 +62,7 @@ static int bad(struct mload *l, int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    seterr(l->err, l->errlen, "manifest '%s' line %" PRIu64 ": %s", l->file, l->line, msg);
+    tbbt_errbuf(l->err, l->errlen, "manifest '%s' line %" PRIu64 ": %s", l->file, l->line, msg);
     return rc;
 }
 
@@ -327,7 +313,7 @@ int tbbt_manifest_load(const char *path, struct tbbt_manifest **out, char *err, 
 
     if (!fp) {
         rc = -errno;
-        seterr(err, errlen, "manifest '%s': cannot open: %s", path, strerror(-rc));
+        tbbt_errbuf(err, errlen, "manifest '%s': cannot open: %s", path, strerror(-rc));
         return rc;
     }
     l.m = g_new0(struct tbbt_manifest, 1);
@@ -404,7 +390,7 @@ int tbbt_resolve_relpath(const char *export_path, const char *root, char **rel, 
             g_string_append_printf(s, "%s%s", s->len ? "/" : "", (char *)r->pdata[i]);
     }
     if (rc < 0)
-        seterr(err, errlen, "the image root '%s' is not under the export '%s'", root,
+        tbbt_errbuf(err, errlen, "the image root '%s' is not under the export '%s'", root,
                export_path);
     else
         *rel = g_strdup(s->str);
@@ -436,10 +422,10 @@ static int mount_refused(const char *path, int stat, char *err, size_t errlen)
     for (i = 0; mount_errs[i].text && mount_errs[i].stat != stat; i++)
         ;
     if (name)
-        seterr(err, errlen, "MNT '%s': %s (%s)", path,
+        tbbt_errbuf(err, errlen, "MNT '%s': %s (%s)", path,
                mount_errs[i].text ? mount_errs[i].text : "refused", name);
     else
-        seterr(err, errlen, "MNT '%s': refused with status %d", path, stat);
+        tbbt_errbuf(err, errlen, "MNT '%s': refused with status %d", path, stat);
     return mount_errs[i].text ? -mount_errs[i].err : -EIO;
 }
 
@@ -473,12 +459,12 @@ static int mount_v1(struct tbbt_rpcconn *c, const char *path, int timeout_ms,
     int rc = tbbt_rpcconn_call_sync(c, &call, timeout_ms, &rep);
 
     if (rc < 0) {
-        seterr(err, errlen, "MNT '%s': %s", path, tbbt_rpcconn_error(c));
+        tbbt_errbuf(err, errlen, "MNT '%s': %s", path, tbbt_rpcconn_error(c));
         return rc;
     }
     if (rep.status != TBBT_RPCCONN_OK) {
         char why[96];
-        seterr(err, errlen, "MNT '%s' (MOUNT v1): %s", path, rpc_failure(&rep, why, sizeof(why)));
+        tbbt_errbuf(err, errlen, "MNT '%s' (MOUNT v1): %s", path, rpc_failure(&rep, why, sizeof(why)));
         return -EPROTO;
     }
     if (res.status == 0) {
@@ -502,17 +488,17 @@ int tbbt_resolve_mount(struct tbbt_rpcconn *c, uint32_t nfs_vers, const char *pa
     if (nfs_vers == 2)
         return mount_v1(c, path, timeout_ms, root, err, errlen);
     if (nfs_vers != 3) {
-        seterr(err, errlen, "MNT '%s': NFS version %" PRIu32 " is not 2 or 3", path, nfs_vers);
+        tbbt_errbuf(err, errlen, "MNT '%s': NFS version %" PRIu32 " is not 2 or 3", path, nfs_vers);
         return -EINVAL;
     }
     if ((rc = tbbt_rpcconn_mnt3(c, path, timeout_ms, &mstat, &fh)) < 0) {
-        seterr(err, errlen, "MNT '%s': %s", path, tbbt_rpcconn_error(c));
+        tbbt_errbuf(err, errlen, "MNT '%s': %s", path, tbbt_rpcconn_error(c));
         return rc;
     }
     if (mstat != MNT3_OK)
         return mount_refused(path, mstat, err, errlen);
     if (fh.len == 0) {
-        seterr(err, errlen, "MNT '%s': the server returned an empty handle", path);
+        tbbt_errbuf(err, errlen, "MNT '%s': the server returned an empty handle", path);
         return -EPROTO;
     }
     *root = fh;
@@ -677,7 +663,7 @@ static int build(struct run *r, uint32_t clone, uint64_t root_id)
             if (want != (pass == 0))
                 continue;
             if (ob->id >= TBBT_HANDLES_MAX_ID) {
-                seterr(r->err, r->errlen, "manifest object %" PRIu64 " at '%s': TBBT-ID out of "
+                tbbt_errbuf(r->err, r->errlen, "manifest object %" PRIu64 " at '%s': TBBT-ID out of "
                        "range", ob->id, ob->path);
                 return TBBT_E_RANGE;
             }
@@ -686,7 +672,7 @@ static int build(struct run *r, uint32_t clone, uint64_t root_id)
                 continue;
             struct node *nd = N(r, n);
             if (!is_root && nd->id && nd->id != ob->id) {
-                seterr(r->err, r->errlen, "manifest: objects %" PRIu64 " and %" PRIu64
+                tbbt_errbuf(r->err, r->errlen, "manifest: objects %" PRIu64 " and %" PRIu64
                        " at one path '%s'", nd->id, ob->id, ob->path);
                 return TBBT_E_SYNTAX;
             }
@@ -1001,13 +987,13 @@ static int verdict(struct run *r)
     if (r->fatal)
         return r->fatal;
     if (st->errors) {
-        seterr(r->err, r->errlen, "%s (%" PRIu64 " LOOKUPs failed, %" PRIu64 " of %" PRIu64
+        tbbt_errbuf(r->err, r->errlen, "%s (%" PRIu64 " LOOKUPs failed, %" PRIu64 " of %" PRIu64
                " objects missing)", r->first_err, st->errors, st->missing, st->objects);
         return -EIO;
     }
     if (st->missing) {
         const struct node *nd = N(r, r->first_bad);
-        seterr(r->err, r->errlen, "'%s' is missing on the server (NOENT); %" PRIu64 " of %"
+        tbbt_errbuf(r->err, r->errlen, "'%s' is missing on the server (NOENT); %" PRIu64 " of %"
                PRIu64 " objects missing", nd->path, st->missing, st->objects);
         return -ENOENT;
     }
@@ -1040,12 +1026,12 @@ int tbbt_resolve_run(struct tbbt_rpcconn *c, const struct tbbt_manifest *m, uint
     memset(r.st, 0, sizeof(*r.st));
     r.vers = r.o->vers ? r.o->vers : 3;
     if (clone >= m->clones->len || (r.vers != 2 && r.vers != 3) || root_id >= TBBT_HANDLES_MAX_ID) {
-        seterr(err, errlen, "resolve: clone %" PRIu32 " of %u, NFS version %" PRIu32
+        tbbt_errbuf(err, errlen, "resolve: clone %" PRIu32 " of %u, NFS version %" PRIu32
                ", root ID %" PRIu64 ": out of range", clone, m->clones->len, r.vers, root_id);
         return TBBT_E_RANGE;
     }
     if (!tbbt_rpcconn_is_up(c)) {
-        seterr(err, errlen, "resolve: the NFS connection is not up");
+        tbbt_errbuf(err, errlen, "resolve: the NFS connection is not up");
         return -ENOTCONN;
     }
     timeout_ms = r.o->timeout_ms > 0 ? (uint64_t)r.o->timeout_ms : DEFAULT_TIMEOUT_MS;
@@ -1066,7 +1052,7 @@ int tbbt_resolve_run(struct tbbt_rpcconn *c, const struct tbbt_manifest *m, uint
         for (guint k = 0; k < r.nodes->len; k++)
             r.st->objects += N(&r, k)->wanted;
         if (export_root->len == 0 || export_root->len > TBBT_HANDLE_MAX) {
-            seterr(err, errlen, "resolve: the export root handle has %" PRIu32 " bytes",
+            tbbt_errbuf(err, errlen, "resolve: the export root handle has %" PRIu32 " bytes",
                    export_root->len);
             rc = -EINVAL;
         } else {

@@ -185,20 +185,6 @@ struct vrun {
     GString *tmp;
 };
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static const char *type_name(int t)
 {
     switch (t) {
@@ -271,7 +257,7 @@ static int load_end_state(struct vrun *v, const char *map_path)
     struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(map_path, &rc);
 
     if (!r) {
-        seterr(v->err, v->errlen, "map '%s': %s", map_path, tbbt_strerror(rc));
+        tbbt_errbuf(v->err, v->errlen, "map '%s': %s", map_path, tbbt_strerror(rc));
         return rc;
     }
     while ((rc = tbbt_ns_map_reader_next(r, &e)) == 1) {
@@ -288,7 +274,7 @@ static int load_end_state(struct vrun *v, const char *map_path)
         }
     }
     if (rc < 0)
-        seterr(v->err, v->errlen, "map '%s' line %" PRIu64 ": %s", map_path,
+        tbbt_errbuf(v->err, v->errlen, "map '%s' line %" PRIu64 ": %s", map_path,
                tbbt_ns_map_reader_line(r), rc == TBBT_E_SYNTAX ? tbbt_ns_map_reader_error(r)
                                                                : tbbt_strerror(rc));
     tbbt_ns_map_reader_close(r);
@@ -389,11 +375,11 @@ static int call(struct vrun *v, uint32_t proc, xdrproc_t xa, const void *a, xdrp
 
     v->res->calls++;
     if (rc < 0) {
-        seterr(v->err, v->errlen, "%s '%s': %s", what, path, tbbt_rpcconn_error(v->c));
+        tbbt_errbuf(v->err, v->errlen, "%s '%s': %s", what, path, tbbt_rpcconn_error(v->c));
         return rc;
     }
     if (rep.status != TBBT_RPCCONN_OK) {
-        seterr(v->err, v->errlen, "%s '%s': %s (detail %" PRId32 ")", what, path,
+        tbbt_errbuf(v->err, v->errlen, "%s '%s': %s (detail %" PRId32 ")", what, path,
                tbbt_rpcconn_status_name(rep.status), rep.detail);
         return -EPROTO;
     }
@@ -406,9 +392,9 @@ static int nfs_failed(struct vrun *v, const char *what, const char *path, int st
                                               status);
 
     if (name)
-        seterr(v->err, v->errlen, "%s '%s': %s", what, path, name);
+        tbbt_errbuf(v->err, v->errlen, "%s '%s': %s", what, path, name);
     else
-        seterr(v->err, v->errlen, "%s '%s': status %d", what, path, status);
+        tbbt_errbuf(v->err, v->errlen, "%s '%s': status %d", what, path, status);
     return -EIO;
 }
 
@@ -472,7 +458,7 @@ static int lookup2(struct vrun *v, const struct dir *d, struct ent *en)
     int rc;
 
     if (d->fh.len != NFS2_FHSIZE) {
-        seterr(v->err, v->errlen, "LOOKUP in '%s': the handle is not 32 bytes", d->path);
+        tbbt_errbuf(v->err, v->errlen, "LOOKUP in '%s': the handle is not 32 bytes", d->path);
         return -EINVAL;
     }
     memcpy(a.dir, d->fh.data, NFS2_FHSIZE);
@@ -551,7 +537,7 @@ static int readdir2_page(struct vrun *v, const struct dir *d, uint64_t *cookie, 
     int rc;
 
     if (d->fh.len != NFS2_FHSIZE) {
-        seterr(v->err, v->errlen, "READDIR '%s': the handle is not 32 bytes", d->path);
+        tbbt_errbuf(v->err, v->errlen, "READDIR '%s': the handle is not 32 bytes", d->path);
         return -EINVAL;
     }
     memcpy(a.dir, d->fh.data, NFS2_FHSIZE);
@@ -599,7 +585,7 @@ static int read_dir(struct vrun *v, const struct dir *d)
         rc = v->vers == 3 ? readdirplus_page(v, d, &cookie, verf, &eof, ents)
                           : readdir2_page(v, d, &cookie, &eof, ents);
         if (rc == 0 && !eof && cookie == before) {
-            seterr(v->err, v->errlen, "READDIR '%s': no progress (cookie %" PRIu64 ")",
+            tbbt_errbuf(v->err, v->errlen, "READDIR '%s': no progress (cookie %" PRIu64 ")",
                    d->path, cookie);
             rc = -EPROTO;
         }
@@ -639,7 +625,7 @@ int tbbt_verify_run(struct tbbt_rpcconn *c, uint32_t vers,
     memset(res, 0, sizeof(*res));
     res->details = g_ptr_array_new_with_free_func(g_free);
     if (vers != 2 && vers != 3) {
-        seterr(err, errlen, "verify: NFS version %" PRIu32 " is not 2 or 3", vers);
+        tbbt_errbuf(err, errlen, "verify: NFS version %" PRIu32 " is not 2 or 3", vers);
         return -EINVAL;
     }
     v.exp = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);

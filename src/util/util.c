@@ -71,3 +71,14 @@ uint64_t tbbt_peak_rss(void)
         return 0;
     return (uint64_t)ru.ru_maxrss * 1024u;
 }
+
+void tbbt_errbuf(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || !errlen)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdarg.h>
+#include <stddef.h>
 
 /* Project error codes: negative, below every -errno value we may return. */
 enum {
@@ -47,5 +48,13 @@ uint64_t tbbt_now_ns(void);
 
 /* Peak resident set size of this process in bytes (from getrusage), 0 if unknown. */
 uint64_t tbbt_peak_rss(void);
+
+/*
+ * Formats a one-line reason into the caller's error buffer err (errlen bytes; err may
+ * be NULL or errlen 0: nothing is written), the convention of functions that return a
+ * negative error "with the reason in err".  Thread-safe.
+ */
+void tbbt_errbuf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif
