@@ -38,6 +38,7 @@
 #include <glib.h>
 
 #include "tbbt-version.h"
+#include "trace/trace.h"
 #include "util/buf.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
@@ -62,20 +63,6 @@
 #define RPC_CALL 0
 #define RPC_REPLY 1
 #define NFS_PROGRAM 100003
-
-/* NFSv3 procedure names (RFC 1813 section 3.3), for --delay and --drop-proc. */
-struct proc_tok {
-    int value;
-    const char *name;
-};
-
-static const struct proc_tok nfs3_procs[] = {
-    {0, "null"},      {1, "getattr"},   {2, "setattr"},  {3, "lookup"},       {4, "access"},
-    {5, "readlink"},  {6, "read"},      {7, "write"},    {8, "create"},       {9, "mkdir"},
-    {10, "symlink"},  {11, "mknod"},    {12, "remove"},  {13, "rmdir"},       {14, "rename"},
-    {15, "link"},     {16, "readdir"},  {17, "readdirplus"}, {18, "fsstat"},  {19, "fsinfo"},
-    {20, "pathconf"}, {21, "commit"},   {0, NULL},
-};
 
 struct cfg {
     /* As parsed; owned, freed by cfg_fini(). */
@@ -1087,16 +1074,17 @@ static int usage_error(const char *fmt, const char *arg)
     return TBBT_EXIT_USAGE;
 }
 
-/* Parses an NFSv3 procedure name or a number. */
+/* Parses an NFSv3 procedure name (any case; the trace module's table) or a number. */
 static bool parse_proc(const char *s, uint32_t *proc)
 {
     guint64 v;
+    char *lower = g_ascii_strdown(s, -1);
+    int n = tbbt_proc_by_name(TBBT_PROG_NFS3, lower);
 
-    for (const struct proc_tok *t = nfs3_procs; t->name; t++) {
-        if (g_ascii_strcasecmp(s, t->name) == 0) {
-            *proc = (uint32_t)t->value;
-            return true;
-        }
+    g_free(lower);
+    if (n >= 0) {
+        *proc = (uint32_t)n;
+        return true;
     }
     if (!g_ascii_string_to_unsigned(s, 10, 0, UINT32_MAX, &v, NULL))
         return false;

@@ -764,12 +764,3 @@ bool tbbt_nfsreq_readdir_tail(uint32_t vers, uint32_t proc, const union tbbt_nfs
         return tail2(&res->readdir2, cookie, verf, eof);
     return false;
 }
-
-const char *tbbt_nfsreq_proc_name(uint32_t vers, uint32_t proc)
-{
-    const char *s = NULL;
-
-    if ((vers == 2 || vers == 3) && proc <= INT32_MAX)
-        s = tbbt_proc_name(vers == 3 ? TBBT_PROG_NFS3 : TBBT_PROG_NFS2, (int)proc);
-    return s ? s : "unknown";
-}

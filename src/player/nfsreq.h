@@ -197,7 +197,4 @@ uint32_t tbbt_nfsreq_new_fh(uint32_t vers, uint32_t proc, const union tbbt_nfsre
 bool tbbt_nfsreq_readdir_tail(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
                               uint64_t *cookie, uint64_t *verf, bool *eof);
 
-/* Lower-case procedure name for messages ("getattr"), "unknown" if none (static). */
-const char *tbbt_nfsreq_proc_name(uint32_t vers, uint32_t proc);
-
 #endif

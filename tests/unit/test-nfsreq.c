@@ -1028,15 +1028,6 @@ static void test_set_cookie_noop(void **state)
     assert_memory_equal(&before, &f->q.args, sizeof(before));
 }
 
-static void test_proc_name(void **state)
-{
-    (void)state;
-    assert_string_equal(tbbt_nfsreq_proc_name(3, NFSPROC3_GETATTR), "getattr");
-    assert_string_equal(tbbt_nfsreq_proc_name(2, NFSPROC_STATFS), "statfs");
-    assert_string_equal(tbbt_nfsreq_proc_name(3, 99), "unknown");
-    assert_string_equal(tbbt_nfsreq_proc_name(4, 1), "unknown");
-}
-
 /* ---- results --------------------------------------------------------------- */
 
 /* Encodes obj with enc into f->buf, then decodes it with f->q.xres into res. */
@@ -1351,7 +1342,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unsendable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_needs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_cookie_noop, setup, teardown),
-        cmocka_unit_test(test_proc_name),
         cmocka_unit_test_setup_teardown(test_new_fh_v3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_fh_v2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readdir_tail_v3, setup, teardown),
