@@ -20,7 +20,9 @@
 #
 #   bash bench/play-bench.sh [--reuse-lab] [--ops N] [--fsal vfs|mem|both] [--out DIR]
 #                            [--quick] [--build DIR] [--connections N] [--max-outstanding K]
-#                            [--batch B] [--ts-rate R] [--seconds T] [--sweep] [--make-files]
+#                            [--batch B] [--recv-batch R] [--ts-rate R] [--seconds T]
+#                            [--sweep] [--make-files]
+# Player defaults: --connections 2 --max-outstanding 128 --batch 32 --recv-batch 32.
 # --reuse-lab uses the lab running now (tools/tbbt-lab env) and never starts, restarts or
 # stops it; only its FSAL is measured.  Without it the lab is started per FSAL
 # (--size 2G) and stopped at the end.  --quick: 50000 operations, 3-second loops.
@@ -31,7 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 build="" reuse=0 ops=200000 fsal=both out=$top/bench/out quick=0 seconds=5
-conns=2 kout=64 batch=8 ts_rate=5000 sweep=0 make_files=0
+conns=2 kout=128 batch=32 recv_batch=32 ts_rate=5000 sweep=0 make_files=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --reuse-lab) reuse=1 ;;
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
     --connections) conns=$2; shift ;;
     --max-outstanding) kout=$2; shift ;;
     --batch) batch=$2; shift ;;
+    --recv-batch) recv_batch=$2; shift ;;
     --ts-rate) ts_rate=$2; shift ;;
     --seconds) seconds=$2; shift ;;
     --sweep) sweep=1 ;;
@@ -207,7 +210,8 @@ for fs in $fsals; do
     lab_env
   fi
   unset ceil_null ceil_getattr
-  player=(--order fsdep --connections "$conns" --max-outstanding "$kout" --batch "$batch")
+  player=(--order fsdep --connections "$conns" --max-outstanding "$kout" --batch "$batch"
+    --recv-batch "$recv_batch")
 
   # Traces and images.  The MEM way makes one set of files per replay (own --top).
   say "$fs: traces of $ops operations (gen-play-trace.py, tbbt-convert)"

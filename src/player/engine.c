@@ -38,6 +38,7 @@
 #define NFSERR_EXIST 17
 #define REPLY_BATCH 128
 #define NO_REPLY_KEY UINT64_MAX
+#define MIN_REPLY_BYTES 28      /* record mark + the smallest accepted reply (NULL) */
 
 enum slot_state { S_FREE = 0, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
 
@@ -77,6 +78,7 @@ struct conn {
     bool up;                    /* polled by the receiver; false: receiver let go of it */
     uint64_t down_since;
     uint64_t next_try;
+    int lowat;                  /* receive side: SO_RCVLOWAT set now (1 = off) */
 };
 
 struct heap_item {
@@ -92,9 +94,11 @@ struct eng {
     pthread_mutex_t mu;
     pthread_cond_t cv_send, cv_read;
     atomic_bool sender_waiting;
+    bool wake_send, wake_read;  /* signals owed, sent by unlock_wake() after unlocking */
     bool sender_full;           /* the sender waits because max_outstanding calls are out */
     unsigned wake_batch;        /* ... then it is woken once this many slots are free */
     bool reader_waiting;
+    uint64_t reader_need;       /* the waiting reader is woken once oldest + W reaches it */
     uint64_t admitted, oldest, total;
     bool stop, eof;
     int err;
@@ -152,6 +156,32 @@ static void fail_run(struct eng *e, int err, const char *fmt, ...)
     pthread_cond_broadcast(&e->cv_send);
     pthread_cond_broadcast(&e->cv_read);
     wake_rx(e);
+}
+
+/*
+ * Unlocks mu, then sends the condition signals that changes made under it owe: a
+ * thread woken while the signaller still holds the mutex would only block on it again
+ * (a futex call and a context switch more per wake-up).
+ */
+static void unlock_wake(struct eng *e)
+{
+    bool send = e->wake_send, read = e->wake_read;
+    e->wake_send = e->wake_read = false;
+    pthread_mutex_unlock(&e->mu);
+    if (send)
+        pthread_cond_signal(&e->cv_send);
+    if (read)
+        pthread_cond_signal(&e->cv_read);
+}
+
+/* Sends owed signals now, mu held: before the calling thread waits itself. */
+static void wake_locked(struct eng *e)
+{
+    if (e->wake_send)
+        pthread_cond_signal(&e->cv_send);
+    if (e->wake_read)
+        pthread_cond_signal(&e->cv_read);
+    e->wake_send = e->wake_read = false;
 }
 
 static void heap_push(GArray *h, uint64_t key, uint64_t seq)
@@ -274,12 +304,13 @@ static void complete_locked(struct eng *e, struct slot *s)
         e->oldest++;
         moved = true;
     }
-    if (moved && e->reader_waiting)
-        pthread_cond_signal(&e->cv_read);
+    /* ... and a reader that waits for room once a chunk of the window is free. */
+    if (moved && e->reader_waiting && e->oldest + e->W >= e->reader_need)
+        e->wake_read = true;
     /* A sender that waits for free slots is woken once a batch of them is free, not per
      * reply (each wake-up is a futex call and a context switch). */
     if (wake_sender)
-        pthread_cond_signal(&e->cv_send);
+        e->wake_send = true;
     if (e->eof && e->oldest == e->total) {
         pthread_cond_broadcast(&e->cv_send);
         wake_rx(e);
@@ -324,7 +355,7 @@ static void resend_locked(struct eng *e, struct slot *s, bool same_xid, uint64_t
     s->not_before = not_before;
     g_queue_push_tail(&e->resend, GSIZE_TO_POINTER(s->seq + 1));
     if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
-        pthread_cond_signal(&e->cv_send);
+        e->wake_send = true;
 }
 
 /* ------------------------------------------------------------------ I/O thread */
@@ -344,7 +375,7 @@ static void admit_locked(struct eng *e, uint64_t upto)
     }
     e->admitted = upto;
     if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
-        pthread_cond_signal(&e->cv_send);
+        e->wake_send = true;
 }
 
 /* Fills the per-request fields of a slot from its record. */
@@ -374,7 +405,7 @@ static void *reader_main(void *arg)
     if (!r) {
         pthread_mutex_lock(&e->mu);
         fail_run(e, err, "cannot open trace '%s': %s", e->o->trace_path, tbbt_strerror(err));
-        pthread_mutex_unlock(&e->mu);
+        unlock_wake(e);
         return NULL;
     }
     const uint32_t N = e->n_clones;
@@ -383,21 +414,24 @@ static void *reader_main(void *arg)
     bool first = true;
     pthread_mutex_lock(&e->mu);
     room_end = e->oldest + e->W;
-    pthread_mutex_unlock(&e->mu);
+    unlock_wake(e);
     for (;;) {
-        if (next + N > room_end || batch >= 16 ||
+        if (next + N > room_end || batch >= 64 ||
             (batch && atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))) {
             pthread_mutex_lock(&e->mu);
             admit_locked(e, next);
             batch = 0;
+            /* A full window: wait until an eighth of it is free, not for every slot. */
+            e->reader_need = next + MAX(N, e->W / 8);
             while (!e->stop && next + N > e->oldest + e->W) {
+                wake_locked(e);
                 e->reader_waiting = true;
                 pthread_cond_wait(&e->cv_read, &e->mu);
                 e->reader_waiting = false;
             }
             room_end = e->oldest + e->W;
             bool stop = e->stop;
-            pthread_mutex_unlock(&e->mu);
+            unlock_wake(e);
             if (stop)
                 break;
         }
@@ -409,7 +443,7 @@ static void *reader_main(void *arg)
             pthread_mutex_lock(&e->mu);
             fail_run(e, rc, "trace '%s': %s at byte %" PRIu64, e->o->trace_path,
                      tbbt_strerror(rc), tbbt_trace_reader_offset(r));
-            pthread_mutex_unlock(&e->mu);
+            unlock_wake(e);
             break;
         }
         if (e->o->filter &&
@@ -443,7 +477,7 @@ static void *reader_main(void *arg)
         pthread_cond_broadcast(&e->cv_send);
         wake_rx(e);
     }
-    pthread_mutex_unlock(&e->mu);
+    unlock_wake(e);
     return NULL;
 }
 
@@ -674,7 +708,7 @@ static void reconnect_down(struct eng *e)
         struct conn *cn = &e->conns[i];
         uint64_t now = tbbt_now_ns();
         bool want = !cn->up && !e->stop && now >= cn->next_try;
-        pthread_mutex_unlock(&e->mu);
+        unlock_wake(e);
         if (!want)
             continue;
         int rc = tbbt_rpcconn_reconnect(cn->rpc);
@@ -692,7 +726,7 @@ static void reconnect_down(struct eng *e)
         } else {
             cn->next_try = now + 200000000ull;
         }
-        pthread_mutex_unlock(&e->mu);
+        unlock_wake(e);
     }
 }
 
@@ -723,12 +757,13 @@ static void sender_wait(struct eng *e, uint64_t due)
         until -= 100000;   /* wake early, spin the rest (dispatch precision) */
         ts.tv_sec = (time_t)(until / 1000000000ull);
         ts.tv_nsec = (long)(until % 1000000000ull);
+        wake_locked(e);
         atomic_store_explicit(&e->sender_waiting, true, memory_order_relaxed);
         pthread_cond_timedwait(&e->cv_send, &e->mu, &ts);
         atomic_store_explicit(&e->sender_waiting, false, memory_order_relaxed);
         return;
     }
-    pthread_mutex_unlock(&e->mu);
+    unlock_wake(e);
     while (tbbt_now_ns() < until)
         ;
     pthread_mutex_lock(&e->mu);
@@ -747,7 +782,7 @@ static void *sender_main(void *arg)
         if (e->stop || (e->eof && e->oldest == e->total))
             break;
         if (any_down(e)) {
-            pthread_mutex_unlock(&e->mu);
+            unlock_wake(e);
             reconnect_down(e);
             pthread_mutex_lock(&e->mu);
         }
@@ -779,7 +814,7 @@ static void *sender_main(void *arg)
             e->sender_full = false;
             continue;
         }
-        pthread_mutex_unlock(&e->mu);
+        unlock_wake(e);
 
         memset(touched, 0, e->nconns * sizeof(*touched));
         for (unsigned i = 0; i < n; i++) {
@@ -816,7 +851,7 @@ static void *sender_main(void *arg)
             }
         }
     }
-    pthread_mutex_unlock(&e->mu);
+    unlock_wake(e);
     wake_rx(e);
     g_free(touched);
     g_free(q);
@@ -1000,7 +1035,31 @@ static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n
     pthread_mutex_lock(&e->mu);
     for (int i = 0; i < n; i++)
         rx_apply(e, &d[i]);
-    pthread_mutex_unlock(&e->mu);
+    unlock_wake(e);
+}
+
+/*
+ * --recv-batch K: while the sender waits for free slots (nothing else can be sent
+ * until replies come), the receiver wakes only once K replies' worth of bytes (K times
+ * the smallest reply) is buffered on a connection, or fewer if fewer are outstanding,
+ * so that it reads many replies per wake-up.  Otherwise every reply wakes it at once.
+ * The price: a reply's latency is measured when its batch is read.
+ */
+static bool set_lowats(struct eng *e, const unsigned *idx, unsigned n, bool full)
+{
+    bool any = false;
+    for (unsigned k = 0; k < n; k++) {
+        struct conn *cn = &e->conns[idx[k]];
+        int want = 1;
+        if (full && e->o->recv_batch) {
+            unsigned out = tbbt_rpcconn_outstanding(cn->rpc);
+            want = (int)MAX(1u, MIN(e->o->recv_batch, out)) * MIN_REPLY_BYTES;
+        }
+        if (want != cn->lowat && tbbt_rpcconn_set_recv_lowat(cn->rpc, want) == 0)
+            cn->lowat = want;
+        any |= cn->lowat > 1;
+    }
+    return any;
 }
 
 /* The receiver lets go of a connection that went down; the sender reconnects it. */
@@ -1010,13 +1069,14 @@ static void conn_down(struct eng *e, unsigned i)
     struct conn *cn = &e->conns[i];
     if (cn->up) {
         cn->up = false;
+        cn->lowat = 1;          /* the next socket starts without one */
         cn->down_since = tbbt_now_ns();
         cn->next_try = 0;
         tbbt_log(TBBT_LOG_WARN, "connection %u to %s:%u lost: %s", i, e->o->server,
                  e->o->nfs_port, tbbt_rpcconn_error(cn->rpc));
-        pthread_cond_signal(&e->cv_send);
+        e->wake_send = true;
     }
-    pthread_mutex_unlock(&e->mu);
+    unlock_wake(e);
 }
 
 static void *receiver_main(void *arg)
@@ -1032,6 +1092,7 @@ static void *receiver_main(void *arg)
         unsigned n = 0;
         pthread_mutex_lock(&e->mu);
         bool done = e->stop || (e->eof && e->oldest == e->total);
+        bool full = e->sender_full;
         unsigned inflight = e->inflight;
         for (unsigned i = 0; i < e->nconns; i++) {
             if (!e->conns[i].up)
@@ -1039,11 +1100,12 @@ static void *receiver_main(void *arg)
             pf[n] = (struct pollfd){.fd = tbbt_rpcconn_fd(e->conns[i].rpc), .events = POLLIN};
             idx[n++] = i;
         }
-        pthread_mutex_unlock(&e->mu);
+        unlock_wake(e);
         if (done)
             break;
+        bool batched = set_lowats(e, idx, n, full);
         pf[n] = (struct pollfd){.fd = e->rx_wake, .events = POLLIN};
-        int rc = poll(pf, n + 1, 50);
+        int rc = poll(pf, n + 1, batched ? 2 : 50);
         if (rc < 0 && errno != EINTR)
             break;
         if (pf[n].revents & POLLIN) {
@@ -1079,7 +1141,7 @@ static void *receiver_main(void *arg)
                 pthread_mutex_lock(&e->mu);
                 fail_run(e, -ETIMEDOUT, "server %s:%u did not answer for %d s", e->o->server,
                          e->o->nfs_port, e->o->dead_ms / 1000);
-                pthread_mutex_unlock(&e->mu);
+                unlock_wake(e);
             }
         }
     }
@@ -1119,6 +1181,7 @@ static int open_conns(struct eng *e, char *err, size_t errlen)
             return rc;
         }
         e->conns[i].up = true;
+        e->conns[i].lowat = 1;
     }
     return 0;
 }
@@ -1216,7 +1279,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
             for (;;) {
                 pthread_mutex_lock(&e->mu);
                 bool done = e->stop || (e->eof && e->oldest == e->total);
-                pthread_mutex_unlock(&e->mu);
+                unlock_wake(e);
                 if (done)
                     break;
                 progress_line(e, false);

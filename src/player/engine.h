@@ -57,6 +57,8 @@ struct tbbt_engine_opts {
     unsigned max_outstanding;           /* calls in flight over all connections */
     unsigned connections;               /* per run (objects hash onto them) */
     unsigned batch;                     /* calls per send() at most */
+    unsigned recv_batch;                /* 0, or replies per receive wake-up when the
+                                           window is full (SO_RCVLOWAT; see engine.c) */
     bool fixed_creds;                   /* all calls with uid/gid below, else the trace's */
     uint32_t uid, gid;
     unsigned max_retries;               /* retries of calls that make objects */

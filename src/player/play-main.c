@@ -33,7 +33,7 @@ static gchar *opt_report_json, *opt_timeseries, *opt_events, *opt_subset_client;
 static gchar *opt_subset_subtree, *opt_image_root;
 static gdouble opt_speed = 1.0;
 static gint opt_clones = 1, opt_first_clone, opt_window = 4096, opt_max_out = 64;
-static gint opt_conns = 1, opt_batch = 32;
+static gint opt_conns = 1, opt_batch = 32, opt_recv_batch;
 static gint opt_nfs_port, opt_mount_port, opt_uid = -1, opt_gid = -1, opt_timeout_ms;
 static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30;
 static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
@@ -70,6 +70,9 @@ static const GOptionEntry entries[] = {
     {"connections", 'c', 0, G_OPTION_ARG_INT, &opt_conns,
      "Connections to the server; objects stay on one (default 1)", "N"},
     {"batch", 0, 0, G_OPTION_ARG_INT, &opt_batch, "Calls per send() at most (default 32)", "N"},
+    {"recv-batch", 0, 0, G_OPTION_ARG_INT, &opt_recv_batch,
+     "While all --max-outstanding calls are out, wake the receiver only once N replies "
+     "are buffered (less CPU; latencies then include that wait; default 0: off)", "N"},
     {"report-json", 'j', 0, G_OPTION_ARG_FILENAME, &opt_report_json,
      "Write the report as JSON", "FILE"},
     {"timeseries", 0, 0, G_OPTION_ARG_FILENAME, &opt_timeseries,
@@ -453,6 +456,7 @@ static int play(void)
     o.max_outstanding = (unsigned)opt_max_out;
     o.connections = (unsigned)opt_conns;
     o.batch = (unsigned)opt_batch;
+    o.recv_batch = (unsigned)opt_recv_batch;
     o.fixed_creds = opt_uid >= 0;
     o.uid = opt_uid >= 0 ? (uint32_t)opt_uid : 0;
     o.gid = opt_gid >= 0 ? (uint32_t)opt_gid : o.uid;
@@ -515,7 +519,8 @@ static const char *check_usage(void)
     if (!(opt_speed > 0) || opt_speed > 1e6)
         return "--speed must be a number above 0";
     if (opt_clones < 1 || opt_clones > 1000 || opt_first_clone < 0 || opt_window < 2 ||
-        opt_max_out < 1 || opt_conns < 1 || opt_conns > 255 || opt_batch < 1)
+        opt_max_out < 1 || opt_conns < 1 || opt_conns > 255 || opt_batch < 1 ||
+        opt_recv_batch < 0)
         return "--clones (1..1000), --window (2 or more), --max-outstanding, --connections "
                "(1..255) and --batch must be positive";
     if (opt_retries < 0 || opt_retries > 50 || opt_retrans < 0 || opt_retrans > 50 ||

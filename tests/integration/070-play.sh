@@ -119,6 +119,9 @@ for t in scn mid; do
   man=$(image "$work/$t.tbbt" --clones 3)
   replay "$t-clones3-conservative" "$work/$t.tbbt" "$man" --clones 3 --connections 2
 done
+man=$(image "$work/mid.tbbt")
+replay "mid-recv-batch" "$work/mid.tbbt" "$man" --order fsdep --connections 2 \
+  --max-outstanding 16 --batch 8 --recv-batch 8
 python3 - "$work/mid-tcp-fsdep-timestamp.json" <<'PY' || fail "timestamp: no dispatch error"
 import json, sys
 r = json.load(open(sys.argv[1]))
