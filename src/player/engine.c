@@ -43,7 +43,7 @@
 enum slot_state { S_FREE = 0, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
 
 /* Why a request was not sent (counters of struct tbbt_report_counts). */
-enum skip_why { SKIP_NOT_NFS, SKIP_INCOMPLETE, SKIP_NO_HANDLE, SKIP_DEPENDENCY };
+enum skip_why { SKIP_NOT_NFS, SKIP_INCOMPLETE, SKIP_UNSENDABLE, SKIP_NO_HANDLE, SKIP_DEPENDENCY };
 
 struct slot {
     struct tbbt_trace_rec rec;  /* owned; its memory is kept across reuse */
@@ -341,6 +341,7 @@ static void skip_locked(struct eng *e, struct slot *s, enum skip_why why)
     switch (why) {
     case SKIP_NOT_NFS: e->c.skipped_not_nfs++; break;
     case SKIP_INCOMPLETE: e->c.skipped_incomplete++; break;
+    case SKIP_UNSENDABLE: e->c.skipped_unsendable++; break;
     case SKIP_NO_HANDLE: e->c.skipped_no_handle++; break;
     case SKIP_DEPENDENCY: e->c.skipped_dependency++; break;
     }
@@ -646,6 +647,8 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q)
     if (rc != 0) {
         if (rc == TBBT_NFSREQ_NOT_NFS) {
             j->skip = SKIP_NOT_NFS;
+        } else if (rc == TBBT_NFSREQ_UNSENDABLE) {
+            j->skip = SKIP_UNSENDABLE;
         } else if (rc == TBBT_NFSREQ_NO_HANDLE) {
             const struct tbbt_handle *h = tbbt_handles_peek(e->o->handles[s->clone], missing);
             j->skip = h && h->state == TBBT_HANDLE_FAILED ? SKIP_DEPENDENCY : SKIP_NO_HANDLE;
@@ -672,7 +675,12 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q)
     }
     struct conn *cn = &e->conns[s->conn];
     uint32_t xid;
-    if (tbbt_rpcconn_call(cn->rpc, &call, &xid) < 0) {
+    int crc = tbbt_rpcconn_call(cn->rpc, &call, &xid);
+    if (crc == -EINVAL) {
+        j->skip = SKIP_UNSENDABLE;   /* larger than a record (UDP: a datagram) may be */
+        return;
+    }
+    if (crc < 0) {
         j->requeue = true;   /* not sent: the connection is down */
         return;
     }

@@ -565,6 +565,7 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
     tbbt_json_kv_uint(j, "dependency", c->skipped_dependency);
     tbbt_json_kv_uint(j, "not_nfs", c->skipped_not_nfs);
     tbbt_json_kv_uint(j, "incomplete", c->skipped_incomplete);
+    tbbt_json_kv_uint(j, "unsendable", c->skipped_unsendable);
     tbbt_json_kv_uint(j, "filtered", c->skipped_filtered);
     tbbt_json_end_object(j);
     tbbt_json_kv_uint(j, "replay_failures", r->failures);
@@ -701,9 +702,9 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
             c->trace_ops, c->ops_issued, c->ops_completed, c->ops_skipped, c->ops_unknown,
             c->corrective_ops);
     fprintf(out, "  skipped      no handle %" PRIu64 ", dependency %" PRIu64 ", not nfs %" PRIu64
-                 ", incomplete %" PRIu64 ", filtered %" PRIu64 "\n",
+                 ", incomplete %" PRIu64 ", unsendable %" PRIu64 ", filtered %" PRIu64 "\n",
             c->skipped_no_handle, c->skipped_dependency, c->skipped_not_nfs,
-            c->skipped_incomplete, c->skipped_filtered);
+            c->skipped_incomplete, c->skipped_unsendable, c->skipped_filtered);
     fprintf(out, "  failures     %" PRIu64 " replay failures, %" PRIu64 " unchecked replies\n",
             r->failures, c->unchecked);
     fprintf(out, "  retries      %" PRIu64 " retries, %" PRIu64 " reconnects, %" PRIu64

@@ -137,7 +137,7 @@ struct tbbt_report_counts {
     uint64_t trace_ops;        /* op records read from the trace (after --subset filtering) */
     uint64_t ops_issued, ops_completed, ops_skipped, ops_unknown; /* unknown: no reply */
     uint64_t skipped_no_handle, skipped_dependency, skipped_not_nfs, skipped_incomplete,
-        skipped_filtered;
+        skipped_unsendable, skipped_filtered;
     uint64_t corrective_ops;   /* corrective records of the trace that were replayed */
     uint64_t retries, reconnects, timeouts, unchecked; /* unchecked: no outcome to compare */
     uint64_t window_stalls, peak_outstanding;

@@ -55,6 +55,7 @@
 #define UDP_SLOT (64u * 1024)             /* largest UDP datagram */
 #define SEND_CHUNK (64u * 1024)           /* first encoding attempt's room */
 #define UDP_BATCH 64                      /* datagrams per sendmmsg() */
+#define UDP_MAX_PAYLOAD 65507u            /* 65535 - IPv4 header (20) - UDP header (8) */
 #define TAB_MIN 1024                      /* XID hash buckets, power of two */
 #define RECORD_LAST 0x80000000u
 
@@ -406,6 +407,8 @@ struct tbbt_rpcconn *tbbt_rpcconn_new(const struct tbbt_rpcconn_opts *opts)
     c->magic = CONN_MAGIC;
     c->udp = o->transport == TBBT_RPCCONN_UDP;
     c->max_record = o->max_record ? o->max_record : DEF_MAX_RECORD;
+    if (c->udp)   /* a call is one datagram: at most the largest UDP payload */
+        c->max_record = MIN(c->max_record, UDP_MAX_PAYLOAD);
     if (c->max_record > 0x7fffffffu)
         c->max_record = 0x7fffffffu;
     c->connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEF_CONNECT_MS;

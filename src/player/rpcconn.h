@@ -78,7 +78,8 @@ struct tbbt_rpcconn_opts {
     size_t recv_buf;        /* receive buffer bytes, default 256 KiB (UDP: rounded to
                                64 KiB datagram slots, at least one) */
     size_t max_record;      /* largest reply record accepted, default 1 MiB + 64 KiB;
-                               a larger TCP record mark closes the connection */
+                               a larger TCP record mark closes the connection; also the
+                               largest call (UDP: at most 65507 bytes, one datagram) */
     int connect_timeout_ms; /* default 5000 */
     int sock_buf;           /* SO_SNDBUF/SO_RCVBUF if > 0 (UDP default 4 MiB) */
 };

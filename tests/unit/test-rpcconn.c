@@ -636,6 +636,15 @@ static void udp_reply(struct fixture *f, uint32_t xid)
 
 /* Datagrams: one per call, batched in one sendmmsg(); replies out of order; a stray
    datagram is counted, not fatal; expiry and retransmission with the same XID. */
+/* Arguments larger than any UDP datagram (WRITE3args with 70,000 bytes of data). */
+static void big_write(WRITE3args *a, uint8_t *data, size_t len)
+{
+    memset(a, 0, sizeof(*a));
+    a->count = (count3)len;
+    a->data.data_len = (u_int)len;
+    a->data.data_val = (char *)data;
+}
+
 static void test_udp(void **state)
 {
     struct fixture *f = *state;
@@ -688,6 +697,20 @@ static void test_udp(void **state)
     assert_int_equal(tbbt_rpcconn_recv(f->c, r, MAXR), 0);
     tbbt_rpcconn_stats(f->c, &st);
     assert_int_equal(st.unmatched, 1);
+
+    /* A call that cannot be one datagram is refused, and the connection stays usable. */
+    static uint8_t data[70000];
+    WRITE3args wa;
+    big_write(&wa, data, sizeof(data));
+    struct tbbt_rpcconn_call big = {.prog = NFS_PROG, .vers = 3, .proc = 7,
+                                    .xargs = (xdrproc_t)xdr_WRITE3args, .args = &wa};
+    assert_int_equal(tbbt_rpcconn_call(f->c, &big, &x2), -EINVAL);
+    assert_int_equal(tbbt_rpcconn_outstanding(f->c), 0);
+    assert_true(tbbt_rpcconn_is_up(f->c));
+    queue_null(f->c, NULL, &x2);
+    assert_int_equal(tbbt_rpcconn_flush(f->c), 0);
+    udp_recv_call(f, buf, sizeof(buf));
+    assert_int_equal(get32(buf), x2);
 }
 
 /* ------------------------------------------------------------------ synchronous helpers */
