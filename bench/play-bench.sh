@@ -3,8 +3,9 @@
 # tbbt-play benchmark (docs/tbbt-play.md): how close the player comes to a bare pipelined
 # RPC loop, what it costs per operation, and how precisely it keeps a trace's timing.
 # For each FSAL of the lab server (tools/tbbt-lab, NFS-Ganesha on loopback):
-#  1. ceilings: bench/rpc-null NULL and GETATTR loops, pipelined and batched with the
-#     player's connections and calls in flight (one and two connections; the best);
+#  1. ceilings: bench/rpc-null NULL and GETATTR loops, pipelined and batched, the best of
+#     four shapes (the player's calls in flight on one and on two connections, and two
+#     connections with 32 and 16 in flight each);
 #  2. full-speed replays (FS-dependency order) of synthetic traces
 #     (bench/gen-play-trace.py): NULL only, GETATTR only, and a metadata-heavy mix
 #     (getattr/lookup/read); ops/s, ratio to the NULL loop, the player's own CPU per
@@ -22,7 +23,7 @@
 #                            [--quick] [--build DIR] [--connections N] [--max-outstanding K]
 #                            [--batch B] [--recv-batch R] [--ts-rate R] [--seconds T]
 #                            [--sweep] [--make-files]
-# Player defaults: --connections 2 --max-outstanding 128 --batch 32 --recv-batch 32.
+# Player defaults: --connections 2 --max-outstanding 256 --batch 64 --recv-batch 64.
 # --reuse-lab uses the lab running now (tools/tbbt-lab env) and never starts, restarts or
 # stops it; only its FSAL is measured.  Without it the lab is started per FSAL
 # (--size 2G) and stopped at the end.  --quick: 50000 operations, 3-second loops.
@@ -33,7 +34,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 build="" reuse=0 ops=200000 fsal=both out=$top/bench/out quick=0 seconds=5
-conns=2 kout=128 batch=32 recv_batch=32 ts_rate=5000 sweep=0 make_files=0
+conns=2 kout=256 batch=64 recv_batch=64 ts_rate=5000 sweep=0 make_files=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --reuse-lab) reuse=1 ;;
@@ -147,13 +148,16 @@ assert r["errors"] == 0, r
 print(r["calls_per_s"], r["cpu_us_per_call"])' || die "rpc-null $proc -c $c -k $k failed"
 }
 
-# ceiling PROC: the best of the loop on one connection with the player's calls in flight
-# and on two connections with half each; batch as the player's (at most half of K).
+# ceiling PROC: the best loop of several (an honest ceiling, not one tuned to lose): one
+# connection with the player's calls in flight, two connections with half each (batch as
+# the player's, at most half of K), and the lab notes' best shapes, two connections with
+# 32 and with 16 in flight each.
 ceiling() {
-  local proc=$1 best=0 bcpu=0 what="" r1 c k b
-  for c in 1 2; do
-    k=$(( kout / c )); [ "$k" -ge 2 ] || k=2
-    b=$batch; [ "$b" -le $(( k / 2 )) ] || b=$(( k / 2 ))
+  local proc=$1 best=0 bcpu=0 what="" r1 c k b shape
+  for shape in "1 $kout $batch" "2 $(( kout / 2 )) $batch" "2 32 16" "2 16 8"; do
+    read -r c k b <<<"$shape"
+    [ "$k" -ge 2 ] || k=2
+    [ "$b" -le $(( k / 2 )) ] || b=$(( k / 2 ))
     read -r r1 cpu < <(loop "$proc" "$c" "$k" "$b") || true
     [ -n "${r1:-}" ] || die "rpc-null $proc -c $c -k $k -b $b failed"
     say "$fs_label: $proc loop -c $c -k $k -b $b --lowat: $r1 calls/s, $cpu us/call"

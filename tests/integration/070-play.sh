@@ -94,8 +94,8 @@ PY
 replay() {   # replay NAME TRACE MANIFEST ARGS...: plays with --verify, checks the report
   local name=$1 trace=$2 man=$3; shift 3
   timeout 300 "$play" --trace "$trace" --manifest "$man" --server 127.0.0.1 \
-    --export "$export_dir" --verify -q --report-json "$work/$name.json" "$@" ||
-    fail "$name: tbbt-play exit status $?"
+    --export "$export_dir" --verify -q --report-json "$work/$name.json" "$@" 2>"$work/$name.err" ||
+    fail "$name: tbbt-play exit status $?: $(cat "$work/$name.err")"
   check_report "$work/$name.json" "$name" "${MAXFAIL:-0}"
 }
 
