@@ -61,6 +61,8 @@ struct slot {
     bool made_was_known;        /* ... which was KNOWN before (restored if it fails) */
     bool checked;               /* expected holds the trace's outcome */
     bool sent;                  /* went out at least once */
+    bool cookie_mapped;         /* cookie[] holds the server's cookie for a resend */
+    uint64_t cookie[2];         /* READDIR(PLUS) continuation: server cookie, verifier */
     int32_t expected;
     uint32_t xid;
     uint64_t sched_ns;          /* timestamp timing: when it is due (CLOCK_MONOTONIC) */
@@ -388,6 +390,7 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->clone = clone;
     s->attempts = s->retrans = 0;
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
+    s->cookie_mapped = false;
     s->ndeps = 0;
     s->nwaiters = 0;
     s->op = (uint8_t)tbbt_ns_op(r);
@@ -621,16 +624,19 @@ static void map_cookie(struct eng *e, struct slot *s, struct tbbt_nfsreq *q)
     const struct tbbt_trace_rec *r = &s->rec;
     if (!TBBT_HAS(r, TBBT_F_COOKIE) || r->cookie == 0)
         return;
-    struct cookie_key k = {((uint64_t)s->clone << 32) | r->id, r->cookie};
-    uint64_t v[2] = {0, 0};
-    g_mutex_lock(&e->cookie_mu);
-    const uint64_t *found = g_hash_table_lookup(e->cookies, &k);
-    if (found) {
-        memcpy(v, found, sizeof(v));
-        g_hash_table_remove(e->cookies, &k);
+    if (!s->cookie_mapped) {   /* a resend keeps what the first send took */
+        struct cookie_key k = {((uint64_t)s->clone << 32) | r->id, r->cookie};
+        s->cookie[0] = s->cookie[1] = 0;
+        g_mutex_lock(&e->cookie_mu);
+        const uint64_t *found = g_hash_table_lookup(e->cookies, &k);
+        if (found) {
+            memcpy(s->cookie, found, sizeof(s->cookie));
+            g_hash_table_remove(e->cookies, &k);
+        }
+        g_mutex_unlock(&e->cookie_mu);
+        s->cookie_mapped = true;
     }
-    g_mutex_unlock(&e->cookie_mu);
-    tbbt_nfsreq_set_cookie(q, v[0], v[1]);
+    tbbt_nfsreq_set_cookie(q, s->cookie[0], s->cookie[1]);
 }
 
 /* Encodes and queues one request on its connection; fills j. */
