@@ -20,7 +20,7 @@ build_pkgs=(
 lab_pkgs=(
   nfs-ganesha nfs-ganesha-vfs nfs-ganesha-mem rpcbind
   libnfs-utils libnfs-dev tcpdump tshark wireshark-common nfstrace
-  xfsprogs e2fsprogs util-linux mount procps psmisc iproute2 jq python3
+  xfsprogs e2fsprogs util-linux mount procps psmisc iproute2 jq python3 gnuplot-nox
 )
 
 usage() {

@@ -2,8 +2,12 @@
 # 0xx: conversion checked against tshark; they need tshark, and 020 needs root and
 # starts the real lab NFS server.  A missing tool or server fails the test.
 find_program(BASH bash REQUIRED)
-foreach(t 010-tshark-committed 020-lab-captures 030-correction 040-measure 050-init 060-rpcconn
-          065-rpc-proxy 070-play)
+# Every tests/integration/NNN-name.sh is a test, run in name order.
+file(GLOB tbbt_itests RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}/integration
+     ${CMAKE_CURRENT_SOURCE_DIR}/integration/[0-9][0-9][0-9]-*.sh)
+list(SORT tbbt_itests)
+foreach(f ${tbbt_itests})
+  string(REGEX REPLACE "\\.sh$" "" t ${f})
   add_test(NAME ${t} COMMAND ${BASH} ${CMAKE_CURRENT_SOURCE_DIR}/integration/${t}.sh
            ${CMAKE_BINARY_DIR})
   set_tests_properties(${t} PROPERTIES LABELS integration TIMEOUT 900 RUN_SERIAL TRUE)
