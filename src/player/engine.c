@@ -50,6 +50,7 @@ struct slot {
     struct tbbt_trace_rec rec;  /* owned; its memory is kept across reuse */
     uint64_t seq;
     uint32_t clone;
+    uint32_t client;            /* --client-outstanding: endpoint * clones + clone */
     uint8_t state;              /* enum slot_state */
     uint8_t op;                 /* enum tbbt_ns_op of the record */
     uint8_t conn;
@@ -62,6 +63,7 @@ struct slot {
     bool checked;               /* expected holds the trace's outcome */
     bool sent;                  /* went out at least once */
     bool cookie_mapped;         /* cookie[] holds the server's cookie for a resend */
+    bool client_held;           /* was held back at --client-outstanding (counted once) */
     uint64_t cookie[2];         /* READDIR(PLUS) continuation: server cookie, verifier */
     int32_t expected;
     uint32_t xid;
@@ -116,6 +118,8 @@ struct eng {
     struct conn *conns;
     unsigned nconns;
     unsigned inflight;
+    GArray *cl_inflight;        /* --client-outstanding: unsigned per client key */
+    GPtrArray *cl_parked;       /* ... GQueue of seqs (+1) held back per client key, fsdep */
     int rx_wake;                /* eventfd: wakes the receiver */
 
     uint64_t start_ns;
@@ -282,11 +286,66 @@ static uint64_t ready_key(struct eng *e, const struct slot *s)
     return e->o->timing == TBBT_TIMING_TIMESTAMP ? s->sched_ns : s->seq;
 }
 
+/* ------------------------------------------------------------------ per-client limit */
+
+static unsigned *client_count(struct eng *e, uint32_t key)
+{
+    if (key >= e->cl_inflight->len)
+        g_array_set_size(e->cl_inflight, key + 1);
+    return &g_array_index(e->cl_inflight, unsigned, key);
+}
+
+/* True if s's client has --client-outstanding calls in flight already (mu held). */
+static bool client_full(struct eng *e, const struct slot *s)
+{
+    return e->cl_inflight && *client_count(e, s->client) >= e->o->client_outstanding;
+}
+
+/* Counts a request held back at its client's limit, once. */
+static void client_held(struct eng *e, struct slot *s)
+{
+    if (!s->client_held) {
+        s->client_held = true;
+        e->c.client_stalls++;
+    }
+}
+
+/* fsdep: s may go but its client is at its limit; it waits for one of the client's
+ * calls to complete (client_release) instead of in the ready heap. */
+static void client_park(struct eng *e, struct slot *s)
+{
+    if (s->client >= e->cl_parked->len)
+        g_ptr_array_set_size(e->cl_parked, (guint)s->client + 1);
+    GQueue *q = g_ptr_array_index(e->cl_parked, s->client);
+    if (!q) {
+        q = g_queue_new();
+        g_ptr_array_index(e->cl_parked, s->client) = q;
+    }
+    g_queue_push_tail(q, GSIZE_TO_POINTER(s->seq + 1));
+    client_held(e, s);
+}
+
+/* A call of s's client left flight: one of its held-back requests becomes ready. */
+static void client_release(struct eng *e, const struct slot *s)
+{
+    (*client_count(e, s->client))--;
+    if (s->client >= e->cl_parked->len)
+        return;
+    GQueue *q = g_ptr_array_index(e->cl_parked, s->client);
+    if (q && !g_queue_is_empty(q)) {
+        uint64_t seq = GPOINTER_TO_SIZE(g_queue_pop_head(q)) - 1;
+        heap_push(e->ready, ready_key(e, S(e, seq)), seq);
+    }
+}
+
 /* Marks s DONE (under mu): releases its waiters and recycles finished slots in order. */
 static void complete_locked(struct eng *e, struct slot *s)
 {
-    if (s->state == S_FLIGHT || s->state == S_RESEND)
+    if (s->state == S_FLIGHT || s->state == S_RESEND) {
         e->inflight--;
+        if (e->cl_inflight)
+            client_release(e, s);
+    }
     s->state = S_DONE;
     for (uint32_t i = 0; i < s->nwaiters; i++) {
         uint64_t w = s->waiters[i];
@@ -388,9 +447,10 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     const struct tbbt_trace_rec *r = &s->rec;
     s->seq = seq;
     s->clone = clone;
+    s->client = r->endpoint * e->n_clones + clone;
     s->attempts = s->retrans = 0;
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
-    s->cookie_mapped = false;
+    s->cookie_mapped = s->client_held = false;
     s->ndeps = 0;
     s->nwaiters = 0;
     s->op = (uint8_t)tbbt_ns_op(r);
@@ -400,6 +460,139 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->reply_key = (r->flags & TBBT_RF_REPLY) ? r->reply_ns : NO_REPLY_KEY;
     double rel = (double)(r->call_ns - MIN(r->call_ns, e->trace_t0)) / e->o->speed;
     s->sched_ns = e->start_ns + (uint64_t)rel;
+}
+
+/*
+ * --reorder: the I/O thread's staging area.  Records are read into a pool of k+1
+ * staging records and pass through the reorderer (reorder.h); the one that comes out
+ * trades places (struct swap, no copy) with the record of the next slot.  Each
+ * position keeps its trace times: the times of the records in read order are queued
+ * and handed out in that order, so the swapped reads trade their call and reply times
+ * too and the schedule, the conservative rule and the event log stay monotone.
+ */
+struct stage {
+    struct tbbt_reorder *ro;
+    struct tbbt_trace_rec *pool;    /* k+1 records */
+    GPtrArray *free;                /* pool records not in the reorderer */
+    uint64_t *times;                /* ring of (call_ns, reply_ns) in read order */
+    size_t cap, head, n;
+};
+
+static void stage_init(struct stage *st, const struct tbbt_engine_opts *o)
+{
+    memset(st, 0, sizeof(*st));
+    if (!o->reorder)
+        return;
+    st->ro = tbbt_reorder_new(&o->reorder_spec, o->reorder_seed);
+    st->cap = (size_t)o->reorder_spec.k + 1;
+    st->pool = g_new(struct tbbt_trace_rec, st->cap);
+    st->free = g_ptr_array_sized_new((guint)st->cap);
+    st->times = g_new(uint64_t, 2 * st->cap);
+    for (size_t i = 0; i < st->cap; i++) {
+        tbbt_trace_rec_init(&st->pool[i]);
+        g_ptr_array_add(st->free, &st->pool[i]);
+    }
+}
+
+static void stage_fini(struct stage *st)
+{
+    if (!st->ro)
+        return;
+    for (size_t i = 0; i < st->cap; i++)
+        tbbt_trace_rec_fini(&st->pool[i]);
+    g_free(st->pool);
+    g_ptr_array_free(st->free, TRUE);
+    g_free(st->times);
+    tbbt_reorder_free(st->ro);
+}
+
+/* Only READs move, and only past other READs: two reads never depend on each other. */
+static bool swappable(const struct tbbt_trace_rec *rec)
+{
+    return tbbt_ns_op(rec) == TBBT_NS_OP_READ;
+}
+
+/* Hands in a record just read (from the free pool) with its times. */
+static void stage_push(struct stage *st, struct tbbt_trace_rec *rec)
+{
+    size_t at = (st->head + st->n) % st->cap;
+    st->times[2 * at] = rec->call_ns;
+    st->times[2 * at + 1] = rec->reply_ns;
+    st->n++;
+    tbbt_reorder_push(st->ro, rec, swappable(rec));
+}
+
+/* The next record in the new order into dst (swapped in), or false. */
+static bool stage_pop(struct stage *st, struct tbbt_trace_rec *dst, bool flush)
+{
+    struct tbbt_trace_rec *rec = tbbt_reorder_pop(st->ro, flush), tmp;
+    if (!rec)
+        return false;
+    rec->call_ns = st->times[2 * st->head];
+    rec->reply_ns = st->times[2 * st->head + 1];
+    st->head = (st->head + 1) % st->cap;
+    st->n--;
+    tmp = *dst;
+    *dst = *rec;
+    *rec = tmp;
+    g_ptr_array_add(st->free, rec);
+    return true;
+}
+
+/*
+ * Reads the next kept record (--subset filter applied) into rec.  1, 0 at the end
+ * of the trace, or a negative error (the run is failed).
+ */
+static int read_kept(struct eng *e, struct tbbt_trace_reader *r, struct tbbt_trace_rec *rec,
+                     bool *first)
+{
+    for (;;) {
+        int rc = tbbt_trace_reader_next(r, rec);
+        if (rc < 0) {
+            pthread_mutex_lock(&e->mu);
+            fail_run(e, rc, "trace '%s': %s at byte %" PRIu64, e->o->trace_path,
+                     tbbt_strerror(rc), tbbt_trace_reader_offset(r));
+            unlock_wake(e);
+        }
+        if (rc <= 0)
+            return rc;
+        if (e->o->filter && !e->o->filter(rec, tbbt_trace_reader_eptab(r), e->o->filter_arg)) {
+            e->filtered++;
+            continue;
+        }
+        if (e->o->sizes)
+            tbbt_verify_sizes_note(e->o->sizes, rec);
+        if (*first) {
+            e->trace_t0 = rec->call_ns;
+            *first = false;
+        }
+        e->trace_t1 = MAX(e->trace_t1, rec->call_ns);
+        e->kept++;
+        return 1;
+    }
+}
+
+/* The next record for slot rec: straight from the trace, or through the reorderer. */
+static int next_record(struct eng *e, struct tbbt_trace_reader *r, struct stage *st,
+                       struct tbbt_trace_rec *rec, bool *first, bool *in_eof)
+{
+    if (!st->ro)
+        return read_kept(e, r, rec, first);
+    while (!stage_pop(st, rec, *in_eof)) {
+        if (*in_eof)
+            return 0;
+        struct tbbt_trace_rec *in = g_ptr_array_steal_index_fast(st->free, st->free->len - 1);
+        int rc = read_kept(e, r, in, first);
+        if (rc <= 0) {
+            g_ptr_array_add(st->free, in);
+            if (rc < 0)
+                return rc;
+            *in_eof = true;
+            continue;
+        }
+        stage_push(st, in);
+    }
+    return 1;
 }
 
 static void *reader_main(void *arg)
@@ -416,7 +609,9 @@ static void *reader_main(void *arg)
     const uint32_t N = e->n_clones;
     uint64_t next = 0, room_end;
     unsigned batch = 0;
-    bool first = true;
+    bool first = true, in_eof = false;
+    struct stage st;
+    stage_init(&st, e->o);
     pthread_mutex_lock(&e->mu);
     room_end = e->oldest + e->W;
     unlock_wake(e);
@@ -441,29 +636,8 @@ static void *reader_main(void *arg)
                 break;
         }
         struct slot *s = S(e, next);
-        int rc = tbbt_trace_reader_next(r, &s->rec);
-        if (rc == 0)
+        if (next_record(e, r, &st, &s->rec, &first, &in_eof) <= 0)
             break;
-        if (rc < 0) {
-            pthread_mutex_lock(&e->mu);
-            fail_run(e, rc, "trace '%s': %s at byte %" PRIu64, e->o->trace_path,
-                     tbbt_strerror(rc), tbbt_trace_reader_offset(r));
-            unlock_wake(e);
-            break;
-        }
-        if (e->o->filter &&
-            !e->o->filter(&s->rec, tbbt_trace_reader_eptab(r), e->o->filter_arg)) {
-            e->filtered++;
-            continue;
-        }
-        if (e->o->sizes)
-            tbbt_verify_sizes_note(e->o->sizes, &s->rec);
-        if (first) {
-            e->trace_t0 = s->rec.call_ns;
-            first = false;
-        }
-        e->trace_t1 = MAX(e->trace_t1, s->rec.call_ns);
-        e->kept++;
         prepare(e, s, next, 0);
         for (uint32_t c = 1; c < N; c++) {
             struct slot *d = S(e, next + c);
@@ -473,8 +647,11 @@ static void *reader_main(void *arg)
         next += N;
         batch++;
     }
+    uint64_t swaps = st.ro ? tbbt_reorder_swaps(st.ro) : 0;
+    stage_fini(&st);
     tbbt_trace_reader_close(r);
     pthread_mutex_lock(&e->mu);
+    e->c.reordered_reads = swaps;
     admit_locked(e, next);
     e->eof = true;
     e->total = next;
@@ -521,6 +698,10 @@ static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due
             *due = MIN(*due, s->sched_ns);
             continue;
         }
+        if (client_full(e, s)) {
+            client_held(e, s);
+            continue;   /* a completion of its client wakes the sender */
+        }
         e->next_issue[k] = q + e->n_clones;
         if (s->reply_key != NO_REPLY_KEY)
             heap_push(h, s->reply_key, q);
@@ -531,16 +712,19 @@ static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due
 
 static struct slot *pick_fsdep(struct eng *e, uint64_t now, uint64_t *due)
 {
-    const struct heap_item *top = heap_top(e->ready);
-    if (!top)
-        return NULL;
-    struct slot *s = S(e, top->seq);
-    if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
-        *due = MIN(*due, s->sched_ns);
-        return NULL;
+    const struct heap_item *top;
+    while ((top = heap_top(e->ready))) {
+        struct slot *s = S(e, top->seq);
+        if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
+            *due = MIN(*due, s->sched_ns);
+            return NULL;
+        }
+        heap_pop(e->ready);
+        if (!client_full(e, s))
+            return s;
+        client_park(e, s);
     }
-    heap_pop(e->ready);
-    return s;
+    return NULL;
 }
 
 /* A resend whose back-off is over and whose connection is up, or NULL. */
@@ -576,6 +760,8 @@ static void take_locked(struct eng *e, struct slot *s)
 {
     if (s->state == S_WAIT) {
         e->inflight++;
+        if (e->cl_inflight)
+            (*client_count(e, s->client))++;
         s->conn = (uint8_t)conn_of(e, s);
         if (is_create(s)) {
             struct tbbt_handle *h = made_handle(e, s);
@@ -757,9 +943,12 @@ static void event_dispatch(struct eng *e, const struct slot *s)
 {
     if (!e->o->events)
         return;
-    fprintf(e->o->events, "D %" PRIu64 " %u %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", s->seq,
-            s->clone, tbbt_proc_name(s->rec.prog, s->rec.proc) ?: "?", s->rec.call_ns,
-            s->reply_key == NO_REPLY_KEY ? 0 : s->reply_key, s->send_ns - e->start_ns);
+    const struct tbbt_trace_rec *r = &s->rec;
+    fprintf(e->o->events,
+            "D %" PRIu64 " %u %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+            s->seq, s->clone, tbbt_proc_name(r->prog, r->proc) ?: "?", r->call_ns,
+            s->reply_key == NO_REPLY_KEY ? 0 : s->reply_key, s->send_ns - e->start_ns,
+            TBBT_HAS(r, TBBT_F_ID) ? r->id : 0, TBBT_HAS(r, TBBT_F_OFFSET) ? r->offset : 0);
 }
 
 /* Waits (mu held) until something may be ready, or until due. */
@@ -1229,6 +1418,13 @@ static void eng_free(struct eng *e)
     g_free(e->pend);
     g_free(e->next_issue);
     g_array_free(e->ready, TRUE);
+    if (e->cl_inflight)
+        g_array_free(e->cl_inflight, TRUE);
+    for (guint i = 0; e->cl_parked && i < e->cl_parked->len; i++)
+        if (g_ptr_array_index(e->cl_parked, i))
+            g_queue_free(g_ptr_array_index(e->cl_parked, i));
+    if (e->cl_parked)
+        g_ptr_array_free(e->cl_parked, TRUE);
     g_queue_clear(&e->resend);
     tbbt_fsdep_free(e->locks);
     g_hash_table_destroy(e->cookies);
@@ -1277,6 +1473,10 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
         e->pend[c] = g_array_new(FALSE, FALSE, sizeof(struct heap_item));
     }
     e->ready = g_array_new(FALSE, FALSE, sizeof(struct heap_item));
+    if (o->client_outstanding) {
+        e->cl_inflight = g_array_new(FALSE, TRUE, sizeof(unsigned));
+        e->cl_parked = g_ptr_array_new();
+    }
     g_queue_init(&e->resend);
     e->locks = tbbt_fsdep_new(live, add_dep, e);
     g_mutex_init(&e->cookie_mu);

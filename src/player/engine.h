@@ -14,7 +14,11 @@
  * the requests it conflicts with have completed.  Timing: FULL speed, or TIMESTAMP
  * (each request at its call time divided by `speed` from the start).  Spatial scaling:
  * `clones` copies of every record, each against its own copy of the image (its own
- * handle table), never depending on each other.
+ * handle table), never depending on each other.  Optional perturbations: `reorder`
+ * swaps neighbouring READs as the I/O thread reads them (reorder.h: never across
+ * another record, so never across a dependency; each position keeps its trace times),
+ * and `client_outstanding` bounds the calls in flight per client, as a client with a
+ * few nfsiod daemons does.
  *
  * Failures: every reply is compared with the status the trace recorded; JUKEBOX and
  * timeouts of calls that make objects are retried (bounded, with back-off); calls are
@@ -34,6 +38,7 @@
 #include "player/handles.h"
 #include "player/report.h"
 #include "player/verify.h"
+#include "trace/reorder.h"
 #include "trace/trace.h"
 
 enum tbbt_engine_order { TBBT_ORDER_CONSERVATIVE = 0, TBBT_ORDER_FSDEP = 1 };
@@ -55,6 +60,11 @@ struct tbbt_engine_opts {
     double speed;                       /* timestamp: > 0, 2 = twice as fast */
     unsigned window;                    /* lookahead window slots */
     unsigned max_outstanding;           /* calls in flight over all connections */
+    unsigned client_outstanding;        /* 0, or calls in flight per client (the trace's
+                                           endpoint, per clone) at most */
+    bool reorder;                       /* swap reads as a sloppy client (reorder.h) */
+    struct tbbt_reorder_spec reorder_spec;
+    uint64_t reorder_seed;
     unsigned connections;               /* per run (objects hash onto them) */
     unsigned batch;                     /* calls per send() at most */
     unsigned recv_batch;                /* 0, or replies per receive wake-up when the

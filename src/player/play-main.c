@@ -30,7 +30,10 @@
 static gchar *opt_trace, *opt_manifest, *opt_server, *opt_export, *opt_map;
 static gchar *opt_proto = "tcp", *opt_order = "conservative", *opt_timing = "full";
 static gchar *opt_report_json, *opt_timeseries, *opt_events, *opt_subset_client;
-static gchar *opt_subset_subtree, *opt_image_root;
+static gchar *opt_subset_subtree, *opt_image_root, *opt_reorder;
+static gint64 opt_reorder_seed = 1;
+static gint opt_client_out;
+static struct tbbt_reorder_spec reorder_spec;
 static gdouble opt_speed = 1.0;
 static gint opt_clones = 1, opt_first_clone, opt_window = 4096, opt_max_out = 64;
 static gint opt_conns = 1, opt_batch = 32, opt_recv_batch;
@@ -69,6 +72,14 @@ static const GOptionEntry entries[] = {
      "Calls in flight at most, over all connections (default 64)", "N"},
     {"connections", 'c', 0, G_OPTION_ARG_INT, &opt_conns,
      "Connections to the server; objects stay on one (default 1)", "N"},
+    {"client-outstanding", 0, 0, G_OPTION_ARG_INT, &opt_client_out,
+     "Calls in flight per client (trace endpoint, per clone) at most, as a client with N "
+     "nfsiod daemons (default 0: no limit)", "N"},
+    {"reorder", 0, 0, G_OPTION_ARG_STRING, &opt_reorder,
+     "Replay as a sloppy client: with probability P swap a READ with a READ at distance "
+     "1..K after it (never across another record; K < --window; default K 1)", "P[:K]"},
+    {"reorder-seed", 0, 0, G_OPTION_ARG_INT64, &opt_reorder_seed,
+     "Seed of --reorder (default 1; the same seed gives the same order)", "N"},
     {"batch", 0, 0, G_OPTION_ARG_INT, &opt_batch, "Calls per send() at most (default 32)", "N"},
     {"recv-batch", 0, 0, G_OPTION_ARG_INT, &opt_recv_batch,
      "While all --max-outstanding calls are out, wake the receiver only once N replies "
@@ -454,6 +465,10 @@ static int play(void)
     o.speed = opt_speed;
     o.window = (unsigned)opt_window;
     o.max_outstanding = (unsigned)opt_max_out;
+    o.client_outstanding = (unsigned)opt_client_out;
+    o.reorder = opt_reorder != NULL;
+    o.reorder_spec = reorder_spec;
+    o.reorder_seed = (uint64_t)opt_reorder_seed;
     o.connections = (unsigned)opt_conns;
     o.batch = (unsigned)opt_batch;
     o.recv_batch = (unsigned)opt_recv_batch;
@@ -531,6 +546,15 @@ static const char *check_usage(void)
         return "ports must be 1..65535";
     if (opt_gid >= 0 && opt_uid < 0)
         return "--gid needs --uid";
+    if (opt_client_out < 0)
+        return "--client-outstanding must be 0 (no limit) or more";
+    if (opt_reorder) {
+        static char why[200];
+        if (tbbt_reorder_parse(opt_reorder, &reorder_spec, why, sizeof(why)) < 0)
+            return why;
+        if (reorder_spec.k >= (unsigned)opt_window)
+            return "--reorder distance K must be below --window";
+    }
     return NULL;
 }
 

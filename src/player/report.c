@@ -575,6 +575,8 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
     tbbt_json_kv_uint(j, "unchecked", c->unchecked);
     tbbt_json_kv_uint(j, "window_stalls", c->window_stalls);
     tbbt_json_kv_uint(j, "peak_outstanding", c->peak_outstanding);
+    tbbt_json_kv_uint(j, "reordered_reads", c->reordered_reads);
+    tbbt_json_kv_uint(j, "client_stalls", c->client_stalls);
 }
 
 static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
@@ -717,8 +719,11 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
                 d->count);
     else
         fprintf(out, "  dispatch     error not measured\n");
-    fprintf(out, "  outstanding  peak %" PRIu64 ", window stalls %" PRIu64 "\n",
-            c->peak_outstanding, c->window_stalls);
+    fprintf(out, "  outstanding  peak %" PRIu64 ", window stalls %" PRIu64
+                 ", client limit stalls %" PRIu64 "\n",
+            c->peak_outstanding, c->window_stalls, c->client_stalls);
+    if (c->reordered_reads)
+        fprintf(out, "  reordered    %" PRIu64 " read swaps (--reorder)\n", c->reordered_reads);
 }
 
 static void text_row(FILE *out, const char *label, const struct tbbt_hist *h)

@@ -141,6 +141,8 @@ struct tbbt_report_counts {
     uint64_t corrective_ops;   /* corrective records of the trace that were replayed */
     uint64_t retries, reconnects, timeouts, unchecked; /* unchecked: no outcome to compare */
     uint64_t window_stalls, peak_outstanding;
+    uint64_t reordered_reads;  /* --reorder: swaps of two reads made by the reader */
+    uint64_t client_stalls;    /* --client-outstanding: requests held back at the limit */
     double wall_seconds;       /* replay time */
     double trace_seconds;      /* span of the trace's call times */
     double speed;              /* --speed (1 for full speed's "trace rate x speed" line) */
@@ -162,7 +164,8 @@ struct tbbt_report_verify {
  * no "verify" key).  Keys, a contract: ops_issued, ops_completed, ops_skipped,
  * ops_unknown, corrective_ops, skipped_by_reason {no_handle, dependency, not_nfs,
  * incomplete, filtered}, replay_failures, replay_failures_by_kind {kind: n} (by count),
- * retries, reconnects, timeouts, unchecked, window_stalls, peak_outstanding, trace_ops,
+ * retries, reconnects, timeouts, unchecked, window_stalls, peak_outstanding,
+ * reordered_reads, client_stalls, trace_ops,
  * trace_seconds, wall_seconds, throughput_ops (completed / wall), trace_rate_ops
  * (trace_ops / trace_seconds), target_rate_ops (trace rate x speed, null in full-speed
  * timing), speed, order, timing, transport, clones, connections, window,
