@@ -36,6 +36,7 @@ struct tbbt_trace_reader {
     uint64_t err_off;
     const uint8_t *bad;     /* where decoding failed, inside the current record */
     uint64_t nops, skipped;
+    uint64_t skip_fields;   /* tbbt_trace_reader_skip_fields() */
     uint16_t major, minor;
     struct tbbt_fhtab *fh;
     struct tbbt_eptab *ep;
@@ -488,6 +489,8 @@ static int read_op(struct tbbt_trace_reader *r, struct tbbt_buf *b, struct tbbt_
             r->skipped++;
             continue;
         }
+        if ((r->skip_fields >> tag) & 1)
+            continue;
         if (!dec_value(r, &v, rec, tag) || v.len != 0)
             return TBBT_E_BADREC;
         TBBT_SET(rec, tag);
@@ -604,6 +607,11 @@ int tbbt_trace_reader_next(struct tbbt_trace_reader *r, struct tbbt_trace_rec *r
         rc = tbbt_trace_reader_next_any(r, rec, NULL);
     } while (rc == TBBT_REC_HANDLE || rc == TBBT_REC_ENDPOINT);
     return rc == TBBT_REC_OP ? 1 : rc;
+}
+
+void tbbt_trace_reader_skip_fields(struct tbbt_trace_reader *r, uint64_t fields)
+{
+    r->skip_fields = fields;
 }
 
 struct tbbt_fhtab *tbbt_trace_reader_fhtab(struct tbbt_trace_reader *r)

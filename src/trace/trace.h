@@ -408,6 +408,13 @@ void tbbt_trace_reader_version(const struct tbbt_trace_reader *r, int *major, in
  * everything read so far is lossless.
  */
 uint64_t tbbt_trace_reader_skipped(const struct tbbt_trace_reader *r);
+/*
+ * Fields (bit per enum tbbt_field) that later records leave undecoded: their bytes
+ * are stepped over by their length and the field is not present in rec.  For a
+ * consumer that never looks at them (the player needs no attributes), so records
+ * cost less to read; such fields are then not validated either.  Default 0.
+ */
+void tbbt_trace_reader_skip_fields(struct tbbt_trace_reader *r, uint64_t fields);
 /* The reader's tables (borrowed, valid until close). */
 struct tbbt_fhtab *tbbt_trace_reader_fhtab(struct tbbt_trace_reader *r);
 struct tbbt_eptab *tbbt_trace_reader_eptab(struct tbbt_trace_reader *r);
