@@ -54,6 +54,16 @@ void tbbt_convert_opts_init(struct tbbt_convert_opts *o);
  */
 int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t errlen);
 
+/*
+ * Pass B alone, for a program that writes its own raw trace (tbbt-synth): reads
+ * raw_trace, writes final_trace with the TBBT-IDs and the hierarchy map at map_path
+ * (paths written as given: write to temporary names and rename), no correction.
+ * *map_entries (may be NULL) gets the number of map entries.  0, or a negative error
+ * with a one-line reason naming the file in errbuf.
+ */
+int tbbt_convert_ids(const char *raw_trace, const char *final_trace, const char *map_path,
+                     uint64_t *map_entries, char *errbuf, size_t errlen);
+
 /* True if the file at path starts like a TBBT trace. */
 bool tbbt_convert_is_trace(const char *path);
 
