@@ -33,6 +33,7 @@
 #include "player/fsdep.h"
 #include "player/nfsreq.h"
 #include "player/rpcconn.h"
+#include "util/heap.h"
 #include "util/util.h"
 
 #define NFS3ERR_JUKEBOX 10008
@@ -84,10 +85,6 @@ struct conn {
     uint64_t down_since;
     uint64_t next_try;
     int lowat;                  /* receive side: SO_RCVLOWAT set now (1 = off) */
-};
-
-struct heap_item {
-    uint64_t key, seq;
 };
 
 struct eng {
@@ -191,49 +188,6 @@ static void wake_locked(struct eng *e)
     e->wake_send = e->wake_read = false;
 }
 
-static void heap_push(GArray *h, uint64_t key, uint64_t seq)
-{
-    struct heap_item it = {key, seq};
-    g_array_append_val(h, it);
-    struct heap_item *a = (struct heap_item *)(void *)h->data;
-    size_t i = h->len - 1;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (a[p].key < a[i].key || (a[p].key == a[i].key && a[p].seq <= a[i].seq))
-            break;
-        struct heap_item t = a[p];
-        a[p] = a[i];
-        a[i] = t;
-        i = p;
-    }
-}
-
-static void heap_pop(GArray *h)
-{
-    struct heap_item *a = (struct heap_item *)(void *)h->data;
-    size_t n = h->len - 1, i = 0;
-    a[0] = a[n];
-    g_array_set_size(h, n);
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && (a[l].key < a[m].key || (a[l].key == a[m].key && a[l].seq < a[m].seq)))
-            m = l;
-        if (r < n && (a[r].key < a[m].key || (a[r].key == a[m].key && a[r].seq < a[m].seq)))
-            m = r;
-        if (m == i)
-            break;
-        struct heap_item t = a[m];
-        a[m] = a[i];
-        a[i] = t;
-        i = m;
-    }
-}
-
-static const struct heap_item *heap_top(GArray *h)
-{
-    return h->len ? &g_array_index(h, struct heap_item, 0) : NULL;
-}
-
 /* CREATE, MKDIR, SYMLINK, MKNOD: the reply makes an object (and binds its handle). */
 static bool is_create(const struct slot *s)
 {
@@ -334,7 +288,7 @@ static void client_release(struct eng *e, const struct slot *s)
     GQueue *q = g_ptr_array_index(e->cl_parked, s->client);
     if (q && !g_queue_is_empty(q)) {
         uint64_t seq = GPOINTER_TO_SIZE(g_queue_pop_head(q)) - 1;
-        heap_push(e->ready, ready_key(e, S(e, seq)), seq);
+        tbbt_heap_push(e->ready, ready_key(e, S(e, seq)), seq);
     }
 }
 
@@ -353,7 +307,7 @@ static void complete_locked(struct eng *e, struct slot *s)
         if (ws->seq != w || ws->ndeps == 0)
             continue;
         if (--ws->ndeps == 0 && ws->state == S_WAIT)
-            heap_push(e->ready, ready_key(e, ws), w);
+            tbbt_heap_push(e->ready, ready_key(e, ws), w);
     }
     s->nwaiters = 0;
     atomic_fetch_add_explicit(&e->done_count, 1, memory_order_relaxed);
@@ -433,7 +387,7 @@ static void admit_locked(struct eng *e, uint64_t upto)
             tbbt_fsdep_sets(&s->rec, &sets);
             tbbt_fsdep_admit(e->locks, q, s->clone, &sets);
             if (s->ndeps == 0)
-                heap_push(e->ready, ready_key(e, s), q);
+                tbbt_heap_push(e->ready, ready_key(e, s), q);
         }
     }
     e->admitted = upto;
@@ -726,9 +680,9 @@ static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due
             continue;
         struct slot *s = S(e, q);
         GArray *h = e->pend[k];
-        const struct heap_item *top;
-        while ((top = heap_top(h)) && !live(top->seq, e))
-            heap_pop(h);
+        const struct tbbt_heap_item *top;
+        while ((top = tbbt_heap_top(h)) && !live(top->seq, e))
+            tbbt_heap_pop(h);
         if (top && top->key <= s->rec.call_ns)
             continue;   /* a request whose trace reply came before this call is pending */
         if (needs_pending(e, s))
@@ -743,7 +697,7 @@ static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due
         }
         e->next_issue[k] = q + e->n_clones;
         if (s->reply_key != NO_REPLY_KEY)
-            heap_push(h, s->reply_key, q);
+            tbbt_heap_push(h, s->reply_key, q);
         return s;
     }
     return NULL;
@@ -751,14 +705,14 @@ static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due
 
 static struct slot *pick_fsdep(struct eng *e, uint64_t now, uint64_t *due)
 {
-    const struct heap_item *top;
-    while ((top = heap_top(e->ready))) {
+    const struct tbbt_heap_item *top;
+    while ((top = tbbt_heap_top(e->ready))) {
         struct slot *s = S(e, top->seq);
         if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
             *due = MIN(*due, s->sched_ns);
             return NULL;
         }
-        heap_pop(e->ready);
+        tbbt_heap_pop(e->ready);
         if (!client_full(e, s))
             return s;
         client_park(e, s);
@@ -1514,9 +1468,9 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->pend = g_new(GArray *, e->n_clones);
     for (uint32_t c = 0; c < e->n_clones; c++) {
         e->next_issue[c] = c;
-        e->pend[c] = g_array_new(FALSE, FALSE, sizeof(struct heap_item));
+        e->pend[c] = tbbt_heap_new();
     }
-    e->ready = g_array_new(FALSE, FALSE, sizeof(struct heap_item));
+    e->ready = tbbt_heap_new();
     if (o->client_outstanding) {
         e->cl_inflight = g_array_new(FALSE, TRUE, sizeof(unsigned));
         e->cl_parked = g_ptr_array_new();

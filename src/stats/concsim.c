@@ -25,6 +25,7 @@
 #include <math.h>
 
 #include "player/fsdep.h"
+#include "util/heap.h"
 
 #define NO_REPLY UINT64_MAX
 
@@ -36,11 +37,6 @@ struct slot {
     uint8_t state;
     uint32_t ndeps, nwaiters, wcap;
     uint64_t *waiters;
-};
-
-/* A binary min-heap of (key, seq). */
-struct heap_item {
-    uint64_t key, seq;
 };
 
 struct tbbt_concsim {
@@ -55,53 +51,6 @@ struct tbbt_concsim {
     GArray *pend;                   /* conservative: (trace reply time, seq) */
     struct tbbt_fsdep *locks;
 };
-
-static bool item_less(const struct heap_item *a, const struct heap_item *b)
-{
-    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
-}
-
-static void heap_push(GArray *h, uint64_t key, uint64_t seq)
-{
-    struct heap_item it = {key, seq};
-    g_array_append_val(h, it);
-    struct heap_item *v = (struct heap_item *)(void *)h->data;
-    for (guint i = h->len - 1; i > 0;) {
-        guint p = (i - 1) / 2;
-        if (!item_less(&v[i], &v[p]))
-            break;
-        struct heap_item t = v[i];
-        v[i] = v[p];
-        v[p] = t;
-        i = p;
-    }
-}
-
-static const struct heap_item *heap_top(GArray *h)
-{
-    return h->len ? &g_array_index(h, struct heap_item, 0) : NULL;
-}
-
-static void heap_pop(GArray *h)
-{
-    struct heap_item *v = (struct heap_item *)(void *)h->data;
-    guint n = h->len - 1;
-    v[0] = v[n];
-    g_array_set_size(h, n);
-    for (guint i = 0;;) {
-        guint l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && item_less(&v[l], &v[m]))
-            m = l;
-        if (r < n && item_less(&v[r], &v[m]))
-            m = r;
-        if (m == i)
-            break;
-        struct heap_item t = v[i];
-        v[i] = v[m];
-        v[m] = t;
-        i = m;
-    }
-}
 
 static struct slot *S(struct tbbt_concsim *s, uint64_t seq)
 {
@@ -139,8 +88,8 @@ struct tbbt_concsim *tbbt_concsim_new(enum tbbt_concsim_policy policy, uint32_t 
     s->R = max_ops && max_ops < window ? (uint32_t)max_ops : window;
     s->max_ops = max_ops;
     s->slots = g_new0(struct slot, s->R);
-    s->events = g_array_new(FALSE, FALSE, sizeof(struct heap_item));
-    s->pend = g_array_new(FALSE, FALSE, sizeof(struct heap_item));
+    s->events = tbbt_heap_new();
+    s->pend = tbbt_heap_new();
     if (policy == TBBT_CONCSIM_FSDEP)
         s->locks = tbbt_fsdep_new(live, add_dep, s);
     return s;
@@ -162,7 +111,7 @@ void tbbt_concsim_free(struct tbbt_concsim *s)
 static void issue(struct tbbt_concsim *s, struct slot *x)
 {
     x->state = S_FLIGHT;
-    heap_push(s->events, s->now + x->lat_ns, x->seq);
+    tbbt_heap_push(s->events, s->now + x->lat_ns, x->seq);
     s->inflight++;
     s->peak = MAX(s->peak, s->inflight);
 }
@@ -172,14 +121,14 @@ static void issue_conservative(struct tbbt_concsim *s)
 {
     while (s->next_issue < s->admitted) {
         struct slot *x = S(s, s->next_issue);
-        const struct heap_item *top;
-        while ((top = heap_top(s->pend)) && !live(top->seq, s))
-            heap_pop(s->pend);
+        const struct tbbt_heap_item *top;
+        while ((top = tbbt_heap_top(s->pend)) && !live(top->seq, s))
+            tbbt_heap_pop(s->pend);
         if (top && top->key <= x->call_ns)
             return;     /* a request whose trace reply came before this call is pending */
         issue(s, x);
         if (x->reply_key != NO_REPLY)
-            heap_push(s->pend, x->reply_key, x->seq);
+            tbbt_heap_push(s->pend, x->reply_key, x->seq);
         s->next_issue++;
     }
 }
@@ -187,11 +136,11 @@ static void issue_conservative(struct tbbt_concsim *s)
 /* Completes the earliest request in flight, advancing time to its completion. */
 static void step(struct tbbt_concsim *s)
 {
-    const struct heap_item *top = heap_top(s->events);
+    const struct tbbt_heap_item *top = tbbt_heap_top(s->events);
     assert(top);
     uint64_t seq = top->seq;
     s->now = MAX(s->now, top->key);
-    heap_pop(s->events);
+    tbbt_heap_pop(s->events);
     struct slot *x = S(s, seq);
     x->state = S_DONE;
     s->inflight--;
