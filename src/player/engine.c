@@ -576,7 +576,7 @@ static uint64_t unused_fields(const struct tbbt_engine_opts *o)
 {
     static const enum tbbt_field unused[] = {
         TBBT_F_FH, TBBT_F_FH2, TBBT_F_NEW_FH, TBBT_F_OBJ_PRE, TBBT_F_DIR_ATTR, TBBT_F_DIR_PRE,
-        TBBT_F_DIR2_ATTR, TBBT_F_DIR2_PRE, TBBT_F_RES_COUNT, TBBT_F_EOF, TBBT_F_COMMITTED,
+        TBBT_F_DIR2_ATTR, TBBT_F_DIR2_PRE, TBBT_F_EOF, TBBT_F_COMMITTED,
         TBBT_F_WRITEVERF, TBBT_F_ACCESS_RES, TBBT_F_INFO,
     };
     uint64_t m = o->sizes ? 0 : (uint64_t)1 << TBBT_F_OBJ_ATTR;
@@ -1193,6 +1193,8 @@ static void rx_apply(struct eng *e, struct rxdone *d)
     } else if (d->nfs != s->expected) {
         tbbt_report_failure(e->rep_rx, s->rec.prog, s->rec.proc, s->expected, d->nfs, now);
         atomic_fetch_add_explicit(&e->fail_count, 1, memory_order_relaxed);
+    } else if (s->op == TBBT_NS_OP_READ && d->nfs == 0 && TBBT_HAS(&s->rec, TBBT_F_RES_COUNT)) {
+        e->c.read_bytes += s->rec.res_count;
     }
     if (is_create(s) || s->op == TBBT_NS_OP_LOOKUP)
         bind_made(e, s, d);

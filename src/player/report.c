@@ -577,6 +577,7 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
     tbbt_json_kv_uint(j, "peak_outstanding", c->peak_outstanding);
     tbbt_json_kv_uint(j, "reordered_reads", c->reordered_reads);
     tbbt_json_kv_uint(j, "client_stalls", c->client_stalls);
+    tbbt_json_kv_uint(j, "read_bytes", c->read_bytes);
 }
 
 static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
@@ -584,6 +585,7 @@ static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
     json_kv_double(j, "trace_seconds", c->trace_seconds);
     json_kv_double(j, "wall_seconds", c->wall_seconds);
     json_kv_double(j, "throughput_ops", ratio((double)c->ops_completed, c->wall_seconds));
+    json_kv_double(j, "read_mb_per_s", ratio((double)c->read_bytes / 1e6, c->wall_seconds));
     json_kv_double(j, "trace_rate_ops", trace_rate(c));
     json_kv_double(j, "target_rate_ops", is_timestamp(c) ? trace_rate(c) * c->speed : NAN);
     json_kv_double(j, "speed", c->speed);
@@ -699,6 +701,9 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
     fprintf(out, " x speed %g =", c->speed);
     text_rate(out, "", trace_rate(c) * c->speed);
     fprintf(out, "%s)\n", is_timestamp(c) ? " target" : "");
+    if (c->read_bytes)
+        fprintf(out, "  read data    %.1f MB, %.1f MB/s\n", (double)c->read_bytes / 1e6,
+                ratio((double)c->read_bytes / 1e6, c->wall_seconds));
     fprintf(out, "  operations   trace %" PRIu64 ", issued %" PRIu64 ", completed %" PRIu64
                  ", skipped %" PRIu64 ", unknown %" PRIu64 ", corrective %" PRIu64 "\n",
             c->trace_ops, c->ops_issued, c->ops_completed, c->ops_skipped, c->ops_unknown,

@@ -143,6 +143,8 @@ struct tbbt_report_counts {
     uint64_t window_stalls, peak_outstanding;
     uint64_t reordered_reads;  /* --reorder: swaps of two reads made by the reader */
     uint64_t client_stalls;    /* --client-outstanding: requests held back at the limit */
+    uint64_t read_bytes;       /* bytes of the READs answered OK as in the trace (the
+                                  trace's count of bytes returned) */
     double wall_seconds;       /* replay time */
     double trace_seconds;      /* span of the trace's call times */
     double speed;              /* --speed (1 for full speed's "trace rate x speed" line) */
@@ -165,7 +167,7 @@ struct tbbt_report_verify {
  * ops_unknown, corrective_ops, skipped_by_reason {no_handle, dependency, not_nfs,
  * incomplete, filtered}, replay_failures, replay_failures_by_kind {kind: n} (by count),
  * retries, reconnects, timeouts, unchecked, window_stalls, peak_outstanding,
- * reordered_reads, client_stalls, trace_ops,
+ * reordered_reads, client_stalls, read_bytes, read_mb_per_s, trace_ops,
  * trace_seconds, wall_seconds, throughput_ops (completed / wall), trace_rate_ops
  * (trace_ops / trace_seconds), target_rate_ops (trace rate x speed, null in full-speed
  * timing), speed, order, timing, transport, clones, connections, window,

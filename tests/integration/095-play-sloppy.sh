@@ -70,7 +70,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 ok = r["finished"] and r["replay_failures"] == 0
 ok &= r["ops_skipped"] == r["skipped_by_reason"]["not_nfs"]   # the MNT records
-ok &= r["peak_outstanding"] <= 4
+ok &= r["peak_outstanding"] <= 4 and r["read_bytes"] == 4 << 20   # 4 files of 1 MiB
 # fsdep would send all 4 readers' reads at once; conservative keeps the trace's own
 # concurrency (a reply before each next call), below the limit here
 ok &= r["client_stalls"] > 0 or sys.argv[2] == "conservative"
