@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The lab server's read-ahead switch and drop-caches (tools/tbbt-lab, docs/lab.md,
+# docs/readahead.md), in a private state directory:
+#  1. start --readahead off: the loop device's queue and bdi read_ahead_kb are 0, the
+#     loop device uses direct I/O, status and env report it;
+#  2. restart --readahead on: both non-zero again (and the image is kept);
+#  3. drop-caches: a file read through the mount is cached (no device reads on a second
+#     read), and after drop-caches the same read reaches the device again; with
+#     read-ahead off the reads reach it as 4 KiB requests;
+#  4. if tbbt-synth is built: a tiny synthetic reader trace (tbbt-synth, tbbt-init)
+#     replays over TCP and UDP with read-ahead off and on with zero replay failures, every
+#     READ completed, and the loop device reads the bytes after drop-caches.
+# Needs root; fails, never skips, without it.  The lab ports must be free.
+#   090-lab-readahead.sh BUILD_DIR
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: 090-lab-readahead.sh BUILD_DIR" >&2; exit 2; }
+if [ "$(id -u)" -ne 0 ]; then
+  echo "FAIL: 090-lab-readahead needs root (it starts the lab NFS server)" >&2
+  exit 1
+fi
+build=$(cd "$1" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+lab=$top/tools/tbbt-lab
+synth=$build/src/synth/tbbt-synth
+init=$build/src/aging/tbbt-init
+play=$build/src/player/tbbt-play
+command -v python3 >/dev/null || { echo "FAIL: python3 is not installed" >&2; exit 1; }
+dir=$(mktemp -d /var/tmp/tbbt-lab-090.XXXXXX)
+work=$(mktemp -d)
+cleanup() {
+  bash "$lab" stop --dir "$dir" -q || true
+  mountpoint -q "$dir/mnt" 2>/dev/null || rm -rf "$dir"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+say() { echo "090-lab-readahead: $*"; }
+
+ra_values() {   # prints "QUEUE_KB BDI_KB" of the lab's loop device
+  local name=${TBBT_LAB_DEV#/dev/}
+  echo "$(cat "/sys/block/$name/queue/read_ahead_kb")" \
+    "$(cat "/sys/class/bdi/$(cat "/sys/block/$name/dev")/read_ahead_kb")"
+}
+dev_reads() {   # prints "READ_IOS READ_SECTORS" of the lab's loop device
+  awk '{ print $1, $3 }' "/sys/block/${TBBT_LAB_DEV#/dev/}/stat"
+}
+
+# ------------------------------------------------------------------ 1. off
+bash "$lab" start --dir "$dir" --size 256M --readahead off -q >/dev/null ||
+  fail "cannot start the lab with --readahead off in $dir"
+eval "$(bash "$lab" env --dir "$dir")"
+[ -b "$TBBT_LAB_DEV" ] || fail "env: no loop device ('$TBBT_LAB_DEV')"
+[ "$TBBT_LAB_READAHEAD" = off ] && [ "$TBBT_LAB_READAHEAD_KB" = 0 ] ||
+  fail "env: read-ahead '$TBBT_LAB_READAHEAD' '$TBBT_LAB_READAHEAD_KB' (want off 0)"
+[ "$(ra_values)" = "0 0" ] || fail "read-ahead off: queue/bdi read_ahead_kb are $(ra_values)"
+[ "$(cat "/sys/block/${TBBT_LAB_DEV#/dev/}/loop/dio")" = 1 ] ||
+  fail "the loop device does not use direct I/O"
+bash "$lab" status --dir "$dir" | grep -q "read-ahead 0 KiB" ||
+  fail "status does not show read-ahead 0: $(bash "$lab" status --dir "$dir")"
+say "off: $TBBT_LAB_DEV queue/bdi read_ahead_kb $(ra_values), direct I/O on"
+
+# ------------------------------------------------------------------ 3. drop-caches (off)
+f=$TBBT_LAB_EXPORT/probe
+dd if=/dev/urandom of="$f" bs=1M count=8 status=none
+sync
+bash "$lab" drop-caches --dir "$dir" -q || fail "drop-caches failed"
+read -r i0 s0 <<<"$(dev_reads)"
+cat "$f" >/dev/null
+read -r i1 s1 <<<"$(dev_reads)"
+cat "$f" >/dev/null
+read -r i2 s2 <<<"$(dev_reads)"
+bash "$lab" drop-caches --dir "$dir" -q || fail "drop-caches failed"
+read -r i3 s3 <<<"$(dev_reads)"
+cat "$f" >/dev/null
+read -r i4 s4 <<<"$(dev_reads)"
+say "8 MiB read, read-ahead off: cold $((i1 - i0)) reads / $(((s1 - s0) / 2)) KiB, warm" \
+  "$((i2 - i1)) reads, after drop-caches $((i4 - i3)) reads / $(((s4 - s3) / 2)) KiB"
+[ $(((s1 - s0) / 2)) -ge 8192 ] || fail "the cold read did not reach the device"
+[ $((i2 - i1)) -eq 0 ] || fail "the warm read reached the device ($((i2 - i1)) reads)"
+[ $(((s4 - s3) / 2)) -ge 8192 ] || fail "after drop-caches the read did not reach the device"
+# 8 MiB in 4 KiB pages: 2048 requests (a few more for metadata), nothing merged.
+[ $((i4 - i3)) -ge 2048 ] || fail "read-ahead off but only $((i4 - i3)) requests for 8 MiB"
+
+# ------------------------------------------------------------------ 2. on
+bash "$lab" restart --dir "$dir" --readahead on -q >/dev/null || fail "restart --readahead on"
+eval "$(bash "$lab" env --dir "$dir")"
+read -r q b <<<"$(ra_values)"
+[ "$q" -gt 0 ] && [ "$b" -gt 0 ] && [ "$TBBT_LAB_READAHEAD" = on ] &&
+  [ "$TBBT_LAB_READAHEAD_KB" = "$b" ] || fail "read-ahead on: queue $q, bdi $b, env" \
+  "$TBBT_LAB_READAHEAD $TBBT_LAB_READAHEAD_KB"
+[ -s "$f" ] || fail "restart lost the image's contents"
+bash "$lab" drop-caches --dir "$dir" -q || fail "drop-caches failed"
+read -r i0 s0 <<<"$(dev_reads)"
+cat "$f" >/dev/null
+read -r i1 s1 <<<"$(dev_reads)"
+say "on: queue/bdi read_ahead_kb $q $b; 8 MiB cold read: $((i1 - i0)) reads" \
+  "/ $(((s1 - s0) / 2)) KiB"
+[ $((i1 - i0)) -lt 512 ] || fail "read-ahead on but $((i1 - i0)) requests for 8 MiB"
+rm -f "$f"
+
+# ------------------------------------------------------------------ 4. a tiny replay
+if [ ! -x "$synth" ]; then
+  say "tbbt-synth is not built in $build: replay part not run"
+  say "all checks passed"
+  exit 0
+fi
+for b in "$init" "$play"; do [ -x "$b" ] || fail "$b not built"; done
+bash "$lab" stop --dir "$dir" -q
+bash "$lab" start --dir "$dir" --size 256M --readahead off -q >/dev/null ||
+  fail "cannot start the lab again"
+eval "$(bash "$lab" env --dir "$dir")"
+"$synth" --readers 4 --stride 2 --reorder 10% --scale 1/64 -q -o "$work/t.tbbt" ||
+  fail "tbbt-synth"
+root=$TBBT_LAB_EXPORT/img
+mkdir "$root"
+"$init" --map "$work/t.tbbt.map" --root "$root" --manifest "$work/t.manifest" -q >/dev/null ||
+  fail "tbbt-init"
+cout=()
+"$play" --help | grep -q -- --client-outstanding && cout=(--client-outstanding 2)
+for ra in off on; do
+  for proto in tcp udp; do
+    bash "$lab" restart --dir "$dir" --readahead "$ra" -q >/dev/null || fail "restart $ra"
+    bash "$lab" drop-caches --dir "$dir" -q
+    read -r i0 s0 <<<"$(dev_reads)"
+    timeout 120 "$play" --trace "$work/t.tbbt" --manifest "$work/t.manifest" \
+      --server 127.0.0.1 --export "$TBBT_LAB_EXPORT" --proto "$proto" --order fsdep \
+      --timing full -q --report-json "$work/r.json" "${cout[@]}" 2>"$work/err" ||
+      fail "tbbt-play ($ra, $proto): exit status $?: $(cat "$work/err")"
+    read -r i1 s1 <<<"$(dev_reads)"
+    python3 - "$work/r.json" "$ra $proto" "$(((s1 - s0) * 512))" "$((i1 - i0))" <<'PY' ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+reads = r["procedures"]["read"]["count"]
+ok = r["finished"] and r["replay_failures"] == 0 and r["ops_unknown"] == 0
+ok &= reads == 512 and int(sys.argv[3]) >= 512 * 8192
+print(f'090-lab-readahead: replay {sys.argv[2]}: {reads} reads in {r["wall_seconds"]:.3f} s, '
+      f'{r["replay_failures"]} failures; device read {int(sys.argv[3]) >> 10} KiB in '
+      f'{sys.argv[4]} requests')
+sys.exit(0 if ok else 1)
+PY
+      fail "replay $ra $proto: $(cat "$work/r.json")"
+  done
+done
+say "all checks passed"
