@@ -14,7 +14,8 @@ prog=install-deps.sh
 
 build_pkgs=(
   cmake make gcc libc6-dev pkg-config rpcsvc-proto
-  libtirpc-dev libpcap-dev libglib2.0-dev libjemalloc-dev libcmocka-dev zlib1g-dev clang
+  libtirpc-dev libpcap-dev libglib2.0-dev libjson-glib-dev libjemalloc-dev libcmocka-dev zlib1g-dev
+  clang
   libclang-rt-14-dev python3 time
 )
 lab_pkgs=(

@@ -2,9 +2,7 @@
 /*
  * Per-procedure latencies for the concurrency simulator (concsim.c): the defaults from
  * the TBBT paper's Table 6, `--latency NAME=US,...`, and the "procedures" object of a
- * `tbbt-play --report-json` file (docs/tbbt-play.md).  The JSON reader here is a small
- * bounds-checked scanner that understands just enough JSON to find that object; it
- * does not build a tree.
+ * `tbbt-play --report-json` file (docs/tbbt-play.md), parsed with json-glib.
  */
 #include "stats/stats.h"
 
@@ -12,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-glib/json-glib.h>
 
 #include "util/util.h"
 
@@ -128,235 +128,81 @@ int tbbt_stats_lat_parse(struct tbbt_stats_lat *l, const char *spec, char *err, 
 
 /* ---- a minimal JSON scanner ------------------------------------------------------- */
 
-struct jcur {
-    const char *p;
-    size_t n, i;
-    int depth;
-    bool bad;
-};
-
-static void ws(struct jcur *c)
-{
-    while (c->i < c->n && strchr(" \t\r\n", c->p[c->i]) && c->p[c->i])
-        c->i++;
-}
-
-static bool peek(struct jcur *c, char ch)
-{
-    ws(c);
-    return c->i < c->n && c->p[c->i] == ch;
-}
-
-static bool eat(struct jcur *c, char ch)
-{
-    if (!peek(c, ch))
-        return false;
-    c->i++;
-    return true;
-}
-
-/* Reads a string (escapes kept verbatim, which is enough for procedure names). */
-static char *jstring(struct jcur *c)
-{
-    if (!eat(c, '"')) {
-        c->bad = true;
-        return NULL;
-    }
-    size_t start = c->i;
-    while (c->i < c->n && c->p[c->i] != '"') {
-        if (c->p[c->i] == '\\' && c->i + 1 < c->n)
-            c->i++;
-        c->i++;
-    }
-    if (c->i >= c->n) {
-        c->bad = true;
-        return NULL;
-    }
-    char *s = g_strndup(c->p + start, c->i - start);
-    c->i++;
-    return s;
-}
-
-static bool jnumber(struct jcur *c, double *v)
-{
-    ws(c);
-    size_t start = c->i;
-    while (c->i < c->n && strchr("+-0123456789.eE", c->p[c->i]) && c->p[c->i])
-        c->i++;
-    if (c->i == start || c->i - start > 64)
-        return false;
-    char buf[72];
-    memcpy(buf, c->p + start, c->i - start);
-    buf[c->i - start] = '\0';
-    char *end;
-    *v = strtod(buf, &end);
-    return *end == '\0';
-}
-
-static void skip_value(struct jcur *c);
-
-static void skip_container(struct jcur *c, char open, char close)
-{
-    if (++c->depth > 64) {
-        c->bad = true;
-        return;
-    }
-    eat(c, open);
-    if (eat(c, close)) {
-        c->depth--;
-        return;
-    }
-    do {
-        if (open == '{') {
-            g_free(jstring(c));
-            if (c->bad || !eat(c, ':')) {
-                c->bad = true;
-                return;
-            }
-        }
-        skip_value(c);
-    } while (!c->bad && eat(c, ','));
-    if (!eat(c, close))
-        c->bad = true;
-    c->depth--;
-}
-
-static void skip_value(struct jcur *c)
-{
-    double v;
-    ws(c);
-    if (c->bad || c->i >= c->n) {
-        c->bad = true;
-    } else if (c->p[c->i] == '{') {
-        skip_container(c, '{', '}');
-    } else if (c->p[c->i] == '[') {
-        skip_container(c, '[', ']');
-    } else if (c->p[c->i] == '"') {
-        g_free(jstring(c));
-    } else if (strchr("tfn", c->p[c->i])) {
-        while (c->i < c->n && g_ascii_isalpha(c->p[c->i]))
-            c->i++;
-    } else if (!jnumber(c, &v)) {
-        c->bad = true;
-    }
-}
-
-/* Reads {"mean_us": N, ...}; *us stays negative if absent or not a number. */
-static void read_proc(struct jcur *c, double *us)
-{
-    *us = -1;
-    if (!peek(c, '{')) {
-        skip_value(c);
-        return;
-    }
-    eat(c, '{');
-    if (eat(c, '}'))
-        return;
-    do {
-        char *k = jstring(c);
-        if (c->bad || !eat(c, ':')) {
-            g_free(k);
-            c->bad = true;
-            return;
-        }
-        double v;
-        if (strcmp(k, "mean_us") == 0 && !peek(c, 'n') && jnumber(c, &v))
-            *us = v;
-        else
-            skip_value(c);
-        g_free(k);
-    } while (!c->bad && eat(c, ','));
-    if (!eat(c, '}'))
-        c->bad = true;
-}
-
-/* Applies the members of a "procedures" object; returns how many were applied. */
-static int read_procs(struct jcur *c, struct tbbt_stats_lat *l)
+/* Applies the members of a "procedures" object ({name: {mean_us, ...}}); how many. */
+static int read_procs(JsonObject *procs, struct tbbt_stats_lat *l)
 {
     int n = 0;
-    eat(c, '{');
-    if (eat(c, '}'))
-        return 0;
-    do {
-        char *k = jstring(c);
-        double us;
-        if (c->bad || !eat(c, ':')) {
-            g_free(k);
-            c->bad = true;
-            return n;
-        }
-        read_proc(c, &us);
-        if (!c->bad && us >= 0 && us <= MAX_US && set_one(l, k, us) == 0)
+    GList *names = json_object_get_members(procs);
+    for (GList *it = names; it; it = it->next) {
+        JsonNode *v = json_object_get_member(procs, it->data);
+        if (!JSON_NODE_HOLDS_OBJECT(v))
+            continue;
+        JsonNode *m = json_object_get_member(json_node_get_object(v), "mean_us");
+        if (!m || !JSON_NODE_HOLDS_VALUE(m) ||
+            (json_node_get_value_type(m) != G_TYPE_DOUBLE &&
+             json_node_get_value_type(m) != G_TYPE_INT64))
+            continue;
+        double us = json_node_get_double(m);
+        if (us >= 0 && us <= MAX_US && set_one(l, it->data, us) == 0)
             n++;
-        g_free(k);
-    } while (!c->bad && eat(c, ','));
-    if (!eat(c, '}'))
-        c->bad = true;
+    }
+    g_list_free(names);
     return n;
 }
 
-/* Walks value looking for the first "procedures" object; 1 found, 0 not, -1 bad. */
-static int find_procs(struct jcur *c, struct tbbt_stats_lat *l, int *napplied)
+/* The first "procedures" object in node, depth first (document order), or NULL. */
+static JsonObject *find_procs(JsonNode *node, int depth)
 {
-    ws(c);
-    if (c->i >= c->n)
-        return -1;
-    char open = c->p[c->i];
-    if (open != '{' && open != '[') {
-        skip_value(c);
-        return c->bad ? -1 : 0;
-    }
-    if (++c->depth > 64)
-        return -1;
-    eat(c, open);
-    char close = open == '{' ? '}' : ']';
-    if (eat(c, close)) {
-        c->depth--;
-        return 0;
-    }
-    do {
-        char *k = NULL;
-        if (open == '{') {
-            k = jstring(c);
-            if (c->bad || !eat(c, ':')) {
-                g_free(k);
-                return -1;
-            }
+    if (depth > 64)
+        return NULL;
+    if (JSON_NODE_HOLDS_ARRAY(node)) {
+        JsonArray *a = json_node_get_array(node);
+        for (guint i = 0; i < json_array_get_length(a); i++) {
+            JsonObject *o = find_procs(json_array_get_element(a, i), depth + 1);
+            if (o)
+                return o;
         }
-        int rc;
-        if (k && strcmp(k, "procedures") == 0 && peek(c, '{')) {
-            *napplied = read_procs(c, l);
-            rc = c->bad ? -1 : 1;
-        } else {
-            rc = find_procs(c, l, napplied);
-        }
-        g_free(k);
-        if (rc != 0)
-            return rc;
-    } while (eat(c, ','));
-    c->depth--;
-    return eat(c, close) ? 0 : -1;
+        return NULL;
+    }
+    if (!JSON_NODE_HOLDS_OBJECT(node))
+        return NULL;
+    JsonObject *obj = json_node_get_object(node);
+    JsonObject *found = NULL;
+    GList *names = json_object_get_members(obj);
+    for (GList *it = names; it && !found; it = it->next) {
+        JsonNode *v = json_object_get_member(obj, it->data);
+        if (strcmp(it->data, "procedures") == 0 && JSON_NODE_HOLDS_OBJECT(v))
+            found = json_node_get_object(v);
+        else
+            found = find_procs(v, depth + 1);
+    }
+    g_list_free(names);
+    return found;
 }
 
 int tbbt_stats_lat_from_json_text(struct tbbt_stats_lat *l, const char *text, size_t len,
                                   char *err, size_t errlen)
 {
-    struct jcur c = {.p = text, .n = len};
-    int napplied = 0;
-    int rc = find_procs(&c, l, &napplied);
-    if (rc < 0) {
-        tbbt_errbuf(err, errlen, "not valid JSON near byte %zu", c.i);
-        return -EINVAL;
+    JsonParser *p = json_parser_new();
+    GError *gerr = NULL;
+    int rc = -EINVAL;
+    if (len > G_MAXSSIZE || !json_parser_load_from_data(p, text, (gssize)len, &gerr)) {
+        tbbt_errbuf(err, errlen, "not valid JSON: %s", gerr ? gerr->message : "too long");
+        goto out;
     }
-    if (rc == 0) {
+    JsonNode *root = json_parser_get_root(p);
+    JsonObject *procs = root ? find_procs(root, 0) : NULL;
+    if (!procs)
         tbbt_errbuf(err, errlen, "no \"procedures\" object (expected tbbt-play --report-json)");
-        return -EINVAL;
-    }
-    if (napplied == 0) {
+    else if (read_procs(procs, l) == 0)
         tbbt_errbuf(err, errlen, "no procedure with a mean_us latency");
-        return -EINVAL;
-    }
-    return 0;
+    else
+        rc = 0;
+out:
+    if (gerr)
+        g_error_free(gerr);
+    g_object_unref(p);
+    return rc;
 }
 
 int tbbt_stats_lat_from_json(struct tbbt_stats_lat *l, const char *path, char *err,
