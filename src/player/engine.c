@@ -109,7 +109,9 @@ struct eng {
     uint64_t *next_issue;       /* conservative: per clone, the next seq to issue */
     GArray **pend;              /* conservative: per clone, heap of (trace reply, seq) */
     struct tbbt_fsdep *locks;   /* fsdep */
-    GArray *ready;              /* fsdep: heap of (due, seq) of admitted, free requests */
+    GArray *ready;              /* fsdep: heap of (due, seq) of admitted, free requests ... */
+    GArray *ready_fifo;         /* ... and those that came in rising (due, seq) order */
+    guint ready_head;           /* first live item of ready_fifo */
     GQueue resend;              /* seqs to send again */
 
     struct conn *conns;
@@ -240,6 +242,53 @@ static uint64_t ready_key(struct eng *e, const struct slot *s)
     return e->o->timing == TBBT_TIMING_TIMESTAMP ? s->sched_ns : s->seq;
 }
 
+/*
+ * fsdep's ready requests, least (due, seq) first.  Most become ready when admitted, in
+ * rising order: they queue in a FIFO (O(1)); the few a completion releases later go to
+ * the heap; the least of the two heads goes next.
+ */
+static void ready_push(struct eng *e, uint64_t key, uint64_t seq)
+{
+    GArray *f = e->ready_fifo;
+    if (e->ready_head == f->len) {
+        g_array_set_size(f, 0);
+        e->ready_head = 0;
+    }
+    const struct tbbt_heap_item *tail =
+        f->len ? &g_array_index(f, struct tbbt_heap_item, f->len - 1) : NULL;
+    if (!tail || tail->key < key || (tail->key == key && tail->seq < seq)) {
+        struct tbbt_heap_item it = {key, seq};
+        g_array_append_val(f, it);
+    } else {
+        tbbt_heap_push(e->ready, key, seq);
+    }
+}
+
+static const struct tbbt_heap_item *ready_top(struct eng *e)
+{
+    const struct tbbt_heap_item *h = tbbt_heap_top(e->ready), *f = NULL;
+    if (e->ready_head < e->ready_fifo->len)
+        f = &g_array_index(e->ready_fifo, struct tbbt_heap_item, e->ready_head);
+    if (!f || (h && (h->key < f->key || (h->key == f->key && h->seq < f->seq))))
+        return h;
+    return f;
+}
+
+/* Removes top, which ready_top() just returned. */
+static void ready_pop(struct eng *e, const struct tbbt_heap_item *top)
+{
+    GArray *f = e->ready_fifo;
+    if (e->ready_head < f->len && top == &g_array_index(f, struct tbbt_heap_item, e->ready_head)) {
+        e->ready_head++;
+        if (e->ready_head >= 4096 && e->ready_head * 2 >= f->len) {
+            g_array_remove_range(f, 0, e->ready_head);
+            e->ready_head = 0;
+        }
+    } else {
+        tbbt_heap_pop(e->ready);
+    }
+}
+
 /* ------------------------------------------------------------------ per-client limit */
 
 static unsigned *client_count(struct eng *e, uint32_t key)
@@ -288,7 +337,7 @@ static void client_release(struct eng *e, const struct slot *s)
     GQueue *q = g_ptr_array_index(e->cl_parked, s->client);
     if (q && !g_queue_is_empty(q)) {
         uint64_t seq = GPOINTER_TO_SIZE(g_queue_pop_head(q)) - 1;
-        tbbt_heap_push(e->ready, ready_key(e, S(e, seq)), seq);
+        ready_push(e, ready_key(e, S(e, seq)), seq);
     }
 }
 
@@ -307,7 +356,7 @@ static void complete_locked(struct eng *e, struct slot *s)
         if (ws->seq != w || ws->ndeps == 0)
             continue;
         if (--ws->ndeps == 0 && ws->state == S_WAIT)
-            tbbt_heap_push(e->ready, ready_key(e, ws), w);
+            ready_push(e, ready_key(e, ws), w);
     }
     s->nwaiters = 0;
     atomic_fetch_add_explicit(&e->done_count, 1, memory_order_relaxed);
@@ -387,7 +436,7 @@ static void admit_locked(struct eng *e, uint64_t upto)
             tbbt_fsdep_sets(&s->rec, &sets);
             tbbt_fsdep_admit(e->locks, q, s->clone, &sets);
             if (s->ndeps == 0)
-                tbbt_heap_push(e->ready, ready_key(e, s), q);
+                ready_push(e, ready_key(e, s), q);
         }
     }
     e->admitted = upto;
@@ -706,13 +755,13 @@ static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due
 static struct slot *pick_fsdep(struct eng *e, uint64_t now, uint64_t *due)
 {
     const struct tbbt_heap_item *top;
-    while ((top = tbbt_heap_top(e->ready))) {
+    while ((top = ready_top(e))) {
         struct slot *s = S(e, top->seq);
         if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
             *due = MIN(*due, s->sched_ns);
             return NULL;
         }
-        tbbt_heap_pop(e->ready);
+        ready_pop(e, top);
         if (!client_full(e, s))
             return s;
         client_park(e, s);
@@ -1412,6 +1461,7 @@ static void eng_free(struct eng *e)
     g_free(e->pend);
     g_free(e->next_issue);
     g_array_free(e->ready, TRUE);
+    g_array_free(e->ready_fifo, TRUE);
     if (e->cl_inflight)
         g_array_free(e->cl_inflight, TRUE);
     for (guint i = 0; e->cl_parked && i < e->cl_parked->len; i++)
@@ -1473,6 +1523,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
         e->pend[c] = tbbt_heap_new();
     }
     e->ready = tbbt_heap_new();
+    e->ready_fifo = g_array_new(FALSE, FALSE, sizeof(struct tbbt_heap_item));
     if (o->client_outstanding) {
         e->cl_inflight = g_array_new(FALSE, TRUE, sizeof(unsigned));
         e->cl_parked = g_ptr_array_new();

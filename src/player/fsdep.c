@@ -103,10 +103,20 @@ static void objlock_free(gpointer p)
     g_free(o);
 }
 
+/* Keys (clone << 32 | TBBT-ID, never 0) are stored in the pointer itself: no key
+ * allocation, no indirection on lookup. */
+G_STATIC_ASSERT(sizeof(gpointer) >= sizeof(uint64_t));
+
+static guint key_hash(gconstpointer p)
+{
+    uint64_t k = GPOINTER_TO_SIZE(p);
+    return (guint)((k * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
 struct tbbt_fsdep *tbbt_fsdep_new(tbbt_fsdep_live_cb live, tbbt_fsdep_dep_cb dep, void *arg)
 {
     struct tbbt_fsdep *t = g_new0(struct tbbt_fsdep, 1);
-    t->objs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, objlock_free);
+    t->objs = g_hash_table_new_full(key_hash, NULL, NULL, objlock_free);
     t->live = live;
     t->dep = dep;
     t->arg = arg;
@@ -148,7 +158,7 @@ static gboolean prune_one(gpointer key, gpointer value, gpointer arg)
 
 static struct objlock *get(struct tbbt_fsdep *t, uint64_t key)
 {
-    struct objlock *o = g_hash_table_lookup(t->objs, &key);
+    struct objlock *o = g_hash_table_lookup(t->objs, GSIZE_TO_POINTER(key));
     if (o)
         return o;
     if (g_hash_table_size(t->objs) >= t->prune_at) {
@@ -156,9 +166,7 @@ static struct objlock *get(struct tbbt_fsdep *t, uint64_t key)
         t->prune_at = MAX(4096u, 2 * g_hash_table_size(t->objs));
     }
     o = g_new0(struct objlock, 1);
-    uint64_t *k = g_new(uint64_t, 1);
-    *k = key;
-    g_hash_table_insert(t->objs, k, o);
+    g_hash_table_insert(t->objs, GSIZE_TO_POINTER(key), o);
     return o;
 }
 

@@ -305,7 +305,7 @@ static void test_v3_dirop(void **state)
         set_name(r, "file.txt");
         build_ok(f, 3);
         if (procs[i] == NFSPROC3_LOOKUP) {
-            assert_ptr_equal(f->q.xres, (xdrproc_t)xdr_LOOKUP3res);
+            assert_non_null(f->q.xres);   /* decodes up to the handle (nfsreq.c) */
             assert_int_equal(f->q.res_size, sizeof(LOOKUP3res));
         } else {
             assert_null(f->q.xres);
@@ -406,7 +406,7 @@ static void test_v3_create(void **state)
     TBBT_SET(r, TBBT_F_CREATEMODE);
     set_sattr(r);
     build_ok(f, 3);
-    assert_ptr_equal(f->q.xres, (xdrproc_t)xdr_CREATE3res);
+    assert_non_null(f->q.xres);   /* decodes up to the handle (nfsreq.c) */
     assert_int_equal(f->q.res_size, sizeof(CREATE3res));
     roundtrip(f, &out, sizeof(out));
     check_fh3(&out.where.dir, ID_DIR);
@@ -445,7 +445,7 @@ static void test_v3_mkdir(void **state)
     set_name(r, "sub");
     set_sattr(r);
     build_ok(f, 3);
-    assert_ptr_equal(f->q.xres, (xdrproc_t)xdr_MKDIR3res);
+    assert_non_null(f->q.xres);   /* decodes up to the handle (nfsreq.c) */
     roundtrip(f, &out, sizeof(out));
     check_fh3(&out.where.dir, ID_DIR);
     assert_string_equal(out.where.name, "sub");
@@ -463,7 +463,7 @@ static void test_v3_symlink(void **state)
     set_name(r, "ln");
     set_target(r, "../some/where");
     build_ok(f, 3);
-    assert_ptr_equal(f->q.xres, (xdrproc_t)xdr_SYMLINK3res);
+    assert_non_null(f->q.xres);   /* decodes up to the handle (nfsreq.c) */
     roundtrip(f, &out, sizeof(out));
     check_fh3(&out.where.dir, ID_DIR);
     assert_string_equal(out.where.name, "ln");
@@ -486,7 +486,7 @@ static void test_v3_mknod(void **state)
     TBBT_SET(r, TBBT_F_RDEV);
     set_sattr(r);
     build_ok(f, 3);
-    assert_ptr_equal(f->q.xres, (xdrproc_t)xdr_MKNOD3res);
+    assert_non_null(f->q.xres);   /* decodes up to the handle (nfsreq.c) */
     roundtrip(f, &out, sizeof(out));
     check_fh3(&out.where.dir, ID_DIR);
     assert_string_equal(out.where.name, "dev");
@@ -1077,6 +1077,9 @@ static void test_new_fh_v3(void **state)
         h[i] = (char)(0x40 + i);
     lk.LOOKUP3res_u.resok.object.data.data_len = sizeof(h);
     lk.LOOKUP3res_u.resok.object.data.data_val = h;
+    /* attributes after the handle: left undecoded */
+    lk.LOOKUP3res_u.resok.obj_attributes.attributes_follow = TRUE;
+    lk.LOOKUP3res_u.resok.dir_attributes.attributes_follow = TRUE;
     build_dirop3(f, NFSPROC3_LOOKUP);
     encode_decode_res(f, (xdrproc_t)xdr_LOOKUP3res, &lk, &res);
     memset(fh, 0, sizeof(fh));
@@ -1094,6 +1097,7 @@ static void test_new_fh_v3(void **state)
     cr.CREATE3res_u.resok.obj.handle_follows = TRUE;
     cr.CREATE3res_u.resok.obj.post_op_fh3_u.handle.data.data_len = sizeof(h);
     cr.CREATE3res_u.resok.obj.post_op_fh3_u.handle.data.data_val = h;
+    cr.CREATE3res_u.resok.obj_attributes.attributes_follow = TRUE;
     for (size_t i = 0; i < G_N_ELEMENTS(creators); i++) {
         build_dirop3(f, creators[i]);
         encode_decode_res(f, (xdrproc_t)xdr_CREATE3res, &cr, &res);
