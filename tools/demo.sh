@@ -99,5 +99,12 @@ for name in ("timestamp-1x", "full-conservative", "full-fsdep"):
     print("  %-18s %10d %10.3f %9.0f %9d %8s %s" % (name, r["ops_completed"], r["wall_seconds"],
           r["throughput_ops"] or 0, r["replay_failures"], r.get("verify", {}).get("ok"),
           "-" if d is None else "%.0f" % d))
+ts = json.load(open("%s/play-timestamp-1x.json" % out))
+cons = json.load(open("%s/play-full-conservative.json" % out))
+rate, top = ts["trace_rate_ops"] or 0, cons["throughput_ops"] or 0
+if rate > top:
+    print("  (the capture's own rate, %.0f ops/s, is above what this server reaches in "
+          "conservative order at full speed, %.0f ops/s: the 1x timestamp replay falls "
+          "behind, hence its large dispatch error; --speed 0.5 would keep up)" % (rate, top))
 PY
 say "done: trace $out/demo.tbbt, map $out/demo.tbbt.map, manifest $out/demo.manifest, reports $out/play-*.json"

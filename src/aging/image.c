@@ -57,6 +57,8 @@ struct file {
 struct dir {
     uint32_t path;                  /* offset in dpaths */
     bool synthetic;
+    bool keep_empty;                /* the trace removes it (RMDIR, or a RENAME over it):
+                                     * no synthetic object may go in, or that fails */
 };
 
 struct build {
@@ -218,7 +220,7 @@ static void made(struct build *b, char kind, const char *path)
 
 /* ---- phase 1: the namespace ------------------------------------------------------- */
 
-static void add_dir(struct build *b, const char *path, bool synthetic);
+static void add_dir(struct build *b, const char *path, bool synthetic, bool keep_empty);
 
 static void note_size(struct build *b, uint64_t size)
 {
@@ -526,7 +528,7 @@ static int make_entry(struct build *b, const struct tbbt_ns_map_entry *e, uint64
             rc = -errno;
         else {
             b->st->dirs++;
-            add_dir(b, e->path, false);
+            add_dir(b, e->path, false, e->deleted);
         }
         break;
     case TBBT_NS_SYMLINK:
@@ -624,16 +626,18 @@ static int data_fail(struct build *b, const struct file *f, int rc);
 
 enum { EXT = 0, SYN = 1 };
 
-static void add_dir(struct build *b, const char *path, bool synthetic)
+static void add_dir(struct build *b, const char *path, bool synthetic, bool keep_empty)
 {
-    struct dir d = { .path = (uint32_t)b->dpaths->len, .synthetic = synthetic };
+    struct dir d = { .path = (uint32_t)b->dpaths->len, .synthetic = synthetic,
+                     .keep_empty = keep_empty };
 
     g_string_append_len(b->dpaths, path, (gssize)strlen(path) + 1);
     g_array_append_val(b->dirs, d);
 }
 
 /*
- * The directory of a new synthetic object: among the map's directories with
+ * The directory of a new synthetic object: among the map's directories (except those
+ * the trace removes: an RMDIR would find them not empty) with
  * probability merge (always if there is no synthetic one), else among the
  * synthetic ones; within the class, with probability distortion the directory
  * of a random object already there (fan-out grows where it is large), else a
@@ -739,7 +743,7 @@ static int new_dir(struct build *b, guint parent, guint *out)
     if (rc == 0) {
         made(b, 'd', path);
         *out = b->dirs->len;
-        add_dir(b, path, true);
+        add_dir(b, path, true, false);
         g_array_append_val(b->class_dirs[SYN], *out);
         placed(b, parent);
         b->st->synthetic_dirs++;
@@ -1236,13 +1240,14 @@ static int build_clone(struct build *b, uint32_t k)
         g_array_set_size(b->class_dirs[c], 0);
         g_array_set_size(b->class_parents[c], 0);
     }
-    add_dir(b, ".", false);
+    add_dir(b, ".", false, false);
     rc = phase_names(b);
     if (pool_wait(b) < 0 && rc == 0)
         rc = b->pool_err;
     if (rc == 0) {
         for (guint i = 0; i < b->dirs->len; i++)
-            g_array_append_val(b->class_dirs[EXT], i);
+            if (!g_array_index(b->dirs, struct dir, i).keep_empty)
+                g_array_append_val(b->class_dirs[EXT], i);
         resolve_sizes(b);
         rc = plan_fill(b);
     }
