@@ -119,6 +119,11 @@ for t in scn mid; do
   man=$(image "$work/$t.tbbt" --clones 3)
   replay "$t-clones3-conservative" "$work/$t.tbbt" "$man" --clones 3 --connections 2
 done
+# Synthetic objects all merged into the map's directories (tbbt-init --merge 1): none
+# may land in a directory the trace removes (an RMDIR would fail NOTEMPTY).
+man=$(image "$work/mid.tbbt" --fill 0.1 --merge 1 --no-fragment-free)
+bash "$lab" restart --dir "$dir" -q >/dev/null
+replay "mid-fill-merge" "$work/mid.tbbt" "$man" --order fsdep
 man=$(image "$work/mid.tbbt")
 replay "mid-recv-batch" "$work/mid.tbbt" "$man" --order fsdep --connections 2 \
   --max-outstanding 16 --batch 8 --recv-batch 8
