@@ -19,8 +19,9 @@
  * Two levels: the read stream alone, in memory (tbbt_synth_new(),
  * tbbt_synth_next_read(); what the unit tests inspect), and the whole trace
  * (tbbt_synth_write_raw() writes a raw trace with file handles and attributes, as
- * tbbt-convert's pass A would; tbbt_synth_run() then runs pass B, src/extract/hier.h,
- * so that TBBT-IDs and the map follow exactly the rules of converted captures).
+ * tbbt-convert's pass A would; tbbt_synth_run() then runs pass B, tbbt_convert_ids()
+ * of src/extract/extract.h, so that TBBT-IDs and the map follow exactly the rules of
+ * converted captures).
  *
  * Names in the map: ra/g<N>/f<i>, N the number of files of the group (1..32 for the
  * paper's groups, the reader count for any other), i from 0.  Docs: docs/tbbt-synth.md.
