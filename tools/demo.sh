@@ -73,7 +73,8 @@ $bin/aging/tbbt-init --map "$out/demo.tbbt.map" --root "$img" --manifest "$out/d
   --clones 3 --fill 0.3 --scope 16M --appends 8 --no-progress
 say "aging measured on the image (tbbt-init --measure):"
 $bin/aging/tbbt-init --measure "$img"
-say "restarting the server: tbbt-init wrote behind its back, no stale caches"
+say "writing the image out (sync) and restarting the server: tbbt-init wrote behind its back"
+sync
 bash tools/tbbt-lab restart -q
 
 play() {   # play NAME FIRST_CLONE ARGS...
