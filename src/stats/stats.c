@@ -286,7 +286,11 @@ static void reader_error(int rc, struct tbbt_trace_reader *r, const char *path, 
                     tbbt_strerror(rc), (unsigned long long)tbbt_trace_reader_offset(r));
 }
 
-int tbbt_stats_read_trace(struct tbbt_stats *st, const char *path, char *err, size_t errlen)
+/* Calls fn on every record of the trace at path; 0, or a negative error with a reason. */
+static int each_record(const char *path,
+                       void (*fn)(void *arg, const struct tbbt_trace_rec *rec,
+                                  const struct tbbt_eptab *eps),
+                       void *arg, char *err, size_t errlen)
 {
     int rc = 0;
     struct tbbt_trace_reader *r = tbbt_trace_reader_open(path, &rc);
@@ -297,10 +301,8 @@ int tbbt_stats_read_trace(struct tbbt_stats *st, const char *path, char *err, si
     struct tbbt_trace_rec rec;
     tbbt_trace_rec_init(&rec);
     const struct tbbt_eptab *eps = tbbt_trace_reader_eptab(r);
-    while ((rc = tbbt_trace_reader_next(r, &rec)) > 0) {
-        const struct tbbt_endpoint *ep = tbbt_eptab_get(eps, rec.endpoint);
-        tbbt_stats_add(st, &rec, ep ? ep->client : NULL);
-    }
+    while ((rc = tbbt_trace_reader_next(r, &rec)) > 0)
+        fn(arg, &rec, eps);
     if (rc < 0)
         reader_error(rc, r, path, err, errlen);
     tbbt_trace_rec_fini(&rec);
@@ -308,28 +310,38 @@ int tbbt_stats_read_trace(struct tbbt_stats *st, const char *path, char *err, si
     return rc;
 }
 
+static void add_one(void *arg, const struct tbbt_trace_rec *rec, const struct tbbt_eptab *eps)
+{
+    const struct tbbt_endpoint *ep = tbbt_eptab_get(eps, rec->endpoint);
+    tbbt_stats_add(arg, rec, ep ? ep->client : NULL);
+}
+
+int tbbt_stats_read_trace(struct tbbt_stats *st, const char *path, char *err, size_t errlen)
+{
+    return each_record(path, add_one, st, err, errlen);
+}
+
+struct span {
+    uint64_t first, last;
+};
+
+static void span_one(void *arg, const struct tbbt_trace_rec *rec, const struct tbbt_eptab *eps)
+{
+    struct span *sp = arg;
+    uint64_t t = tbbt_stats_rec_time(rec);
+    (void)eps;
+    if (t && (sp->first == 0 || t < sp->first))
+        sp->first = t;
+    sp->last = MAX(sp->last, t);
+}
+
 int tbbt_stats_trace_span(const char *path, uint64_t *first_ns, uint64_t *last_ns, char *err,
                           size_t errlen)
 {
-    int rc = 0;
-    struct tbbt_trace_reader *r = tbbt_trace_reader_open(path, &rc);
-    if (!r) {
-        reader_error(rc, NULL, path, err, errlen);
-        return rc;
-    }
-    struct tbbt_trace_rec rec;
-    tbbt_trace_rec_init(&rec);
-    *first_ns = *last_ns = 0;
-    while ((rc = tbbt_trace_reader_next(r, &rec)) > 0) {
-        uint64_t t = tbbt_stats_rec_time(&rec);
-        if (t && (*first_ns == 0 || t < *first_ns))
-            *first_ns = t;
-        *last_ns = MAX(*last_ns, t);
-    }
-    if (rc < 0)
-        reader_error(rc, r, path, err, errlen);
-    tbbt_trace_rec_fini(&rec);
-    tbbt_trace_reader_close(r);
+    struct span sp = {0, 0};
+    int rc = each_record(path, span_one, &sp, err, errlen);
+    *first_ns = sp.first;
+    *last_ns = sp.last;
     return rc;
 }
 
