@@ -36,7 +36,7 @@ if [ $quick -eq 0 ]; then
   say "build with ASan+UBSan"
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTBBT_SANITIZE=ON -DTBBT_WERROR=ON >/dev/null
   cmake --build build-asan -j "$jobs" >/dev/null
-  say "unit tests and capture checks under ASan+UBSan"
+  say "unit tests, capture checks and the player under ASan+UBSan"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j "$jobs" -L 'unit|sanitize')
 

@@ -1134,7 +1134,9 @@ static void rx_extract(const struct tbbt_rpcconn_reply *rp, struct rxdone *d)
 {
     struct slot *s = rp->arg;
     const struct tbbt_trace_rec *r = &s->rec;
-    memset(d, 0, offsetof(struct rxdone, fh));
+    memset(d, 0, offsetof(struct rxdone, fh));   /* the handle bytes need no clearing */
+    d->tail = false;
+    d->cookie = d->verf = 0;
     d->s = s;
     d->status = rp->status;
     d->recv_ns = rp->recv_ns ? rp->recv_ns : tbbt_now_ns();

@@ -12,5 +12,8 @@ foreach(f ${tbbt_itests})
            ${CMAKE_BINARY_DIR})
   set_tests_properties(${t} PROPERTIES LABELS integration TIMEOUT 900 RUN_SERIAL TRUE)
 endforeach()
-# The committed captures also run through the sanitizer build.
-set_tests_properties(010-tshark-committed PROPERTIES LABELS "integration;sanitize")
+# The committed captures, the player against the lab and the trace tools also run
+# through the sanitizer build (070 under UBSan found a reply's uninitialized flag).
+foreach(t 010-tshark-committed 070-play 075-synth 080-raheur 085-stats 095-play-sloppy)
+  set_tests_properties(${t} PROPERTIES LABELS "integration;sanitize")
+endforeach()
