@@ -186,10 +186,9 @@ uint64_t tbbt_reorder_array(void **items, bool *swappable, size_t n,
     tmp = g_new(void *, n);
     tsw = swappable ? g_new(bool, n) : NULL;
 
-    /* the swappable flags travel with their items: carry them in a side table keyed
+    /* The swappable flags travel with their items: carry them in a side table keyed
      * by the item's original index.  The ring holds index + 1, so that item 0 is not
-     * the NULL that pop() returns for "nothing yet" (it used to be taken for that and
-     * dropped, then put back at the end: p = 0 was not the identity). */
+     * the NULL that pop() returns for "nothing yet". */
     while (out < n) {
         while (in < n && tbbt_reorder_room(r)) {
             tbbt_reorder_push(r, (void *)(uintptr_t)(in + 1), swappable ? swappable[in] : true);
