@@ -106,6 +106,7 @@ rate, top = ts["trace_rate_ops"] or 0, cons["throughput_ops"] or 0
 if rate > top:
     print("  (the capture's own rate, %.0f ops/s, is above what this server reaches in "
           "conservative order at full speed, %.0f ops/s: the 1x timestamp replay falls "
-          "behind, hence its large dispatch error; --speed 0.5 would keep up)" % (rate, top))
+          "behind, hence its large dispatch error; --speed %.2g or less would keep up)"
+          % (rate, top, max(0.01, int(top / rate * 0.9 * 100) / 100)))
 PY
 say "done: trace $out/demo.tbbt, map $out/demo.tbbt.map, manifest $out/demo.manifest, reports $out/play-*.json"
