@@ -1115,10 +1115,10 @@ struct rxdone {
     int status;              /* enum tbbt_rpcconn_status */
     int32_t nfs;             /* NFS status when OK, else -1 */
     uint32_t fhlen;
-    uint8_t fh[TBBT_HANDLE_MAX];
     bool tail;
     uint64_t cookie, verf;
     uint64_t lat_ns, recv_ns;
+    uint8_t fh[TBBT_HANDLE_MAX];  /* last: rx_extract() clears everything before it */
 };
 
 static void event_complete(struct eng *e, const struct rxdone *d, const char *what)
@@ -1135,8 +1135,6 @@ static void rx_extract(const struct tbbt_rpcconn_reply *rp, struct rxdone *d)
     struct slot *s = rp->arg;
     const struct tbbt_trace_rec *r = &s->rec;
     memset(d, 0, offsetof(struct rxdone, fh));   /* the handle bytes need no clearing */
-    d->tail = false;
-    d->cookie = d->verf = 0;
     d->s = s;
     d->status = rp->status;
     d->recv_ns = rp->recv_ns ? rp->recv_ns : tbbt_now_ns();

@@ -720,6 +720,13 @@ static uint32_t new_fh3(uint32_t proc, const union tbbt_nfsreq_res *r, uint8_t *
     }
 }
 
+xdrproc_t tbbt_nfsreq_lookup_xres(uint32_t vers, size_t *res_size)
+{
+    const struct proc_desc *d = vers == 3 ? &procs3[NFSPROC3_LOOKUP] : &procs2[NFSPROC_LOOKUP];
+    *res_size = d->res_size;
+    return d->xres;
+}
+
 uint32_t tbbt_nfsreq_new_fh(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
                             uint8_t fh[TBBT_HANDLE_MAX])
 {

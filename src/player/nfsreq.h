@@ -178,6 +178,14 @@ union tbbt_nfsreq_res {
 };
 
 /*
+ * The result decoder of an NFSv3 or NFSv2 LOOKUP, as tbbt_nfsreq_build() sets it for
+ * a trace's LOOKUP (it decodes the status and the handle, not the attributes), and the
+ * size of the union tbbt_nfsreq_res member it fills (*res_size).  For callers that
+ * build their own LOOKUPs (start-up, resolve.c).
+ */
+xdrproc_t tbbt_nfsreq_lookup_xres(uint32_t vers, size_t *res_size);
+
+/*
  * After a reply to (vers, proc) decoded with q->xres: copies the handle the reply
  * returned into fh and returns its length; 0 if none (status not OK, v3 post_op_fh3
  * without a handle, a procedure without a new handle, a length 0 or above

@@ -14,6 +14,7 @@
  * errors, reconnect.
  */
 #include "player/resolve.h"
+#include "player/nfsreq.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -527,10 +528,7 @@ struct req {
     uint32_t node;
     uint32_t xid;
     uint64_t first_ns;          /* first send */
-    union {
-        LOOKUP3res r3;
-        nfs2_diropres r2;
-    } res;
+    union tbbt_nfsreq_res res;  /* lookup3 or dirop2 (nfsreq.h decodes it) */
 };
 
 struct run {
@@ -793,9 +791,6 @@ static int issue(struct run *r, struct req *q, bool again)
         call.proc = NFSPROC3_LOOKUP;
         call.xargs = (xdrproc_t)xdr_LOOKUP3args;
         call.args = &a3;
-        call.xres = (xdrproc_t)xdr_LOOKUP3res;
-        call.res = &q->res.r3;
-        call.res_size = sizeof(q->res.r3);
     } else {
         if (pf->len != NFS2_FHSIZE)
             return -EINVAL;
@@ -803,10 +798,9 @@ static int issue(struct run *r, struct req *q, bool again)
         call.proc = NFSPROC_LOOKUP;
         call.xargs = (xdrproc_t)xdr_nfs2_diropargs;
         call.args = &a2;
-        call.xres = (xdrproc_t)xdr_nfs2_diropres;
-        call.res = &q->res.r2;
-        call.res_size = sizeof(q->res.r2);
     }
+    call.xres = tbbt_nfsreq_lookup_xres(r->vers, &call.res_size);
+    call.res = &q->res;
     int rc = tbbt_rpcconn_call(r->c, &call, &q->xid);
     if (rc == 0) {
         r->st->lookups++;
@@ -840,26 +834,20 @@ static void issue_ready(struct run *r)
 static void on_result(struct run *r, struct req *q)
 {
     uint32_t i = q->node;
-    int32_t st;
+    int32_t st = r->vers == 3 ? (int32_t)q->res.lookup3.status : (int32_t)q->res.dirop2.status;
+    size_t size;
+    xdrproc_t xres = tbbt_nfsreq_lookup_xres(r->vers, &size);
 
-    if (r->vers == 3) {
-        LOOKUP3res *res = &q->res.r3;
-        st = res->status;
-        if (st == NFS3_OK) {
-            nfs_fh3 *fh = &res->LOOKUP3res_u.resok.object;
-            if (fh->data.data_len == 0 || fh->data.data_len > TBBT_HANDLE_MAX)
-                node_gone(r, i, true, "the server returned an empty handle");
-            else
-                node_done(r, i, fh->data.data_val, fh->data.data_len);
-        }
-        xdr_free((xdrproc_t)xdr_LOOKUP3res, res);
-    } else {
-        nfs2_diropres *res = &q->res.r2;
-        st = res->status;
-        if (st == NFS_OK)
-            node_done(r, i, res->nfs2_diropres_u.diropok.file, NFS2_FHSIZE);
-        xdr_free((xdrproc_t)xdr_nfs2_diropres, res);
+    if (st == 0) {
+        uint8_t fh[TBBT_HANDLE_MAX];
+        uint32_t len = tbbt_nfsreq_new_fh(r->vers, r->vers == 3 ? NFSPROC3_LOOKUP : NFSPROC_LOOKUP,
+                                          &q->res, fh);
+        if (len == 0)
+            node_gone(r, i, true, "the server returned an empty or over-long handle");
+        else
+            node_done(r, i, fh, len);
     }
+    xdr_free(xres, (char *)&q->res);
     if (st == 2) {      /* NFS3ERR_NOENT, NFSERR_NOENT */
         node_gone(r, i, false, NULL);
     } else if (st != 0) {
