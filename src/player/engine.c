@@ -254,14 +254,12 @@ static void ready_push(struct eng *e, uint64_t key, uint64_t seq)
         g_array_set_size(f, 0);
         e->ready_head = 0;
     }
-    const struct tbbt_heap_item *tail =
-        f->len ? &g_array_index(f, struct tbbt_heap_item, f->len - 1) : NULL;
-    if (!tail || tail->key < key || (tail->key == key && tail->seq < seq)) {
-        struct tbbt_heap_item it = {key, seq};
+    struct tbbt_heap_item it = {key, seq};
+    if (f->len == 0 ||
+        tbbt_heap_less(&g_array_index(f, struct tbbt_heap_item, f->len - 1), &it))
         g_array_append_val(f, it);
-    } else {
+    else
         tbbt_heap_push(e->ready, key, seq);
-    }
 }
 
 static const struct tbbt_heap_item *ready_top(struct eng *e)
@@ -269,7 +267,7 @@ static const struct tbbt_heap_item *ready_top(struct eng *e)
     const struct tbbt_heap_item *h = tbbt_heap_top(e->ready), *f = NULL;
     if (e->ready_head < e->ready_fifo->len)
         f = &g_array_index(e->ready_fifo, struct tbbt_heap_item, e->ready_head);
-    if (!f || (h && (h->key < f->key || (h->key == f->key && h->seq < f->seq))))
+    if (!f || (h && tbbt_heap_less(h, f)))
         return h;
     return f;
 }

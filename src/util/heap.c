@@ -2,11 +2,6 @@
 /* The (key, seq) min-heap of heap.h. */
 #include "util/heap.h"
 
-static gboolean less(const struct tbbt_heap_item *a, const struct tbbt_heap_item *b)
-{
-    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
-}
-
 GArray *tbbt_heap_new(void)
 {
     return g_array_new(FALSE, FALSE, sizeof(struct tbbt_heap_item));
@@ -19,7 +14,7 @@ void tbbt_heap_push(GArray *h, uint64_t key, uint64_t seq)
     struct tbbt_heap_item *v = (struct tbbt_heap_item *)(void *)h->data;
     for (guint i = h->len - 1; i > 0;) {
         guint p = (i - 1) / 2;
-        if (!less(&v[i], &v[p]))
+        if (!tbbt_heap_less(&v[i], &v[p]))
             break;
         struct tbbt_heap_item t = v[i];
         v[i] = v[p];
@@ -41,9 +36,9 @@ void tbbt_heap_pop(GArray *h)
     g_array_set_size(h, n);
     for (guint i = 0;;) {
         guint l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && less(&v[l], &v[m]))
+        if (l < n && tbbt_heap_less(&v[l], &v[m]))
             m = l;
-        if (r < n && less(&v[r], &v[m]))
+        if (r < n && tbbt_heap_less(&v[r], &v[m]))
             m = r;
         if (m == i)
             break;

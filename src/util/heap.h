@@ -15,6 +15,13 @@ struct tbbt_heap_item {
     uint64_t key, seq;
 };
 
+/* The heap's order: key, then seq. */
+static inline gboolean tbbt_heap_less(const struct tbbt_heap_item *a,
+                                      const struct tbbt_heap_item *b)
+{
+    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+}
+
 /* An empty heap (given: g_array_free(h, TRUE)). */
 GArray *tbbt_heap_new(void);
 void tbbt_heap_push(GArray *h, uint64_t key, uint64_t seq);
