@@ -4,9 +4,23 @@
  * through zlib behind a stdio cookie (libpcap wants a FILE *), several
  * files merged by packet time (a binary heap over the open handles, ties
  * to the earlier file), an optional BPF filter compiled per handle, all fed
- * to one struct tbbt_capdec.  Packet bytes come from pcap_next_ex() and are
- * decoded in place: each handle's current packet stays valid until that
- * handle is read again.
+ * to one struct tbbt_capdec.  Packet bytes are decoded in place: each
+ * handle's current packet stays valid until that handle is read again.
+ *
+ * Every file is opened and checked by libpcap (format, version, link type,
+ * filter).  An uncompressed classic pcap file is then read from a read-only
+ * mapping instead of through pcap_next_ex(): libpcap reads a savefile with
+ * two fread() calls per packet, which copy every byte (a READ reply's data
+ * too) and cost more than the rest of a packet's decoding at -s 256; the
+ * mapping touches only the bytes the decoder looks at.  The record walk is
+ * small and bounds-checked (walk_next()), keeps libpcap's rules (a cut-short
+ * header or packet is a truncated file, a captured length past 256 KiB a bad
+ * record), and applies the filter with libpcap's pcap_offline_filter().
+ * pcapng, gzip and anything that cannot be mapped go through libpcap.  A
+ * mapped file that another process shortens while it is read ends the run
+ * with SIGBUS: captures are not written while they are converted.  The pages
+ * read are let go every few MiB (MADV_DONTNEED), so that peak RSS does not
+ * grow with the capture: they stay in the page cache.
  *
  * References: libpcap savefile formats (pcap-savefile(5), pcapng
  * draft-ietf-opsawg-pcapng), RFC 1952 (gzip).
@@ -21,7 +35,9 @@
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define GZ_BUFFER (256u << 10)
@@ -32,6 +48,23 @@
 #define FILE_BUFFER (1u << 20)
 #define PROGRESS_EVERY 0xffffu              /* packets between progress calls, */
 #define PROGRESS_BYTES (256ull << 20)        /* or wire bytes, whichever comes first */
+#define PCAP_FILE_HDR 24                     /* classic pcap file header */
+#define PCAP_REC_HDR 16                      /* classic pcap record header */
+#define PCAP_MAX_CAPLEN 262144u              /* libpcap's MAXIMUM_SNAPLEN */
+#define WALK_DROP (16u << 20)                /* mapped bytes read before they are let go */
+
+/* A classic pcap file read from a mapping (see the file comment). */
+struct walk {
+    const uint8_t *base;    /* the mapping, NULL when libpcap reads the file */
+    size_t len, off;        /* mapping length, offset of the next record header */
+    size_t dropped;         /* [0, dropped) is no longer mapped in (see walk_next()) */
+    size_t page;            /* page size */
+    bool swapped;           /* written on a host of the other byte order */
+    bool nsec;              /* nanosecond time stamps (else microseconds) */
+    bool filtered;          /* prog holds the compiled filter */
+    struct bpf_program prog;
+    struct pcap_pkthdr hdr; /* the current packet's header */
+};
 
 struct src {
     char *path;             /* copy of the caller's path */
@@ -44,6 +77,7 @@ struct src {
     struct pcap_pkthdr *hdr;/* current packet, valid until the next read */
     const u_char *data;
     uint64_t ts;
+    struct walk walk;
 };
 
 struct tbbt_cap {
@@ -156,6 +190,11 @@ static int set_filter(struct src *s, const char *filter, char *errbuf, size_t er
                 pcap_geterr(s->p));
         return -EINVAL;
     }
+    if (s->walk.base) {            /* applied by walk_next() */
+        s->walk.prog = prog;
+        s->walk.filtered = true;
+        return 0;
+    }
     if (pcap_setfilter(s->p, &prog) < 0) {
         set_err(errbuf, errlen, "'%s': cannot set filter '%s': %s", s->path, filter,
                 pcap_geterr(s->p));
@@ -164,6 +203,107 @@ static int set_filter(struct src *s, const char *filter, char *errbuf, size_t er
     }
     pcap_freecode(&prog);
     return 0;
+}
+
+/* ---- classic pcap from a mapping ------------------------------------------ */
+
+static uint32_t walk_u32(const struct walk *w, const uint8_t *p)
+{
+    uint32_t v;
+
+    memcpy(&v, p, sizeof v);
+    return w->swapped ? __builtin_bswap32(v) : v;
+}
+
+/*
+ * Maps s's file if it is an uncompressed classic pcap file (libpcap has
+ * already accepted its header); otherwise leaves libpcap to read it.
+ */
+static void walk_map(struct src *s)
+{
+    struct walk *w = &s->walk;
+    uint32_t magic;
+    void *m;
+
+    if (s->gz || s->size < PCAP_FILE_HDR || s->size > SIZE_MAX)
+        return;
+    m = mmap(NULL, (size_t)s->size, PROT_READ, MAP_PRIVATE, fileno(pcap_file(s->p)), 0);
+    if (m == MAP_FAILED)
+        return;
+    memcpy(&magic, m, sizeof magic);
+    switch (magic) {
+    case 0xa1b2c3d4: w->nsec = false; w->swapped = false; break;
+    case 0xd4c3b2a1: w->nsec = false; w->swapped = true; break;
+    case 0xa1b23c4d: w->nsec = true; w->swapped = false; break;
+    case 0x4d3cb2a1: w->nsec = true; w->swapped = true; break;
+    default:                       /* pcapng, or a variant libpcap knows better */
+        munmap(m, (size_t)s->size);
+        return;
+    }
+    w->base = m;
+    w->page = (size_t)sysconf(_SC_PAGESIZE);
+    w->len = (size_t)s->size;
+    w->off = PCAP_FILE_HDR;
+}
+
+/*
+ * The next packet of a mapped file into s->hdr/s->data: 1, or 0 at the end
+ * of the file, or an error (TBBT_E_TRUNC, TBBT_E_BADREC) with why set.
+ */
+static int walk_next(struct src *s, char *why, size_t whylen)
+{
+    struct walk *w = &s->walk;
+
+    for (;;) {
+        const uint8_t *h = w->base + w->off;
+        size_t left = w->len - w->off;
+        uint32_t caplen;
+
+        if (left == 0)
+            return 0;
+        if (left < PCAP_REC_HDR) {
+            snprintf(why, whylen, "record header cut short: %zu of %d bytes", left,
+                     PCAP_REC_HDR);
+            return TBBT_E_TRUNC;
+        }
+        caplen = walk_u32(w, h + 8);
+        if (caplen > PCAP_MAX_CAPLEN) {
+            snprintf(why, whylen, "captured length %u is over the maximum of %u", caplen,
+                     PCAP_MAX_CAPLEN);
+            return TBBT_E_BADREC;
+        }
+        if (left - PCAP_REC_HDR < caplen) {
+            snprintf(why, whylen, "packet cut short: %zu of %u captured bytes",
+                     left - PCAP_REC_HDR, caplen);
+            return TBBT_E_TRUNC;
+        }
+        w->hdr.ts.tv_sec = (time_t)walk_u32(w, h);
+        w->hdr.ts.tv_usec = (suseconds_t)(w->nsec ? walk_u32(w, h + 4)
+                                                  : walk_u32(w, h + 4) * 1000ull);
+        w->hdr.caplen = caplen;
+        w->hdr.len = walk_u32(w, h + 12);
+        w->off += PCAP_REC_HDR + caplen;
+        if (w->off - w->dropped >= WALK_DROP) {
+            /* everything before this packet's page has been decoded */
+            size_t to = (size_t)(h - w->base) & ~(w->page - 1);
+            if (to > w->dropped)
+                (void)madvise((void *)(w->base + w->dropped), to - w->dropped, MADV_DONTNEED);
+            w->dropped = to;
+        }
+        s->hdr = &w->hdr;
+        s->data = h + PCAP_REC_HDR;
+        if (!w->filtered || pcap_offline_filter(&w->prog, s->hdr, s->data) != 0)
+            return 1;
+    }
+}
+
+static void walk_close(struct walk *w)
+{
+    if (w->base)
+        munmap((void *)w->base, w->len);
+    if (w->filtered)
+        pcap_freecode(&w->prog);
+    memset(w, 0, sizeof *w);
 }
 
 static int open_src(struct src *s, const char *filter, char *errbuf, size_t errlen)
@@ -190,6 +330,7 @@ static int open_src(struct src *s, const char *filter, char *errbuf, size_t errl
                 name ? name : "unknown", s->dlt);
         return TBBT_E_LINKTYPE;
     }
+    walk_map(s);
     return filter ? set_filter(s, filter, errbuf, errlen) : 0;
 }
 
@@ -222,6 +363,7 @@ void tbbt_cap_close(struct tbbt_cap *c)
     if (!c)
         return;
     for (int i = 0; i < c->n; i++) {
+        walk_close(&c->srcs[i].walk);
         if (c->srcs[i].p)
             pcap_close(c->srcs[i].p);   /* closes the FILE and with it the gzFile */
         g_free(c->srcs[i].fbuf);
@@ -263,7 +405,22 @@ static void run_fail(struct run_err *e, int rc, const char *fmt, const char *pat
 /* Reads the source's next packet; false at its end (or on an error, recorded in e). */
 static bool advance(struct src *s, struct run_err *e)
 {
-    int r = pcap_next_ex(s->p, &s->hdr, &s->data);
+    int r;
+
+    if (s->walk.base) {
+        char why[96];
+        r = walk_next(s, why, sizeof why);
+        if (r == 1) {
+            s->ts = (uint64_t)s->hdr->ts.tv_sec * 1000000000u + (uint64_t)s->hdr->ts.tv_usec;
+            return true;
+        }
+        if (r == TBBT_E_TRUNC)
+            run_fail(e, r, "'%s' ends in the middle of a packet (%s)", s->path, why);
+        else if (r != 0)
+            run_fail(e, r, "'%s': cannot read packet (%s)", s->path, why);
+        return false;
+    }
+    r = pcap_next_ex(s->p, &s->hdr, &s->data);
 
     if (r == 1) {
         s->ts = (uint64_t)s->hdr->ts.tv_sec * 1000000000u + (uint64_t)s->hdr->ts.tv_usec;
@@ -315,7 +472,9 @@ static uint64_t bytes_read(const struct tbbt_cap *c)
 
     for (int i = 0; i < c->n; i++) {
         const struct src *s = &c->srcs[i];
-        long long pos = s->gz ? (long long)gzoffset(s->gz) : (long long)ftello(pcap_file(s->p));
+        long long pos = s->walk.base ? (long long)s->walk.off
+                        : s->gz ? (long long)gzoffset(s->gz)
+                                : (long long)ftello(pcap_file(s->p));
         if (pos > 0)
             sum += (uint64_t)pos;
     }

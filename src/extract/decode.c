@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "extract/decode-int.h"
+#include "proto/xdrmem.h"
 #include "util/util.h"
 
 /* Larger than the encoding of any item decoded whole (an nfspath3 is 1028 bytes). */
@@ -79,8 +80,7 @@ static int run(struct tbbt_trace_rec *rec, tbbt__dec_fn fn, const uint8_t *p, si
         rec->flags |= bad_flag;
         return TBBT_E_BADREC;
     }
-    /* xdrmem never writes through the pointer while decoding. */
-    xdrmem_create(&d.xdr, (char *)(uintptr_t)p, d.len, XDR_DECODE);
+    tbbt_xdrmem_create(&d.xdr, p, d.len);
     if (fn(&d))
         return 0;
     if (d.err == TBBT_E_TRUNC && trunc) {
@@ -135,7 +135,7 @@ static int classify(struct tbbt__dec *d, u_int pos, xdrproc_t proc, void *obj)
     if (!d->trunc || rem >= ITEM_MAX)
         return TBBT_E_BADREC;
     memcpy(pad, d->p + pos, rem);
-    xdrmem_create(&x, (char *)pad, rem + ITEM_MAX, XDR_DECODE);
+    tbbt_xdrmem_create(&x, pad, rem + ITEM_MAX);
     ok = proc(&x, obj);
     memset(pad, 0, rem);
     return ok ? TBBT_E_TRUNC : TBBT_E_BADREC;
@@ -153,10 +153,12 @@ bool tbbt__dec_item(struct tbbt__dec *d, xdrproc_t proc, void *obj)
 
 bool tbbt__dec_u32(struct tbbt__dec *d, uint32_t *v)
 {
-    u_int x;
+    u_int pos = xdr_getpos(&d->xdr), x;
 
-    if (!tbbt__dec_item(d, (xdrproc_t)xdr_u_int, &x))
+    if (!tbbt_xdr_u_int(&d->xdr, &x)) {
+        d->err = classify(d, pos, (xdrproc_t)xdr_u_int, &x);
         return false;
+    }
     *v = x;
     return true;
 }

@@ -45,6 +45,7 @@
 #include <rpc/pmap_prot.h>
 
 #include "proto/mount.h"
+#include "proto/xdrmem.h"
 #include "util/util.h"
 
 #define CONN_MAGIC 0x52504343u            /* "RPCC" */
@@ -908,7 +909,7 @@ static int handle_record(struct tbbt_rpcconn *c, const uint8_t *rec, size_t len,
 {
     XDR x;
     uint32_t xid = 0, mtype = 0;
-    xdrmem_create(&x, (char *)rec, (u_int)len, XDR_DECODE);
+    tbbt_xdrmem_create(&x, rec, (u_int)len);
     if (!xdr_u_int32_t(&x, &xid) || !xdr_u_int32_t(&x, &mtype) || mtype != REPLY) {
         if (c->udp)
             STAT_ADD(c, garbage, 1);

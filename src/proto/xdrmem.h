@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A faster XDR memory stream for decoding, under the rpcgen-generated code.
+ *
+ * libtirpc decodes every 32-bit word of a message through three calls: the
+ * generated routine calls xdr_u_int() (through the PLT), which calls the
+ * stream's x_getlong through its operations table.  A conversion decodes
+ * some forty words per call and reply, and those calls cost more than the
+ * rest of decoding.  This module gives:
+ *
+ *  - tbbt_xdrmem_create(): a decode-only memory stream, the same contract
+ *    as libtirpc's xdrmem_create(..., XDR_DECODE) (RFC 4506 big-endian
+ *    words, positions in bytes from the start, a short buffer fails), whose
+ *    operations table the libtirpc routines use as they use any stream;
+ *  - inline versions of the primitives the generated code calls for fixed
+ *    items (xdr_u_int, xdr_int, xdr_enum, xdr_bool, xdr_u_quad_t,
+ *    xdr_quad_t, xdr_opaque): on a tbbt_xdrmem stream they read the bytes
+ *    in place; on any other stream (the player's encoders, libtirpc's own
+ *    streams) they call libtirpc's routine.  They keep libtirpc's results
+ *    exactly, including a boolean that is any non-zero word.
+ *
+ * The generated *_xdr.c files are compiled with this header force-included
+ * (src/proto/CMakeLists.txt): the rpcgen code is unchanged, only the
+ * primitive calls in it resolve to the inline versions (function-like
+ * macros: taking a primitive's address still gives libtirpc's function).
+ * tests/unit/test-xdrmem.c checks both streams decode the same.
+ */
+#ifndef TBBT_PROTO_XDRMEM_H
+#define TBBT_PROTO_XDRMEM_H
+
+#include <rpc/rpc.h>
+#include <stdint.h>
+#include <string.h>
+
+extern const struct xdr_ops tbbt_xdrmem_ops;
+
+/* A decode stream over p[0..len); nothing to free. */
+void tbbt_xdrmem_create(XDR *x, const void *p, u_int len);
+
+/* Reads the next word of a tbbt_xdrmem stream; false if fewer than 4 bytes are left. */
+static inline bool_t tbbt__xdrmem_word(XDR *x, uint32_t *v)
+{
+    uint32_t w;
+
+    if (x->x_handy < 4)
+        return FALSE;
+    memcpy(&w, x->x_private, 4);
+    *v = __builtin_bswap32(w);
+    x->x_private = (char *)x->x_private + 4;
+    x->x_handy -= 4;
+    return TRUE;
+}
+
+/* x_op first: xdr_free() runs the generated code on a stream whose x_ops it never sets. */
+#define TBBT__XDRMEM_FAST(x) ((x)->x_op == XDR_DECODE && (x)->x_ops == &tbbt_xdrmem_ops)
+
+static inline bool_t tbbt_xdr_u_int(XDR *x, u_int *up)
+{
+    uint32_t v;
+
+    if (!TBBT__XDRMEM_FAST(x))
+        return xdr_u_int(x, up);
+    if (!tbbt__xdrmem_word(x, &v))
+        return FALSE;
+    *up = v;
+    return TRUE;
+}
+
+static inline bool_t tbbt_xdr_int(XDR *x, int *ip)
+{
+    uint32_t v;
+
+    if (!TBBT__XDRMEM_FAST(x))
+        return xdr_int(x, ip);
+    if (!tbbt__xdrmem_word(x, &v))
+        return FALSE;
+    *ip = (int)v;
+    return TRUE;
+}
+
+static inline bool_t tbbt_xdr_enum(XDR *x, enum_t *ep)
+{
+    uint32_t v;
+
+    if (!TBBT__XDRMEM_FAST(x))
+        return xdr_enum(x, ep);
+    if (!tbbt__xdrmem_word(x, &v))
+        return FALSE;
+    *ep = (enum_t)v;
+    return TRUE;
+}
+
+static inline bool_t tbbt_xdr_bool(XDR *x, bool_t *bp)
+{
+    uint32_t v;
+
+    if (!TBBT__XDRMEM_FAST(x))
+        return xdr_bool(x, bp);
+    if (!tbbt__xdrmem_word(x, &v))
+        return FALSE;
+    *bp = v != 0;                  /* as libtirpc: any non-zero word is TRUE */
+    return TRUE;
+}
+
+static inline bool_t tbbt_xdr_u_quad_t(XDR *x, u_quad_t *up)
+{
+    uint32_t hi, lo;
+
+    if (!TBBT__XDRMEM_FAST(x))
+        return xdr_u_quad_t(x, up);
+    if (!tbbt__xdrmem_word(x, &hi) || !tbbt__xdrmem_word(x, &lo))
+        return FALSE;
+    *up = (u_quad_t)hi << 32 | lo;
+    return TRUE;
+}
+
+static inline bool_t tbbt_xdr_quad_t(XDR *x, quad_t *qp)
+{
+    u_quad_t u;
+
+    if (!TBBT__XDRMEM_FAST(x))
+        return xdr_quad_t(x, qp);
+    if (!tbbt_xdr_u_quad_t(x, &u))
+        return FALSE;
+    *qp = (quad_t)u;
+    return TRUE;
+}
+
+/* Fixed-length opaque data and its padding to a multiple of 4 (RFC 4506 4.9). */
+static inline bool_t tbbt_xdr_opaque(XDR *x, char *cp, u_int cnt)
+{
+    u_int pad = (4 - (cnt & 3)) & 3;
+
+    if (!TBBT__XDRMEM_FAST(x))
+        return xdr_opaque(x, cp, cnt);
+    if (cnt == 0)
+        return TRUE;
+    if (x->x_handy < cnt)
+        return FALSE;
+    memcpy(cp, x->x_private, cnt);
+    x->x_private = (char *)x->x_private + cnt;
+    x->x_handy -= cnt;
+    if (x->x_handy < pad)
+        return FALSE;
+    x->x_private = (char *)x->x_private + pad;
+    x->x_handy -= pad;
+    return TRUE;
+}
+
+/* In the generated code (force-included there), calls go to the versions above. */
+#ifdef TBBT_XDRMEM_GENERATED
+#define xdr_u_int(x, p) tbbt_xdr_u_int(x, p)
+#define xdr_int(x, p) tbbt_xdr_int(x, p)
+#define xdr_enum(x, p) tbbt_xdr_enum(x, p)
+#define xdr_bool(x, p) tbbt_xdr_bool(x, p)
+#define xdr_u_quad_t(x, p) tbbt_xdr_u_quad_t(x, p)
+#define xdr_quad_t(x, p) tbbt_xdr_quad_t(x, p)
+#define xdr_opaque(x, p, n) tbbt_xdr_opaque(x, p, n)
+#endif
+
+#endif

@@ -1,0 +1,2 @@
+# Unit tests of the fast XDR decode stream (src/proto/xdrmem.h) against libtirpc's.
+tbbt_unit_test(test-xdrmem tbbt_proto)
