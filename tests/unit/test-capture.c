@@ -1379,6 +1379,74 @@ static void test_file_errors(void **state)
     g_free(trunc);
 }
 
+static void put_be32(FILE *f, uint32_t v)
+{
+    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+    fwrite(b, 1, 4, f);
+}
+
+/*
+ * A classic pcap written on a big-endian host with microsecond times, read
+ * from the mapping: times, byte order, the filter, then the ends a broken
+ * file can have (a cut header, a captured length past 256 KiB).
+ */
+static void test_file_mapped_swapped(void **state)
+{
+    char err[256] = "", *path = path_of("be.pcap");
+    const char *paths[1] = {path};
+    struct tbbt_cap_stats s;
+    FILE *f = fopen(path, "wb");
+
+    (void)state;
+    assert_non_null(f);
+    put_be32(f, 0xa1b2c3d4);
+    put_be32(f, 0x00020004);   /* version 2.4 */
+    put_be32(f, 0);
+    put_be32(f, 0);
+    put_be32(f, 65535);
+    put_be32(f, 1);            /* EN10MB */
+    for (uint32_t i = 0; i < 3; i++) {
+        uint8_t b[2048];
+        size_t l3 = udp4_call(tmp2, 700 + i, 8), n = put_eth(b, 0x0800, 0, NULL, tmp2, l3);
+        if (i == 2)
+            put16(b + 14 + 20, 801);
+        put_be32(f, 7);
+        put_be32(f, 250000 + i);
+        put_be32(f, (uint32_t)n);
+        put_be32(f, (uint32_t)n);
+        fwrite(b, 1, n, f);
+    }
+    fclose(f);
+    assert_int_equal(run_files(paths, 1, NULL, err, &s), 0);
+    assert_int_equal(msgs->len, 3);
+    assert_int_equal(msg_xid(2), 702);
+    assert_int_equal(msg(1)->m.ts_ns, 7 * SEC + 250001000ull);
+    clear_msgs();
+    assert_int_equal(run_files(paths, 1, "udp src port 801", err, &s), 0);
+    assert_int_equal(msgs->len, 1);
+    assert_int_equal(msg_xid(0), 702);
+    assert_int_equal(s.packets, 1);
+    clear_msgs();
+    /* a record header cut short after the last packet */
+    f = fopen(path, "ab");
+    put_be32(f, 8);
+    fclose(f);
+    assert_int_equal(run_files(paths, 1, NULL, err, &s), TBBT_E_TRUNC);
+    assert_non_null(strstr(err, "ends in the middle of a packet"));
+    assert_int_equal(msgs->len, 3);
+    clear_msgs();
+    /* then a whole header claiming 300000 captured bytes */
+    f = fopen(path, "ab");
+    put_be32(f, 0);
+    put_be32(f, 300000);
+    put_be32(f, 300000);
+    fclose(f);
+    assert_int_equal(run_files(paths, 1, NULL, err, &s), TBBT_E_BADREC);
+    assert_non_null(strstr(err, "300000"));
+    assert_int_equal(msgs->len, 3);
+    g_free(path);
+}
+
 /* A minimal little-endian pcapng: section header, one Ethernet interface, two packets. */
 static void test_file_pcapng(void **state)
 {
@@ -1453,6 +1521,7 @@ int main(void)
         TF(test_file_merge_filter),
         TF(test_file_errors),
         TF(test_file_pcapng),
+        TF(test_file_mapped_swapped),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
