@@ -103,8 +103,8 @@ const struct xdr_ops tbbt_xdrmem_ops = {
 
 void tbbt_xdrmem_create(XDR *x, const void *p, u_int len)
 {
-    memset(x, 0, sizeof *x);
     x->x_op = XDR_DECODE;
+    x->x_public = NULL;
     x->x_ops = &tbbt_xdrmem_ops;
     x->x_private = (char *)(uintptr_t)p;
     x->x_base = (char *)(uintptr_t)p;

@@ -1328,6 +1328,61 @@ static void test_regressions(void **state)
 }
 
 /* Readdir entries carry TBBT-IDs (TBBT_ENT_ID): binary, text and back. */
+/* Every varint width the writer's word-at-a-time encoder takes, around each power of two. */
+static void test_varint_widths(void **state)
+{
+    static const char text[] =
+        HDR EP0 "fh 0 0a0b\n"
+        "op 1.000000000 2.000000000 v3 getattr ep=0 flags=reply|status rpc=success "
+        "status=OK fh=0 obj_attr={type=1}\nend 1\n";
+    struct fixture *fx = *state;
+    struct tbbt_trace_reader *r;
+    struct tbbt_trace_writer *w;
+    struct tbbt_trace_rec rec, got;
+    uint64_t line = 0, vals[64 * 3];
+    int err = 0, n = 0;
+
+    for (int k = 0; k < 64; k++) {
+        vals[n++] = (UINT64_C(1) << k) - 1;
+        vals[n++] = UINT64_C(1) << k;
+        vals[n++] = (UINT64_C(1) << k) | (UINT64_C(0x5555555555555555) >> (63 - k));
+    }
+    spit(fx->text, text, strlen(text));
+    assert_int_equal(tbbt_trace_from_text(fx->text, fx->path, &line), 0);
+    tbbt_trace_rec_init(&rec);
+    tbbt_trace_rec_init(&got);
+    r = tbbt_trace_reader_open(fx->path, &err);
+    assert_non_null(r);
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 1);
+    tbbt_trace_reader_close(r);
+    w = tbbt_trace_writer_open(fx->path2, fx->fh, fx->ep, &err);
+    assert_non_null(w);
+    struct tbbt_endpoint ep = make_ep("10.0.0.1", 1, "10.0.0.2", 2, true);
+    rec.fh = tbbt_fhtab_intern(fx->fh, "\x0a\x0b", 2);
+    rec.endpoint = tbbt_eptab_intern(fx->ep, &ep);
+    for (int i = 0; i < n; i++) {
+        rec.obj_attr.size = vals[i];
+        rec.obj_attr.atime_ns = vals[(i + 7) % n];
+        rec.obj_attr.fileid = vals[n - 1 - i];
+        rec.obj_attr.mode = (uint32_t)vals[i % 96];
+        assert_int_equal(tbbt_trace_writer_put(w, &rec), 0);
+    }
+    assert_int_equal(tbbt_trace_writer_close(w), 0);
+    r = tbbt_trace_reader_open(fx->path2, &err);
+    assert_non_null(r);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(tbbt_trace_reader_next(r, &got), 1);
+        assert_int_equal(got.obj_attr.size, vals[i]);
+        assert_int_equal(got.obj_attr.atime_ns, vals[(i + 7) % n]);
+        assert_int_equal(got.obj_attr.fileid, vals[n - 1 - i]);
+        assert_int_equal(got.obj_attr.mode, (uint32_t)vals[i % 96]);
+    }
+    assert_int_equal(tbbt_trace_reader_next(r, &got), 0);
+    tbbt_trace_reader_close(r);
+    tbbt_trace_rec_fini(&rec);
+    tbbt_trace_rec_fini(&got);
+}
+
 static void test_entry_ids(void **state)
 {
     static const char text[] =
@@ -1380,6 +1435,7 @@ int main(void)
         cmocka_unit_test(test_fhtab),
         cmocka_unit_test(test_eptab),
         cmocka_unit_test_setup_teardown(test_roundtrip_all_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_varint_widths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_definition_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
