@@ -23,6 +23,7 @@
 
 #include "extract/correct.h"
 #include "extract/hier.h"
+#include "trace/spill.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -153,7 +154,7 @@ struct tbbt__conv {
     struct recs recs;
     struct tbbt_fhtab *fh;
     struct tbbt_eptab *ep;
-    struct tbbt_trace_writer *w;
+    struct tbbt_spill_writer *w;   /* pass A's records, for pass B (trace/spill.h) */
     GHashTable *ep_cache;          /* stream key -> endpoint ref + 1 */
     struct ep_slot *ep_front;      /* direct-mapped cache in front of ep_cache */
     uint8_t *zeros;                /* kept bytes of a body, then zeros (zeros_len) */
@@ -354,7 +355,7 @@ static void back_emit(struct tbbt__conv *c, uint32_t n)
         if (c->write_err)
             continue;
         tbbt_ns_ident_scan(c->ns, rec);
-        rc = tbbt_trace_writer_put(c->w, rec);
+        rc = tbbt_spill_put(c->w, rec, tbbt_fhtab_count(c->fh), tbbt_eptab_count(c->ep));
         if (rc < 0)
             c->write_err = rc;
         else
@@ -933,11 +934,15 @@ static int pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
     uint64_t t0 = tbbt_now_ns();
     int rc;
 
+    int threads = o->threads > 0 ? o->threads : (g_get_num_processors() > 1 ? 2 : 1);
+
     c->corr = tbbt__corr_new(o->correct && !o->check, o->seed);
-    rc = tbbt__hier_replay_mt(c->ns, c->corr, c->raw_path, c->final_tmp, c->map_tmp,
-                              c->o->threads > 0 ? c->o->threads
-                                                : (g_get_num_processors() > 1 ? 2 : 1),
-                              errbuf, errlen);
+    if (c->keep_raw)           /* a TBBT trace as input */
+        rc = tbbt__hier_replay_mt(c->ns, c->corr, c->raw_path, c->final_tmp, c->map_tmp,
+                                  threads, errbuf, errlen);
+    else                       /* pass A's spill, with its tables */
+        rc = tbbt__hier_replay_spill(c->ns, c->corr, c->raw_path, c->fh, c->ep, c->final_tmp,
+                                     c->map_tmp, threads, errbuf, errlen);
     c->pass_b_ns = tbbt_now_ns() - t0;
     if (rc < 0 || !o->check)
         return rc;
@@ -963,7 +968,7 @@ static int finish(struct tbbt__conv *c, int rc, char *errbuf, size_t errlen)
                  tbbt_strerror(c->write_err));
         return c->write_err;
     }
-    wrc = tbbt_trace_writer_close(c->w);
+    wrc = tbbt_spill_writer_close(c->w);
     c->w = NULL;
     if (wrc < 0) {
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->raw_path,
@@ -1139,7 +1144,7 @@ int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t err
         rc = rerun_pass_b(c, errbuf, errlen);
         goto out;
     }
-    c->w = tbbt_trace_writer_open(c->raw_path, c->fh, c->ep, &err);
+    c->w = tbbt_spill_writer_open(c->raw_path, &err);
     if (!c->w) {
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->raw_path, tbbt_strerror(err));
         rc = err;
@@ -1157,8 +1162,7 @@ int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t err
     }
 out:
     pipe_stop(c);   /* the writer thread is done with the writer before it goes */
-    if (c->w)
-        tbbt_trace_writer_abort(c->w);
+    tbbt_spill_writer_abort(c->w);
     drop_temporaries(c);
     core_fini(c);
     g_free(c);

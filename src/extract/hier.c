@@ -3,11 +3,15 @@
  * Pass B of tbbt-convert (see hier.h): identity scan, replay through the
  * namespace model, final trace and hierarchy map.  TBBT paper 3.1, 3.2, 4.
  *
- * The replay hands the reader's handle and endpoint tables to the writer,
- * so the final trace defines every handle and endpoint with the same
- * reference, right before the same record as the raw trace did, and the
- * tables are held once.  ID fields already in the raw trace are dropped:
- * the model would take them for corrective records' IDs.
+ * The replay reads its records from a source (struct src): a raw TBBT trace,
+ * or the spill pass A wrote (trace/spill.h) with pass A's handle and
+ * endpoint tables.  Either way the source hands out handle and endpoint
+ * definitions as items, in the places a raw trace holds them (a spilled
+ * record carries the table sizes at the time it was spilled), and the final
+ * writer defines each with the same reference right before the same record:
+ * the final trace is the same whichever the source.  ID fields already in
+ * the raw records are dropped: the model would take them for corrective
+ * records' IDs.
  */
 #include "extract/hier.h"
 
@@ -17,14 +21,116 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "trace/spill.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
-static int read_error(struct tbbt_trace_reader *r, const char *path, int rc, char *errbuf,
-                      size_t errlen)
+/* ---- the records' source ----------------------------------------------------------- */
+
+/* Pass B's input: a raw TBBT trace, or pass A's spill and tables. */
+struct src {
+    const char *path;
+    struct tbbt_trace_reader *tr;       /* a trace; else: */
+    struct tbbt_spill_reader *sp;       /* a spill, */
+    const struct tbbt_fhtab *fh;        /* with pass A's tables (borrowed) */
+    const struct tbbt_eptab *ep;
+    uint32_t nfh, nep;                  /* definitions handed out so far */
+};
+
+static int src_open(struct src *s, const char *path, const struct tbbt_fhtab *fh,
+                    const struct tbbt_eptab *ep, char *errbuf, size_t errlen)
 {
-    snprintf(errbuf, errlen, "cannot read trace '%s': %s (at byte %" PRIu64 ")", path,
-             tbbt_strerror(rc), tbbt_trace_reader_offset(r));
+    int err = 0;
+
+    memset(s, 0, sizeof(*s));
+    s->path = path;
+    s->fh = fh;
+    s->ep = ep;
+    if (fh)
+        s->sp = tbbt_spill_reader_open(path, &err);
+    else
+        s->tr = tbbt_trace_reader_open(path, &err);
+    if (!s->sp && !s->tr) {
+        snprintf(errbuf, errlen, "cannot read %s '%s': %s", fh ? "records" : "trace", path,
+                 tbbt_strerror(err));
+        return err;
+    }
+    return 0;
+}
+
+static void src_close(struct src *s)
+{
+    tbbt_trace_reader_close(s->tr);
+    tbbt_spill_reader_close(s->sp);
+}
+
+static const struct tbbt_fhtab *src_fhtab(const struct src *s)
+{
+    return s->tr ? tbbt_trace_reader_fhtab(s->tr) : s->fh;
+}
+
+static const struct tbbt_eptab *src_eptab(const struct src *s)
+{
+    return s->tr ? tbbt_trace_reader_eptab(s->tr) : s->ep;
+}
+
+/*
+ * The next item, as tbbt_trace_reader_next_any(): TBBT_REC_HANDLE or
+ * TBBT_REC_ENDPOINT with *ref, TBBT_REC_OP into rec, 0 at the end, or an
+ * error.  A spill's definitions come before the record that needed them
+ * (handles first, as the trace writer does) and the rest at the end.
+ */
+static int src_next(struct src *s, struct tbbt_trace_rec *rec, uint32_t *ref)
+{
+    uint32_t nfh, nep;
+    int rc;
+
+    if (s->tr)
+        return tbbt_trace_reader_next_any(s->tr, rec, ref);
+    rc = tbbt_spill_peek(s->sp, &nfh, &nep);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        nfh = tbbt_fhtab_count(s->fh);
+        nep = tbbt_eptab_count(s->ep);
+    }
+    if (nfh > tbbt_fhtab_count(s->fh) || nep > tbbt_eptab_count(s->ep))
+        return TBBT_E_BADREC;
+    if (s->nfh < nfh) {
+        *ref = s->nfh++;
+        return TBBT_REC_HANDLE;
+    }
+    if (s->nep < nep) {
+        *ref = s->nep++;
+        return TBBT_REC_ENDPOINT;
+    }
+    if (rc == 0)
+        return tbbt_spill_next(s->sp, rec, &nfh, &nep);   /* checks the end mark */
+    rc = tbbt_spill_next(s->sp, rec, &nfh, &nep);
+    return rc == 1 ? TBBT_REC_OP : rc;
+}
+
+static uint64_t src_offset(const struct src *s)
+{
+    return s->tr ? tbbt_trace_reader_offset(s->tr) : tbbt_spill_reader_offset(s->sp);
+}
+
+/* Gives a definition item to the final writer. */
+static int src_define(const struct src *s, struct tbbt_trace_writer *w, int type, uint32_t ref)
+{
+    uint32_t len;
+    const uint8_t *fh;
+
+    if (type == TBBT_REC_ENDPOINT)
+        return tbbt_trace_writer_def_endpoint(w, ref, tbbt_eptab_get(src_eptab(s), ref));
+    fh = tbbt_fhtab_get(src_fhtab(s), ref, &len);
+    return tbbt_trace_writer_def_handle(w, ref, fh, len);
+}
+
+static int read_error(const struct src *s, int rc, char *errbuf, size_t errlen)
+{
+    snprintf(errbuf, errlen, "cannot read %s '%s': %s (at byte %" PRIu64 ")",
+             s->tr ? "trace" : "records", s->path, tbbt_strerror(rc), src_offset(s));
     return rc;
 }
 
@@ -32,18 +138,16 @@ static int read_error(struct tbbt_trace_reader *r, const char *path, int rc, cha
 static int ident_scan(struct tbbt_ns *ns, const char *raw, struct tbbt_trace_rec *rec,
                       char *errbuf, size_t errlen)
 {
-    int err = 0, rc;
-    struct tbbt_trace_reader *r = tbbt_trace_reader_open(raw, &err);
+    struct src s;
+    int rc = src_open(&s, raw, NULL, NULL, errbuf, errlen);
 
-    if (!r) {
-        snprintf(errbuf, errlen, "cannot read trace '%s': %s", raw, tbbt_strerror(err));
-        return err;
-    }
-    while ((rc = tbbt_trace_reader_next(r, rec)) == 1)
+    if (rc < 0)
+        return rc;
+    while ((rc = tbbt_trace_reader_next(s.tr, rec)) == 1)
         tbbt_ns_ident_scan(ns, rec);
     if (rc < 0)
-        rc = read_error(r, raw, rc, errbuf, errlen);
-    tbbt_trace_reader_close(r);
+        rc = read_error(&s, rc, errbuf, errlen);
+    src_close(&s);
     return rc;
 }
 
@@ -85,30 +189,25 @@ static int step(struct tbbt_ns *ns, struct tbbt__corr *corr, struct tbbt_trace_w
     return rc < 0 ? rc : tbbt_trace_writer_put(w, rec);
 }
 
-static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw,
+static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *src,
                   const char *final, struct tbbt_trace_rec *rec, char *errbuf, size_t errlen)
 {
     uint64_t prev = 0;
+    uint32_t ref = 0;
     int err = 0, rc, wrc = 0;
-    struct tbbt_trace_reader *r = tbbt_trace_reader_open(raw, &err);
-    struct tbbt_trace_writer *w;
+    struct tbbt_trace_writer *w = tbbt_trace_writer_open(final, NULL, NULL, &err);
 
-    if (!r) {
-        snprintf(errbuf, errlen, "cannot read trace '%s': %s", raw, tbbt_strerror(err));
-        return err;
-    }
-    w = tbbt_trace_writer_open(final, tbbt_trace_reader_fhtab(r), tbbt_trace_reader_eptab(r),
-                               &err);
     if (!w) {
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", final, tbbt_strerror(err));
-        tbbt_trace_reader_close(r);
         return err;
     }
-    while ((rc = tbbt_trace_reader_next(r, rec)) == 1)
-        if ((wrc = step(ns, corr, w, rec, &prev)) < 0)
+    while ((rc = src_next(src, rec, &ref)) > 0) {
+        wrc = rc == TBBT_REC_OP ? step(ns, corr, w, rec, &prev) : src_define(src, w, rc, ref);
+        if (wrc < 0)
             break;
+    }
     if (rc < 0) {
-        read_error(r, raw, rc, errbuf, errlen);
+        read_error(src, rc, errbuf, errlen);
         tbbt_trace_writer_abort(w);
     } else if (wrc < 0 || (wrc = tbbt_trace_writer_close(w)) < 0) {
         if (rc > 0)
@@ -116,7 +215,6 @@ static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw,
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", final, tbbt_strerror(wrc));
         rc = wrc;
     }
-    tbbt_trace_reader_close(r);
     return rc;
 }
 
@@ -238,23 +336,17 @@ static gpointer consumer_main(gpointer arg)
  * and writes the final trace.  Handle and endpoint definitions travel as
  * items, so the writer shares no table with the reader.
  */
-static int replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw,
+static int replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *src,
                      const char *final, char *errbuf, size_t errlen)
 {
     struct ring q = { 0 };
     struct consumer cs = { .q = &q, .ns = ns, .corr = corr };
     uint32_t ref = 0, len;
     int err = 0, rc;
-    struct tbbt_trace_reader *r = tbbt_trace_reader_open(raw, &err);
     GThread *t;
 
-    if (!r) {
-        snprintf(errbuf, errlen, "cannot read trace '%s': %s", raw, tbbt_strerror(err));
-        return err;
-    }
     if (!(q.w = tbbt_trace_writer_open(final, NULL, NULL, &err))) {
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", final, tbbt_strerror(err));
-        tbbt_trace_reader_close(r);
         return err;
     }
     q.slots = g_new0(struct slot, RING);
@@ -269,11 +361,11 @@ static int replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *ra
             rc = 0;                     /* the other thread failed: stop reading */
             break;
         }
-        rc = tbbt_trace_reader_next_any(r, &sl->rec, &ref);
+        rc = src_next(src, &sl->rec, &ref);
         if (rc <= 0)
             break;
         if (rc == TBBT_REC_HANDLE) {
-            const uint8_t *fh = tbbt_fhtab_get(tbbt_trace_reader_fhtab(r), ref, &len);
+            const uint8_t *fh = tbbt_fhtab_get(src_fhtab(src), ref, &len);
             sl->type = SLOT_FH;
             sl->ref = ref;
             sl->fh_len = len;
@@ -281,7 +373,7 @@ static int replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *ra
         } else if (rc == TBBT_REC_ENDPOINT) {
             sl->type = SLOT_EP;
             sl->ref = ref;
-            sl->ep = *tbbt_eptab_get(tbbt_trace_reader_eptab(r), ref);
+            sl->ep = *tbbt_eptab_get(src_eptab(src), ref);
         } else {
             sl->type = SLOT_OP;
         }
@@ -292,7 +384,7 @@ static int replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *ra
     ring_publish(&q);
     g_thread_join(t);
     if (rc < 0) {
-        read_error(r, raw, rc, errbuf, errlen);
+        read_error(src, rc, errbuf, errlen);
         tbbt_trace_writer_abort(q.w);
     } else if (q.wrc < 0) {
         tbbt_trace_writer_abort(q.w);
@@ -306,7 +398,6 @@ static int replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *ra
     g_free(q.slots);
     pthread_mutex_destroy(&q.lock);
     pthread_cond_destroy(&q.moved);
-    tbbt_trace_reader_close(r);
     return rc;
 }
 
@@ -327,20 +418,50 @@ int tbbt__hier_replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *r
     return tbbt__hier_replay_mt(ns, corr, raw_trace, final_trace, map_path, 1, errbuf, errlen);
 }
 
-int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
-                         const char *final_trace, const char *map_path, int threads,
-                         char *errbuf, size_t errlen)
+/* The replay from an open source, then the map. */
+static int replay_src(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *src,
+                      const char *final_trace, const char *map_path, int threads, char *errbuf,
+                      size_t errlen)
 {
     struct tbbt_trace_rec rec;
     int rc;
 
     tbbt_trace_rec_init(&rec);
-    rc = threads > 1 ? replay_mt(ns, corr, raw_trace, final_trace, errbuf, errlen)
-                     : replay(ns, corr, raw_trace, final_trace, &rec, errbuf, errlen);
+    rc = threads > 1 ? replay_mt(ns, corr, src, final_trace, errbuf, errlen)
+                     : replay(ns, corr, src, final_trace, &rec, errbuf, errlen);
     tbbt_trace_rec_fini(&rec);
     if (rc == 0 && map_path && (rc = tbbt_ns_write_map_file(ns, map_path)) < 0)
         snprintf(errbuf, errlen, "cannot write hierarchy map '%s': %s", map_path,
                  tbbt_strerror(rc));
+    return rc;
+}
+
+int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
+                         const char *final_trace, const char *map_path, int threads,
+                         char *errbuf, size_t errlen)
+{
+    struct src src;
+    int rc = src_open(&src, raw_trace, NULL, NULL, errbuf, errlen);
+
+    if (rc < 0)
+        return rc;
+    rc = replay_src(ns, corr, &src, final_trace, map_path, threads, errbuf, errlen);
+    src_close(&src);
+    return rc;
+}
+
+int tbbt__hier_replay_spill(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *spill,
+                            const struct tbbt_fhtab *fh, const struct tbbt_eptab *ep,
+                            const char *final_trace, const char *map_path, int threads,
+                            char *errbuf, size_t errlen)
+{
+    struct src src;
+    int rc = src_open(&src, spill, fh, ep, errbuf, errlen);
+
+    if (rc < 0)
+        return rc;
+    rc = replay_src(ns, corr, &src, final_trace, map_path, threads, errbuf, errlen);
+    src_close(&src);
     return rc;
 }
 

@@ -13,6 +13,7 @@
 
 #include "extract/correct.h"
 #include "ns/ns.h"
+#include "trace/trace.h"
 
 /*
  * Reads raw_trace (borrowed path; never changed), writes final_trace (same
@@ -52,5 +53,15 @@ int tbbt__hier_replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *r
 int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
                          const char *final_trace, const char *map_path, int threads,
                          char *errbuf, size_t errlen);
+/*
+ * The replay with pass A's records from a spill (trace/spill.h) instead of a
+ * raw trace, and pass A's handle and endpoint tables (borrowed, not changed;
+ * every reference a spilled record uses is in them).  The final trace and
+ * the map are the same as from the raw trace pass A would have written.
+ */
+int tbbt__hier_replay_spill(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *spill,
+                            const struct tbbt_fhtab *fh, const struct tbbt_eptab *ep,
+                            const char *final_trace, const char *map_path, int threads,
+                            char *errbuf, size_t errlen);
 
 #endif

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "trace/spill.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
@@ -1328,6 +1329,83 @@ static void test_regressions(void **state)
 }
 
 /* Readdir entries carry TBBT-IDs (TBBT_ENT_ID): binary, text and back. */
+/*
+ * The record spill (trace/spill.h): a record comes back as a trace round trip
+ * gives it, with its two numbers; a spill without its end mark, or with a
+ * length that does not add up, is refused.
+ */
+static void test_spill(void **state)
+{
+    struct fixture *fx = *state;
+    struct tbbt_trace_rec want, got, via_trace;
+    struct tbbt_spill_writer *w;
+    struct tbbt_spill_reader *r;
+    struct tbbt_trace_reader *tr;
+    uint32_t nfh, nep;
+    gchar *data;
+    gsize len;
+    int err = 0;
+
+    tbbt_trace_rec_init(&want);
+    tbbt_trace_rec_init(&got);
+    tbbt_trace_rec_init(&via_trace);
+    write_all_fields(fx, 30);
+    w = tbbt_spill_writer_open(fx->path2, &err);
+    assert_non_null(w);
+    for (int i = 0; i < 30; i++) {
+        fill_all(&want, (uint64_t)i);
+        want.obj_attr.type = 99;               /* not present: must not come back */
+        want.present &= ~((uint64_t)1 << TBBT_F_OBJ_ATTR);
+        assert_int_equal(tbbt_spill_put(w, &want, (uint32_t)i, (uint32_t)(2 * i)), 0);
+    }
+    assert_int_equal(tbbt_spill_writer_count(w), 30);
+    assert_int_equal(tbbt_spill_writer_close(w), 0);
+    r = tbbt_spill_reader_open(fx->path2, &err);
+    assert_non_null(r);
+    tr = tbbt_trace_reader_open(fx->path, &err);
+    assert_non_null(tr);
+    for (int i = 0; i < 30; i++) {
+        assert_int_equal(tbbt_spill_peek(r, &nfh, &nep), 1);
+        assert_int_equal(nfh, (uint32_t)i);
+        assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 1);
+        assert_int_equal(nep, (uint32_t)(2 * i));
+        assert_int_equal(tbbt_trace_reader_next(tr, &via_trace), 1);
+        via_trace.present &= ~((uint64_t)1 << TBBT_F_OBJ_ATTR);
+        memset(&via_trace.obj_attr, 0, sizeof via_trace.obj_attr);
+        assert_rec_equal(&via_trace, &got);
+        assert_int_equal(got.obj_attr.type, 0);
+    }
+    assert_int_equal(tbbt_spill_peek(r, &nfh, &nep), 0);
+    assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 0);
+    assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 0);
+    tbbt_spill_reader_close(r);
+    tbbt_trace_reader_close(tr);
+    /* cut anywhere: the records before the cut, then an error, never a clean end */
+    assert_true(g_file_get_contents(fx->path2, &data, &len, NULL));
+    for (gsize cut = 0; cut < len; cut += 1 + cut / 8) {
+        int rc, n = 0;
+        spit(fx->path, data, cut);
+        r = tbbt_spill_reader_open(fx->path, &err);
+        assert_non_null(r);
+        while ((rc = tbbt_spill_next(r, &got, &nfh, &nep)) == 1)
+            n++;
+        assert_int_equal(rc, TBBT_E_TRUNC);
+        assert_true(n < 30);
+        tbbt_spill_reader_close(r);
+    }
+    /* a body length that does not match what its fields take */
+    data[0] = (gchar)(data[0] + 4);
+    spit(fx->path, data, len);
+    r = tbbt_spill_reader_open(fx->path, &err);
+    assert_non_null(r);
+    assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), TBBT_E_BADREC);
+    tbbt_spill_reader_close(r);
+    g_free(data);
+    tbbt_trace_rec_fini(&want);
+    tbbt_trace_rec_fini(&got);
+    tbbt_trace_rec_fini(&via_trace);
+}
+
 /* Every varint width the writer's word-at-a-time encoder takes, around each power of two. */
 static void test_varint_widths(void **state)
 {
@@ -1436,6 +1514,7 @@ int main(void)
         cmocka_unit_test(test_eptab),
         cmocka_unit_test_setup_teardown(test_roundtrip_all_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_varint_widths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_definition_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),

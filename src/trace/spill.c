@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Record spill (spill.h): a private record image for passing records between
+ * the passes of one program.  Layout of a record, host byte order:
+ *
+ *   u32 body length (after this word) | u32 nfh | u32 nep | header | u64 present
+ *   | the present fields in tag order
+ *
+ * A field is its member's bytes (u32, u64, struct tbbt_sattr / tbbt_fattr /
+ * tbbt_wcc_pre); a string is u32 length + bytes; entries are u32 count then
+ * per entry fileid, cookie, flags, fh, attr (with TBBT_ENT_ATTR), id (with
+ * TBBT_ENT_ID), u32 name length + name; info is u32 count + values.  The
+ * file ends with the end mark: a body length of SPILL_END and the u64 record
+ * count.  Which member a tag is, and its kind, come from the trace module's
+ * field table, so the spill follows new fields without changes.
+ */
+#include "trace/spill.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace/trace-int.h"
+#include "util/util.h"
+
+#define SPILL_BUF (1u << 20)
+#define SPILL_END UINT32_MAX
+#define SPILL_REC_MAX (64u << 20)      /* a longer body is refused */
+
+/* The header fields of a record, copied as one block. */
+struct hdr {
+    uint64_t call_ns, reply_ns;
+    uint32_t xid, endpoint, uid, gid;
+    int32_t status;
+    uint16_t flags;
+    uint8_t prog, proc, rpc_stat;
+};
+
+struct tbbt_spill_writer {
+    int fd;
+    uint8_t *buf;
+    size_t len, cap;
+    uint64_t count;
+    int err;
+};
+
+struct tbbt_spill_reader {
+    int fd;
+    uint8_t *buf;
+    size_t pos, len, cap;   /* unread bytes: buf[pos, len) */
+    uint64_t off;           /* file offset of buf[0] */
+    bool eof, ended;        /* the file is read to its end; the end mark was seen */
+};
+
+static const uint64_t field_mask = (UINT64_C(1) << TBBT_F_NFIELDS) - 1;
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int flush(struct tbbt_spill_writer *w)
+{
+    int rc = w->err ? w->err : write_all(w->fd, w->buf, w->len);
+
+    w->len = 0;
+    if (rc < 0)
+        w->err = rc;
+    return rc;
+}
+
+struct tbbt_spill_writer *tbbt_spill_writer_open(const char *path, int *err)
+{
+    struct tbbt_spill_writer *w;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+    if (fd < 0) {
+        *err = -errno;
+        return NULL;
+    }
+    w = g_new0(struct tbbt_spill_writer, 1);
+    w->fd = fd;
+    w->cap = SPILL_BUF;
+    w->buf = g_malloc(w->cap);
+    return w;
+}
+
+/* Bytes of field f's value. */
+static size_t value_size(const struct tbbt_trace_rec *rec, unsigned f)
+{
+    const void *v = TBBT__FIELD_CPTR(rec, f);
+    size_t n;
+
+    switch (tbbt__trace_fields[f].kind) {
+    case TBBT__K_REF:
+    case TBBT__K_U32:
+        return 4;
+    case TBBT__K_U64:
+    case TBBT__K_TIME:
+    case TBBT__K_VERF:
+        return 8;
+    case TBBT__K_NAME:
+    case TBBT__K_PATH:
+        return 4 + ((const struct tbbt_str *)v)->len;
+    case TBBT__K_SATTR:
+        return sizeof(struct tbbt_sattr);
+    case TBBT__K_FATTR:
+        return sizeof(struct tbbt_fattr);
+    case TBBT__K_WCC:
+        return sizeof(struct tbbt_wcc_pre);
+    case TBBT__K_ENTRIES:
+        n = 4;
+        for (uint32_t i = 0; i < rec->n_entries; i++) {
+            const struct tbbt_entry *e = &rec->entries[i];
+            n += 8 + 8 + 4 + 4 + 4 + e->name.len;
+            if (e->flags & TBBT_ENT_ATTR)
+                n += sizeof(struct tbbt_fattr);
+            if (e->flags & TBBT_ENT_ID)
+                n += 8;
+        }
+        return n;
+    case TBBT__K_INFO:
+        return 4 + 8 * (size_t)(rec->n_info < TBBT_INFO_MAX ? rec->n_info : TBBT_INFO_MAX);
+    }
+    return 0;
+}
+
+#define PUT(p, v) (memcpy((p), &(v), sizeof(v)), (p) + sizeof(v))
+
+static uint8_t *put_bytes(uint8_t *p, const struct tbbt_str *s)
+{
+    p = PUT(p, s->len);
+    if (s->len)
+        memcpy(p, s->p, s->len);
+    return p + s->len;
+}
+
+static uint8_t *put_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned f)
+{
+    const void *v = TBBT__FIELD_CPTR(rec, f);
+    uint32_t n;
+
+    switch (tbbt__trace_fields[f].kind) {
+    case TBBT__K_REF:
+    case TBBT__K_U32:
+        memcpy(p, v, 4);
+        return p + 4;
+    case TBBT__K_U64:
+    case TBBT__K_TIME:
+    case TBBT__K_VERF:
+        memcpy(p, v, 8);
+        return p + 8;
+    case TBBT__K_NAME:
+    case TBBT__K_PATH:
+        return put_bytes(p, v);
+    case TBBT__K_SATTR:
+        memcpy(p, v, sizeof(struct tbbt_sattr));
+        return p + sizeof(struct tbbt_sattr);
+    case TBBT__K_FATTR:
+        memcpy(p, v, sizeof(struct tbbt_fattr));
+        return p + sizeof(struct tbbt_fattr);
+    case TBBT__K_WCC:
+        memcpy(p, v, sizeof(struct tbbt_wcc_pre));
+        return p + sizeof(struct tbbt_wcc_pre);
+    case TBBT__K_ENTRIES:
+        p = PUT(p, rec->n_entries);
+        for (uint32_t i = 0; i < rec->n_entries; i++) {
+            const struct tbbt_entry *e = &rec->entries[i];
+            p = PUT(p, e->fileid);
+            p = PUT(p, e->cookie);
+            p = PUT(p, e->flags);
+            p = PUT(p, e->fh);
+            if (e->flags & TBBT_ENT_ATTR)
+                p = PUT(p, e->attr);
+            if (e->flags & TBBT_ENT_ID)
+                p = PUT(p, e->id);
+            p = put_bytes(p, &e->name);
+        }
+        return p;
+    case TBBT__K_INFO:
+        n = rec->n_info < TBBT_INFO_MAX ? rec->n_info : TBBT_INFO_MAX;
+        p = PUT(p, n);
+        memcpy(p, rec->info, 8 * (size_t)n);
+        return p + 8 * (size_t)n;
+    }
+    return p;
+}
+
+int tbbt_spill_put(struct tbbt_spill_writer *w, const struct tbbt_trace_rec *rec, uint32_t nfh,
+                   uint32_t nep)
+{
+    uint64_t present = rec->present & field_mask, bits;
+    size_t body = 4 + 4 + sizeof(struct hdr) + 8;
+    struct hdr h = {
+        .call_ns = rec->call_ns, .reply_ns = rec->reply_ns, .xid = rec->xid,
+        .endpoint = rec->endpoint, .uid = rec->uid, .gid = rec->gid, .status = rec->status,
+        .flags = rec->flags, .prog = rec->prog, .proc = rec->proc, .rpc_stat = rec->rpc_stat,
+    };
+    uint32_t blen;
+    uint8_t *p, *start;
+
+    if (w->err)
+        return w->err;
+    for (bits = present; bits; bits &= bits - 1)
+        body += value_size(rec, (unsigned)__builtin_ctzll(bits));
+    if (body > SPILL_REC_MAX)
+        return w->err = TBBT_E_RANGE;
+    if (w->cap - w->len < 4 + body) {
+        if (flush(w) < 0)
+            return w->err;
+        if (w->cap < 4 + body) {
+            w->cap = 4 + body;
+            w->buf = g_realloc(w->buf, w->cap);
+        }
+    }
+    start = p = w->buf + w->len;
+    blen = (uint32_t)body;
+    p = PUT(p, blen);
+    p = PUT(p, nfh);
+    p = PUT(p, nep);
+    p = PUT(p, h);
+    p = PUT(p, present);
+    for (bits = present; bits; bits &= bits - 1)
+        p = put_value(p, rec, (unsigned)__builtin_ctzll(bits));
+    w->len += (size_t)(p - start);
+    w->count++;
+    return 0;
+}
+
+uint64_t tbbt_spill_writer_count(const struct tbbt_spill_writer *w)
+{
+    return w->count;
+}
+
+int tbbt_spill_writer_close(struct tbbt_spill_writer *w)
+{
+    uint32_t end = SPILL_END;
+    int rc = 0;
+
+    if (w->cap - w->len < 12)
+        rc = flush(w);
+    if (rc == 0 && w->err == 0) {
+        uint8_t *p = w->buf + w->len;
+        p = PUT(p, end);
+        memcpy(p, &w->count, sizeof w->count);
+        w->len += 12;
+        rc = flush(w);
+    }
+    if (rc == 0)
+        rc = w->err;
+    if (close(w->fd) < 0 && rc == 0)
+        rc = -errno;
+    g_free(w->buf);
+    g_free(w);
+    return rc;
+}
+
+void tbbt_spill_writer_abort(struct tbbt_spill_writer *w)
+{
+    if (!w)
+        return;
+    close(w->fd);
+    g_free(w->buf);
+    g_free(w);
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+struct tbbt_spill_reader *tbbt_spill_reader_open(const char *path, int *err)
+{
+    struct tbbt_spill_reader *r;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        *err = -errno;
+        return NULL;
+    }
+    r = g_new0(struct tbbt_spill_reader, 1);
+    r->fd = fd;
+    r->cap = SPILL_BUF;
+    r->buf = g_malloc(r->cap);
+    return r;
+}
+
+/* Makes at least need unread bytes available: 0, or TBBT_E_TRUNC at the end, or -errno. */
+static int fill(struct tbbt_spill_reader *r, size_t need)
+{
+    if (r->len - r->pos >= need)
+        return 0;
+    if (r->pos > 0) {
+        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+        r->off += r->pos;
+        r->len -= r->pos;
+        r->pos = 0;
+    }
+    if (r->cap < need) {
+        r->cap = need;
+        r->buf = g_realloc(r->buf, r->cap);
+    }
+    while (r->len < need && !r->eof) {
+        ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            r->eof = true;
+        r->len += (size_t)n;
+    }
+    return r->len >= need ? 0 : TBBT_E_TRUNC;
+}
+
+/* A bounds-checked cursor over one record's body. */
+struct cur {
+    const uint8_t *p;
+    size_t left;
+};
+
+static bool take(struct cur *c, void *dst, size_t n)
+{
+    if (c->left < n)
+        return false;
+    memcpy(dst, c->p, n);
+    c->p += n;
+    c->left -= n;
+    return true;
+}
+
+static bool take_str(struct cur *c, struct tbbt_trace_rec *rec, struct tbbt_str *dst)
+{
+    uint32_t n;
+
+    if (!take(c, &n, 4) || c->left < n)
+        return false;
+    tbbt_trace_rec_set_str(rec, dst, c->p, n);
+    c->p += n;
+    c->left -= n;
+    return true;
+}
+
+static bool take_entries(struct cur *c, struct tbbt_trace_rec *rec)
+{
+    uint32_t n;
+
+    if (!take(c, &n, 4) || n > c->left / 28)   /* 28: the smallest entry */
+        return false;
+    tbbt__trace_rec_reserve(rec, n);
+    for (uint32_t i = 0; i < n; i++) {
+        struct tbbt_entry *e = tbbt_trace_rec_add_entry(rec);
+        if (!take(c, &e->fileid, 8) || !take(c, &e->cookie, 8) || !take(c, &e->flags, 4) ||
+            !take(c, &e->fh, 4) || (e->flags & ~(uint32_t)TBBT_ENT_ALL) != 0)
+            return false;
+        if (!(e->flags & TBBT_ENT_FH))
+            e->fh = 0;
+        if ((e->flags & TBBT_ENT_ATTR) && !take(c, &e->attr, sizeof(e->attr)))
+            return false;
+        if ((e->flags & TBBT_ENT_ID) && !take(c, &e->id, 8))
+            return false;
+        if (!take_str(c, rec, &e->name))
+            return false;
+    }
+    return true;
+}
+
+static bool take_value(struct cur *c, struct tbbt_trace_rec *rec, unsigned f)
+{
+    void *v = TBBT__FIELD_PTR(rec, f);
+
+    switch (tbbt__trace_fields[f].kind) {
+    case TBBT__K_REF:
+    case TBBT__K_U32:
+        return take(c, v, 4);
+    case TBBT__K_U64:
+    case TBBT__K_TIME:
+    case TBBT__K_VERF:
+        return take(c, v, 8);
+    case TBBT__K_NAME:
+    case TBBT__K_PATH:
+        return take_str(c, rec, v);
+    case TBBT__K_SATTR:
+        return take(c, v, sizeof(struct tbbt_sattr));
+    case TBBT__K_FATTR:
+        return take(c, v, sizeof(struct tbbt_fattr));
+    case TBBT__K_WCC:
+        return take(c, v, sizeof(struct tbbt_wcc_pre));
+    case TBBT__K_ENTRIES:
+        return take_entries(c, rec);
+    case TBBT__K_INFO:
+        return take(c, &rec->n_info, 4) && rec->n_info <= TBBT_INFO_MAX &&
+               take(c, rec->info, 8 * (size_t)rec->n_info);
+    }
+    return false;
+}
+
+int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec, uint32_t *nfh,
+                    uint32_t *nep)
+{
+    uint32_t blen;
+    uint64_t present;
+    struct hdr h;
+    struct cur c;
+    int rc;
+
+    if (r->ended)
+        return 0;
+    if ((rc = fill(r, 4)) < 0)
+        return rc;
+    memcpy(&blen, r->buf + r->pos, 4);
+    if (blen == SPILL_END) {
+        if ((rc = fill(r, 12)) < 0)
+            return rc;
+        r->pos += 12;
+        r->ended = true;
+        return 0;
+    }
+    if (blen > SPILL_REC_MAX || blen < 8 + sizeof(h) + 8)
+        return TBBT_E_BADREC;
+    if ((rc = fill(r, 4 + (size_t)blen)) < 0)
+        return rc;
+    c.p = r->buf + r->pos + 4;
+    c.left = blen;
+    take(&c, nfh, 4);
+    take(&c, nep, 4);
+    take(&c, &h, sizeof(h));
+    take(&c, &present, 8);
+    if (present & ~field_mask)
+        return TBBT_E_BADREC;
+    tbbt_trace_rec_clear(rec);
+    rec->call_ns = h.call_ns;
+    rec->reply_ns = h.reply_ns;
+    rec->xid = h.xid;
+    rec->endpoint = h.endpoint;
+    rec->uid = h.uid;
+    rec->gid = h.gid;
+    rec->status = h.status;
+    rec->flags = h.flags;
+    rec->prog = h.prog;
+    rec->proc = h.proc;
+    rec->rpc_stat = h.rpc_stat;
+    rec->present = present;
+    for (uint64_t bits = present; bits; bits &= bits - 1)
+        if (!take_value(&c, rec, (unsigned)__builtin_ctzll(bits)))
+            return TBBT_E_BADREC;
+    if (c.left != 0)
+        return TBBT_E_BADREC;
+    r->pos += 4 + (size_t)blen;
+    return 1;
+}
+
+int tbbt_spill_peek(struct tbbt_spill_reader *r, uint32_t *nfh, uint32_t *nep)
+{
+    uint32_t blen;
+    int rc;
+
+    if (r->ended)
+        return 0;
+    if ((rc = fill(r, 4)) < 0)
+        return rc;
+    memcpy(&blen, r->buf + r->pos, 4);
+    if (blen == SPILL_END)
+        return 0;
+    if ((rc = fill(r, 12)) < 0)
+        return rc;
+    memcpy(nfh, r->buf + r->pos + 4, 4);
+    memcpy(nep, r->buf + r->pos + 8, 4);
+    return 1;
+}
+
+uint64_t tbbt_spill_reader_offset(const struct tbbt_spill_reader *r)
+{
+    return r->off + r->pos;
+}
+
+void tbbt_spill_reader_close(struct tbbt_spill_reader *r)
+{
+    if (!r)
+        return;
+    close(r->fd);
+    g_free(r->buf);
+    g_free(r);
+}
