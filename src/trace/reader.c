@@ -334,7 +334,7 @@ static void dec_fixed(struct tbbt_buf *b, struct tbbt_trace_rec *rec)
     rec->status = (int32_t)tbbt_buf_get_le32(b);
 }
 
-static bool dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a)
+bool tbbt__dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a)
 {
     return tbbt__get_uv32(b, &a->type) && tbbt__get_uv32(b, &a->mode) &&
            tbbt__get_uv32(b, &a->nlink) && tbbt__get_uv32(b, &a->uid) &&
@@ -391,7 +391,7 @@ static bool dec_entry(struct tbbt_trace_reader *r, struct tbbt_buf *b,
         return false;
     if ((e->flags & TBBT_ENT_FH) && !dec_ref(r, b, &e->fh))
         return false;
-    if ((e->flags & TBBT_ENT_ATTR) && !dec_fattr(b, &e->attr))
+    if ((e->flags & TBBT_ENT_ATTR) && !tbbt__dec_fattr(b, &e->attr))
         return false;
     return !(e->flags & TBBT_ENT_ID) || tbbt__get_uv(b, &e->id);
 }
@@ -452,7 +452,7 @@ static bool dec_value(struct tbbt_trace_reader *r, struct tbbt_buf *b,
     case TBBT__K_SATTR:
         return dec_sattr(b, v);
     case TBBT__K_FATTR:
-        return dec_fattr(b, v);
+        return tbbt__dec_fattr(b, v);
     case TBBT__K_WCC:
         return dec_wcc(b, v);
     case TBBT__K_ENTRIES:

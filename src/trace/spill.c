@@ -6,8 +6,10 @@
  *   u32 body length (after this word) | u32 nfh | u32 nep | header | u64 present
  *   | the present fields in tag order
  *
- * A field is its member's bytes (u32, u64, struct tbbt_sattr / tbbt_fattr /
- * tbbt_wcc_pre); a string is u32 length + bytes; entries are u32 count then
+ * A field is its member's bytes (u32, u64, struct tbbt_sattr / tbbt_wcc_pre),
+ * but attributes are the trace format's 13 LEB128 values (they are most of
+ * a record, and half as long so: the spill's bytes go through the page
+ * cache twice); a string is u32 length + bytes; entries are u32 count then
  * per entry fileid, cookie, flags, fh, attr (with TBBT_ENT_ATTR), id (with
  * TBBT_ENT_ID), u32 name length + name; info is u32 count + values.  The
  * file ends with the end mark: a body length of SPILL_END and the u64 record
@@ -99,7 +101,7 @@ struct tbbt_spill_writer *tbbt_spill_writer_open(const char *path, int *err)
     return w;
 }
 
-/* Bytes of field f's value. */
+/* Bytes field f's value takes at most. */
 static size_t value_size(const struct tbbt_trace_rec *rec, unsigned f)
 {
     const void *v = TBBT__FIELD_CPTR(rec, f);
@@ -119,7 +121,7 @@ static size_t value_size(const struct tbbt_trace_rec *rec, unsigned f)
     case TBBT__K_SATTR:
         return sizeof(struct tbbt_sattr);
     case TBBT__K_FATTR:
-        return sizeof(struct tbbt_fattr);
+        return TBBT__FATTR_MAX;
     case TBBT__K_WCC:
         return sizeof(struct tbbt_wcc_pre);
     case TBBT__K_ENTRIES:
@@ -128,7 +130,7 @@ static size_t value_size(const struct tbbt_trace_rec *rec, unsigned f)
             const struct tbbt_entry *e = &rec->entries[i];
             n += 8 + 8 + 4 + 4 + 4 + e->name.len;
             if (e->flags & TBBT_ENT_ATTR)
-                n += sizeof(struct tbbt_fattr);
+                n += TBBT__FATTR_MAX;
             if (e->flags & TBBT_ENT_ID)
                 n += 8;
         }
@@ -171,8 +173,7 @@ static uint8_t *put_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
         memcpy(p, v, sizeof(struct tbbt_sattr));
         return p + sizeof(struct tbbt_sattr);
     case TBBT__K_FATTR:
-        memcpy(p, v, sizeof(struct tbbt_fattr));
-        return p + sizeof(struct tbbt_fattr);
+        return tbbt__enc_fattr(p, v);
     case TBBT__K_WCC:
         memcpy(p, v, sizeof(struct tbbt_wcc_pre));
         return p + sizeof(struct tbbt_wcc_pre);
@@ -185,7 +186,7 @@ static uint8_t *put_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
             p = PUT(p, e->flags);
             p = PUT(p, e->fh);
             if (e->flags & TBBT_ENT_ATTR)
-                p = PUT(p, e->attr);
+                p = tbbt__enc_fattr(p, &e->attr);
             if (e->flags & TBBT_ENT_ID)
                 p = PUT(p, e->id);
             p = put_bytes(p, &e->name);
@@ -204,38 +205,47 @@ int tbbt_spill_put(struct tbbt_spill_writer *w, const struct tbbt_trace_rec *rec
                    uint32_t nep)
 {
     uint64_t present = rec->present & field_mask, bits;
-    size_t body = 4 + 4 + sizeof(struct hdr) + 8;
-    struct hdr h = {
-        .call_ns = rec->call_ns, .reply_ns = rec->reply_ns, .xid = rec->xid,
-        .endpoint = rec->endpoint, .uid = rec->uid, .gid = rec->gid, .status = rec->status,
-        .flags = rec->flags, .prog = rec->prog, .proc = rec->proc, .rpc_stat = rec->rpc_stat,
-    };
+    size_t bound = 4 + 4 + 4 + sizeof(struct hdr) + 8 + TBBT__UV_SLACK;
+    struct hdr h;
     uint32_t blen;
     uint8_t *p, *start;
 
     if (w->err)
         return w->err;
+    memset(&h, 0, sizeof h);        /* its padding goes to the file too */
+    h.call_ns = rec->call_ns;
+    h.reply_ns = rec->reply_ns;
+    h.xid = rec->xid;
+    h.endpoint = rec->endpoint;
+    h.uid = rec->uid;
+    h.gid = rec->gid;
+    h.status = rec->status;
+    h.flags = rec->flags;
+    h.prog = rec->prog;
+    h.proc = rec->proc;
+    h.rpc_stat = rec->rpc_stat;
     for (bits = present; bits; bits &= bits - 1)
-        body += value_size(rec, (unsigned)__builtin_ctzll(bits));
-    if (body > SPILL_REC_MAX)
+        bound += value_size(rec, (unsigned)__builtin_ctzll(bits));
+    if (bound > SPILL_REC_MAX)
         return w->err = TBBT_E_RANGE;
-    if (w->cap - w->len < 4 + body) {
+    if (w->cap - w->len < bound) {
         if (flush(w) < 0)
             return w->err;
-        if (w->cap < 4 + body) {
-            w->cap = 4 + body;
+        if (w->cap < bound) {
+            w->cap = bound;
             w->buf = g_realloc(w->buf, w->cap);
         }
     }
-    start = p = w->buf + w->len;
-    blen = (uint32_t)body;
-    p = PUT(p, blen);
+    start = w->buf + w->len;
+    p = start + 4;                  /* the length goes there once known */
     p = PUT(p, nfh);
     p = PUT(p, nep);
     p = PUT(p, h);
     p = PUT(p, present);
     for (bits = present; bits; bits &= bits - 1)
         p = put_value(p, rec, (unsigned)__builtin_ctzll(bits));
+    blen = (uint32_t)(p - start - 4);
+    memcpy(start, &blen, 4);
     w->len += (size_t)(p - start);
     w->count++;
     return 0;
@@ -353,11 +363,23 @@ static bool take_str(struct cur *c, struct tbbt_trace_rec *rec, struct tbbt_str 
     return true;
 }
 
+static bool take_fattr(struct cur *c, struct tbbt_fattr *a)
+{
+    struct tbbt_buf b;
+
+    tbbt_buf_init(&b, c->p, c->left);
+    if (!tbbt__dec_fattr(&b, a))
+        return false;
+    c->p = b.p;
+    c->left = b.len;
+    return true;
+}
+
 static bool take_entries(struct cur *c, struct tbbt_trace_rec *rec)
 {
     uint32_t n;
 
-    if (!take(c, &n, 4) || n > c->left / 28)   /* 28: the smallest entry */
+    if (!take(c, &n, 4) || n > c->left / 28)   /* 28: the shortest entry */
         return false;
     tbbt__trace_rec_reserve(rec, n);
     for (uint32_t i = 0; i < n; i++) {
@@ -367,7 +389,7 @@ static bool take_entries(struct cur *c, struct tbbt_trace_rec *rec)
             return false;
         if (!(e->flags & TBBT_ENT_FH))
             e->fh = 0;
-        if ((e->flags & TBBT_ENT_ATTR) && !take(c, &e->attr, sizeof(e->attr)))
+        if ((e->flags & TBBT_ENT_ATTR) && !take_fattr(c, &e->attr))
             return false;
         if ((e->flags & TBBT_ENT_ID) && !take(c, &e->id, 8))
             return false;
@@ -395,7 +417,7 @@ static bool take_value(struct cur *c, struct tbbt_trace_rec *rec, unsigned f)
     case TBBT__K_SATTR:
         return take(c, v, sizeof(struct tbbt_sattr));
     case TBBT__K_FATTR:
-        return take(c, v, sizeof(struct tbbt_fattr));
+        return take_fattr(c, v);
     case TBBT__K_WCC:
         return take(c, v, sizeof(struct tbbt_wcc_pre));
     case TBBT__K_ENTRIES:

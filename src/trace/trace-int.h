@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <glib.h>
+
 #include "trace/trace.h"
 #include "util/buf.h"
 #include "util/util.h"
@@ -156,6 +158,39 @@ static inline uint8_t *tbbt__put_uv(uint8_t *p, uint64_t v)
     return p;
 }
 
+/*
+ * LEB128 like tbbt__put_uv(), but values of 2..9 bytes are spread into one
+ * 64-bit word and stored at once (nanosecond times take 9 bytes): it may
+ * write up to TBBT__UV_SLACK bytes past the value's end, so it is used only inside
+ * a record's reserved space, whose bound has that slack.
+ */
+#define TBBT__UV_SLACK 8u
+static inline uint8_t *tbbt__put_uv_wide(uint8_t *p, uint64_t v)
+{
+    uint64_t w, cont;
+    unsigned n;
+
+    if (v < 0x80) {
+        *p = (uint8_t)v;
+        return p + 1;
+    }
+    if (v >> 63)
+        return tbbt__put_uv(p, v);                  /* 10 bytes */
+    n = (64u - (unsigned)__builtin_clzll(v) + 6u) / 7u;   /* 2..9 */
+    w = (v & 0x7f) | (v << 1 & UINT64_C(0x7f00)) | (v << 2 & UINT64_C(0x7f0000)) |
+        (v << 3 & UINT64_C(0x7f000000)) | (v << 4 & UINT64_C(0x7f00000000)) |
+        (v << 5 & UINT64_C(0x7f0000000000)) | (v << 6 & UINT64_C(0x7f000000000000)) |
+        (v << 7 & UINT64_C(0x7f00000000000000));
+    cont = UINT64_C(0x8080808080808080);
+    if (n < 9)
+        cont &= (UINT64_C(1) << (8 * (n - 1))) - 1;  /* every byte but the last */
+    w = GUINT64_TO_LE(w | cont);
+    memcpy(p, &w, 8);
+    if (n == 9)
+        p[8] = (uint8_t)(v >> 56);
+    return p + n;
+}
+
 static inline unsigned tbbt__uv_len(uint64_t v)
 {
     unsigned n = 1;
@@ -193,5 +228,11 @@ static inline bool tbbt__get_uv32(struct tbbt_buf *b, uint32_t *out)
     *out = (uint32_t)v;
     return true;
 }
+
+/* The 13 values of an fattr as LEB128 (with tbbt__put_uv_wide: TBBT__UV_SLACK past the end). */
+uint8_t *tbbt__enc_fattr(uint8_t *p, const struct tbbt_fattr *a);
+#define TBBT__FATTR_MAX (13 * TBBT__UV_MAX)
+/* Reads what tbbt__enc_fattr() wrote; false if it does not decode. */
+bool tbbt__dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a);
 
 #endif

@@ -264,72 +264,39 @@ static uint8_t *enc_fixed(uint8_t *p, const struct tbbt_trace_rec *rec)
     return tbbt__put_le32(p, (uint32_t)rec->status);
 }
 
-/*
- * LEB128 like tbbt__put_uv(), but values of 2..9 bytes are spread into one
- * 64-bit word and stored at once (nanosecond times take 9 bytes): it may
- * write up to UV_SLACK bytes past the value's end, so it is used only inside
- * a record's reserved space, whose bound has that slack.
- */
-#define UV_SLACK 8u
-static inline uint8_t *put_uv(uint8_t *p, uint64_t v)
+uint8_t *tbbt__enc_fattr(uint8_t *p, const struct tbbt_fattr *a)
 {
-    uint64_t w, cont;
-    unsigned n;
-
-    if (v < 0x80) {
-        *p = (uint8_t)v;
-        return p + 1;
-    }
-    if (v >> 63)
-        return tbbt__put_uv(p, v);                  /* 10 bytes */
-    n = (64u - (unsigned)__builtin_clzll(v) + 6u) / 7u;   /* 2..9 */
-    w = (v & 0x7f) | (v << 1 & UINT64_C(0x7f00)) | (v << 2 & UINT64_C(0x7f0000)) |
-        (v << 3 & UINT64_C(0x7f000000)) | (v << 4 & UINT64_C(0x7f00000000)) |
-        (v << 5 & UINT64_C(0x7f0000000000)) | (v << 6 & UINT64_C(0x7f000000000000)) |
-        (v << 7 & UINT64_C(0x7f00000000000000));
-    cont = UINT64_C(0x8080808080808080);
-    if (n < 9)
-        cont &= (UINT64_C(1) << (8 * (n - 1))) - 1;  /* every byte but the last */
-    w = GUINT64_TO_LE(w | cont);
-    memcpy(p, &w, 8);
-    if (n == 9)
-        p[8] = (uint8_t)(v >> 56);
-    return p + n;
-}
-
-static uint8_t *enc_fattr(uint8_t *p, const struct tbbt_fattr *a)
-{
-    p = put_uv(p, a->type);
-    p = put_uv(p, a->mode);
-    p = put_uv(p, a->nlink);
-    p = put_uv(p, a->uid);
-    p = put_uv(p, a->gid);
-    p = put_uv(p, a->size);
-    p = put_uv(p, a->used);
-    p = put_uv(p, a->rdev);
-    p = put_uv(p, a->fsid);
-    p = put_uv(p, a->fileid);
-    p = put_uv(p, a->atime_ns);
-    p = put_uv(p, a->mtime_ns);
-    return put_uv(p, a->ctime_ns);
+    p = tbbt__put_uv_wide(p, a->type);
+    p = tbbt__put_uv_wide(p, a->mode);
+    p = tbbt__put_uv_wide(p, a->nlink);
+    p = tbbt__put_uv_wide(p, a->uid);
+    p = tbbt__put_uv_wide(p, a->gid);
+    p = tbbt__put_uv_wide(p, a->size);
+    p = tbbt__put_uv_wide(p, a->used);
+    p = tbbt__put_uv_wide(p, a->rdev);
+    p = tbbt__put_uv_wide(p, a->fsid);
+    p = tbbt__put_uv_wide(p, a->fileid);
+    p = tbbt__put_uv_wide(p, a->atime_ns);
+    p = tbbt__put_uv_wide(p, a->mtime_ns);
+    return tbbt__put_uv_wide(p, a->ctime_ns);
 }
 
 static uint8_t *enc_sattr(uint8_t *p, const struct tbbt_sattr *s)
 {
-    p = put_uv(p, s->mask);
-    p = put_uv(p, s->mode);
-    p = put_uv(p, s->uid);
-    p = put_uv(p, s->gid);
-    p = put_uv(p, s->size);
-    p = put_uv(p, s->atime_ns);
-    return put_uv(p, s->mtime_ns);
+    p = tbbt__put_uv_wide(p, s->mask);
+    p = tbbt__put_uv_wide(p, s->mode);
+    p = tbbt__put_uv_wide(p, s->uid);
+    p = tbbt__put_uv_wide(p, s->gid);
+    p = tbbt__put_uv_wide(p, s->size);
+    p = tbbt__put_uv_wide(p, s->atime_ns);
+    return tbbt__put_uv_wide(p, s->mtime_ns);
 }
 
 static uint8_t *enc_wcc(uint8_t *p, const struct tbbt_wcc_pre *w)
 {
-    p = put_uv(p, w->size);
-    p = put_uv(p, w->mtime_ns);
-    return put_uv(p, w->ctime_ns);
+    p = tbbt__put_uv_wide(p, w->size);
+    p = tbbt__put_uv_wide(p, w->mtime_ns);
+    return tbbt__put_uv_wide(p, w->ctime_ns);
 }
 
 static uint8_t *enc_bytes(uint8_t *p, const struct tbbt_str *s)
@@ -341,20 +308,20 @@ static uint8_t *enc_bytes(uint8_t *p, const struct tbbt_str *s)
 
 static uint8_t *enc_entries(uint8_t *p, const struct tbbt_trace_rec *rec)
 {
-    p = put_uv(p, rec->n_entries);
+    p = tbbt__put_uv_wide(p, rec->n_entries);
     for (uint32_t i = 0; i < rec->n_entries; i++) {
         const struct tbbt_entry *e = &rec->entries[i];
-        p = put_uv(p, e->fileid);
-        p = put_uv(p, e->cookie);
-        p = put_uv(p, e->name.len);
+        p = tbbt__put_uv_wide(p, e->fileid);
+        p = tbbt__put_uv_wide(p, e->cookie);
+        p = tbbt__put_uv_wide(p, e->name.len);
         p = enc_bytes(p, &e->name);
-        p = put_uv(p, e->flags);
+        p = tbbt__put_uv_wide(p, e->flags);
         if (e->flags & TBBT_ENT_FH)
-            p = put_uv(p, e->fh);
+            p = tbbt__put_uv_wide(p, e->fh);
         if (e->flags & TBBT_ENT_ATTR)
-            p = enc_fattr(p, &e->attr);
+            p = tbbt__enc_fattr(p, &e->attr);
         if (e->flags & TBBT_ENT_ID)
-            p = put_uv(p, e->id);
+            p = tbbt__put_uv_wide(p, e->id);
     }
     return p;
 }
@@ -367,10 +334,10 @@ static uint8_t *enc_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
     switch (tbbt__trace_fields[f].kind) {
     case TBBT__K_REF:
     case TBBT__K_U32:
-        return put_uv(p, *(const uint32_t *)v);
+        return tbbt__put_uv_wide(p, *(const uint32_t *)v);
     case TBBT__K_U64:
     case TBBT__K_TIME:
-        return put_uv(p, *(const uint64_t *)v);
+        return tbbt__put_uv_wide(p, *(const uint64_t *)v);
     case TBBT__K_VERF:
         return tbbt__put_le64(p, *(const uint64_t *)v);
     case TBBT__K_NAME:
@@ -379,15 +346,15 @@ static uint8_t *enc_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
     case TBBT__K_SATTR:
         return enc_sattr(p, v);
     case TBBT__K_FATTR:
-        return enc_fattr(p, v);
+        return tbbt__enc_fattr(p, v);
     case TBBT__K_WCC:
         return enc_wcc(p, v);
     case TBBT__K_ENTRIES:
         return enc_entries(p, rec);
     case TBBT__K_INFO:
-        p = put_uv(p, rec->n_info);
+        p = tbbt__put_uv_wide(p, rec->n_info);
         for (uint32_t i = 0; i < rec->n_info; i++)
-            p = put_uv(p, rec->info[i]);
+            p = tbbt__put_uv_wide(p, rec->info[i]);
         return p;
     }
     return p;
@@ -415,7 +382,7 @@ static uint8_t *enc_tlv(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned f
 int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_rec *rec)
 {
     uint64_t present = rec->present & ((UINT64_C(1) << TBBT_F_NFIELDS) - 1);
-    size_t bound = OP_BOUND + UV_SLACK;
+    size_t bound = OP_BOUND + TBBT__UV_SLACK;
     uint8_t *s, *p;
     int rc;
 
