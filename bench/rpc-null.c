@@ -244,7 +244,7 @@ static void update_lowat(struct bench *b, int i)
 /* Single thread: send, poll, receive, over all connections. */
 static void run_loop(struct bench *b, uint64_t end)
 {
-    int nc = b->cfg->conns;
+    int nc = b->cfg->conns > 0 ? b->cfg->conns : 1;   /* the options ensure >= 1 */
     struct pollfd *p = g_new0(struct pollfd, nc);
     uint64_t next_expire = tbbt_now_ns() + 100000000;
     for (;;) {
@@ -322,7 +322,7 @@ static void *sender_main(void *arg)
 /* Split mode, receiving thread (this one). */
 static void run_split(struct bench *b, uint64_t end)
 {
-    int nc = b->cfg->conns;
+    int nc = b->cfg->conns > 0 ? b->cfg->conns : 1;   /* the options ensure >= 1 */
     struct pollfd *p = g_new0(struct pollfd, nc);
     pthread_t t;
     b->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
