@@ -143,7 +143,7 @@ static int classify(struct tbbt__dec *d, u_int pos, xdrproc_t proc, void *obj)
 
 bool tbbt__dec_item(struct tbbt__dec *d, xdrproc_t proc, void *obj)
 {
-    u_int pos = xdr_getpos(&d->xdr);
+    u_int pos = tbbt_xdr_getpos(&d->xdr);
 
     if (proc(&d->xdr, obj))
         return true;
@@ -153,7 +153,7 @@ bool tbbt__dec_item(struct tbbt__dec *d, xdrproc_t proc, void *obj)
 
 bool tbbt__dec_u32(struct tbbt__dec *d, uint32_t *v)
 {
-    u_int pos = xdr_getpos(&d->xdr), x;
+    u_int pos = tbbt_xdr_getpos(&d->xdr), x;
 
     if (!tbbt_xdr_u_int(&d->xdr, &x)) {
         d->err = classify(d, pos, (xdrproc_t)xdr_u_int, &x);
@@ -179,7 +179,7 @@ bool tbbt__dec_follows(struct tbbt__dec *d, bool *follows)
 
 bool tbbt__dec_string(struct tbbt__dec *d, xdrproc_t proc, char *buf, uint32_t *len)
 {
-    u_int pos = xdr_getpos(&d->xdr);
+    u_int pos = tbbt_xdr_getpos(&d->xdr);
     char *s = buf;
 
     if (!tbbt__dec_item(d, proc, &s))
@@ -202,7 +202,7 @@ bool tbbt__dec_opaque_len(struct tbbt__dec *d, uint32_t bound, uint32_t *len)
 
 bool tbbt__dec_skip(struct tbbt__dec *d, uint32_t len)
 {
-    u_int pos = xdr_getpos(&d->xdr);
+    u_int pos = tbbt_xdr_getpos(&d->xdr);
     uint64_t padded = ((uint64_t)len + 3) & ~(uint64_t)3;
 
     if (padded > d->len - pos) {
