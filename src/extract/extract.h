@@ -6,7 +6,8 @@
  * interns handles and endpoints, and writes the binary trace.  It also
  * produces the counts of --summary-json.  With capture inputs the work can
  * be split over two threads (struct tbbt_convert_opts.threads); the trace is
- * the same either way.  That is pass A, which writes a raw trace; pass B
+ * the same either way.  That is pass A, which hands its records on through a
+ * temporary file (trace/spill.h); pass B
  * (hier.c, correct.c) gives every object its TBBT-ID, writes the hierarchy
  * map, and runs the pre-play that inserts corrective records (paper 3.1, 3.2).
  */

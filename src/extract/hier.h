@@ -2,9 +2,10 @@
 /*
  * Private to the extract module: pass B of tbbt-convert, hierarchy extraction
  * (TBBT paper 3.1 "TBBT-IDs", 3.2 hierarchy map, and the ID-inserting third
- * pass of section 4).  Pass A writes a raw trace; pass B reads it twice (an
- * identity scan, then a replay through the namespace model of src/ns), writes
- * the final trace with the TBBT-ID fields filled in, and the hierarchy map.
+ * pass of section 4).  Pass B reads pass A's records (a raw trace, or
+ * tbbt-convert's spill) in two steps (an identity scan, then a replay through
+ * the namespace model of src/ns), writes the final trace with the TBBT-ID
+ * fields filled in, and the hierarchy map.
  */
 #ifndef TBBT_EXTRACT_HIER_H
 #define TBBT_EXTRACT_HIER_H
