@@ -38,7 +38,7 @@ struct tbbt__conv;
 
 /* One RPC message as a reader sees it, whatever the input format. */
 struct tbbt__conv_msg {
-    struct tbbt__pair_key key;  /* client address and port, server address, XID */
+    struct tbbt__pair_key key;  /* client address and port, server address and port, XID */
     uint64_t ts_ns;
     uint16_t server_port;
     bool tcp;

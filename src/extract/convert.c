@@ -323,8 +323,9 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *
     int af = key->af == 6 ? AF_INET6 : AF_INET;
     uint32_t ref;
 
-    sk.xid = server_port;        /* the stream key: addresses, ports, transport */
-    sk.pad = tcp;
+    sk.xid = 0;                  /* the stream key: addresses, ports, transport */
+    sk.sport = server_port;
+    sk.pad[0] = tcp;
     slot = &c->ep_front[ep_front_slot(key, server_port, tcp)];
     if (same_endpoint(slot, key, server_port, tcp))
         return slot->ref;

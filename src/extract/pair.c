@@ -28,7 +28,8 @@
 #define RING_MIN 64
 #define OPEN_MIN 128
 
-G_STATIC_ASSERT(sizeof(struct tbbt__pair_key) == 40);
+G_STATIC_ASSERT(sizeof(struct tbbt__pair_key) == 48);
+G_STATIC_ASSERT(offsetof(struct tbbt__pair_key, af) == 40);
 G_STATIC_ASSERT(offsetof(struct tbbt__pair_key, xid) == 32);
 
 struct pending {
@@ -80,7 +81,10 @@ static uint64_t mix(uint64_t h, uint64_t w)
     return h ^ h >> 32;
 }
 
-/* The key's 40 bytes as five words: four of addresses, one of XID, port and family. */
+/*
+ * The key's 48 bytes as six words: four of addresses, one of XID and ports
+ * (tail_word()), one of the family.  This hashes all but the XID word.
+ */
 static uint64_t addr_hash(const struct tbbt__pair_key *k)
 {
     uint64_t w[4], h = 0x9e3779b97f4a7c15ull;
@@ -88,7 +92,7 @@ static uint64_t addr_hash(const struct tbbt__pair_key *k)
     memcpy(w, k, sizeof(w));
     for (int i = 0; i < 4; i++)
         h = mix(h, w[i]);
-    return h;
+    return mix(h, k->af);
 }
 
 /* The bits of the key's last word (below) that hold the XID (its first 4 bytes). */
@@ -98,7 +102,7 @@ static uint64_t addr_hash(const struct tbbt__pair_key *k)
 #define XID_BITS 0xffffffff00000000ull
 #endif
 
-/* The key's last word (XID, port, family), with the XID as 0 unless with_xid. */
+/* The key's fifth word (XID, ports), with the XID as 0 unless with_xid. */
 static uint64_t tail_word(const struct tbbt__pair_key *k, bool with_xid)
 {
     uint64_t t;
@@ -300,7 +304,7 @@ static struct xid_stream *find_stream(struct tbbt__pairer *p, const struct tbbt_
     struct tbbt__pair_key sk;
 
     if (s && s->hash == sh && memcmp(s->skey.caddr, k->caddr, 32) == 0 &&
-        tail_word(&s->skey, false) == tail_word(k, false))
+        tail_word(&s->skey, false) == tail_word(k, false) && s->skey.af == k->af)
         return s;
     sk = *k;
     sk.xid = 0;

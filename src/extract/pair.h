@@ -24,16 +24,21 @@
 #include <stdint.h>
 
 /*
- * Identity of an RPC exchange. Addresses are 16 bytes (IPv4 in the first 4).
- * Packed, compared and hashed bytewise: unused bytes (pad, address tails) must be 0.
+ * Identity of an RPC exchange: client address and port, server address and
+ * port, XID.  The server port counts: a client may use one port and one XID
+ * sequence for several services (rpcbind, MOUNT, NFS), and two calls with the
+ * same XID to two services are two exchanges, not a retransmission.
+ * Addresses are 16 bytes (IPv4 in the first 4).  Packed, compared and hashed
+ * bytewise: unused bytes (pad, address tails) must be 0.
  */
 struct tbbt__pair_key {
     uint8_t caddr[16];
     uint8_t saddr[16];
     uint32_t xid;
     uint16_t cport;
+    uint16_t sport;
     uint8_t af;
-    uint8_t pad;
+    uint8_t pad[7];
 };
 
 struct tbbt__pair_stats {

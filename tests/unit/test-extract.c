@@ -278,6 +278,36 @@ static void test_pair_duplicates(void **state)
     tbbt__pairer_free(p);
 }
 
+/*
+ * One client port, one XID, two services (rpcbind on 111, then NFS on 2049, as
+ * a libtirpc client seen in a lab capture): two exchanges, no retransmission.
+ */
+static void test_pair_server_port(void **state)
+{
+    struct sink s = {0};
+    struct tbbt__pairer *p = tbbt__pairer_new(1000, 100, sink_emit, &s);
+    const struct tbbt__pair_stats *st = tbbt__pairer_stats(p);
+    struct tbbt__pair_key k111 = key(7, 653), k2049 = key(7, 653);
+    uint64_t tag = 0;
+
+    (void)state;
+    k111.sport = 111;
+    k2049.sport = 2049;
+    assert_true(tbbt__pairer_call(p, &k111, 10, 1));
+    assert_true(tbbt__pairer_reply(p, &k111, 11, &tag));
+    assert_int_equal(tag, 1);
+    assert_true(tbbt__pairer_call(p, &k2049, 20, 2));
+    assert_true(tbbt__pairer_reply(p, &k2049, 21, &tag));
+    assert_int_equal(tag, 2);
+    assert_false(tbbt__pairer_call(p, &k2049, 22, 3));   /* a real retransmission */
+    tbbt__pairer_drain(p);
+    tbbt__pairer_finish(p);
+    assert_int_equal(st->pairs, 2);
+    assert_int_equal(st->duplicate_calls, 1);
+    assert_int_equal(st->estimated_lost_calls, 0);
+    tbbt__pairer_free(p);
+}
+
 static void test_pair_timeout(void **state)
 {
     struct sink s = {0};
@@ -595,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_rpc_malformed),
         cmocka_unit_test(test_pair_order),
         cmocka_unit_test(test_pair_duplicates),
+        cmocka_unit_test(test_pair_server_port),
         cmocka_unit_test(test_pair_timeout),
         cmocka_unit_test(test_pair_max_pending),
         cmocka_unit_test(test_pair_loss_estimate),
