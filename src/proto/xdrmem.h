@@ -12,11 +12,12 @@
  *    as libtirpc's xdrmem_create(..., XDR_DECODE) (RFC 4506 big-endian
  *    words, positions in bytes from the start, a short buffer fails), whose
  *    operations table the libtirpc routines use as they use any stream;
- *  - inline versions of the primitives the generated code calls for fixed
- *    items (xdr_u_int, xdr_int, xdr_enum, xdr_bool, xdr_u_quad_t,
- *    xdr_quad_t, xdr_opaque): on a tbbt_xdrmem stream they read the bytes
- *    in place; on any other stream (the player's encoders, libtirpc's own
- *    streams) they call libtirpc's routine.  They keep libtirpc's results
+ *  - inline versions of the primitives the generated code calls (xdr_u_int,
+ *    xdr_int, xdr_enum, xdr_bool, xdr_u_quad_t, xdr_quad_t, xdr_opaque, and
+ *    xdr_bytes and xdr_string into a buffer the caller gives): on a
+ *    tbbt_xdrmem stream they read the bytes in place; on any other stream
+ *    (the player's encoders, libtirpc's own streams) or when libtirpc must
+ *    allocate, they call libtirpc's routine.  They keep libtirpc's results
  *    exactly, including a boolean that is any non-zero word.
  *
  * The generated *_xdr.c files are compiled with this header force-included
@@ -155,6 +156,38 @@ static inline bool_t tbbt_xdr_opaque(XDR *x, char *cp, u_int cnt)
     return TRUE;
 }
 
+/*
+ * Counted opaque data into the caller's buffer (*cpp not NULL; with NULL,
+ * libtirpc's routine allocates, as always).  As libtirpc, *sizep is set
+ * before the bound is checked.
+ */
+static inline bool_t tbbt_xdr_bytes(XDR *x, char **cpp, u_int *sizep, u_int maxsize)
+{
+    uint32_t n;
+
+    if (!TBBT__XDRMEM_FAST(x) || *cpp == NULL)
+        return xdr_bytes(x, cpp, sizep, maxsize);
+    if (!tbbt__xdrmem_word(x, &n))
+        return FALSE;
+    *sizep = n;
+    if (n > maxsize)
+        return FALSE;
+    return tbbt_xdr_opaque(x, *cpp, n);
+}
+
+/* A string into the caller's buffer of maxsize + 1 bytes (*cpp not NULL; else libtirpc's). */
+static inline bool_t tbbt_xdr_string(XDR *x, char **cpp, u_int maxsize)
+{
+    uint32_t n;
+
+    if (!TBBT__XDRMEM_FAST(x) || *cpp == NULL)
+        return xdr_string(x, cpp, maxsize);
+    if (!tbbt__xdrmem_word(x, &n) || n > maxsize || n == UINT32_MAX)
+        return FALSE;
+    (*cpp)[n] = 0;
+    return tbbt_xdr_opaque(x, *cpp, n);
+}
+
 /* In the generated code (force-included there), calls go to the versions above. */
 #ifdef TBBT_XDRMEM_GENERATED
 #define xdr_u_int(x, p) tbbt_xdr_u_int(x, p)
@@ -164,6 +197,8 @@ static inline bool_t tbbt_xdr_opaque(XDR *x, char *cp, u_int cnt)
 #define xdr_u_quad_t(x, p) tbbt_xdr_u_quad_t(x, p)
 #define xdr_quad_t(x, p) tbbt_xdr_quad_t(x, p)
 #define xdr_opaque(x, p, n) tbbt_xdr_opaque(x, p, n)
+#define xdr_bytes(x, p, s, m) tbbt_xdr_bytes(x, p, s, m)
+#define xdr_string(x, p, m) tbbt_xdr_string(x, p, m)
 #endif
 
 #endif

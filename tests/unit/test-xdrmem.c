@@ -7,6 +7,7 @@
  * both must agree on success, on the position reached, and on the value
  * (compared by re-encoding it with libtirpc).
  */
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -147,6 +148,53 @@ static void test_random(void **state)
     }
 }
 
+/*
+ * xdr_bytes and xdr_string into buffers the caller gives (the converter's
+ * way; the random test above leaves the pointers NULL, so libtirpc
+ * allocates there): the same results, sizes and bytes from both streams.
+ */
+static void test_caller_buffers(void **state)
+{
+    static uint32_t words[BUF / 4];
+    uint8_t *buf = (uint8_t *)words;
+
+    (void)state;
+    for (int r = 0; r < 20000; r++) {
+        u_int len = next() % 200;
+        char fa[NFS3_FHSIZE + 8], fb[NFS3_FHSIZE + 8], sa[NFS3_MAXNAMLEN + 1], sb[NFS3_MAXNAMLEN + 1];
+        nfs_fh3 ha = {.data = {.data_len = 77, .data_val = fa}};
+        nfs_fh3 hb = {.data = {.data_len = 77, .data_val = fb}};
+        char *pa = sa, *pb = sb;
+        XDR xa, xb;
+        bool_t ra, rb;
+
+        fill(buf, BUF);
+        if (r & 1)          /* a plausible length word first */
+            words[0] = htonl(next() % 80);
+        memset(fa, 0, sizeof fa);
+        memset(fb, 0, sizeof fb);
+        xdrmem_create(&xa, (char *)buf, len, XDR_DECODE);
+        tbbt_xdrmem_create(&xb, buf, len);
+        ra = xdr_nfs_fh3(&xa, &ha);
+        rb = xdr_nfs_fh3(&xb, &hb);
+        assert_int_equal(ra, rb);
+        assert_int_equal(ha.data.data_len, hb.data.data_len);
+        assert_memory_equal(fa, fb, sizeof fa);
+        if (ra)
+            assert_int_equal(xdr_getpos(&xa), xdr_getpos(&xb));
+        memset(sa, 1, sizeof sa);
+        memset(sb, 1, sizeof sb);
+        xdrmem_create(&xa, (char *)buf, len, XDR_DECODE);
+        tbbt_xdrmem_create(&xb, buf, len);
+        ra = xdr_filename3(&xa, &pa);
+        rb = xdr_filename3(&xb, &pb);
+        assert_int_equal(ra, rb);
+        assert_memory_equal(sa, sb, sizeof sa);
+        if (ra)
+            assert_int_equal(xdr_getpos(&xa), xdr_getpos(&xb));
+    }
+}
+
 /* Positions, setpos and the libtirpc routines that go through the operations table. */
 static void test_stream(void **state)
 {
@@ -176,6 +224,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),
+        cmocka_unit_test(test_caller_buffers),
         cmocka_unit_test(test_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
