@@ -47,7 +47,7 @@ static int src_open(struct src *s, const char *path, const struct tbbt_fhtab *fh
     s->fh = fh;
     s->ep = ep;
     if (fh)
-        s->sp = tbbt_spill_reader_open(path, &err);
+        s->sp = tbbt_spill_reader_open(path, true, &err);   /* a temporary: used up */
     else
         s->tr = tbbt_trace_reader_open(path, &err);
     if (!s->sp && !s->tr) {

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <glib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #define SPILL_BUF (1u << 20)
 #define SPILL_END UINT32_MAX
 #define SPILL_REC_MAX (64u << 20)      /* a longer body is refused */
+#define SPILL_PUNCH (4u << 20)         /* consume: holes of this many bytes */
 
 /* The header fields of a record, copied as one block. */
 struct hdr {
@@ -53,6 +55,8 @@ struct tbbt_spill_reader {
     uint8_t *buf;
     size_t pos, len, cap;   /* unread bytes: buf[pos, len) */
     uint64_t off;           /* file offset of buf[0] */
+    uint64_t punched;       /* consume: [0, punched) is a hole */
+    bool consume;           /* punch holes behind the reader */
     bool eof, ended;        /* the file is read to its end; the end mark was seen */
 };
 
@@ -290,10 +294,10 @@ void tbbt_spill_writer_abort(struct tbbt_spill_writer *w)
 
 /* ---- reading ---------------------------------------------------------------------- */
 
-struct tbbt_spill_reader *tbbt_spill_reader_open(const char *path, int *err)
+struct tbbt_spill_reader *tbbt_spill_reader_open(const char *path, bool consume, int *err)
 {
     struct tbbt_spill_reader *r;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, (consume ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 
     if (fd < 0) {
         *err = -errno;
@@ -301,9 +305,23 @@ struct tbbt_spill_reader *tbbt_spill_reader_open(const char *path, int *err)
     }
     r = g_new0(struct tbbt_spill_reader, 1);
     r->fd = fd;
+    r->consume = consume;
     r->cap = SPILL_BUF;
     r->buf = g_malloc(r->cap);
     return r;
+}
+
+/* consume: gives back the pages of what was read, SPILL_PUNCH bytes at a time. */
+static void punch(struct tbbt_spill_reader *r)
+{
+    uint64_t to = r->off & ~(uint64_t)(SPILL_PUNCH - 1);
+
+    if (!r->consume || to < r->punched + SPILL_PUNCH)
+        return;
+    if (fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->punched,
+                  (off_t)(to - r->punched)) != 0)
+        r->consume = false;        /* not on this file system: nothing lost but the reuse */
+    r->punched = to;
 }
 
 /* Makes at least need unread bytes available: 0, or TBBT_E_TRUNC at the end, or -errno. */
@@ -316,6 +334,7 @@ static int fill(struct tbbt_spill_reader *r, size_t need)
         r->off += r->pos;
         r->len -= r->pos;
         r->pos = 0;
+        punch(r);
     }
     if (r->cap < need) {
         r->cap = need;

@@ -24,6 +24,7 @@
 #ifndef TBBT_TRACE_SPILL_H
 #define TBBT_TRACE_SPILL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "trace/trace.h"
@@ -43,8 +44,14 @@ void tbbt_spill_writer_abort(struct tbbt_spill_writer *w);
 /* Records written so far. */
 uint64_t tbbt_spill_writer_count(const struct tbbt_spill_writer *w);
 
-/* Opens path; NULL and *err (-errno) on failure.  Given: close. */
-struct tbbt_spill_reader *tbbt_spill_reader_open(const char *path, int *err);
+/*
+ * Opens path; NULL and *err (-errno) on failure.  Given: close.  With consume,
+ * the file is emptied behind the reader as it goes (holes punched in what was
+ * read, so its pages go back to the system while the caller writes its own
+ * output: on a machine where fresh pages are dear, the output reuses them);
+ * for a temporary file only, which is then of no use but to be removed.
+ */
+struct tbbt_spill_reader *tbbt_spill_reader_open(const char *path, bool consume, int *err);
 /*
  * The next record into rec (cleared first) and the two numbers given with
  * it: 1, or 0 after the last one, or TBBT_E_TRUNC / TBBT_E_BADREC / -errno.

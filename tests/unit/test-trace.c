@@ -1360,7 +1360,7 @@ static void test_spill(void **state)
     }
     assert_int_equal(tbbt_spill_writer_count(w), 30);
     assert_int_equal(tbbt_spill_writer_close(w), 0);
-    r = tbbt_spill_reader_open(fx->path2, &err);
+    r = tbbt_spill_reader_open(fx->path2, false, &err);
     assert_non_null(r);
     tr = tbbt_trace_reader_open(fx->path, &err);
     assert_non_null(tr);
@@ -1385,7 +1385,7 @@ static void test_spill(void **state)
     for (gsize cut = 0; cut < len; cut += 1 + cut / 8) {
         int rc, n = 0;
         spit(fx->path, data, cut);
-        r = tbbt_spill_reader_open(fx->path, &err);
+        r = tbbt_spill_reader_open(fx->path, false, &err);
         assert_non_null(r);
         while ((rc = tbbt_spill_next(r, &got, &nfh, &nep)) == 1)
             n++;
@@ -1396,7 +1396,7 @@ static void test_spill(void **state)
     /* a body length that does not match what its fields take */
     data[0] = (gchar)(data[0] + 4);
     spit(fx->path, data, len);
-    r = tbbt_spill_reader_open(fx->path, &err);
+    r = tbbt_spill_reader_open(fx->path, false, &err);
     assert_non_null(r);
     assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), TBBT_E_BADREC);
     tbbt_spill_reader_close(r);
