@@ -51,7 +51,7 @@
 #define PCAP_FILE_HDR 24                     /* classic pcap file header */
 #define PCAP_REC_HDR 16                      /* classic pcap record header */
 #define PCAP_MAX_CAPLEN 262144u              /* libpcap's MAXIMUM_SNAPLEN */
-#define WALK_DROP (4u << 20)                 /* mapped bytes read before they are let go */
+#define WALK_DROP (1u << 20)                 /* mapped bytes read before they are let go */
 
 /* A classic pcap file read from a mapping (see the file comment). */
 struct walk {
