@@ -933,9 +933,8 @@ static int pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
 {
     const struct tbbt_convert_opts *o = c->o;
     uint64_t t0 = tbbt_now_ns();
-    int rc;
-
     int threads = o->threads > 0 ? o->threads : (g_get_num_processors() > 1 ? 2 : 1);
+    int rc;
 
     c->corr = tbbt__corr_new(o->correct && !o->check, o->seed);
     if (c->keep_raw)           /* a TBBT trace as input */
