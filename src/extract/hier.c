@@ -436,12 +436,14 @@ static int replay_src(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *s
     return rc;
 }
 
-int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
-                         const char *final_trace, const char *map_path, int threads,
-                         char *errbuf, size_t errlen)
+/* The replay from the trace or spill at path (with fh and ep: a spill), then the map. */
+static int replay_path(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *path,
+                       const struct tbbt_fhtab *fh, const struct tbbt_eptab *ep,
+                       const char *final_trace, const char *map_path, int threads,
+                       char *errbuf, size_t errlen)
 {
     struct src src;
-    int rc = src_open(&src, raw_trace, NULL, NULL, errbuf, errlen);
+    int rc = src_open(&src, path, fh, ep, errbuf, errlen);
 
     if (rc < 0)
         return rc;
@@ -450,19 +452,20 @@ int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char
     return rc;
 }
 
+int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
+                         const char *final_trace, const char *map_path, int threads,
+                         char *errbuf, size_t errlen)
+{
+    return replay_path(ns, corr, raw_trace, NULL, NULL, final_trace, map_path, threads, errbuf,
+                       errlen);
+}
+
 int tbbt__hier_replay_spill(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *spill,
                             const struct tbbt_fhtab *fh, const struct tbbt_eptab *ep,
                             const char *final_trace, const char *map_path, int threads,
                             char *errbuf, size_t errlen)
 {
-    struct src src;
-    int rc = src_open(&src, spill, fh, ep, errbuf, errlen);
-
-    if (rc < 0)
-        return rc;
-    rc = replay_src(ns, corr, &src, final_trace, map_path, threads, errbuf, errlen);
-    src_close(&src);
-    return rc;
+    return replay_path(ns, corr, spill, fh, ep, final_trace, map_path, threads, errbuf, errlen);
 }
 
 int tbbt__hier_run(const char *raw_trace, const char *final_trace, const char *map_path,

@@ -64,24 +64,9 @@ static const uint64_t field_mask = (UINT64_C(1) << TBBT_F_NFIELDS) - 1;
 
 /* ---- writing ---------------------------------------------------------------------- */
 
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int flush(struct tbbt_spill_writer *w)
 {
-    int rc = w->err ? w->err : write_all(w->fd, w->buf, w->len);
+    int rc = w->err ? w->err : tbbt__write_all(w->fd, w->buf, w->len);
 
     w->len = 0;
     if (rc < 0)

@@ -229,6 +229,9 @@ static inline bool tbbt__get_uv32(struct tbbt_buf *b, uint32_t *out)
     return true;
 }
 
+/* Writes all len bytes (retrying short writes and EINTR); 0 or -errno. */
+int tbbt__write_all(int fd, const uint8_t *p, size_t len);
+
 /* The 13 values of an fattr as LEB128 (with tbbt__put_uv_wide: TBBT__UV_SLACK past the end). */
 uint8_t *tbbt__enc_fattr(uint8_t *p, const struct tbbt_fattr *a);
 #define TBBT__FATTR_MAX (13 * TBBT__UV_MAX)

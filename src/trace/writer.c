@@ -34,7 +34,7 @@ struct tbbt_trace_writer {
     struct tbbt_eptab *ep;  /* borrowed */
 };
 
-static int write_all(int fd, const uint8_t *p, size_t len)
+int tbbt__write_all(int fd, const uint8_t *p, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, p, len);
@@ -56,7 +56,7 @@ static int flush(struct tbbt_trace_writer *w)
     if (w->len == 0)
         return 0;
     w->crc = tbbt_crc32(w->crc, w->buf, w->len);
-    rc = write_all(w->fd, w->buf, w->len);
+    rc = tbbt__write_all(w->fd, w->buf, w->len);
     w->len = 0;
     if (rc < 0)
         w->err = rc;
@@ -431,7 +431,7 @@ int tbbt_trace_writer_close(struct tbbt_trace_writer *w)
         p = tbbt__put_le32(p, w->nfh);
         p = tbbt__put_le32(p, w->nep);
         tbbt__put_le32(p, w->crc);
-        rc = write_all(w->fd, end, sizeof(end));
+        rc = tbbt__write_all(w->fd, end, sizeof(end));
     }
     if (w->close_fd && close(w->fd) < 0 && rc == 0)
         rc = -errno;
