@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <cmocka.h>
 
@@ -1406,6 +1407,50 @@ static void test_spill(void **state)
     tbbt_trace_rec_fini(&via_trace);
 }
 
+/*
+ * A spill read with consume: holes are punched behind the reader (every 4 MiB)
+ * and every record still comes back whole, across buffer refills.
+ */
+static void test_spill_consume(void **state)
+{
+    struct fixture *fx = *state;
+    struct tbbt_trace_rec want, got;
+    struct tbbt_spill_writer *w;
+    struct tbbt_spill_reader *r;
+    uint32_t nfh, nep;
+    struct stat st;
+    int err = 0, n = 0;
+
+    (void)state;
+    tbbt_trace_rec_init(&want);
+    tbbt_trace_rec_init(&got);
+    w = tbbt_spill_writer_open(fx->path2, &err);
+    assert_non_null(w);
+    do {
+        fill_all(&want, (uint64_t)n);
+        assert_int_equal(tbbt_spill_put(w, &want, (uint32_t)n, 0), 0);
+        n++;
+    } while (tbbt_spill_writer_count(w) < 30000);
+    assert_int_equal(tbbt_spill_writer_close(w), 0);
+    assert_int_equal(stat(fx->path2, &st), 0);
+    assert_true(st.st_size > 9 * (1 << 20));   /* at least two holes */
+    r = tbbt_spill_reader_open(fx->path2, true, &err);
+    assert_non_null(r);
+    for (int i = 0; i < n; i++) {
+        fill_all(&want, (uint64_t)i);
+        assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 1);
+        assert_int_equal(nfh, (uint32_t)i);
+        assert_rec_equal(&want, &got);
+    }
+    assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 0);
+    /* what was read is a hole now (ext4, xfs and tmpfs punch holes) */
+    assert_int_equal(stat(fx->path2, &st), 0);
+    assert_true((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size / 2);
+    tbbt_spill_reader_close(r);
+    tbbt_trace_rec_fini(&want);
+    tbbt_trace_rec_fini(&got);
+}
+
 /* Every varint width the writer's word-at-a-time encoder takes, around each power of two. */
 static void test_varint_widths(void **state)
 {
@@ -1515,6 +1560,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_roundtrip_all_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_varint_widths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spill, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spill_consume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_definition_placement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
