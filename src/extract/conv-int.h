@@ -40,7 +40,6 @@ struct tbbt__conv;
 struct tbbt__conv_msg {
     struct tbbt__pair_key key;  /* client address and port, server address and port, XID */
     uint64_t ts_ns;
-    uint16_t server_port;
     bool tcp;
     bool truncated;             /* cut short by the snap length */
 };

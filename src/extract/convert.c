@@ -84,9 +84,8 @@ struct ev {
 
 struct ev_call {
     struct ev h;
-    struct tbbt__pair_key key;     /* with the server port, the endpoint */
+    struct tbbt__pair_key key;     /* the XID, and without it the endpoint */
     uint32_t uid, gid;
-    uint16_t server_port;
 };
 
 /*
@@ -120,7 +119,6 @@ struct recs {
 
 struct ep_slot {
     struct tbbt__pair_key key;     /* a call's key (its XID does not matter); af 0 = empty */
-    uint16_t server_port;
     bool tcp;
     uint32_t ref;
 };
@@ -293,28 +291,26 @@ static gboolean stream_equal(gconstpointer a, gconstpointer b)
     return memcmp(a, b, sizeof(struct tbbt__pair_key)) == 0;
 }
 
-static bool same_endpoint(const struct ep_slot *s, const struct tbbt__pair_key *k,
-                          uint16_t server_port, bool tcp)
+static bool same_endpoint(const struct ep_slot *s, const struct tbbt__pair_key *k, bool tcp)
 {
-    return s->key.af == k->af && s->key.cport == k->cport && s->server_port == server_port &&
+    return s->key.af == k->af && s->key.cport == k->cport && s->key.sport == k->sport &&
            s->tcp == tcp && memcmp(s->key.caddr, k->caddr, 32) == 0;
 }
 
-static uint32_t ep_front_slot(const struct tbbt__pair_key *k, uint16_t server_port, bool tcp)
+static uint32_t ep_front_slot(const struct tbbt__pair_key *k, bool tcp)
 {
     uint64_t w[4], h;
 
     memcpy(w, k, sizeof(w));
     h = w[0] ^ w[1] * 3 ^ w[2] * 5 ^ w[3] * 7 ^ (uint64_t)k->cport << 16 ^
-        (uint64_t)server_port << 32 ^ (uint64_t)tcp << 48 ^ k->af;
+        (uint64_t)k->sport << 32 ^ (uint64_t)tcp << 48 ^ k->af;
     h *= 0x9e3779b97f4a7c15ull;
     G_STATIC_ASSERT(EP_FRONT_SLOTS == 1u << 10);
     return (uint32_t)(h >> 54);
 }
 
-/* Endpoint of a call's key and server port: a direct-mapped cache, then ep_cache. */
-static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *key,
-                             uint16_t server_port, bool tcp)
+/* Endpoint of a call's key (addresses and ports): a direct-mapped cache, then ep_cache. */
+static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *key, bool tcp)
 {
     struct tbbt__pair_key sk = *key;
     struct tbbt_endpoint ep;
@@ -324,13 +320,11 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *
     uint32_t ref;
 
     sk.xid = 0;                  /* the stream key: addresses, ports, transport */
-    sk.sport = server_port;
     sk.pad[0] = tcp;
-    slot = &c->ep_front[ep_front_slot(key, server_port, tcp)];
-    if (same_endpoint(slot, key, server_port, tcp))
+    slot = &c->ep_front[ep_front_slot(key, tcp)];
+    if (same_endpoint(slot, key, tcp))
         return slot->ref;
     slot->key = *key;
-    slot->server_port = server_port;
     slot->tcp = tcp;
     v = g_hash_table_lookup(c->ep_cache, &sk);
     if (v)
@@ -339,7 +333,7 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *
     inet_ntop(af, sk.caddr, ep.client, sizeof(ep.client));
     inet_ntop(af, sk.saddr, ep.server, sizeof(ep.server));
     ep.client_port = sk.cport;
-    ep.server_port = server_port;
+    ep.server_port = sk.sport;
     ep.tcp = tcp;
     ref = tbbt_eptab_intern(c->ep, &ep);
     g_hash_table_insert(c->ep_cache, g_memdup2(&sk, sizeof(sk)), GUINT_TO_POINTER(ref + 1));
@@ -376,7 +370,7 @@ static struct tbbt_trace_rec *back_call(struct tbbt__conv *c, const struct ev_ca
     rec->prog = e->h.prog;
     rec->proc = e->h.proc_stat;
     rec->flags = tcp ? TBBT_RF_TCP : 0;
-    rec->endpoint = endpoint_ref(c, &e->key, e->server_port, tcp);
+    rec->endpoint = endpoint_ref(c, &e->key, tcp);
     rec->uid = e->uid;
     rec->gid = e->gid;
     if (e->h.flags & EVF_BODY)
@@ -639,7 +633,6 @@ static void call_event(struct ev_call *e, const struct tbbt__conv_msg *m, int pr
     e->key = m->key;
     e->uid = uid;
     e->gid = gid;
-    e->server_port = m->server_port;
 }
 
 /* Marks the event as carrying a body; when pipelined, keeps only what fill() reads. */

@@ -1546,7 +1546,6 @@ static void emit(struct nd_state *s, const struct nd_line *L)
     put_be32(m.key.saddr, L->call ? L->dst : L->src);
     m.key.cport = L->call ? L->sport : L->dport;
     m.key.sport = L->call ? L->dport : L->sport;
-    m.server_port = m.key.sport;
     m.ts_ns = L->ts_ns;
     m.tcp = L->tcp;
     m.truncated = L->short_ || L->cut;

@@ -61,7 +61,6 @@ static void to_msg(const struct tbbt_cap_msg *m, bool call, uint32_t xid,
     memcpy(cm->key.saddr, call ? m->dst : m->src, 16);
     cm->key.cport = call ? m->sport : m->dport;
     cm->key.sport = call ? m->dport : m->sport;
-    cm->server_port = cm->key.sport;
     cm->ts_ns = m->ts_ns;
     cm->tcp = m->tcp;
     cm->truncated = m->truncated;
