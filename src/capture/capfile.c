@@ -402,44 +402,45 @@ static void run_fail(struct run_err *e, int rc, const char *fmt, const char *pat
     set_err(e->errbuf, e->errlen, fmt, path, why);
 }
 
-/* Reads the source's next packet; false at its end (or on an error, recorded in e). */
-static bool advance(struct src *s, struct run_err *e)
+/* The source's next packet from its mapping or libpcap: 1, or 0 at its end or on an error. */
+static int next_packet(struct src *s, struct run_err *e)
 {
+    char why[96];
     int r;
 
     if (s->walk.base) {
-        char why[96];
         r = walk_next(s, why, sizeof why);
-        if (r == 1) {
-            s->ts = (uint64_t)s->hdr->ts.tv_sec * 1000000000u + (uint64_t)s->hdr->ts.tv_usec;
-            return true;
-        }
         if (r == TBBT_E_TRUNC)
             run_fail(e, r, "'%s' ends in the middle of a packet (%s)", s->path, why);
-        else if (r != 0)
+        else if (r < 0)
             run_fail(e, r, "'%s': cannot read packet (%s)", s->path, why);
-        return false;
+        return r == 1;
     }
     r = pcap_next_ex(s->p, &s->hdr, &s->data);
-
-    if (r == 1) {
-        s->ts = (uint64_t)s->hdr->ts.tv_sec * 1000000000u + (uint64_t)s->hdr->ts.tv_usec;
-        return true;
-    }
     if (r == PCAP_ERROR) {
-        const char *why = pcap_geterr(s->p);
-        if (strstr(why, "truncated"))
+        const char *pwhy = pcap_geterr(s->p);
+        if (strstr(pwhy, "truncated"))
             run_fail(e, TBBT_E_TRUNC, "'%s' ends in the middle of a packet (libpcap: %s)",
-                     s->path, why);
+                     s->path, pwhy);
         else
-            run_fail(e, TBBT_E_BADREC, "'%s': cannot read packet (libpcap: %s)", s->path, why);
-    } else if (s->gz) {
+            run_fail(e, TBBT_E_BADREC, "'%s': cannot read packet (libpcap: %s)", s->path, pwhy);
+    } else if (r != 1 && s->gz) {
         int zerr;
         gzerror(s->gz, &zerr);
         if (zerr == Z_BUF_ERROR)
             run_fail(e, TBBT_E_TRUNC, "'%s': %s", s->path, "compressed data ends early");
     }
-    return false;
+    return r == 1;
+}
+
+/* Reads the source's next packet; false at its end (or on an error, recorded in e). */
+static bool advance(struct src *s, struct run_err *e)
+{
+    if (!next_packet(s, e))
+        return false;
+    /* tv_usec holds nanoseconds: libpcap was asked for them, walk_next() gives them */
+    s->ts = (uint64_t)s->hdr->ts.tv_sec * 1000000000u + (uint64_t)s->hdr->ts.tv_usec;
+    return true;
 }
 
 static bool before(const struct tbbt_cap *c, int a, int b)
