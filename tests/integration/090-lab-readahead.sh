@@ -8,8 +8,7 @@
 #  3. drop-caches: a file read through the mount is cached (no device reads on a second
 #     read), and after drop-caches the same read reaches the device again; with
 #     read-ahead off the reads reach it as 4 KiB requests;
-#  4. if tbbt-synth is built: a tiny synthetic reader trace (tbbt-synth, tbbt-init)
-#     replays over TCP and UDP with read-ahead off and on with zero replay failures, every
+#  4. a tiny synthetic reader trace (tbbt-synth, tbbt-init) replays over TCP and UDP with read-ahead off and on with zero replay failures, every
 #     READ completed, and the loop device reads the bytes after drop-caches.
 # Needs root; fails, never skips, without it.  The lab ports must be free.
 #   090-lab-readahead.sh BUILD_DIR
@@ -25,6 +24,9 @@ lab=$top/tools/tbbt-lab
 synth=$build/src/synth/tbbt-synth
 init=$build/src/aging/tbbt-init
 play=$build/src/player/tbbt-play
+for b in "$synth" "$init" "$play"; do
+  [ -x "$b" ] || { echo "FAIL: $b not built" >&2; exit 1; }
+done
 command -v python3 >/dev/null || { echo "FAIL: python3 is not installed" >&2; exit 1; }
 dir=$(mktemp -d /var/tmp/tbbt-lab-090.XXXXXX)
 work=$(mktemp -d)
@@ -44,6 +46,13 @@ ra_values() {   # prints "QUEUE_KB BDI_KB" of the lab's loop device
 }
 dev_reads() {   # prints "READ_IOS READ_SECTORS" of the lab's loop device
   awk '{ print $1, $3 }' "/sys/block/${TBBT_LAB_DEV#/dev/}/stat"
+}
+read_file() {   # reads FILE; prints "REQUESTS KIB" that reached the loop device
+  local i0 s0 i1 s1
+  read -r i0 s0 <<<"$(dev_reads)"
+  cat "$1" >/dev/null
+  read -r i1 s1 <<<"$(dev_reads)"
+  echo "$((i1 - i0)) $(((s1 - s0) / 2))"
 }
 
 # ------------------------------------------------------------------ 1. off
@@ -65,22 +74,17 @@ f=$TBBT_LAB_EXPORT/probe
 dd if=/dev/urandom of="$f" bs=1M count=8 status=none
 sync
 bash "$lab" drop-caches --dir "$dir" -q || fail "drop-caches failed"
-read -r i0 s0 <<<"$(dev_reads)"
-cat "$f" >/dev/null
-read -r i1 s1 <<<"$(dev_reads)"
-cat "$f" >/dev/null
-read -r i2 s2 <<<"$(dev_reads)"
+read -r cold_n cold_kb <<<"$(read_file "$f")"
+read -r warm_n _ <<<"$(read_file "$f")"
 bash "$lab" drop-caches --dir "$dir" -q || fail "drop-caches failed"
-read -r i3 s3 <<<"$(dev_reads)"
-cat "$f" >/dev/null
-read -r i4 s4 <<<"$(dev_reads)"
-say "8 MiB read, read-ahead off: cold $((i1 - i0)) reads / $(((s1 - s0) / 2)) KiB, warm" \
-  "$((i2 - i1)) reads, after drop-caches $((i4 - i3)) reads / $(((s4 - s3) / 2)) KiB"
-[ $(((s1 - s0) / 2)) -ge 8192 ] || fail "the cold read did not reach the device"
-[ $((i2 - i1)) -eq 0 ] || fail "the warm read reached the device ($((i2 - i1)) reads)"
-[ $(((s4 - s3) / 2)) -ge 8192 ] || fail "after drop-caches the read did not reach the device"
+read -r drop_n drop_kb <<<"$(read_file "$f")"
+say "8 MiB read, read-ahead off: cold $cold_n reads / $cold_kb KiB, warm $warm_n reads," \
+  "after drop-caches $drop_n reads / $drop_kb KiB"
+[ "$cold_kb" -ge 8192 ] || fail "the cold read did not reach the device"
+[ "$warm_n" -eq 0 ] || fail "the warm read reached the device ($warm_n reads)"
+[ "$drop_kb" -ge 8192 ] || fail "after drop-caches the read did not reach the device"
 # 8 MiB in 4 KiB pages: 2048 requests (a few more for metadata), nothing merged.
-[ $((i4 - i3)) -ge 2048 ] || fail "read-ahead off but only $((i4 - i3)) requests for 8 MiB"
+[ "$drop_n" -ge 2048 ] || fail "read-ahead off but only $drop_n requests for 8 MiB"
 
 # ------------------------------------------------------------------ 2. on
 bash "$lab" restart --dir "$dir" --readahead on -q >/dev/null || fail "restart --readahead on"
@@ -91,21 +95,12 @@ read -r q b <<<"$(ra_values)"
   "$TBBT_LAB_READAHEAD $TBBT_LAB_READAHEAD_KB"
 [ -s "$f" ] || fail "restart lost the image's contents"
 bash "$lab" drop-caches --dir "$dir" -q || fail "drop-caches failed"
-read -r i0 s0 <<<"$(dev_reads)"
-cat "$f" >/dev/null
-read -r i1 s1 <<<"$(dev_reads)"
-say "on: queue/bdi read_ahead_kb $q $b; 8 MiB cold read: $((i1 - i0)) reads" \
-  "/ $(((s1 - s0) / 2)) KiB"
-[ $((i1 - i0)) -lt 512 ] || fail "read-ahead on but $((i1 - i0)) requests for 8 MiB"
+read -r on_n on_kb <<<"$(read_file "$f")"
+say "on: queue/bdi read_ahead_kb $q $b; 8 MiB cold read: $on_n reads / $on_kb KiB"
+[ "$on_n" -lt 512 ] || fail "read-ahead on but $on_n requests for 8 MiB"
 rm -f "$f"
 
 # ------------------------------------------------------------------ 4. a tiny replay
-if [ ! -x "$synth" ]; then
-  say "tbbt-synth is not built in $build: replay part not run"
-  say "all checks passed"
-  exit 0
-fi
-for b in "$init" "$play"; do [ -x "$b" ] || fail "$b not built"; done
 bash "$lab" stop --dir "$dir" -q
 bash "$lab" start --dir "$dir" --size 256M --readahead off -q >/dev/null ||
   fail "cannot start the lab again"
@@ -116,8 +111,6 @@ root=$TBBT_LAB_EXPORT/img
 mkdir "$root"
 "$init" --map "$work/t.tbbt.map" --root "$root" --manifest "$work/t.manifest" -q >/dev/null ||
   fail "tbbt-init"
-cout=()
-"$play" --help | grep -q -- --client-outstanding && cout=(--client-outstanding 2)
 for ra in off on; do
   for proto in tcp udp; do
     bash "$lab" restart --dir "$dir" --readahead "$ra" -q >/dev/null || fail "restart $ra"
@@ -125,7 +118,7 @@ for ra in off on; do
     read -r i0 s0 <<<"$(dev_reads)"
     timeout 120 "$play" --trace "$work/t.tbbt" --manifest "$work/t.manifest" \
       --server 127.0.0.1 --export "$TBBT_LAB_EXPORT" --proto "$proto" --order fsdep \
-      --timing full -q --report-json "$work/r.json" "${cout[@]}" 2>"$work/err" ||
+      --timing full -q --report-json "$work/r.json" --client-outstanding 2 2>"$work/err" ||
       fail "tbbt-play ($ra, $proto): exit status $?: $(cat "$work/err")"
     read -r i1 s1 <<<"$(dev_reads)"
     python3 - "$work/r.json" "$ra $proto" "$(((s1 - s0) * 512))" "$((i1 - i0))" <<'PY' ||
