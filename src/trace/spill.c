@@ -90,44 +90,34 @@ struct tbbt_spill_writer *tbbt_spill_writer_open(const char *path, int *err)
     return w;
 }
 
-/* Bytes field f's value takes at most. */
-static size_t value_size(const struct tbbt_trace_rec *rec, unsigned f)
-{
-    const void *v = TBBT__FIELD_CPTR(rec, f);
-    size_t n;
+/* The longest value of a field that is neither a string nor the entries. */
+#define FIXED_MAX TBBT__FATTR_MAX
+G_STATIC_ASSERT(sizeof(struct tbbt_sattr) <= FIXED_MAX && 4 + 8 * TBBT_INFO_MAX <= FIXED_MAX);
+#define BIT(f) ((uint64_t)1 << (f))
+static const uint64_t var_fields = BIT(TBBT_F_NAME) | BIT(TBBT_F_NAME2) | BIT(TBBT_F_TARGET) |
+                                   BIT(TBBT_F_DIRPATH) | BIT(TBBT_F_ENTRIES);
 
-    switch (tbbt__trace_fields[f].kind) {
-    case TBBT__K_REF:
-    case TBBT__K_U32:
-        return 4;
-    case TBBT__K_U64:
-    case TBBT__K_TIME:
-    case TBBT__K_VERF:
-        return 8;
-    case TBBT__K_NAME:
-    case TBBT__K_PATH:
-        return 4 + ((const struct tbbt_str *)v)->len;
-    case TBBT__K_SATTR:
-        return sizeof(struct tbbt_sattr);
-    case TBBT__K_FATTR:
-        return TBBT__FATTR_MAX;
-    case TBBT__K_WCC:
-        return sizeof(struct tbbt_wcc_pre);
-    case TBBT__K_ENTRIES:
-        n = 4;
-        for (uint32_t i = 0; i < rec->n_entries; i++) {
-            const struct tbbt_entry *e = &rec->entries[i];
-            n += 8 + 8 + 4 + 4 + 4 + e->name.len;
-            if (e->flags & TBBT_ENT_ATTR)
-                n += TBBT__FATTR_MAX;
-            if (e->flags & TBBT_ENT_ID)
-                n += 8;
-        }
+/*
+ * Bytes the present fields' values take at most: each fixed-size one at most
+ * FIXED_MAX, strings and entries by their lengths (the common record has
+ * none, and costs one count of bits).
+ */
+static size_t values_bound(const struct tbbt_trace_rec *rec, uint64_t present)
+{
+    size_t n = (size_t)__builtin_popcountll(present & ~var_fields) * FIXED_MAX;
+
+    if (!(present & var_fields))
         return n;
-    case TBBT__K_INFO:
-        return 4 + 8 * (size_t)(rec->n_info < TBBT_INFO_MAX ? rec->n_info : TBBT_INFO_MAX);
+    n += present & BIT(TBBT_F_NAME) ? 4 + rec->name.len : 0;
+    n += present & BIT(TBBT_F_NAME2) ? 4 + rec->name2.len : 0;
+    n += present & BIT(TBBT_F_TARGET) ? 4 + rec->target.len : 0;
+    n += present & BIT(TBBT_F_DIRPATH) ? 4 + rec->dirpath.len : 0;
+    if (present & BIT(TBBT_F_ENTRIES)) {
+        n += 4;
+        for (uint32_t i = 0; i < rec->n_entries; i++)
+            n += 8 + 8 + 4 + 4 + TBBT__FATTR_MAX + 8 + 4 + rec->entries[i].name.len;
     }
-    return 0;
+    return n;
 }
 
 #define PUT(p, v) (memcpy((p), &(v), sizeof(v)), (p) + sizeof(v))
@@ -213,8 +203,7 @@ int tbbt_spill_put(struct tbbt_spill_writer *w, const struct tbbt_trace_rec *rec
     h.prog = rec->prog;
     h.proc = rec->proc;
     h.rpc_stat = rec->rpc_stat;
-    for (bits = present; bits; bits &= bits - 1)
-        bound += value_size(rec, (unsigned)__builtin_ctzll(bits));
+    bound += values_bound(rec, present);
     if (bound > SPILL_REC_MAX)
         return w->err = TBBT_E_RANGE;
     if (w->cap - w->len < bound) {
