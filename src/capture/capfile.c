@@ -22,6 +22,14 @@
  * read are let go every few MiB (MADV_DONTNEED), so that peak RSS does not
  * grow with the capture: they stay in the page cache.
  *
+ * The mapping starts on a 2 MiB boundary and is advised MADV_HUGEPAGE: pages
+ * the file has to read in then come in 2 MiB folios, and a folio of that size
+ * already in the page cache (the kernel's read-ahead makes them) is mapped
+ * by one page-table entry instead of 512.  Mapping a 1.7 GB capture page by
+ * page cost this machine about 0.1 s of kernel time, as much as decoding a
+ * fifth of its packets.  Pages are let go in whole 2 MiB units, so that no
+ * such entry is split.
+ *
  * References: libpcap savefile formats (pcap-savefile(5), pcapng
  * draft-ietf-opsawg-pcapng), RFC 1952 (gzip).
  */
@@ -51,14 +59,14 @@
 #define PCAP_FILE_HDR 24                     /* classic pcap file header */
 #define PCAP_REC_HDR 16                      /* classic pcap record header */
 #define PCAP_MAX_CAPLEN 262144u              /* libpcap's MAXIMUM_SNAPLEN */
-#define WALK_DROP (1u << 20)                 /* mapped bytes read before they are let go */
+#define WALK_ALIGN (2u << 20)                /* mapping alignment: a huge page (x86-64, arm64 4K) */
+#define WALK_DROP (4u << 20)                 /* mapped bytes read before they are let go */
 
 /* A classic pcap file read from a mapping (see the file comment). */
 struct walk {
     const uint8_t *base;    /* the mapping, NULL when libpcap reads the file */
     size_t len, off;        /* mapping length, offset of the next record header */
     size_t dropped;         /* [0, dropped) is no longer mapped in (see walk_next()) */
-    size_t page;            /* page size */
     bool swapped;           /* written on a host of the other byte order */
     bool nsec;              /* nanosecond time stamps (else microseconds) */
     bool filtered;          /* prog holds the compiled filter */
@@ -216,6 +224,38 @@ static uint32_t walk_u32(const struct walk *w, const uint8_t *p)
 }
 
 /*
+ * Maps fd's first len bytes read-only at an address that is a multiple of
+ * WALK_ALIGN (see the file comment); MAP_FAILED if it cannot.
+ */
+static void *map_aligned(int fd, size_t len)
+{
+    size_t span, head;
+    uint8_t *r, *m;
+
+    if (len > SIZE_MAX - WALK_ALIGN)
+        return MAP_FAILED;
+    span = len + WALK_ALIGN;
+    r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
+        return MAP_FAILED;
+    head = (WALK_ALIGN - ((uintptr_t)r & (WALK_ALIGN - 1))) & (WALK_ALIGN - 1);
+    m = mmap(r + head, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
+    if (m == MAP_FAILED) {
+        munmap(r, span);
+        return MAP_FAILED;
+    }
+    /* the reservation's ends around the file's mapping */
+    if (head)
+        munmap(r, head);
+    if (span - head - len)
+        munmap(m + len, span - head - len);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(m, len, MADV_HUGEPAGE);    /* a hint: without THP nothing changes */
+#endif
+    return m;
+}
+
+/*
  * Maps s's file if it is an uncompressed classic pcap file (libpcap has
  * already accepted its header); otherwise leaves libpcap to read it.
  */
@@ -227,7 +267,7 @@ static void walk_map(struct src *s)
 
     if (s->gz || s->size < PCAP_FILE_HDR || s->size > SIZE_MAX)
         return;
-    m = mmap(NULL, (size_t)s->size, PROT_READ, MAP_PRIVATE, fileno(pcap_file(s->p)), 0);
+    m = map_aligned(fileno(pcap_file(s->p)), (size_t)s->size);
     if (m == MAP_FAILED)
         return;
     memcpy(&magic, m, sizeof magic);
@@ -241,7 +281,6 @@ static void walk_map(struct src *s)
         return;
     }
     w->base = m;
-    w->page = (size_t)sysconf(_SC_PAGESIZE);
     w->len = (size_t)s->size;
     w->off = PCAP_FILE_HDR;
 }
@@ -284,8 +323,8 @@ static int walk_next(struct src *s, char *why, size_t whylen)
         w->hdr.len = walk_u32(w, h + 12);
         w->off += PCAP_REC_HDR + caplen;
         if (w->off - w->dropped >= WALK_DROP) {
-            /* everything before this packet's page has been decoded */
-            size_t to = (size_t)(h - w->base) & ~(w->page - 1);
+            /* everything before this packet's 2 MiB unit has been decoded */
+            size_t to = (size_t)(h - w->base) & ~(size_t)(WALK_ALIGN - 1);
             if (to > w->dropped)
                 (void)madvise((void *)(w->base + w->dropped), to - w->dropped, MADV_DONTNEED);
             w->dropped = to;
