@@ -7,9 +7,13 @@
  *   | the present fields in tag order
  *
  * A field is its member's bytes (u32, u64, struct tbbt_sattr / tbbt_wcc_pre),
- * but attributes are the trace format's 13 LEB128 values (they are most of
- * a record, and half as long so: the spill's bytes go through the page
- * cache twice); a string is u32 length + bytes; entries are u32 count then
+ * but attributes, which are most of a record, are packed (the spill's bytes
+ * go through the page cache twice): a u32 of 13 two-bit size codes, then the
+ * 13 values in struct order, each in the fewest of 1, 2, 4 or 8 bytes
+ * (little-endian).  That is as short as LEB128 on real attributes (times
+ * and fsids need 8 bytes either way) and is written and read with one
+ * unaligned access per value.  A string is u32 length + bytes; entries are
+ * u32 count then
  * per entry fileid, cookie, flags, fh, attr (with TBBT_ENT_ATTR), id (with
  * TBBT_ENT_ID), u32 name length + name; info is u32 count + values.  The
  * file ends with the end mark: a body length of SPILL_END and the u64 record
@@ -90,9 +94,54 @@ struct tbbt_spill_writer *tbbt_spill_writer_open(const char *path, int *err)
     return w;
 }
 
+/* ---- packed attributes (see the file comment) ---------------------------------------- */
+
+#define FATTR_VALUES 13
+#define FATTR_PACKED_MAX (4 + 8 * FATTR_VALUES)
+
+/* The size code of v: its length is 1 << code bytes. */
+static inline unsigned size_code(uint64_t v)
+{
+    return (unsigned)(v > 0xff) + (v > 0xffff) + (v > 0xffffffffu);
+}
+
+/* Stores v in 1 << code bytes; writes 8 (the bound's slack covers the rest). */
+static inline uint8_t *put_packed(uint8_t *p, uint64_t v, uint32_t *codes, unsigned i)
+{
+    unsigned code = size_code(v);
+    uint64_t le = GUINT64_TO_LE(v);
+
+    *codes |= (uint32_t)code << (2 * i);
+    memcpy(p, &le, 8);
+    return p + (1u << code);
+}
+
+static uint8_t *put_fattr(uint8_t *p, const struct tbbt_fattr *a)
+{
+    uint8_t *q = p + 4;
+    uint32_t codes = 0;
+
+    q = put_packed(q, a->type, &codes, 0);
+    q = put_packed(q, a->mode, &codes, 1);
+    q = put_packed(q, a->nlink, &codes, 2);
+    q = put_packed(q, a->uid, &codes, 3);
+    q = put_packed(q, a->gid, &codes, 4);
+    q = put_packed(q, a->size, &codes, 5);
+    q = put_packed(q, a->used, &codes, 6);
+    q = put_packed(q, a->rdev, &codes, 7);
+    q = put_packed(q, a->fsid, &codes, 8);
+    q = put_packed(q, a->fileid, &codes, 9);
+    q = put_packed(q, a->atime_ns, &codes, 10);
+    q = put_packed(q, a->mtime_ns, &codes, 11);
+    q = put_packed(q, a->ctime_ns, &codes, 12);
+    memcpy(p, &codes, 4);
+    return q;
+}
+
 /* The longest value of a field that is neither a string nor the entries. */
-#define FIXED_MAX TBBT__FATTR_MAX
-G_STATIC_ASSERT(sizeof(struct tbbt_sattr) <= FIXED_MAX && 4 + 8 * TBBT_INFO_MAX <= FIXED_MAX);
+#define FIXED_MAX FATTR_PACKED_MAX
+G_STATIC_ASSERT(sizeof(struct tbbt_sattr) <= FIXED_MAX && 4 + 8 * TBBT_INFO_MAX <= FIXED_MAX &&
+                sizeof(struct tbbt_wcc_pre) <= FIXED_MAX);
 #define BIT(f) ((uint64_t)1 << (f))
 static const uint64_t var_fields = BIT(TBBT_F_NAME) | BIT(TBBT_F_NAME2) | BIT(TBBT_F_TARGET) |
                                    BIT(TBBT_F_DIRPATH) | BIT(TBBT_F_ENTRIES);
@@ -115,12 +164,13 @@ static size_t values_bound(const struct tbbt_trace_rec *rec, uint64_t present)
     if (present & BIT(TBBT_F_ENTRIES)) {
         n += 4;
         for (uint32_t i = 0; i < rec->n_entries; i++)
-            n += 8 + 8 + 4 + 4 + TBBT__FATTR_MAX + 8 + 4 + rec->entries[i].name.len;
+            n += 8 + 8 + 4 + 4 + FIXED_MAX + 8 + 4 + rec->entries[i].name.len;
     }
     return n;
 }
 
 #define PUT(p, v) (memcpy((p), &(v), sizeof(v)), (p) + sizeof(v))
+
 
 static uint8_t *put_bytes(uint8_t *p, const struct tbbt_str *s)
 {
@@ -152,7 +202,7 @@ static uint8_t *put_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
         memcpy(p, v, sizeof(struct tbbt_sattr));
         return p + sizeof(struct tbbt_sattr);
     case TBBT__K_FATTR:
-        return tbbt__enc_fattr(p, v);
+        return put_fattr(p, v);
     case TBBT__K_WCC:
         memcpy(p, v, sizeof(struct tbbt_wcc_pre));
         return p + sizeof(struct tbbt_wcc_pre);
@@ -165,7 +215,7 @@ static uint8_t *put_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
             p = PUT(p, e->flags);
             p = PUT(p, e->fh);
             if (e->flags & TBBT_ENT_ATTR)
-                p = tbbt__enc_fattr(p, &e->attr);
+                p = put_fattr(p, &e->attr);
             if (e->flags & TBBT_ENT_ID)
                 p = PUT(p, e->id);
             p = put_bytes(p, &e->name);
@@ -356,15 +406,60 @@ static bool take_str(struct cur *c, struct tbbt_trace_rec *rec, struct tbbt_str 
     return true;
 }
 
+/*
+ * Reads put_fattr()'s bytes.  Values are read 8 bytes at a time while that
+ * stays inside the record; a u32 member given 8 bytes is refused.
+ */
 static bool take_fattr(struct cur *c, struct tbbt_fattr *a)
 {
-    struct tbbt_buf b;
+    static const uint64_t masks[4] = {0xff, 0xffff, 0xffffffffu, UINT64_MAX};
+    uint64_t v[FATTR_VALUES];
+    uint32_t codes, c2;
+    size_t need = 0;
 
-    tbbt_buf_init(&b, c->p, c->left);
-    if (!tbbt__dec_fattr(&b, a))
+    if (!take(c, &codes, 4) || codes >> (2 * FATTR_VALUES))
         return false;
-    c->p = b.p;
-    c->left = b.len;
+    for (unsigned i = 0; i < 5; i++)           /* type .. gid are 32-bit */
+        if ((codes >> (2 * i) & 3) == 3)
+            return false;
+    c2 = codes;
+    for (unsigned i = 0; i < FATTR_VALUES; i++, c2 >>= 2)
+        need += 1u << (c2 & 3);
+    if (c->left < need)
+        return false;
+    c2 = codes;
+    if (c->left >= need + 8) {
+        const uint8_t *p = c->p;
+        for (unsigned i = 0; i < FATTR_VALUES; i++, c2 >>= 2) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            v[i] = GUINT64_FROM_LE(w) & masks[c2 & 3];
+            p += 1u << (c2 & 3);
+        }
+    } else {
+        const uint8_t *p = c->p;
+        for (unsigned i = 0; i < FATTR_VALUES; i++, c2 >>= 2) {
+            uint64_t w = 0;
+            memcpy(&w, p, 1u << (c2 & 3));
+            v[i] = GUINT64_FROM_LE(w);
+            p += 1u << (c2 & 3);
+        }
+    }
+    c->p += need;
+    c->left -= need;
+    a->type = (uint32_t)v[0];
+    a->mode = (uint32_t)v[1];
+    a->nlink = (uint32_t)v[2];
+    a->uid = (uint32_t)v[3];
+    a->gid = (uint32_t)v[4];
+    a->size = v[5];
+    a->used = v[6];
+    a->rdev = v[7];
+    a->fsid = v[8];
+    a->fileid = v[9];
+    a->atime_ns = v[10];
+    a->mtime_ns = v[11];
+    a->ctime_ns = v[12];
     return true;
 }
 
