@@ -406,60 +406,67 @@ static bool take_str(struct cur *c, struct tbbt_trace_rec *rec, struct tbbt_str 
     return true;
 }
 
+/* Bytes the 13 values of put_fattr() take after their codes. */
+static inline size_t packed_len(uint32_t codes)
+{
+    const uint32_t m = 0x1555555u;             /* the low bit of each of 13 codes */
+    uint32_t lo = codes & m, hi = codes >> 1 & m;
+
+    return (size_t)__builtin_popcount(m & ~lo & ~hi) + 2u * __builtin_popcount(lo & ~hi) +
+           4u * __builtin_popcount(~lo & hi & m) + 8u * __builtin_popcount(lo & hi);
+}
+
+/* Value i of a packed attribute at *p (8 readable bytes), advancing *p. */
+static inline uint64_t get_packed(const uint8_t **p, uint32_t codes, unsigned i)
+{
+    unsigned code = codes >> (2 * i) & 3;
+    uint64_t w;
+
+    memcpy(&w, *p, 8);
+    *p += 1u << code;
+    w = GUINT64_FROM_LE(w);
+    return code == 3 ? w : w & ((UINT64_C(1) << (8u << code)) - 1);
+}
+
 /*
- * Reads put_fattr()'s bytes.  Values are read 8 bytes at a time while that
- * stays inside the record; a u32 member given 8 bytes is refused.
+ * Reads put_fattr()'s bytes: 8 at a time when that stays inside the record,
+ * else through a copy with 8 bytes to spare.  A 32-bit member given 8 bytes
+ * is refused.
  */
 static bool take_fattr(struct cur *c, struct tbbt_fattr *a)
 {
-    static const uint64_t masks[4] = {0xff, 0xffff, 0xffffffffu, UINT64_MAX};
-    uint64_t v[FATTR_VALUES];
-    uint32_t codes, c2;
-    size_t need = 0;
+    uint8_t tail[FATTR_PACKED_MAX + 8];
+    const uint8_t *p;
+    uint32_t codes;
+    size_t need;
 
-    if (!take(c, &codes, 4) || codes >> (2 * FATTR_VALUES))
+    if (!take(c, &codes, 4) || codes >> (2 * FATTR_VALUES) ||
+        (codes & codes >> 1 & 0x155u) != 0)      /* type .. gid: code 3 */
         return false;
-    for (unsigned i = 0; i < 5; i++)           /* type .. gid are 32-bit */
-        if ((codes >> (2 * i) & 3) == 3)
-            return false;
-    c2 = codes;
-    for (unsigned i = 0; i < FATTR_VALUES; i++, c2 >>= 2)
-        need += 1u << (c2 & 3);
+    need = packed_len(codes);
     if (c->left < need)
         return false;
-    c2 = codes;
-    if (c->left >= need + 8) {
-        const uint8_t *p = c->p;
-        for (unsigned i = 0; i < FATTR_VALUES; i++, c2 >>= 2) {
-            uint64_t w;
-            memcpy(&w, p, 8);
-            v[i] = GUINT64_FROM_LE(w) & masks[c2 & 3];
-            p += 1u << (c2 & 3);
-        }
-    } else {
-        const uint8_t *p = c->p;
-        for (unsigned i = 0; i < FATTR_VALUES; i++, c2 >>= 2) {
-            uint64_t w = 0;
-            memcpy(&w, p, 1u << (c2 & 3));
-            v[i] = GUINT64_FROM_LE(w);
-            p += 1u << (c2 & 3);
-        }
+    p = c->p;
+    if (c->left < need + 8) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, c->p, need);
+        p = tail;
     }
+    a->type = (uint32_t)get_packed(&p, codes, 0);
+    a->mode = (uint32_t)get_packed(&p, codes, 1);
+    a->nlink = (uint32_t)get_packed(&p, codes, 2);
+    a->uid = (uint32_t)get_packed(&p, codes, 3);
+    a->gid = (uint32_t)get_packed(&p, codes, 4);
+    a->size = get_packed(&p, codes, 5);
+    a->used = get_packed(&p, codes, 6);
+    a->rdev = get_packed(&p, codes, 7);
+    a->fsid = get_packed(&p, codes, 8);
+    a->fileid = get_packed(&p, codes, 9);
+    a->atime_ns = get_packed(&p, codes, 10);
+    a->mtime_ns = get_packed(&p, codes, 11);
+    a->ctime_ns = get_packed(&p, codes, 12);
     c->p += need;
     c->left -= need;
-    a->type = (uint32_t)v[0];
-    a->mode = (uint32_t)v[1];
-    a->nlink = (uint32_t)v[2];
-    a->uid = (uint32_t)v[3];
-    a->gid = (uint32_t)v[4];
-    a->size = v[5];
-    a->used = v[6];
-    a->rdev = v[7];
-    a->fsid = v[8];
-    a->fileid = v[9];
-    a->atime_ns = v[10];
-    a->mtime_ns = v[11];
-    a->ctime_ns = v[12];
     return true;
 }
 
