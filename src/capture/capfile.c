@@ -61,6 +61,7 @@
 #define PCAP_MAX_CAPLEN 262144u              /* libpcap's MAXIMUM_SNAPLEN */
 #define WALK_ALIGN (2u << 20)                /* mapping alignment: a huge page (x86-64, arm64 4K) */
 #define WALK_DROP (4u << 20)                 /* mapped bytes read before they are let go */
+#define WALK_FAR 512u                        /* a packet after which the next is prefetched */
 
 /* A classic pcap file read from a mapping (see the file comment). */
 struct walk {
@@ -322,6 +323,16 @@ static int walk_next(struct src *s, char *why, size_t whylen)
         w->hdr.caplen = caplen;
         w->hdr.len = walk_u32(w, h + 12);
         w->off += PCAP_REC_HDR + caplen;
+        if (caplen >= WALK_FAR) {
+            /*
+             * The next record's header and its packet's first line, past a
+             * large packet: no prefetcher guesses a jump, and this packet's
+             * decoding hides the wait (small packets follow one another,
+             * and the hardware streams them).
+             */
+            __builtin_prefetch(w->base + w->off);
+            __builtin_prefetch(w->base + w->off + 64);
+        }
         if (w->off - w->dropped >= WALK_DROP) {
             /* everything before this packet's 2 MiB unit has been decoded */
             size_t to = (size_t)(h - w->base) & ~(size_t)(WALK_ALIGN - 1);
