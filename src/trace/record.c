@@ -32,8 +32,10 @@ static struct tbbt__arena *arena_new(void)
 
 static void arena_reset(struct tbbt__arena *a)
 {
-    g_slist_free_full(a->old, g_free);
-    a->old = NULL;
+    if (a->old) {       /* rare; glib's list free costs a thread-local look-up even for none */
+        g_slist_free_full(a->old, g_free);
+        a->old = NULL;
+    }
     a->used = 0;
 }
 
