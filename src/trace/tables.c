@@ -107,12 +107,28 @@ static uint32_t hash_bytes(const uint8_t *p, size_t len, uint64_t seed)
 
 /* ---- handles ---------------------------------------------------------------- */
 
+/*
+ * A direct-mapped cache of recently interned handles, with their bytes: a
+ * handle seen a moment ago (a directory's, a file being read) is found in one
+ * entry, without the index slot, offset and pool bytes that a look-up touches
+ * at random in tables of tens of thousands of handles.
+ */
+#define FH_FRONT 512u
+struct fh_front {
+    uint32_t hash;
+    uint32_t ref;
+    uint32_t len;           /* FH_FRONT_EMPTY: no handle */
+    uint8_t bytes[TBBT_FH_MAX];
+};
+#define FH_FRONT_EMPTY UINT32_MAX
+
 struct tbbt_fhtab {
     uint8_t *pool;          /* handle bytes back to back */
     size_t pool_len, pool_cap;
     size_t *off;            /* off[ref] .. off[ref + 1]: bytes of ref */
     uint32_t count, cap;
     struct refindex index;
+    struct fh_front *front; /* FH_FRONT entries, by hash */
 };
 
 struct fh_key {
@@ -139,6 +155,9 @@ struct tbbt_fhtab *tbbt_fhtab_new(void)
     t->pool_cap = 256 * 32;
     t->pool = g_malloc(t->pool_cap);
     index_init(&t->index);
+    t->front = g_new(struct fh_front, FH_FRONT);
+    for (uint32_t i = 0; i < FH_FRONT; i++)
+        t->front[i].len = FH_FRONT_EMPTY;
     return t;
 }
 
@@ -149,6 +168,7 @@ void tbbt_fhtab_free(struct tbbt_fhtab *t)
     g_free(t->pool);
     g_free(t->off);
     g_free(t->index.slots);
+    g_free(t->front);
     g_free(t);
 }
 
@@ -178,11 +198,18 @@ uint32_t tbbt_fhtab_intern(struct tbbt_fhtab *t, const void *fh, uint32_t len)
 {
     struct fh_key k = {fh, len > TBBT_FH_MAX ? TBBT_FH_MAX : len};
     uint32_t h = hash_bytes(k.p, k.len, 0);
-    uint64_t *slot = index_find(&t->index, h, fh_eq, t, &k);
+    struct fh_front *e = &t->front[(h >> 16) & (FH_FRONT - 1)];
+    uint64_t *slot;
 
-    if (*slot != EMPTY)
-        return slot_ref(*slot);
-    return fh_append(t, slot, &k, h);
+    if (e->hash == h && e->len == k.len && (k.len == 0 || memcmp(e->bytes, k.p, k.len) == 0))
+        return e->ref;
+    slot = index_find(&t->index, h, fh_eq, t, &k);
+    e->hash = h;
+    e->len = k.len;
+    if (k.len)
+        memcpy(e->bytes, k.p, k.len);
+    e->ref = *slot != EMPTY ? slot_ref(*slot) : fh_append(t, slot, &k, h);
+    return e->ref;
 }
 
 int tbbt_fhtab_add(struct tbbt_fhtab *t, uint32_t ref, const void *fh, uint32_t len)
