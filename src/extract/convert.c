@@ -111,10 +111,17 @@ struct pipe {
     struct batch batches[NBATCH];  /* each owned by one thread at a time */
 };
 
-/* Records by number: [head, head + n) at seq & mask; slots keep their record for reuse. */
+/*
+ * Records by number: [head, head + n) at seq & mask.  Records that left wait on
+ * a stack for reuse: the next record is the one that left last, still in the
+ * cache, whatever the ring's size (it grows to the most records ever open at
+ * once, and a record is 784 bytes).
+ */
 struct recs {
     struct tbbt_trace_rec **slot;
     uint64_t mask, head, n;
+    struct tbbt_trace_rec **spare; /* records for reuse, the last one to leave on top */
+    uint64_t n_spare, spare_cap;
 };
 
 struct ep_slot {
@@ -223,8 +230,15 @@ static void recs_fini(struct recs *r)
             g_free(r->slot[i]);
         }
     }
+    for (uint64_t i = 0; i < r->n_spare; i++) {
+        tbbt_trace_rec_fini(r->spare[i]);
+        g_free(r->spare[i]);
+    }
     g_free(r->slot);
+    g_free(r->spare);
     r->slot = NULL;
+    r->spare = NULL;
+    r->n_spare = 0;
 }
 
 /* Doubles a full ring (every slot holds a live record). */
@@ -240,21 +254,22 @@ static void recs_grow(struct recs *r)
     r->mask = cap - 1;
 }
 
-/* Opens the next record (cleared), reusing a slot's record when it has one. */
+/* Opens the next record (cleared), reusing the record that left last if there is one. */
 static struct tbbt_trace_rec *recs_push(struct recs *r)
 {
-    struct tbbt_trace_rec **slot;
+    struct tbbt_trace_rec *rec;
 
     if (r->n > r->mask)
         recs_grow(r);
-    slot = &r->slot[(r->head + r->n++) & r->mask];
-    if (*slot) {
-        tbbt_trace_rec_clear(*slot);
+    if (r->n_spare > 0) {
+        rec = r->spare[--r->n_spare];
+        tbbt_trace_rec_clear(rec);
     } else {
-        *slot = g_new(struct tbbt_trace_rec, 1);
-        tbbt_trace_rec_init(*slot);
+        rec = g_new(struct tbbt_trace_rec, 1);
+        tbbt_trace_rec_init(rec);
     }
-    return *slot;
+    r->slot[(r->head + r->n++) & r->mask] = rec;
+    return rec;
 }
 
 static struct tbbt_trace_rec *recs_at(const struct recs *r, uint64_t seq)
@@ -266,12 +281,19 @@ static struct tbbt_trace_rec *recs_at(const struct recs *r, uint64_t seq)
 /* The oldest record leaves (it stays valid until the next push). */
 static struct tbbt_trace_rec *recs_pop(struct recs *r)
 {
-    struct tbbt_trace_rec *rec;
+    struct tbbt_trace_rec **slot, *rec;
 
     g_assert(r->n > 0);
-    rec = r->slot[r->head & r->mask];
+    slot = &r->slot[r->head & r->mask];
+    rec = *slot;
+    *slot = NULL;
     r->head++;
     r->n--;
+    if (r->n_spare == r->spare_cap) {
+        r->spare_cap = r->spare_cap ? 2 * r->spare_cap : RECS_MIN;
+        r->spare = g_renew(struct tbbt_trace_rec *, r->spare, r->spare_cap);
+    }
+    r->spare[r->n_spare++] = rec;
     return rec;
 }
 
