@@ -80,7 +80,7 @@ keep_best() {
 # always have the fastest pass A).
 convert_best() {
   local name=$1 in=$2; shift 2
-  rm -f "$out/t.$name"
+  rm -f "$out/t.$name" "$out/a.$name"   # this run's figures only
   for _ in $(seq "$repeat"); do
     rm -f "$out/$name.tbbt" "$out/$name.tbbt.map"
     time_cmd "$out/t.try" "$conv" -q "$@" --summary-json "$out/$name.json.try" -o "$out/$name.tbbt" "$in"
