@@ -325,13 +325,15 @@ static int walk_next(struct src *s, char *why, size_t whylen)
         w->off += PCAP_REC_HDR + caplen;
         if (caplen >= WALK_FAR) {
             /*
-             * The next record's header and its packet's first line, past a
+             * The next record's header and its packet's first lines, past a
              * large packet: no prefetcher guesses a jump, and this packet's
              * decoding hides the wait (small packets follow one another,
              * and the hardware streams them).
              */
             __builtin_prefetch(w->base + w->off);
             __builtin_prefetch(w->base + w->off + 64);
+            __builtin_prefetch(w->base + w->off + 128);
+            __builtin_prefetch(w->base + w->off + 192);
         }
         if (w->off - w->dropped >= WALK_DROP) {
             /* everything before this packet's 2 MiB unit has been decoded */
