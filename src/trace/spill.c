@@ -105,7 +105,7 @@ static inline unsigned size_code(uint64_t v)
     return (unsigned)(v > 0xff) + (v > 0xffff) + (v > 0xffffffffu);
 }
 
-/* Stores v in 1 << code bytes; writes 8 (the bound's slack covers the rest). */
+/* Stores v in 1 << code bytes; writes 8 (FIXED_MAX, below, has room for the last one). */
 static inline uint8_t *put_packed(uint8_t *p, uint64_t v, uint32_t *codes, unsigned i)
 {
     unsigned code = size_code(v);
