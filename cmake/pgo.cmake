@@ -5,7 +5,8 @@
 # (this same source tree, configured with TBBT_PGO_GENERATE), converts the captures
 # committed under traces/ with it (cmake/pgo-train.cmake), and compiles tbbt-convert's
 # libraries with the profile it wrote to <build>/pgo-profile.  The profile only
-# steers code layout, inlining and branch order: the output is the same.  Both trees
+# steers optimization (code layout, inlining, branch order, unrolling): the output
+# of the tools is the same.  Both trees
 # name their profile files relative to their own build directory
 # (-fprofile-prefix-path), so each object finds its counterpart's counts.  Code the
 # captures never ran is optimized as without a profile (-fprofile-partial-training).
