@@ -73,6 +73,7 @@ static const struct rule rules[] = {
     { TBBT_NS_OP_RMDIR, ST_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
     { TBBT_NS_OP_RMDIR, ST_NOTEMPTY, ST_OK, R_FILL_DIR, W_NAME },
     { TBBT_NS_OP_RMDIR, ST_NOTEMPTY, ST_NOENT, R_FILL_DIR, W_NAME },
+    { TBBT_NS_OP_RMDIR, ST_NOTEMPTY, ST_NOTDIR, R_FILL_DIR, W_NAME },
     { TBBT_NS_OP_RMDIR, ST_NOTDIR, ST_ANY, R_REPLACE, W_NAME },
     /* renames: a lost create of the source, or a target in the way */
     { TBBT_NS_OP_RENAME, ST_OK, ST_NOENT, R_MAKE_PRESENT, W_NAME },
@@ -526,6 +527,7 @@ static bool repair(struct tbbt__corr *k, const struct rule *r)
     const struct tbbt_str *nm = second ? &rec->name2 : &rec->name;
     uint64_t dir = tbbt_ns_rec_dir(k->ns, rec, second), x;
     enum tbbt_ns_type type = wanted_type(rec, r->op);
+    struct tbbt_ns_obj_info info;
 
     if (r->repair == R_MAKE_GONE)
         return dir && make_gone(k, dir);
@@ -549,6 +551,11 @@ static bool repair(struct tbbt__corr *k, const struct rule *r)
         return tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
                empty_dir(k, x, 0);
     case R_FILL_DIR:
+        /* a non-directory under the name (made for a record that did not say) goes first */
+        if (tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
+            tbbt_ns_obj_info(k->ns, x, &info) == 0 && info.type != TBBT_NS_DIR &&
+            !make_absent(k, dir, nm->p, nm->len, 0))
+            return false;
         if (tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) != TBBT_NS_PRESENT &&
             !make_present(k, dir, nm->p, nm->len, TBBT_NS_DIR))
             return false;

@@ -606,6 +606,12 @@ static const struct ccase rmdir_notempty_absent = {
     .corr = { { 2, "mkdir", 2, "s" }, { 2, "create", 3, "tbbt-fill-1" } },
 };
 
+/* rmdir NOTEMPTY->NOTDIR: the file goes, a directory with a filler file takes its place. */
+static const struct ccase rmdir_notempty_file = {
+    .fixture = "rmdir-notempty-file", .failures = 1, .kinds = "{\"rmdir NOTEMPTY->NOTDIR\":1}",
+    .corr = { { 3, "remove", 2, "x" }, { 3, "mkdir", 2, "x" }, { 3, "create", 4, "tbbt-fill-1" } },
+};
+
 /* rmdir NOTDIR: a file must take the directory's place. */
 static const struct ccase rmdir_notdir = {
     .fixture = "rmdir-notdir", .failures = 1, .kinds = "{\"rmdir NOTDIR->OK\":1}",
@@ -825,6 +831,7 @@ int main(void)
         CASE(rmdir_noent),
         CASE(rmdir_empty),
         CASE(rmdir_notempty_absent),
+        CASE(rmdir_notempty_file),
         CASE(rmdir_notdir),
         CASE(rename_source),
         CASE(rename_nonempty),
