@@ -80,6 +80,13 @@ int tbbt__ns_ftype(uint32_t ftype)
 
 /* ---- identity scan ------------------------------------------------------------------ */
 
+/* "." (n 1) or ".." (n 2). */
+static bool is_dots(const struct tbbt_str *s, size_t n)
+{
+    return s->len == n && memcmp(s->p, "..", n) == 0;
+}
+
+
 /* The first (directory handle, name) that named handle ref, and its type. */
 static void scan_hint(struct tbbt_ns *ns, uint32_t ref, uint32_t dir, const struct tbbt_str *name,
                       const struct tbbt_fattr *a)
@@ -144,6 +151,13 @@ void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
             scan_pair(ns, e->fh, &e->attr);
         if ((e->flags & TBBT_ENT_FH) && TBBT_HAS(rec, TBBT_F_FH))
             scan_hint(ns, e->fh, rec->fh, &e->name, e->flags & TBBT_ENT_ATTR ? &e->attr : NULL);
+        else if (TBBT_HAS(rec, TBBT_F_FH) && TBBT_HAS(rec, TBBT_F_DIR_ATTR) &&
+                 is_dots(&e->name, 2)) {
+            /* a READDIR's "..": the parent by fileid only (resolve_placed() finds it) */
+            tbbt__ns_handle_reserve(ns, rec->fh);
+            if (!ns->hpkey[rec->fh])
+                ns->hpkey[rec->fh] = tbbt__ns_key_intern(ns, rec->dir_attr.fsid, e->fileid);
+        }
     }
 }
 
@@ -181,11 +195,6 @@ static uint32_t comp(struct ctx *c, const struct tbbt_str *s)
         return 0;
     }
     return tbbt__ns_pool_intern(&c->ns->pool, s->p, s->len);
-}
-
-static bool is_dots(const struct tbbt_str *s, size_t n)
-{
-    return s->len == n && memcmp(s->p, "..", n) == 0;
 }
 
 /* Creation time of a name first seen now in dir over a record l (negative/deleted) or none. */
@@ -921,10 +930,15 @@ static uint32_t resolve_placed(struct ctx *c, uint32_t ref, int depth)
     x = tbbt__ns_fh_resolve(ns, ref);
     if (ns->htype[ref])
         tbbt__ns_set_type(ns, x, ns->htype[ref], true);
-    if (!ns->hdir[ref] || depth >= 64)
+    if (depth >= 64)
         return x;
-    p = resolve_placed(c, ns->hdir[ref] - 1, depth + 1);
-    if (!p || p == x || tbbt__ns_live_link(ns, x))
+    if (ns->hdir[ref])
+        p = resolve_placed(c, ns->hdir[ref] - 1, depth + 1);
+    else if (ns->hpkey[ref] && !ns->hname[ref])   /* only a READDIR's ".." told the parent */
+        p = ns_key(ns, ns->hpkey[ref])->obj;
+    else
+        return x;
+    if (!p || p == x || tbbt__ns_live_link(ns, x) || (!ns->hdir[ref] && tbbt__ns_obj_gone(ns, p)))
         return x;
     if (!(name = ns->hname[ref])) {
         /* only its parent is known (".."): a directory made in the trace held nothing

@@ -119,6 +119,7 @@ void tbbt_ns_free(struct tbbt_ns *ns)
     g_free(ns->used);
     g_free(ns->hdir);
     g_free(ns->hname);
+    g_free(ns->hpkey);
     g_free(ns->htype);
     if (ns->hist)
         g_hash_table_destroy(ns->hist);
@@ -349,6 +350,7 @@ void tbbt__ns_handle_reserve(struct tbbt_ns *ns, uint32_t ref)
         ns->hdir = g_renew(uint32_t, ns->hdir, n);
         ns->hname = g_renew(uint32_t, ns->hname, n);
         ns->htype = g_renew(uint8_t, ns->htype, n);
+        ns->hpkey = g_renew(uint32_t, ns->hpkey, n);
         ns->caph = n;
     }
     memset(ns->hid + ns->nh, 0, (size_t)(ref + 1 - ns->nh) * sizeof(uint32_t));
@@ -356,6 +358,7 @@ void tbbt__ns_handle_reserve(struct tbbt_ns *ns, uint32_t ref)
     memset(ns->hdir + ns->nh, 0, (size_t)(ref + 1 - ns->nh) * sizeof(uint32_t));
     memset(ns->hname + ns->nh, 0, (size_t)(ref + 1 - ns->nh) * sizeof(uint32_t));
     memset(ns->htype + ns->nh, 0, (size_t)(ref + 1 - ns->nh));
+    memset(ns->hpkey + ns->nh, 0, (size_t)(ref + 1 - ns->nh) * sizeof(uint32_t));
     ns->nh = ref + 1;
 }
 

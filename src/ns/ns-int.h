@@ -147,6 +147,8 @@ struct tbbt_ns {
     uint32_t *hdir;             /* handle ref -> first (directory handle ref + 1) that named it */
     uint32_t *hname;            /* ... and the name (pool ref) (identity scan) */
     uint8_t *htype;             /* handle ref -> type from its attributes (identity scan) */
+    uint32_t *hpkey;            /* handle ref -> key of the parent that a ".." entry without a
+                                 * handle named by fileid (identity scan), 0 if none */
     uint32_t nh, caph;
     uint32_t free_neg;          /* a free negative record (linked through .next) */
     GHashTable *hist;           /* link -> GArray of struct ns_hist */

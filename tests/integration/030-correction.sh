@@ -9,12 +9,12 @@
 #     without correction and checked (mismatches before), then with correction, and the
 #     result is checked against its own map (mismatches after).
 # Fails if any lossless check reports a mismatch, if correction ever leaves more
-# mismatches than it found, or if fewer than MIN_CLEAN % of the lossy runs end with
-# zero mismatches (see docs/correction.md for what is still not repaired).
+# mismatches than it found, or if fewer than MIN_CLEAN % (default: all) of the lossy
+# runs end with zero mismatches (docs/correction.md).
 #   030-correction.sh BUILD_DIR [MIN_CLEAN]
 set -euo pipefail
 build=$(cd "$1" && pwd)
-min_clean=${2:-90}
+min_clean=${2:-100}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 conv=$build/src/extract/tbbt-convert
 dump=$build/src/trace/tbbt-dump
