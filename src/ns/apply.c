@@ -86,7 +86,6 @@ static bool is_dots(const struct tbbt_str *s, size_t n)
     return s->len == n && memcmp(s->p, "..", n) == 0;
 }
 
-
 /* The first (directory handle, name) that named handle ref, and its type. */
 static void scan_hint(struct tbbt_ns *ns, uint32_t ref, uint32_t dir, const struct tbbt_str *name,
                       const struct tbbt_fattr *a)
