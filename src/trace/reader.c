@@ -334,15 +334,16 @@ static void dec_fixed(struct tbbt_buf *b, struct tbbt_trace_rec *rec)
     rec->status = (int32_t)tbbt_buf_get_le32(b);
 }
 
-bool tbbt__dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a)
+/* What writer.c's enc_fattr() wrote; false if it does not decode. */
+static bool dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a)
 {
-    return tbbt__get_uv32(b, &a->type) && tbbt__get_uv32(b, &a->mode) &&
-           tbbt__get_uv32(b, &a->nlink) && tbbt__get_uv32(b, &a->uid) &&
-           tbbt__get_uv32(b, &a->gid) && tbbt__get_uv(b, &a->size) &&
-           tbbt__get_uv(b, &a->used) && tbbt__get_uv(b, &a->rdev) &&
-           tbbt__get_uv(b, &a->fsid) && tbbt__get_uv(b, &a->fileid) &&
-           tbbt__get_uv(b, &a->atime_ns) && tbbt__get_uv(b, &a->mtime_ns) &&
-           tbbt__get_uv(b, &a->ctime_ns);
+#define DEC_32(p) tbbt__get_uv32(b, p)
+#define DEC_64(p) tbbt__get_uv(b, p)
+#define DEC_VALUE(m, i, bits) && DEC_##bits(&a->m)
+    return true TBBT__FATTR_VALUES(DEC_VALUE);
+#undef DEC_VALUE
+#undef DEC_64
+#undef DEC_32
 }
 
 static bool dec_sattr(struct tbbt_buf *b, struct tbbt_sattr *s)
@@ -391,7 +392,7 @@ static bool dec_entry(struct tbbt_trace_reader *r, struct tbbt_buf *b,
         return false;
     if ((e->flags & TBBT_ENT_FH) && !dec_ref(r, b, &e->fh))
         return false;
-    if ((e->flags & TBBT_ENT_ATTR) && !tbbt__dec_fattr(b, &e->attr))
+    if ((e->flags & TBBT_ENT_ATTR) && !dec_fattr(b, &e->attr))
         return false;
     return !(e->flags & TBBT_ENT_ID) || tbbt__get_uv(b, &e->id);
 }
@@ -452,7 +453,7 @@ static bool dec_value(struct tbbt_trace_reader *r, struct tbbt_buf *b,
     case TBBT__K_SATTR:
         return dec_sattr(b, v);
     case TBBT__K_FATTR:
-        return tbbt__dec_fattr(b, v);
+        return dec_fattr(b, v);
     case TBBT__K_WCC:
         return dec_wcc(b, v);
     case TBBT__K_ENTRIES:

@@ -96,8 +96,14 @@ struct tbbt_spill_writer *tbbt_spill_writer_open(const char *path, int *err)
 
 /* ---- packed attributes (see the file comment) ---------------------------------------- */
 
-#define FATTR_VALUES 13
-#define FATTR_PACKED_MAX (4 + 8 * FATTR_VALUES)
+#define FATTR_PACKED_MAX (4 + 8 * TBBT__FATTR_NVALUES)
+/* The size codes of the 32-bit members: none may be 3 (8 bytes). */
+#define U32_CODE(m, i, bits) | ((bits) == 32 ? UINT32_C(1) << (2 * (i)) : 0)
+static const uint32_t u32_codes = 0 TBBT__FATTR_VALUES(U32_CODE);
+/* packed_len() below counts 13 codes in a word */
+#define ONE_VALUE(m, i, bits) + 1
+G_STATIC_ASSERT((0 TBBT__FATTR_VALUES(ONE_VALUE)) == TBBT__FATTR_NVALUES &&
+                TBBT__FATTR_NVALUES == 13);
 
 /* The size code of v: its length is 1 << code bytes. */
 static inline unsigned size_code(uint64_t v)
@@ -121,19 +127,9 @@ static uint8_t *put_fattr(uint8_t *p, const struct tbbt_fattr *a)
     uint8_t *q = p + 4;
     uint32_t codes = 0;
 
-    q = put_packed(q, a->type, &codes, 0);
-    q = put_packed(q, a->mode, &codes, 1);
-    q = put_packed(q, a->nlink, &codes, 2);
-    q = put_packed(q, a->uid, &codes, 3);
-    q = put_packed(q, a->gid, &codes, 4);
-    q = put_packed(q, a->size, &codes, 5);
-    q = put_packed(q, a->used, &codes, 6);
-    q = put_packed(q, a->rdev, &codes, 7);
-    q = put_packed(q, a->fsid, &codes, 8);
-    q = put_packed(q, a->fileid, &codes, 9);
-    q = put_packed(q, a->atime_ns, &codes, 10);
-    q = put_packed(q, a->mtime_ns, &codes, 11);
-    q = put_packed(q, a->ctime_ns, &codes, 12);
+#define PUT_VALUE(m, i, bits) q = put_packed(q, a->m, &codes, i);
+    TBBT__FATTR_VALUES(PUT_VALUE)
+#undef PUT_VALUE
     memcpy(p, &codes, 4);
     return q;
 }
@@ -445,8 +441,8 @@ static bool take_fattr(struct cur *c, struct tbbt_fattr *a)
     uint32_t codes;
     size_t need;
 
-    if (!take(c, &codes, 4) || codes >> (2 * FATTR_VALUES) ||
-        (codes & codes >> 1 & 0x155u) != 0)      /* type .. gid: code 3 */
+    if (!take(c, &codes, 4) || codes >> (2 * TBBT__FATTR_NVALUES) ||
+        (codes & codes >> 1 & u32_codes) != 0)    /* a 32-bit member with code 3 */
         return false;
     need = packed_len(codes);
     if (c->left < need)
@@ -457,19 +453,9 @@ static bool take_fattr(struct cur *c, struct tbbt_fattr *a)
         memcpy(tail, c->p, need);
         p = tail;
     }
-    a->type = (uint32_t)get_packed(&p, codes, 0);
-    a->mode = (uint32_t)get_packed(&p, codes, 1);
-    a->nlink = (uint32_t)get_packed(&p, codes, 2);
-    a->uid = (uint32_t)get_packed(&p, codes, 3);
-    a->gid = (uint32_t)get_packed(&p, codes, 4);
-    a->size = get_packed(&p, codes, 5);
-    a->used = get_packed(&p, codes, 6);
-    a->rdev = get_packed(&p, codes, 7);
-    a->fsid = get_packed(&p, codes, 8);
-    a->fileid = get_packed(&p, codes, 9);
-    a->atime_ns = get_packed(&p, codes, 10);
-    a->mtime_ns = get_packed(&p, codes, 11);
-    a->ctime_ns = get_packed(&p, codes, 12);
+#define GET_VALUE(m, i, bits) a->m = (uint##bits##_t)get_packed(&p, codes, i);
+    TBBT__FATTR_VALUES(GET_VALUE)
+#undef GET_VALUE
     c->p += need;
     c->left -= need;
     return true;

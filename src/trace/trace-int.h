@@ -232,10 +232,15 @@ static inline bool tbbt__get_uv32(struct tbbt_buf *b, uint32_t *out)
 /* Writes all len bytes (retrying short writes and EINTR); 0 or -errno. */
 int tbbt__write_all(int fd, const uint8_t *p, size_t len);
 
-/* The 13 values of an fattr as LEB128 (with tbbt__put_uv_wide: TBBT__UV_SLACK past the end). */
-uint8_t *tbbt__enc_fattr(uint8_t *p, const struct tbbt_fattr *a);
-#define TBBT__FATTR_MAX (13 * TBBT__UV_MAX)
-/* Reads what tbbt__enc_fattr() wrote; false if it does not decode. */
-bool tbbt__dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a);
+/*
+ * The values of struct tbbt_fattr in the order every encoding of it keeps (the
+ * trace's LEB128 in writer.c and reader.c, the spill's packing in spill.c), as
+ * X(member, index, bits): one list, so that no two of them can disagree.
+ */
+#define TBBT__FATTR_VALUES(X) \
+    X(type, 0, 32) X(mode, 1, 32) X(nlink, 2, 32) X(uid, 3, 32) X(gid, 4, 32) \
+    X(size, 5, 64) X(used, 6, 64) X(rdev, 7, 64) X(fsid, 8, 64) X(fileid, 9, 64) \
+    X(atime_ns, 10, 64) X(mtime_ns, 11, 64) X(ctime_ns, 12, 64)
+#define TBBT__FATTR_NVALUES 13
 
 #endif

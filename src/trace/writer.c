@@ -264,21 +264,13 @@ static uint8_t *enc_fixed(uint8_t *p, const struct tbbt_trace_rec *rec)
     return tbbt__put_le32(p, (uint32_t)rec->status);
 }
 
-uint8_t *tbbt__enc_fattr(uint8_t *p, const struct tbbt_fattr *a)
+/* The attributes' values as LEB128 (tbbt__put_uv_wide: TBBT__UV_SLACK past the end). */
+static uint8_t *enc_fattr(uint8_t *p, const struct tbbt_fattr *a)
 {
-    p = tbbt__put_uv_wide(p, a->type);
-    p = tbbt__put_uv_wide(p, a->mode);
-    p = tbbt__put_uv_wide(p, a->nlink);
-    p = tbbt__put_uv_wide(p, a->uid);
-    p = tbbt__put_uv_wide(p, a->gid);
-    p = tbbt__put_uv_wide(p, a->size);
-    p = tbbt__put_uv_wide(p, a->used);
-    p = tbbt__put_uv_wide(p, a->rdev);
-    p = tbbt__put_uv_wide(p, a->fsid);
-    p = tbbt__put_uv_wide(p, a->fileid);
-    p = tbbt__put_uv_wide(p, a->atime_ns);
-    p = tbbt__put_uv_wide(p, a->mtime_ns);
-    return tbbt__put_uv_wide(p, a->ctime_ns);
+#define ENC_VALUE(m, i, bits) p = tbbt__put_uv_wide(p, a->m);
+    TBBT__FATTR_VALUES(ENC_VALUE)
+#undef ENC_VALUE
+    return p;
 }
 
 static uint8_t *enc_sattr(uint8_t *p, const struct tbbt_sattr *s)
@@ -319,7 +311,7 @@ static uint8_t *enc_entries(uint8_t *p, const struct tbbt_trace_rec *rec)
         if (e->flags & TBBT_ENT_FH)
             p = tbbt__put_uv_wide(p, e->fh);
         if (e->flags & TBBT_ENT_ATTR)
-            p = tbbt__enc_fattr(p, &e->attr);
+            p = enc_fattr(p, &e->attr);
         if (e->flags & TBBT_ENT_ID)
             p = tbbt__put_uv_wide(p, e->id);
     }
@@ -346,7 +338,7 @@ static uint8_t *enc_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
     case TBBT__K_SATTR:
         return enc_sattr(p, v);
     case TBBT__K_FATTR:
-        return tbbt__enc_fattr(p, v);
+        return enc_fattr(p, v);
     case TBBT__K_WCC:
         return enc_wcc(p, v);
     case TBBT__K_ENTRIES:
