@@ -48,7 +48,7 @@ static bool_t putbytes(XDR *x, const char *addr, u_int len)
 
 static u_int getpostn(XDR *x)
 {
-    return (u_int)((char *)x->x_private - x->x_base);
+    return tbbt__xdrmem_pos(x);
 }
 
 static bool_t setpostn(XDR *x, u_int pos)

@@ -127,12 +127,16 @@ static inline bool_t tbbt_xdr_quad_t(XDR *x, quad_t *qp)
     return TRUE;
 }
 
+/* The position of a tbbt_xdrmem stream: bytes from the start. */
+static inline u_int tbbt__xdrmem_pos(const XDR *x)
+{
+    return (u_int)((char *)x->x_private - x->x_base);
+}
+
 /* xdr_getpos() without the call through the operations table on a tbbt_xdrmem stream. */
 static inline u_int tbbt_xdr_getpos(XDR *x)
 {
-    if (x->x_ops == &tbbt_xdrmem_ops)
-        return (u_int)((char *)x->x_private - x->x_base);
-    return xdr_getpos(x);
+    return x->x_ops == &tbbt_xdrmem_ops ? tbbt__xdrmem_pos(x) : xdr_getpos(x);
 }
 
 /* Fixed-length opaque data and its padding to a multiple of 4 (RFC 4506 4.9). */
