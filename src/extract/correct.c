@@ -528,6 +528,7 @@ static bool repair(struct tbbt__corr *k, const struct rule *r)
     uint64_t dir = tbbt_ns_rec_dir(k->ns, rec, second), x;
     enum tbbt_ns_type type = wanted_type(rec, r->op);
     struct tbbt_ns_obj_info info;
+    bool present;
 
     if (r->repair == R_MAKE_GONE)
         return dir && make_gone(k, dir);
@@ -551,16 +552,17 @@ static bool repair(struct tbbt__corr *k, const struct rule *r)
         return tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
                empty_dir(k, x, 0);
     case R_FILL_DIR:
+        present = tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT;
         /* a non-directory under the name (made for a record that did not say) goes first */
-        if (tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
-            tbbt_ns_obj_info(k->ns, x, &info) == 0 && info.type != TBBT_NS_DIR &&
-            !make_absent(k, dir, nm->p, nm->len, 0))
+        if (present && tbbt_ns_obj_info(k->ns, x, &info) == 0 && info.type != TBBT_NS_DIR) {
+            if (!make_absent(k, dir, nm->p, nm->len, 0))
+                return false;
+            present = false;
+        }
+        if (!present && (!make_present(k, dir, nm->p, nm->len, TBBT_NS_DIR) ||
+                         tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) != TBBT_NS_PRESENT))
             return false;
-        if (tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) != TBBT_NS_PRESENT &&
-            !make_present(k, dir, nm->p, nm->len, TBBT_NS_DIR))
-            return false;
-        return tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
-               fill_dir(k, x);
+        return fill_dir(k, x);
     default:
         return false;
     }
