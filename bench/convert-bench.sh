@@ -75,13 +75,13 @@ keep_best() {
   fi
 }
 
-# convert_best NAME INPUT THREADS...: the fastest of $repeat conversions into $out/NAME.*,
-# and the fastest pass A of them in $out/a.NAME (runs that have a fast whole do not
-# always have the fastest pass A).
+# convert_best N NAME INPUT THREADS...: N more conversions; the fastest so far goes to
+# $out/NAME.* (its time to t.NAME), the fastest pass A so far to $out/a.NAME (runs that
+# have a fast whole do not always have the fastest pass A).  fresh NAME starts anew.
+fresh() { rm -f "$out/t.$1" "$out/a.$1"; }
 convert_best() {
-  local name=$1 in=$2; shift 2
-  rm -f "$out/t.$name" "$out/a.$name"   # this run's figures only
-  for _ in $(seq "$repeat"); do
+  local n=$1 name=$2 in=$3; shift 3
+  for _ in $(seq "$n"); do
     rm -f "$out/$name.tbbt" "$out/$name.tbbt.map"
     time_cmd "$out/t.try" "$conv" -q "$@" --summary-json "$out/$name.json.try" -o "$out/$name.tbbt" "$in"
     keep_best "$out/t.$name" "$out/t.try" "$out/$name.json"
@@ -109,25 +109,26 @@ for name in big big-s256; do
   f=$out/$name.pcap
   cat "$f" > /dev/null            # page-cache it: every tool reads from memory
   size=$(stat -L -c %s "$f")
-  rm -f "$out/t.raw" "$out/t.conv" "$out/t.rawin" "$out/a.$name.all"
+  rm -f "$out/t.raw" "$out/t.rawin"
+  fresh "$name"
   for _ in $(seq "$repeat"); do   # interleaved: both see the same machine
     time_cmd "$out/t.try" "$raw" "$f" > "$out/raw.json"
     keep_best "$out/t.raw" "$out/t.try"
     # the loop's own time (open to last packet), to set beside pass A's own time
     python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seconds'])" "$out/raw.json" > "$out/t.try"
     keep_best "$out/t.rawin" "$out/t.try"
-    convert_best "$name" "$f" "${threads[@]}"
-    keep_best "$out/t.conv" "$out/t.$name"
-    keep_best "$out/a.$name.all" "$out/a.$name"
+    convert_best 1 "$name" "$f" "${threads[@]}"   # one each turn: $repeat in all
   done
   # one core: the whole conversion (passes A and B) on one thread
-  convert_best "$name-1t" "$f" --threads 1
+  fresh "$name-1t"
+  convert_best "$repeat" "$name-1t" "$f" --threads 1
   conv_calls=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s['nfs_calls'])" "$out/$name.json")
-  row="$name $size $(cut -d' ' -f1,2 "$out/t.raw") $(cut -d' ' -f1,2 "$out/t.conv") $conv_calls"
-  row="$row $(cat "$out/t.$name-1t") $(cat "$out/t.rawin") $(cat "$out/a.$name.all")"
+  row="$name $size $(cut -d' ' -f1,2 "$out/t.raw") $(cut -d' ' -f1,2 "$out/t.$name") $conv_calls"
+  row="$row $(cat "$out/t.$name-1t") $(cat "$out/t.rawin") $(cat "$out/a.$name")"
   results+=("$row")
 done
-convert_best half "$out/half.pcap" "${threads[@]}"
+fresh half
+convert_best "$repeat" half "$out/half.pcap" "${threads[@]}"
 
 # The peers last: tshark's and nfstrace's hundreds of MB, once freed, would leave the
 # conversions measured after them with pages the VM has to fault in afresh.
