@@ -15,6 +15,7 @@ prog=install-deps.sh
 build_pkgs=(
   cmake make gcc libc6-dev pkg-config rpcsvc-proto
   libtirpc-dev libpcap-dev libglib2.0-dev libjson-glib-dev libjemalloc-dev libcmocka-dev zlib1g-dev
+  libxxhash-dev
   clang
   libclang-rt-14-dev python3 time
 )

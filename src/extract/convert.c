@@ -178,6 +178,8 @@ struct tbbt__conv {
     char *tmp_dir;                 /* a private temporary directory, or NULL */
     bool keep_raw;                 /* raw_path is the user's input trace */
     uint64_t pass_a_ns, pass_b_ns, check_ns;
+    uint64_t cpu0_ns;              /* the reader's thread CPU time at the start */
+    uint64_t reader_cpu_ns, writer_cpu_ns;   /* pass A's, per thread */
 };
 
 static const struct tbbt__source_ops *const sources[] = {
@@ -480,6 +482,8 @@ static gpointer writer_main(gpointer arg)
     while (!end) {
         struct batch *b = batch_take(c->pipe->full);
         end = apply_batch(c, b);
+        if (end)
+            c->writer_cpu_ns = tbbt_thread_cpu_ns();   /* read after the join */
         batch_send(c->pipe->empty, b);
     }
     return NULL;
@@ -888,6 +892,14 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     tbbt_json_key(&j, "check");
     tbbt_json_double(&j, (double)c->check_ns / 1e9);
     tbbt_json_end_object(&j);
+    /* pass A's CPU time on its threads: with two, the reader's and the writer's */
+    tbbt_json_key(&j, "read_cpu_seconds");
+    tbbt_json_begin_object(&j);
+    tbbt_json_key(&j, "reader");
+    tbbt_json_double(&j, (double)c->reader_cpu_ns / 1e9);
+    tbbt_json_key(&j, "writer");
+    tbbt_json_double(&j, (double)c->writer_cpu_ns / 1e9);
+    tbbt_json_end_object(&j);
     tbbt_json_kv_uint(&j, "peak_rss_bytes", tbbt_peak_rss());
     tbbt_json_end_object(&j);
     return tbbt_json_finish(&j);
@@ -991,6 +1003,7 @@ static int finish(struct tbbt__conv *c, int rc, char *errbuf, size_t errlen)
         return wrc;
     }
     c->pass_a_ns = tbbt_now_ns() - c->started_ns;
+    c->reader_cpu_ns = tbbt_thread_cpu_ns() - c->cpu0_ns;
     if ((wrc = pass_b(c, errbuf, errlen)) < 0)
         return wrc;
     if ((wrc = put_in_place(c->final_tmp, c->o->output)) < 0) {
@@ -1028,6 +1041,7 @@ static int pick_threads(const struct tbbt_convert_opts *o, const struct tbbt__so
 static void core_init(struct tbbt__conv *c, const struct tbbt_convert_opts *o)
 {
     c->started_ns = tbbt_now_ns();
+    c->cpu0_ns = tbbt_thread_cpu_ns();
     c->src = pick_source(o->inputs[0]);
     c->threads = pick_threads(o, c->src);
     for (int p = TBBT_PROG_NONE + 1; p < NPROGS; p++) {

@@ -16,6 +16,7 @@
  * and the table have grown to the working set.
  */
 #include "extract/pair.h"
+#include "util/hash.h"
 
 #include <glib.h>
 #include <stddef.h>
@@ -87,12 +88,7 @@ static uint64_t mix(uint64_t h, uint64_t w)
  */
 static uint64_t addr_hash(const struct tbbt__pair_key *k)
 {
-    uint64_t w[4], h = 0x9e3779b97f4a7c15ull;
-
-    memcpy(w, k, sizeof(w));
-    for (int i = 0; i < 4; i++)
-        h = mix(h, w[i]);
-    return mix(h, k->af);
+    return tbbt_hash(k, 32, k->af);
 }
 
 /* The bits of the key's last word (below) that hold the XID (its first 4 bytes). */

@@ -14,6 +14,8 @@
 
 #include <string.h>
 
+#include "util/hash.h"
+
 #define EMPTY UINT64_MAX
 #define INDEX_MIN 64
 
@@ -81,28 +83,11 @@ static void index_put(struct refindex *x, uint64_t *slot, uint32_t hash, uint32_
     g_free(old);
 }
 
-static uint32_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return (uint32_t)h;
-}
-
 static uint32_t hash_bytes(const uint8_t *p, size_t len, uint64_t seed)
 {
-    uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull);
-    uint64_t w;
+    uint64_t h = tbbt_hash(p, len, seed);
 
-    for (; len >= 8; p += 8, len -= 8) {
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-        h ^= h >> 29;
-    }
-    w = 0;
-    if (len)
-        memcpy(&w, p, len);
-    return mix(h ^ w);
+    return (uint32_t)(h ^ h >> 32);
 }
 
 /* ---- handles ---------------------------------------------------------------- */

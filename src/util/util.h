@@ -46,6 +46,9 @@ void tbbt__log(int level, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Monotonic clock in nanoseconds. */
 uint64_t tbbt_now_ns(void);
 
+/* CPU time (user + system) the calling thread has used, in nanoseconds. */
+uint64_t tbbt_thread_cpu_ns(void);
+
 /* Peak resident set size of this process in bytes (from getrusage), 0 if unknown. */
 uint64_t tbbt_peak_rss(void);
 
