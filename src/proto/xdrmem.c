@@ -4,7 +4,8 @@
  * libtirpc routines call (xdr_bytes, xdr_string, xdr_array, xdr_pointer and
  * the primitives when they are not inlined).  Same contract as libtirpc's
  * xdrmem stream in XDR_DECODE (RFC 4506): x_private is the next byte,
- * x_base the first, x_handy the bytes left; nothing is ever written.
+ * x_base the first, x_public one past the last (x_handy is not kept, see
+ * xdrmem.h); nothing is ever written.
  */
 #include "proto/xdrmem.h"
 
@@ -30,11 +31,10 @@ static bool_t putlong(XDR *x, const long *lp)
 
 static bool_t getbytes(XDR *x, char *addr, u_int len)
 {
-    if (x->x_handy < len)
+    if (tbbt__xdrmem_left(x) < len)
         return FALSE;
     memcpy(addr, x->x_private, len);
     x->x_private = (char *)x->x_private + len;
-    x->x_handy -= len;
     return TRUE;
 }
 
@@ -53,13 +53,9 @@ static u_int getpostn(XDR *x)
 
 static bool_t setpostn(XDR *x, u_int pos)
 {
-    char *last = (char *)x->x_private + x->x_handy;
-    char *to = x->x_base + pos;
-
-    if (pos > (u_int)(last - x->x_base))
+    if (pos > (u_int)(tbbt__xdrmem_end(x) - x->x_base))
         return FALSE;
-    x->x_private = to;
-    x->x_handy = (u_int)(last - to);
+    x->x_private = x->x_base + pos;
     return TRUE;
 }
 
@@ -68,11 +64,10 @@ static int32_t *inline_(XDR *x, u_int len)
     int32_t *p;
 
     /* as libtirpc: only a word-aligned position gives direct access */
-    if (x->x_handy < len || ((uintptr_t)x->x_private & (sizeof(int32_t) - 1)) != 0)
+    if (tbbt__xdrmem_left(x) < len || ((uintptr_t)x->x_private & (sizeof(int32_t) - 1)) != 0)
         return NULL;
     p = x->x_private;
     x->x_private = (char *)x->x_private + len;
-    x->x_handy -= len;
     return p;
 }
 
@@ -104,9 +99,9 @@ const struct xdr_ops tbbt_xdrmem_ops = {
 void tbbt_xdrmem_create(XDR *x, const void *p, u_int len)
 {
     x->x_op = XDR_DECODE;
-    x->x_public = NULL;
     x->x_ops = &tbbt_xdrmem_ops;
     x->x_private = (char *)(uintptr_t)p;
     x->x_base = (char *)(uintptr_t)p;
-    x->x_handy = len;
+    x->x_public = (char *)(uintptr_t)p + len;
+    x->x_handy = 0;                /* not kept: see xdrmem.h */
 }

@@ -38,17 +38,34 @@ extern const struct xdr_ops tbbt_xdrmem_ops;
 /* A decode stream over p[0..len); nothing to free. */
 void tbbt_xdrmem_create(XDR *x, const void *p, u_int len);
 
+/*
+ * A tbbt_xdrmem stream keeps its end in x_public instead of counting the bytes
+ * left in x_handy: a store through the u_int pointers the generated code
+ * decodes into may alias x_handy, and the compiler would then reload it from
+ * memory after every word; no stored value may alias a pointer.
+ */
+static inline char *tbbt__xdrmem_end(const XDR *x)
+{
+    return (char *)x->x_public;
+}
+
+/* Bytes left in a tbbt_xdrmem stream. */
+static inline size_t tbbt__xdrmem_left(const XDR *x)
+{
+    return (size_t)(tbbt__xdrmem_end(x) - (char *)x->x_private);
+}
+
 /* Reads the next word of a tbbt_xdrmem stream; false if fewer than 4 bytes are left. */
 static inline bool_t tbbt__xdrmem_word(XDR *x, uint32_t *v)
 {
+    char *p = x->x_private;
     uint32_t w;
 
-    if (x->x_handy < 4)
+    if (tbbt__xdrmem_end(x) - p < 4)
         return FALSE;
-    memcpy(&w, x->x_private, 4);
+    memcpy(&w, p, 4);
     *v = __builtin_bswap32(w);
-    x->x_private = (char *)x->x_private + 4;
-    x->x_handy -= 4;
+    x->x_private = p + 4;
     return TRUE;
 }
 
@@ -148,15 +165,13 @@ static inline bool_t tbbt_xdr_opaque(XDR *x, char *cp, u_int cnt)
         return xdr_opaque(x, cp, cnt);
     if (cnt == 0)
         return TRUE;
-    if (x->x_handy < cnt)
+    if (tbbt__xdrmem_left(x) < cnt)
         return FALSE;
     memcpy(cp, x->x_private, cnt);
     x->x_private = (char *)x->x_private + cnt;
-    x->x_handy -= cnt;
-    if (x->x_handy < pad)
+    if (tbbt__xdrmem_left(x) < pad)
         return FALSE;
     x->x_private = (char *)x->x_private + pad;
-    x->x_handy -= pad;
     return TRUE;
 }
 
@@ -203,6 +218,20 @@ static inline bool_t tbbt_xdr_string(XDR *x, char **cpp, u_int maxsize)
 #define xdr_opaque(x, p, n) tbbt_xdr_opaque(x, p, n)
 #define xdr_bytes(x, p, s, m) tbbt_xdr_bytes(x, p, s, m)
 #define xdr_string(x, p, m) tbbt_xdr_string(x, p, m)
+
+/*
+ * The attribute routines of nfs3.x run for nearly every reply, and their
+ * members' routines (times, device numbers, the typedefs of uint32) are
+ * separate functions of a few words each: inlined into them (flatten), the
+ * stream position stays in a register from the first word to the last.
+ * (rpcgen's types are typedefs of structs of the same names.)
+ */
+struct fattr3;
+struct post_op_attr;
+struct wcc_data;
+bool_t xdr_fattr3(XDR *, struct fattr3 *) __attribute__((flatten));
+bool_t xdr_post_op_attr(XDR *, struct post_op_attr *) __attribute__((flatten));
+bool_t xdr_wcc_data(XDR *, struct wcc_data *) __attribute__((flatten));
 #endif
 
 #endif
