@@ -116,6 +116,7 @@ static void udp(struct tbbt_capdec *d, const struct tbbt__cap_ip *ip, const uint
     m.wire_len = ulen - 8;
     m.truncated = pcap < ulen - 8;
     m.tcp = false;
+    m.memo = NULL;
     m.af = ip->af;
     memset(m.src, 0, sizeof m.src);
     memset(m.dst, 0, sizeof m.dst);

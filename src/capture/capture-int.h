@@ -100,6 +100,7 @@ struct tbbt__cap_stream {
     size_t ooo_bytes;
     struct tbbt__cap_seg *ooo;              /* sorted by sequence number */
     struct tbbt__cap_rec rec;
+    uint32_t memo[TBBT_CAP_MEMO];           /* the message callback's (capture.h) */
 };
 
 struct tbbt__cap_frags;

@@ -40,7 +40,16 @@ struct tbbt_cap_msg {
     uint8_t af;              /* 4 or 6 */
     uint8_t src[16], dst[16]; /* addresses (IPv4 in the first 4 bytes) */
     uint16_t sport, dport;
+    /*
+     * TBBT_CAP_MEMO words the callback may keep about the message's TCP
+     * stream (one direction of a connection), 0 when the stream starts and
+     * the same for each of its messages; NULL for UDP.  The callback's own:
+     * never read here.
+     */
+    uint32_t *memo;
 };
+
+#define TBBT_CAP_MEMO 2
 
 typedef void (*tbbt_cap_msg_cb)(const struct tbbt_cap_msg *msg, void *arg);
 

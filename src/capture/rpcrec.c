@@ -69,6 +69,7 @@ static void deliver(struct tbbt_capdec *d, struct tbbt__cap_stream *s, uint64_t 
     m.wire_len = wire > UINT32_MAX ? UINT32_MAX : (uint32_t)wire;
     m.truncated = len < wire;
     m.tcp = true;
+    m.memo = s->memo;
     s->rec.verified = true;
     tbbt__cap_deliver(d, &m);
 }

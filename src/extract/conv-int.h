@@ -42,6 +42,12 @@ struct tbbt__conv_msg {
     uint64_t ts_ns;
     bool tcp;
     bool truncated;             /* cut short by the snap length */
+    /*
+     * Where the reader remembers the flow number of key's addresses and ports
+     * (0 until the core has looked it up once; see pair.h), e.g. in its TCP
+     * stream, or NULL: the core looks it up for every message.
+     */
+    uint32_t *flow_cache;
 };
 
 /* An input reader (STYLE 9: one file per implementation). */

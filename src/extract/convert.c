@@ -58,7 +58,6 @@
 
 #define MAXPROCS 32
 #define NPROGS 5
-#define EP_FRONT_SLOTS 1024
 #define NBATCH 8                   /* batches in flight between the threads */
 #define BATCH_BYTES (128u << 10)   /* default batch size */
 #define RECS_MIN 64
@@ -85,6 +84,7 @@ struct ev {
 struct ev_call {
     struct ev h;
     struct tbbt__pair_key key;     /* the XID, and without it the endpoint */
+    uint32_t flow;                 /* the pairer's number of key's addresses and ports */
     uint32_t uid, gid;
 };
 
@@ -124,12 +124,6 @@ struct recs {
     uint64_t n_spare, spare_cap;
 };
 
-struct ep_slot {
-    struct tbbt__pair_key key;     /* a call's key (its XID does not matter); af 0 = empty */
-    bool tcp;
-    uint32_t ref;
-};
-
 /*
  * The halves write to separate cache lines (pad): a line written by one
  * thread and read by the other moves between the cores at every write.
@@ -160,8 +154,8 @@ struct tbbt__conv {
     struct tbbt_fhtab *fh;
     struct tbbt_eptab *ep;
     struct tbbt_spill_writer *w;   /* pass A's records, for pass B (trace/spill.h) */
-    GHashTable *ep_cache;          /* stream key -> endpoint ref + 1 */
-    struct ep_slot *ep_front;      /* direct-mapped cache in front of ep_cache */
+    uint32_t *ep_by_flow;          /* [(flow - 1) * 2 + tcp]: endpoint ref + 1, 0 unknown */
+    size_t ep_by_flow_len;
     uint8_t *zeros;                /* kept bytes of a body, then zeros (zeros_len) */
     size_t zeros_len;
     int write_err;
@@ -301,67 +295,38 @@ static struct tbbt_trace_rec *recs_pop(struct recs *r)
 
 /* ---- the record half: filling and writing -------------------------------------- */
 
-static guint stream_hash(gconstpointer p)
+/*
+ * Endpoint of a call's key (addresses and ports) and transport, by the key's
+ * flow number: a flow and a transport are one endpoint.
+ */
+static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *key,
+                             uint32_t flow, bool tcp)
 {
-    const struct tbbt__pair_key *k = p;
-    guint h = k->cport * 2654435761u;
-    for (int i = 0; i < 16; i++)
-        h = (h ^ k->caddr[i] ^ (guint)k->saddr[i] << 8) * 16777619u;
-    return h;
-}
-
-static gboolean stream_equal(gconstpointer a, gconstpointer b)
-{
-    return memcmp(a, b, sizeof(struct tbbt__pair_key)) == 0;
-}
-
-static bool same_endpoint(const struct ep_slot *s, const struct tbbt__pair_key *k, bool tcp)
-{
-    return s->key.af == k->af && s->key.cport == k->cport && s->key.sport == k->sport &&
-           s->tcp == tcp && memcmp(s->key.caddr, k->caddr, 32) == 0;
-}
-
-static uint32_t ep_front_slot(const struct tbbt__pair_key *k, bool tcp)
-{
-    uint64_t w[4], h;
-
-    memcpy(w, k, sizeof(w));
-    h = w[0] ^ w[1] * 3 ^ w[2] * 5 ^ w[3] * 7 ^ (uint64_t)k->cport << 16 ^
-        (uint64_t)k->sport << 32 ^ (uint64_t)tcp << 48 ^ k->af;
-    h *= 0x9e3779b97f4a7c15ull;
-    G_STATIC_ASSERT(EP_FRONT_SLOTS == 1u << 10);
-    return (uint32_t)(h >> 54);
-}
-
-/* Endpoint of a call's key (addresses and ports): a direct-mapped cache, then ep_cache. */
-static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *key, bool tcp)
-{
-    struct tbbt__pair_key sk = *key;
     struct tbbt_endpoint ep;
-    struct ep_slot *slot;
-    gpointer v;
+    size_t i = ((size_t)flow - 1) * 2 + tcp;
     int af = key->af == 6 ? AF_INET6 : AF_INET;
     uint32_t ref;
 
-    sk.xid = 0;                  /* the stream key: addresses, ports, transport */
-    sk.pad[0] = tcp;
-    slot = &c->ep_front[ep_front_slot(key, tcp)];
-    if (same_endpoint(slot, key, tcp))
-        return slot->ref;
-    slot->key = *key;
-    slot->tcp = tcp;
-    v = g_hash_table_lookup(c->ep_cache, &sk);
-    if (v)
-        return slot->ref = (uint32_t)(GPOINTER_TO_UINT(v) - 1);
+    if (i < c->ep_by_flow_len && c->ep_by_flow[i])
+        return c->ep_by_flow[i] - 1;
+    if (i >= c->ep_by_flow_len) {
+        size_t n = c->ep_by_flow_len ? c->ep_by_flow_len : 64;
+        while (n <= i)
+            n *= 2;
+        c->ep_by_flow = g_renew(uint32_t, c->ep_by_flow, n);
+        memset(c->ep_by_flow + c->ep_by_flow_len, 0,
+               (n - c->ep_by_flow_len) * sizeof(*c->ep_by_flow));
+        c->ep_by_flow_len = n;
+    }
     memset(&ep, 0, sizeof(ep));
-    inet_ntop(af, sk.caddr, ep.client, sizeof(ep.client));
-    inet_ntop(af, sk.saddr, ep.server, sizeof(ep.server));
-    ep.client_port = sk.cport;
-    ep.server_port = sk.sport;
+    inet_ntop(af, key->caddr, ep.client, sizeof(ep.client));
+    inet_ntop(af, key->saddr, ep.server, sizeof(ep.server));
+    ep.client_port = key->cport;
+    ep.server_port = key->sport;
     ep.tcp = tcp;
     ref = tbbt_eptab_intern(c->ep, &ep);
-    g_hash_table_insert(c->ep_cache, g_memdup2(&sk, sizeof(sk)), GUINT_TO_POINTER(ref + 1));
-    return slot->ref = ref;
+    c->ep_by_flow[i] = ref + 1;
+    return ref;
 }
 
 /* n records leave, in call order, for the writer. */
@@ -394,7 +359,7 @@ static struct tbbt_trace_rec *back_call(struct tbbt__conv *c, const struct ev_ca
     rec->prog = e->h.prog;
     rec->proc = e->h.proc_stat;
     rec->flags = tcp ? TBBT_RF_TCP : 0;
-    rec->endpoint = endpoint_ref(c, &e->key, tcp);
+    rec->endpoint = endpoint_ref(c, &e->key, e->flow, tcp);
     rec->uid = e->uid;
     rec->gid = e->gid;
     if (e->h.flags & EVF_BODY)
@@ -598,17 +563,32 @@ static void on_emit(uint64_t tag, bool replied, void *arg)
 }
 
 /* Pairs a call; true if it opens a record (numbered *seq). */
+/* The pairer's flow number of m's addresses and ports, remembered where m says. */
+static uint32_t msg_flow(struct tbbt__conv *c, const struct tbbt__conv_msg *m)
+{
+    uint32_t flow;
+
+    if (m->flow_cache && *m->flow_cache)
+        return *m->flow_cache;
+    flow = tbbt__pairer_flow(c->pairer, &m->key);
+    if (m->flow_cache)
+        *m->flow_cache = flow;
+    return flow;
+}
+
+/* Pairs a call; true if it opens a record (numbered *seq; its flow number in *flow). */
 static bool front_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int prog,
-                       uint32_t proc, uint64_t *seq)
+                       uint32_t proc, uint64_t *seq, uint32_t *flow)
 {
     bool known = prog > TBBT_PROG_NONE && prog < NPROGS;
     bool ours = known && proc < c->nprocs[prog];
 
     c->rpc_calls++;
+    *flow = msg_flow(c, m);
     /* Other programs and bad procedures stay paired (their replies are not "unmatched")
      * with prog NONE, and are never written. */
-    if (!tbbt__pairer_call(c->pairer, &m->key, m->ts_ns,
-                           ours ? make_tag(c->next_rec, prog, proc) : 0))
+    if (!tbbt__pairer_call_flow(c->pairer, *flow, m->key.xid, m->ts_ns,
+                                ours ? make_tag(c->next_rec, prog, proc) : 0))
         return false;
     if (!known) {
         c->other_prog_calls++;
@@ -630,7 +610,7 @@ static bool front_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int
 static bool front_reply(struct tbbt__conv *c, const struct tbbt__conv_msg *m, uint64_t *tag)
 {
     c->rpc_replies++;
-    if (!tbbt__pairer_reply(c->pairer, &m->key, m->ts_ns, tag))
+    if (!tbbt__pairer_reply_flow(c->pairer, msg_flow(c, m), m->key.xid, m->ts_ns, tag))
         return false;
     if (tag_prog(*tag) == TBBT_PROG_NONE) {
         c->other_prog_pairs++;
@@ -647,8 +627,8 @@ static uint8_t msg_flags(const struct tbbt__conv_msg *m)
     return (uint8_t)((m->tcp ? EVF_TCP : 0) | (m->truncated ? EVF_TRUNC : 0));
 }
 
-static void call_event(struct ev_call *e, const struct tbbt__conv_msg *m, int prog,
-                       uint32_t proc, uint32_t uid, uint32_t gid)
+static void call_event(struct ev_call *e, const struct tbbt__conv_msg *m, uint32_t flow,
+                       int prog, uint32_t proc, uint32_t uid, uint32_t gid)
 {
     memset(e, 0, sizeof(*e));
     e->h.kind = EV_CALL;
@@ -657,6 +637,7 @@ static void call_event(struct ev_call *e, const struct tbbt__conv_msg *m, int pr
     e->h.proc_stat = (uint8_t)proc;
     e->h.ts_ns = m->ts_ns;
     e->key = m->key;
+    e->flow = flow;
     e->uid = uid;
     e->gid = gid;
 }
@@ -681,11 +662,12 @@ struct tbbt_trace_rec *tbbt__conv_call(struct tbbt__conv *c, const struct tbbt__
 {
     struct ev_call e;
     uint64_t seq;
+    uint32_t flow;
 
     g_assert(!c->pipe);
-    if (!front_call(c, m, prog, proc, &seq))
+    if (!front_call(c, m, prog, proc, &seq, &flow))
         return NULL;
-    call_event(&e, m, prog, proc, uid, gid);
+    call_event(&e, m, flow, prog, proc, uid, gid);
     return back_call(c, &e, NULL);
 }
 
@@ -708,10 +690,11 @@ void tbbt__conv_call_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
 {
     struct ev_call e;
     uint64_t seq;
+    uint32_t flow;
 
-    if (!front_call(c, m, prog, proc, &seq))
+    if (!front_call(c, m, prog, proc, &seq, &flow))
         return;
-    call_event(&e, m, prog, proc, uid, gid);
+    call_event(&e, m, flow, prog, proc, uid, gid);
     set_body(c, &e.h, prog, proc, false, body, len);
     if (c->pipe)
         pipe_event(c->pipe, &e.h, sizeof(e), body);
@@ -1051,8 +1034,6 @@ static void core_init(struct tbbt__conv *c, const struct tbbt_convert_opts *o)
     c->fh = tbbt_fhtab_new();
     c->ep = tbbt_eptab_new();
     c->ns = tbbt_ns_new();
-    c->ep_cache = g_hash_table_new_full(stream_hash, stream_equal, g_free, NULL);
-    c->ep_front = g_new0(struct ep_slot, EP_FRONT_SLOTS);
     c->pairer = tbbt__pairer_new(o->reply_timeout_ns, o->max_pending, on_emit, c);
     recs_init(&c->recs);
 }
@@ -1064,8 +1045,7 @@ static void core_fini(struct tbbt__conv *c)
     c->src->fini(c);
     recs_fini(&c->recs);
     g_free(c->zeros);
-    g_hash_table_destroy(c->ep_cache);
-    g_free(c->ep_front);
+    g_free(c->ep_by_flow);
     tbbt_eptab_free(c->ep);
     tbbt_fhtab_free(c->fh);
     tbbt_ns_free(c->ns);

@@ -1,58 +1,61 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Call/reply pairing in call order (see pair.h).  Pending exchanges sit in a
- * ring in arrival order (each with a sequence number; the ring doubles when
- * full) and, while open, in an open-addressing table of (key hash, sequence
- * number) with linear probing.  Completed keys are remembered in a
- * direct-mapped cache of 64-bit key hashes (the newest key of a slot wins) so
- * late retransmissions are recognized; two different keys are confused only
- * if their 64-bit hashes agree.  Clients mostly number their calls in
- * sequence, so the slot of a key is chosen per block of 8 XIDs of its stream
- * (a 64-byte cache line) and by the XID within the block: a stream's
- * consecutive exchanges share a line, instead of each missing the CPU caches
- * at a random slot, while blocks spread over the cache as randomly as keys
- * did.  Per-stream XID tracking has a direct-mapped cache in front of its
- * hash table.  Nothing is allocated per exchange once the ring
- * and the table have grown to the working set.
+ * Call/reply pairing in call order (see pair.h).
+ *
+ * Flows (a key's addresses and ports) are numbered on first sight and kept
+ * for the pairer's life, each with its XID progression: an array by number,
+ * and a hash table of their keys for tbbt__pairer_flow().  An exchange is
+ * then the 64-bit word flow << 32 | XID, compared and hashed as one word
+ * (by a bijective mixer, so distinct exchanges never share a fingerprint).
+ *
+ * Pending exchanges sit in a ring in arrival order (each with a sequence
+ * number; the ring doubles when full) and, while open, in an open-addressing
+ * table of (exchange word, sequence number) with linear probing.  Completed
+ * exchanges are remembered in a direct-mapped cache of exchange words (the
+ * newest of a slot wins) so late retransmissions are recognized.  Clients
+ * mostly number their calls in sequence, so the slot of an exchange is chosen
+ * per block of 8 XIDs of its flow (a 64-byte cache line) and by the XID within
+ * the block: a flow's consecutive exchanges share a line, instead of each
+ * missing the CPU caches at a random slot, while blocks spread over the cache
+ * as randomly as exchanges did.  Nothing is allocated per exchange once the
+ * ring and the table have grown to the working set.
  */
 #include "extract/pair.h"
-#include "util/hash.h"
 
 #include <glib.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "util/hash.h"
+
 #define RECENT_SLOTS 65536     /* completed exchanges remembered for duplicate detection */
 #define RECENT_BLOCK_BITS 13   /* RECENT_SLOTS / 8 blocks of 8 slots */
 #define XID_WINDOW 4096        /* XID jumps up to this size are losses, larger ones restarts */
-#define STREAM_FRONT 64        /* direct-mapped cache of XID streams */
 #define RING_MIN 64
 #define OPEN_MIN 128
+#define FLOWS_MIN 16
 
 G_STATIC_ASSERT(sizeof(struct tbbt__pair_key) == 48);
-G_STATIC_ASSERT(offsetof(struct tbbt__pair_key, af) == 40);
-G_STATIC_ASSERT(offsetof(struct tbbt__pair_key, xid) == 32);
 
 struct pending {
-    struct tbbt__pair_key key;
-    uint64_t hash;             /* key_hash() of key */
-    uint32_t slot;             /* its slot in the cache of completed keys */
+    uint64_t fx;               /* flow << 32 | XID */
     uint64_t call_ns;
     uint64_t tag;              /* the caller's */
+    uint32_t slot;             /* its slot in the cache of completed exchanges */
     bool done;                 /* reply seen */
     bool in_hash;              /* still in the open-call table */
 };
 
-/* An open call: its key hash and its sequence number + 1 (0 = empty slot). */
+/* An open call: its exchange word and its sequence number + 1 (0 = empty slot). */
 struct open_slot {
-    uint64_t hash;
+    uint64_t fx;
     uint64_t seq1;
 };
 
-/* XIDs of one client stream (client address and port, server address). */
-struct xid_stream {
-    struct tbbt__pair_key skey;  /* the stream key: a pair key with XID 0 */
-    uint64_t hash;               /* key_hash() of skey */
+/* A flow: one client's port talking to one server port, and its XIDs. */
+struct flow {
+    struct tbbt__pair_key key;   /* a pair key with XID 0 */
+    uint64_t seed;               /* picks its blocks in the cache of completed exchanges */
     uint32_t last;
     uint64_t calls;
     int64_t lost;
@@ -65,81 +68,44 @@ struct tbbt__pairer {
     void *arg;
     struct pending *ring;      /* sequence numbers [head, tail) at seq & ring_mask */
     uint64_t ring_mask, head, tail;
-    struct open_slot *open;    /* open calls, by key hash */
+    struct open_slot *open;    /* open calls, by exchange hash */
     uint64_t open_mask, open_n;
-    uint64_t *recent;          /* RECENT_SLOTS hashes of completed keys, 0 = empty */
-    GHashTable *streams;       /* &skey -> struct xid_stream */
-    struct xid_stream *stream_front[STREAM_FRONT];
+    uint64_t *recent;          /* RECENT_SLOTS exchange words of completed calls, 0 = empty */
+    struct flow **flows;       /* flow number n at flows[n - 1] */
+    uint32_t n_flows, flows_cap;
+    GHashTable *by_key;        /* &flow->key -> flow number */
+    uint32_t last_flow;        /* the flow tbbt__pairer_flow() found last */
     uint64_t now_ns;           /* latest capture time seen */
     struct tbbt__pair_stats st;
 };
 
 /* ---- hashing ----------------------------------------------------------------- */
 
-static uint64_t mix(uint64_t h, uint64_t w)
+/* A bijective mixer of 64-bit words (the SplitMix64 finalizer). */
+static uint64_t mix64(uint64_t x)
 {
-    h = (h ^ w) * 0xff51afd7ed558ccdull;
-    return h ^ h >> 32;
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ x >> 31;
 }
 
-/*
- * The key's 48 bytes as six words: four of addresses, one of XID and ports
- * (tail_word()), one of the family.  This hashes all but the XID word.
- */
-static uint64_t addr_hash(const struct tbbt__pair_key *k)
+static uint64_t exchange(uint32_t flow, uint32_t xid)
 {
-    return tbbt_hash(k, 32, k->af);
+    return (uint64_t)flow << 32 | xid;
 }
 
-/* The bits of the key's last word (below) that hold the XID (its first 4 bytes). */
-#if G_BYTE_ORDER == G_LITTLE_ENDIAN
-#define XID_BITS 0x00000000ffffffffull
-#else
-#define XID_BITS 0xffffffff00000000ull
-#endif
-
-/* The key's fifth word (XID, ports), with the XID as 0 unless with_xid. */
-static uint64_t tail_word(const struct tbbt__pair_key *k, bool with_xid)
+static guint key_hash_g(gconstpointer p)
 {
-    uint64_t t;
+    uint64_t h = tbbt_hash(p, sizeof(struct tbbt__pair_key), 0);
 
-    memcpy(&t, (const uint8_t *)k + 32, sizeof(t));
-    return with_xid ? t : t & ~XID_BITS;
+    return (guint)(h ^ h >> 32);
 }
 
-static uint64_t finish_hash(uint64_t ah, uint64_t tail)
+static gboolean key_equal_g(gconstpointer a, gconstpointer b)
 {
-    uint64_t h = mix(ah, tail);
-
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return h ^ h >> 33;
-}
-
-static uint64_t key_hash(const struct tbbt__pair_key *k)
-{
-    return finish_hash(addr_hash(k), tail_word(k, true));
-}
-
-/* The hash of k's stream: the key with XID 0 (ah: addr_hash(k)). */
-static uint64_t stream_hash(uint64_t ah, const struct tbbt__pair_key *k)
-{
-    return finish_hash(ah, tail_word(k, false));
-}
-
-static bool key_equal(const struct tbbt__pair_key *a, const struct tbbt__pair_key *b)
-{
-    return memcmp(a, b, sizeof(*a)) == 0;
-}
-
-static guint stream_hash_g(gconstpointer p)
-{
-    return (guint)key_hash(p);
-}
-
-static gboolean stream_equal_g(gconstpointer a, gconstpointer b)
-{
-    return key_equal(a, b);
+    return memcmp(a, b, sizeof(struct tbbt__pair_key)) == 0;
 }
 
 /* ---- life ------------------------------------------------------------------- */
@@ -158,7 +124,9 @@ struct tbbt__pairer *tbbt__pairer_new(uint64_t timeout_ns, uint32_t max_pending,
     p->open = g_new0(struct open_slot, OPEN_MIN);
     p->open_mask = OPEN_MIN - 1;
     p->recent = g_new0(uint64_t, RECENT_SLOTS);
-    p->streams = g_hash_table_new_full(stream_hash_g, stream_equal_g, NULL, g_free);
+    p->flows = g_new(struct flow *, FLOWS_MIN);
+    p->flows_cap = FLOWS_MIN;
+    p->by_key = g_hash_table_new(key_hash_g, key_equal_g);
     return p;
 }
 
@@ -169,7 +137,10 @@ void tbbt__pairer_free(struct tbbt__pairer *p)
     g_free(p->ring);
     g_free(p->open);
     g_free(p->recent);
-    g_hash_table_destroy(p->streams);
+    for (uint32_t i = 0; i < p->n_flows; i++)
+        g_free(p->flows[i]);
+    g_free(p->flows);
+    g_hash_table_destroy(p->by_key);
     g_free(p);
 }
 
@@ -190,54 +161,101 @@ static void ring_grow(struct tbbt__pairer *p)
     p->ring_mask = cap - 1;
 }
 
+/* ---- flows ------------------------------------------------------------------- */
+
+uint32_t tbbt__pairer_flow(struct tbbt__pairer *p, const struct tbbt__pair_key *k)
+{
+    struct tbbt__pair_key sk = *k;
+    struct flow *f;
+    gpointer v;
+
+    sk.xid = 0;
+    if (p->last_flow && memcmp(&p->flows[p->last_flow - 1]->key, &sk, sizeof(sk)) == 0)
+        return p->last_flow;
+    v = g_hash_table_lookup(p->by_key, &sk);
+    if (v)
+        return p->last_flow = GPOINTER_TO_UINT(v);
+    g_assert(p->n_flows < UINT32_MAX);
+    if (p->n_flows == p->flows_cap) {
+        p->flows_cap *= 2;
+        p->flows = g_renew(struct flow *, p->flows, p->flows_cap);
+    }
+    f = g_new0(struct flow, 1);
+    f->key = sk;
+    f->seed = mix64(tbbt_hash(&sk, sizeof(sk), 0));
+    p->flows[p->n_flows++] = f;
+    g_hash_table_insert(p->by_key, &f->key, GUINT_TO_POINTER(p->n_flows));
+    return p->last_flow = p->n_flows;
+}
+
+static struct flow *flow_at(const struct tbbt__pairer *p, uint32_t flow)
+{
+    g_assert(flow > 0 && flow <= p->n_flows);
+    return p->flows[flow - 1];
+}
+
+static void track_xid(struct flow *f, uint32_t xid)
+{
+    int32_t d;
+
+    if (f->calls++ == 0) {
+        f->last = xid;      /* the flow may have been numbered by a reply */
+        return;
+    }
+    d = (int32_t)(xid - f->last);
+    if (d > 0 && d <= XID_WINDOW) {
+        f->lost += d - 1;
+        f->last = xid;
+    } else if (d < 0 && d > -XID_WINDOW) {
+        if (f->lost > 0)
+            f->lost--;      /* a late call fills a hole counted before */
+    } else if (d != 0) {
+        f->last = xid;      /* a new XID sequence (client restart, random start) */
+    }
+}
+
 /* ---- the open-call table ---------------------------------------------------- */
 
-/* Slot of the open call with key k (hash h), or -1. */
-static int64_t open_find(const struct tbbt__pairer *p, const struct tbbt__pair_key *k,
-                         uint64_t h)
+static uint64_t open_home(const struct tbbt__pairer *p, uint64_t fx)
 {
-    for (uint64_t i = h & p->open_mask;; i = (i + 1) & p->open_mask) {
+    return mix64(fx) & p->open_mask;
+}
+
+/* Slot of the open call of exchange fx, or -1. */
+static int64_t open_find(const struct tbbt__pairer *p, uint64_t fx)
+{
+    for (uint64_t i = open_home(p, fx);; i = (i + 1) & p->open_mask) {
         const struct open_slot *s = &p->open[i];
         if (!s->seq1)
             return -1;
-        if (s->hash == h && key_equal(&at(p, s->seq1 - 1)->key, k))
+        if (s->fx == fx)
             return (int64_t)i;
     }
 }
 
-/* Slot of the open call with sequence number seq (which is in the table). */
-static uint64_t open_slot_of(const struct tbbt__pairer *p, uint64_t h, uint64_t seq)
+static void open_insert(struct open_slot *tab, uint64_t mask, uint64_t fx, uint64_t seq1)
 {
-    uint64_t i = h & p->open_mask;
-
-    while (p->open[i].seq1 != seq + 1)
-        i = (i + 1) & p->open_mask;
-    return i;
-}
-
-static void open_insert(struct open_slot *tab, uint64_t mask, uint64_t h, uint64_t seq1)
-{
-    uint64_t i = h & mask;
+    uint64_t i = mix64(fx) & mask;
 
     while (tab[i].seq1)
         i = (i + 1) & mask;
-    tab[i].hash = h;
+    tab[i].fx = fx;
     tab[i].seq1 = seq1;
 }
 
-static void open_put(struct tbbt__pairer *p, uint64_t h, uint64_t seq)
+static void open_put(struct tbbt__pairer *p, uint64_t fx, uint64_t seq)
 {
     if ((p->open_n + 1) * 2 > p->open_mask + 1) {
         uint64_t size = (p->open_mask + 1) * 2;
         struct open_slot *n = g_new0(struct open_slot, size);
         for (uint64_t i = 0; i <= p->open_mask; i++)
             if (p->open[i].seq1)
-                open_insert(n, size - 1, p->open[i].hash, p->open[i].seq1);
+                open_insert(n, size - 1, p->open[i].fx, p->open[i].seq1);
         g_free(p->open);
         p->open = n;
         p->open_mask = size - 1;
     }
-    open_insert(p->open, p->open_mask, h, seq + 1);
+    open_insert(p->open, p->open_mask, fx, seq + 1);
     p->open_n++;
 }
 
@@ -253,7 +271,7 @@ static void open_del(struct tbbt__pairer *p, uint64_t i)
             j = (j + 1) & mask;
             if (!p->open[j].seq1)
                 return;
-            uint64_t home = p->open[j].hash & mask;
+            uint64_t home = open_home(p, p->open[j].fx);
             /* The entry at j may move to i unless its home lies cyclically in (i, j]. */
             bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
             if (!stays)
@@ -266,122 +284,68 @@ static void open_del(struct tbbt__pairer *p, uint64_t i)
 
 /* ---- completed exchanges ---------------------------------------------------- */
 
-/* The slot of XID xid of the stream with hash sh in the cache of completed keys. */
-static uint32_t recent_slot(uint64_t sh, uint32_t xid)
+/* The slot of XID xid of flow f in the cache of completed exchanges. */
+static uint32_t recent_slot(const struct flow *f, uint32_t xid)
 {
-    uint64_t block = ((sh ^ (xid >> 3)) * 0x9e3779b97f4a7c15ull) >> (64 - RECENT_BLOCK_BITS);
+    uint64_t block = ((f->seed ^ (xid >> 3)) * 0x9e3779b97f4a7c15ull) >> (64 - RECENT_BLOCK_BITS);
 
     G_STATIC_ASSERT(RECENT_SLOTS == 8u << RECENT_BLOCK_BITS);
     return (uint32_t)(block << 3 | (xid & 7));
 }
 
-static uint64_t fingerprint(uint64_t h)
-{
-    return h ? h : 1;   /* 0 marks an empty slot */
-}
-
-static void remember(struct tbbt__pairer *p, uint32_t slot, uint64_t h)
-{
-    p->recent[slot] = fingerprint(h);
-}
-
-static bool recently_done(const struct tbbt__pairer *p, uint32_t slot, uint64_t h)
-{
-    return p->recent[slot] == fingerprint(h);
-}
-
-/* ---- XID progression --------------------------------------------------------- */
-
-static struct xid_stream *find_stream(struct tbbt__pairer *p, const struct tbbt__pair_key *k,
-                                      uint64_t sh)
-{
-    struct xid_stream **slot = &p->stream_front[sh & (STREAM_FRONT - 1)];
-    struct xid_stream *s = *slot;
-    struct tbbt__pair_key sk;
-
-    if (s && s->hash == sh && memcmp(s->skey.caddr, k->caddr, 32) == 0 &&
-        tail_word(&s->skey, false) == tail_word(k, false) && s->skey.af == k->af)
-        return s;
-    sk = *k;
-    sk.xid = 0;
-    s = g_hash_table_lookup(p->streams, &sk);
-    if (!s) {
-        s = g_new0(struct xid_stream, 1);
-        s->skey = sk;
-        s->hash = sh;
-        s->last = k->xid;
-        g_hash_table_insert(p->streams, &s->skey, s);
-    }
-    return *slot = s;
-}
-
-static void track_xid(struct tbbt__pairer *p, const struct tbbt__pair_key *k, uint64_t sh)
-{
-    struct xid_stream *s = find_stream(p, k, sh);
-    int32_t d;
-
-    if (s->calls++ == 0)
-        return;
-    d = (int32_t)(k->xid - s->last);
-    if (d > 0 && d <= XID_WINDOW) {
-        s->lost += d - 1;
-        s->last = k->xid;
-    } else if (d < 0 && d > -XID_WINDOW) {
-        if (s->lost > 0)
-            s->lost--;      /* a late call fills a hole counted before */
-    } else if (d != 0) {
-        s->last = k->xid;   /* a new XID sequence (client restart, random start) */
-    }
-}
-
 /* ---- calls, replies, emission -------------------------------------------------- */
 
-bool tbbt__pairer_call(struct tbbt__pairer *p, const struct tbbt__pair_key *k, uint64_t ts_ns,
-                       uint64_t tag)
+bool tbbt__pairer_call_flow(struct tbbt__pairer *p, uint32_t flow, uint32_t xid, uint64_t ts_ns,
+                            uint64_t tag)
 {
-    uint64_t ah = addr_hash(k), h = finish_hash(ah, tail_word(k, true));
-    uint64_t sh = stream_hash(ah, k);
-    uint32_t slot = recent_slot(sh, k->xid);
+    struct flow *f = flow_at(p, flow);
+    uint64_t fx = exchange(flow, xid);
+    uint32_t slot = recent_slot(f, xid);
     struct pending *e;
 
     p->st.calls++;
     if (ts_ns > p->now_ns)
         p->now_ns = ts_ns;
-    if (recently_done(p, slot, h) || open_find(p, k, h) >= 0) {
+    if (p->recent[slot] == fx || open_find(p, fx) >= 0) {
         p->st.duplicate_calls++;
         return false;
     }
-    track_xid(p, k, sh);
-    if ((k->xid & 7) == 4)   /* the stream's next block, before its calls come */
-        __builtin_prefetch(&p->recent[recent_slot(sh, k->xid + 4)]);
+    track_xid(f, xid);
+    if ((xid & 7) == 4)   /* the flow's next block, before its calls come */
+        __builtin_prefetch(&p->recent[recent_slot(f, xid + 4)]);
     if (p->tail - p->head > p->ring_mask)
         ring_grow(p);
     e = at(p, p->tail);
-    e->key = *k;
-    e->hash = h;
+    e->fx = fx;
     e->slot = slot;
     e->call_ns = ts_ns;
     e->tag = tag;
     e->done = false;
     e->in_hash = true;
-    open_put(p, h, p->tail);
+    open_put(p, fx, p->tail);
     p->tail++;
     return true;
 }
 
-bool tbbt__pairer_reply(struct tbbt__pairer *p, const struct tbbt__pair_key *k, uint64_t ts_ns,
-                        uint64_t *tag)
+bool tbbt__pairer_call(struct tbbt__pairer *p, const struct tbbt__pair_key *k, uint64_t ts_ns,
+                       uint64_t tag)
 {
-    uint64_t ah = addr_hash(k), h = finish_hash(ah, tail_word(k, true));
+    return tbbt__pairer_call_flow(p, tbbt__pairer_flow(p, k), k->xid, ts_ns, tag);
+}
+
+bool tbbt__pairer_reply_flow(struct tbbt__pairer *p, uint32_t flow, uint32_t xid,
+                             uint64_t ts_ns, uint64_t *tag)
+{
+    uint64_t fx = exchange(flow, xid);
     int64_t i;
     struct pending *e;
 
     p->st.replies++;
     if (ts_ns > p->now_ns)
         p->now_ns = ts_ns;
-    i = open_find(p, k, h);
+    i = open_find(p, fx);
     if (i < 0) {
-        if (recently_done(p, recent_slot(stream_hash(ah, k), k->xid), h))
+        if (p->recent[recent_slot(flow_at(p, flow), xid)] == fx)
             p->st.duplicate_replies++;
         else
             p->st.unmatched_replies++;
@@ -390,11 +354,17 @@ bool tbbt__pairer_reply(struct tbbt__pairer *p, const struct tbbt__pair_key *k, 
     e = at(p, p->open[i].seq1 - 1);
     open_del(p, (uint64_t)i);
     e->in_hash = false;
-    remember(p, e->slot, h);
+    p->recent[e->slot] = fx;
     e->done = true;
     p->st.pairs++;
     *tag = e->tag;
     return true;
+}
+
+bool tbbt__pairer_reply(struct tbbt__pairer *p, const struct tbbt__pair_key *k, uint64_t ts_ns,
+                        uint64_t *tag)
+{
+    return tbbt__pairer_reply_flow(p, tbbt__pairer_flow(p, k), k->xid, ts_ns, tag);
 }
 
 static void emit_head(struct tbbt__pairer *p)
@@ -404,9 +374,11 @@ static void emit_head(struct tbbt__pairer *p)
     if (!e->done) {
         p->st.unmatched_calls++;
         if (e->in_hash) {
-            open_del(p, open_slot_of(p, e->hash, p->head));
+            int64_t i = open_find(p, e->fx);
+            g_assert(i >= 0);
+            open_del(p, (uint64_t)i);
             e->in_hash = false;
-            remember(p, e->slot, e->hash);   /* a later reply is late, not new */
+            p->recent[e->slot] = e->fx;   /* a later reply is late, not new */
         }
     }
     p->head++;
@@ -426,17 +398,11 @@ void tbbt__pairer_drain(struct tbbt__pairer *p)
 
 void tbbt__pairer_finish(struct tbbt__pairer *p)
 {
-    GHashTableIter it;
-    gpointer v;
-
     while (p->head != p->tail)
         emit_head(p);
     p->st.estimated_lost_calls = 0;
-    g_hash_table_iter_init(&it, p->streams);
-    while (g_hash_table_iter_next(&it, NULL, &v)) {
-        struct xid_stream *s = v;
-        p->st.estimated_lost_calls += s->lost > 0 ? (uint64_t)s->lost : 0;
-    }
+    for (uint32_t i = 0; i < p->n_flows; i++)
+        p->st.estimated_lost_calls += p->flows[i]->lost > 0 ? (uint64_t)p->flows[i]->lost : 0;
 }
 
 const struct tbbt__pair_stats *tbbt__pairer_stats(const struct tbbt__pairer *p)
@@ -447,31 +413,32 @@ const struct tbbt__pair_stats *tbbt__pairer_stats(const struct tbbt__pairer *p)
 void tbbt__pairer_foreach_client(const struct tbbt__pairer *p, tbbt__pair_client_cb cb,
                                  void *arg)
 {
-    GHashTable *by_client = g_hash_table_new_full(stream_hash_g, stream_equal_g, NULL, g_free);
+    GHashTable *by_client = g_hash_table_new_full(key_hash_g, key_equal_g, NULL, g_free);
     GHashTableIter it;
     gpointer v;
 
-    /* Fold streams (client address and port) into clients (address). */
-    g_hash_table_iter_init(&it, p->streams);
-    while (g_hash_table_iter_next(&it, NULL, &v)) {
-        struct xid_stream *s = v;
-        struct tbbt__pair_key ck = {.af = s->skey.af};
-        struct xid_stream *c;
+    /* Fold flows (client address and port) into clients (address). */
+    for (uint32_t i = 0; i < p->n_flows; i++) {
+        const struct flow *f = p->flows[i];
+        struct tbbt__pair_key ck = {.af = f->key.af};
+        struct flow *c;
 
-        memcpy(ck.caddr, s->skey.caddr, 16);
+        if (f->calls == 0)
+            continue;          /* only replies seen: not a client */
+        memcpy(ck.caddr, f->key.caddr, 16);
         c = g_hash_table_lookup(by_client, &ck);
         if (!c) {
-            c = g_new0(struct xid_stream, 1);
-            c->skey = ck;
-            g_hash_table_insert(by_client, &c->skey, c);
+            c = g_new0(struct flow, 1);
+            c->key = ck;
+            g_hash_table_insert(by_client, &c->key, c);
         }
-        c->calls += s->calls;
-        c->lost += s->lost > 0 ? s->lost : 0;
+        c->calls += f->calls;
+        c->lost += f->lost > 0 ? f->lost : 0;
     }
     g_hash_table_iter_init(&it, by_client);
     while (g_hash_table_iter_next(&it, NULL, &v)) {
-        struct xid_stream *c = v;
-        cb(c->skey.af, c->skey.caddr, c->calls, (uint64_t)c->lost, arg);
+        struct flow *c = v;
+        cb(c->key.af, c->key.caddr, c->calls, (uint64_t)c->lost, arg);
     }
     g_hash_table_destroy(by_client);
 }

@@ -4,7 +4,12 @@
  * emitting the exchanges in call order (TBBT paper 3.1).
  *
  * A call opens a pending exchange keyed by (client address and port, server
- * address, XID); its reply completes it.  Exchanges leave in the order their
+ * address and port, XID); its reply completes it.  The pairer numbers the
+ * address-and-port part, the flow, on first sight (1, 2, ...; the numbers
+ * hold for the pairer's life), and keys exchanges by flow number and XID: a
+ * caller that knows a message's flow number (a TCP stream remembers it) gives
+ * it with tbbt__pairer_call_flow() and _reply_flow() and so spares the look-up
+ * of its addresses.  Exchanges leave in the order their
  * calls arrived, once complete, or as "no reply" when their call is older
  * than the reply timeout (capture time) or too many calls are pending.
  * Retransmitted calls and replies are recognized (also shortly after the
@@ -66,6 +71,8 @@ struct tbbt__pairer *tbbt__pairer_new(uint64_t timeout_ns, uint32_t max_pending,
 /* Frees without emitting what is pending.  NULL is a no-op. */
 void tbbt__pairer_free(struct tbbt__pairer *p);
 
+/* The flow number (> 0) of k's addresses and ports (its XID is ignored). */
+uint32_t tbbt__pairer_flow(struct tbbt__pairer *p, const struct tbbt__pair_key *k);
 /*
  * A call arrived at ts_ns.  Opens its exchange with the caller's tag and
  * returns true, or returns false if the call is a retransmission.  Emits
@@ -73,12 +80,18 @@ void tbbt__pairer_free(struct tbbt__pairer *p);
  */
 bool tbbt__pairer_call(struct tbbt__pairer *p, const struct tbbt__pair_key *k, uint64_t ts_ns,
                        uint64_t tag);
+/* The same for a call of flow number flow (from tbbt__pairer_flow()) with XID xid. */
+bool tbbt__pairer_call_flow(struct tbbt__pairer *p, uint32_t flow, uint32_t xid, uint64_t ts_ns,
+                            uint64_t tag);
 /*
  * A reply arrived at ts_ns.  Returns true and its call's tag in *tag when it
  * completes an open exchange; false if it has no call or is a duplicate.
  */
 bool tbbt__pairer_reply(struct tbbt__pairer *p, const struct tbbt__pair_key *k, uint64_t ts_ns,
                         uint64_t *tag);
+/* The same for a reply of flow number flow (the flow of its call's key) with XID xid. */
+bool tbbt__pairer_reply_flow(struct tbbt__pairer *p, uint32_t flow, uint32_t xid,
+                             uint64_t ts_ns, uint64_t *tag);
 /* Emits every exchange that can leave now (call it after each call or reply). */
 void tbbt__pairer_drain(struct tbbt__pairer *p);
 /* End of input: emits everything pending (unanswered calls). */

@@ -64,6 +64,8 @@ static void to_msg(const struct tbbt_cap_msg *m, bool call, uint32_t xid,
     cm->ts_ns = m->ts_ns;
     cm->tcp = m->tcp;
     cm->truncated = m->truncated;
+    /* a TCP stream remembers the flow numbers of its calls' and its replies' keys */
+    cm->flow_cache = m->memo ? &m->memo[call ? 0 : 1] : NULL;
 }
 
 static void on_call(struct pcap_state *s, const struct tbbt_cap_msg *m,

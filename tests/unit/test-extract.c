@@ -484,6 +484,51 @@ static void run_model(uint64_t timeout, guint max_pending, guint32 seed)
     g_array_free(m.replied, TRUE);
 }
 
+/*
+ * Flow numbers: one per addresses and ports, whatever the XID, the same for
+ * the pairer's life; the flow API pairs as the key API does; a flow seen only
+ * in replies is no client, and a reply first does not shift its flow's XIDs.
+ */
+static void test_pair_flows(void **state)
+{
+    struct sink s = {0};
+    struct tbbt__pairer *p = tbbt__pairer_new(1000000, 100, sink_emit, &s);
+    struct tbbt__pair_key a = key(5, 800), a2 = key(6, 800), b = key(5, 801), r = key(7, 802);
+    struct tbbt__pair_key other = key(3, 800);
+    struct client_seen c = {0};
+    uint64_t tag = 0;
+    uint32_t fa, fb;
+
+    (void)state;
+    fa = tbbt__pairer_flow(p, &a);
+    fb = tbbt__pairer_flow(p, &b);
+    assert_true(fa > 0 && fb > 0 && fa != fb);
+    assert_int_equal(tbbt__pairer_flow(p, &a2), fa);
+    assert_int_equal(tbbt__pairer_flow(p, &b), fb);
+    assert_false(tbbt__pairer_reply(p, &r, 1, &tag));           /* no call: unmatched */
+    assert_true(tbbt__pairer_call_flow(p, fa, 5, 2, 5));
+    assert_false(tbbt__pairer_call(p, &a, 3, 5));               /* the same exchange */
+    assert_true(tbbt__pairer_call(p, &b, 4, 6));                /* another port */
+    assert_true(tbbt__pairer_reply(p, &a, 5, &tag));
+    assert_int_equal(tag, 5);
+    assert_true(tbbt__pairer_reply_flow(p, fb, 5, 6, &tag));
+    assert_int_equal(tag, 6);
+    assert_false(tbbt__pairer_reply_flow(p, fa, 5, 7, &tag));   /* a duplicate reply */
+    assert_true(tbbt__pairer_call(p, &r, 8, 7));                /* numbered by its reply */
+    other.caddr[3] = 9;                                          /* another client */
+    assert_false(tbbt__pairer_reply(p, &other, 9, &tag));        /* replies only */
+    tbbt__pairer_finish(p);
+    assert_int_equal(tbbt__pairer_stats(p)->unmatched_replies, 2);
+    assert_int_equal(tbbt__pairer_stats(p)->duplicate_replies, 1);
+    assert_int_equal(tbbt__pairer_stats(p)->duplicate_calls, 1);
+    assert_int_equal(tbbt__pairer_stats(p)->estimated_lost_calls, 0);
+    tbbt__pairer_foreach_client(p, client_cb, &c);
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.calls, 3);
+    assert_int_equal(c.lost, 0);
+    tbbt__pairer_free(p);
+}
+
 static void test_pair_model(void **state)
 {
     (void)state;
@@ -629,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_pair_timeout),
         cmocka_unit_test(test_pair_max_pending),
         cmocka_unit_test(test_pair_loss_estimate),
+        cmocka_unit_test(test_pair_flows),
         cmocka_unit_test(test_pair_model),
         cmocka_unit_test(test_convert_threads),
     };
