@@ -68,6 +68,7 @@ enum { EV_CALL = 1, EV_REPLY, EV_END };
 #define EVF_TCP 1u
 #define EVF_TRUNC 2u
 #define EVF_BODY 4u                /* the record is filled from the body */
+#define EVF_KEY 8u                 /* call: its key follows (its flow's first call, see below) */
 
 struct ev {
     uint8_t kind;
@@ -81,12 +82,20 @@ struct ev {
     uint64_t seq;                  /* reply: the record it completes */
 };
 
+/*
+ * A call.  Its endpoint is known by its flow number and transport; the key
+ * (addresses and ports) follows only in the first call of each in a batch
+ * stream (EVF_KEY), for the writer to make the endpoint from.
+ */
 struct ev_call {
     struct ev h;
-    struct tbbt__pair_key key;     /* the XID, and without it the endpoint */
-    uint32_t flow;                 /* the pairer's number of key's addresses and ports */
+    uint32_t xid;
+    uint32_t flow;                 /* the pairer's number of the key's addresses and ports */
     uint32_t uid, gid;
 };
+/* what follows an event in a batch stays 8-byte aligned */
+G_STATIC_ASSERT(sizeof(struct ev) % 8 == 0 && sizeof(struct ev_call) % 8 == 0 &&
+                sizeof(struct tbbt__pair_key) % 8 == 0);
 
 /*
  * A batch of events, owned by one thread at a time.  Padded so that the
@@ -147,6 +156,8 @@ struct tbbt__conv {
     uint64_t rpc_calls, rpc_replies, nfs_calls, bad_procs, other_prog_calls, other_prog_pairs;
     uint64_t truncated_calls, truncated_replies;
     uint64_t pairs[NPROGS][MAXPROCS];
+    uint8_t *announced;            /* pipelined: [(flow - 1) * 2 + tcp] sent with EVF_KEY */
+    size_t announced_len;
     char pad1[64];
 
     /* record half: the writer thread when pipelined (the owner after the join) */
@@ -296,8 +307,9 @@ static struct tbbt_trace_rec *recs_pop(struct recs *r)
 /* ---- the record half: filling and writing -------------------------------------- */
 
 /*
- * Endpoint of a call's key (addresses and ports) and transport, by the key's
- * flow number: a flow and a transport are one endpoint.
+ * Endpoint of a call's flow number and transport (a flow and a transport are
+ * one endpoint); key (its addresses and ports) may be NULL once the endpoint
+ * is known.
  */
 static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *key,
                              uint32_t flow, bool tcp)
@@ -318,6 +330,7 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *
                (n - c->ep_by_flow_len) * sizeof(*c->ep_by_flow));
         c->ep_by_flow_len = n;
     }
+    g_assert(key);
     memset(&ep, 0, sizeof(ep));
     inet_ntop(af, key->caddr, ep.client, sizeof(ep.client));
     inet_ntop(af, key->saddr, ep.server, sizeof(ep.server));
@@ -347,19 +360,20 @@ static void back_emit(struct tbbt__conv *c, uint32_t n)
     }
 }
 
-/* A call opens the next record; body (with EVF_BODY) fills it. */
+/* A call (key: its addresses, or NULL if its endpoint is known) opens the next record;
+ * body (with EVF_BODY) fills it. */
 static struct tbbt_trace_rec *back_call(struct tbbt__conv *c, const struct ev_call *e,
-                                        const uint8_t *body)
+                                        const struct tbbt__pair_key *key, const uint8_t *body)
 {
     struct tbbt_trace_rec *rec = recs_push(&c->recs);
     bool tcp = (e->h.flags & EVF_TCP) != 0;
 
     rec->call_ns = e->h.ts_ns;
-    rec->xid = e->key.xid;
+    rec->xid = e->xid;
     rec->prog = e->h.prog;
     rec->proc = e->h.proc_stat;
     rec->flags = tcp ? TBBT_RF_TCP : 0;
-    rec->endpoint = endpoint_ref(c, &e->key, e->flow, tcp);
+    rec->endpoint = endpoint_ref(c, key, e->flow, tcp);
     rec->uid = e->uid;
     rec->gid = e->gid;
     if (e->h.flags & EVF_BODY)
@@ -405,15 +419,19 @@ static bool apply_batch(struct tbbt__conv *c, const struct batch *b)
 
     while (off < len) {
         const struct ev *e = (const struct ev *)(const void *)(buf + off);
-        size_t hdr = e->kind == EV_CALL ? sizeof(struct ev_call) : sizeof(struct ev);
-
+        size_t hdr = e->kind != EV_CALL ? sizeof(struct ev)
+                     : sizeof(struct ev_call) +
+                       (e->flags & EVF_KEY ? sizeof(struct tbbt__pair_key) : 0);
         const uint8_t *body = unpack_body(c, e, buf + off + hdr);
 
         back_emit(c, e->emits);
         if (e->kind == EV_END)
             return true;
         if (e->kind == EV_CALL)
-            back_call(c, (const struct ev_call *)(const void *)e, body);
+            back_call(c, (const struct ev_call *)(const void *)e,
+                      e->flags & EVF_KEY ? (const struct tbbt__pair_key *)(const void *)
+                                           (buf + off + sizeof(struct ev_call)) : NULL,
+                      body);
         else
             back_reply(c, e, body);
         if (e->kept != e->len)
@@ -503,17 +521,21 @@ static uint8_t *pipe_reserve(struct pipe *pp, size_t n)
     return p;
 }
 
-/* Appends an event (hdr bytes of it) and its kept body bytes. */
-static void pipe_event(struct pipe *pp, const struct ev *e, size_t hdr, const uint8_t *body)
+/* Appends an event (hdr bytes of it), xlen bytes of x (a multiple of 8) and its kept body
+ * bytes. */
+static void pipe_event(struct pipe *pp, const struct ev *e, size_t hdr, const void *x,
+                       size_t xlen, const uint8_t *body)
 {
-    uint8_t *p = pipe_reserve(pp, hdr + pad8(e->kept));
+    uint8_t *p = pipe_reserve(pp, hdr + xlen + pad8(e->kept));
     struct ev *dst = (struct ev *)(void *)p;
 
     memcpy(p, e, hdr);
     dst->emits = pp->emits;
     pp->emits = 0;
+    if (xlen)
+        memcpy(p + hdr, x, xlen);
     if (e->kept)
-        memcpy(p + hdr, body, e->kept);
+        memcpy(p + hdr + xlen, body, e->kept);
 }
 
 /* Ends the writer thread after everything handed over is applied.  No-op without one. */
@@ -524,7 +546,7 @@ static void pipe_stop(struct tbbt__conv *c)
 
     if (!pp)
         return;
-    pipe_event(pp, &end, sizeof(end), NULL);
+    pipe_event(pp, &end, sizeof(end), NULL, 0, NULL);
     batch_send(pp->full, pp->cur);
     g_thread_join(pp->thread);
     c->pipe = NULL;
@@ -636,10 +658,29 @@ static void call_event(struct ev_call *e, const struct tbbt__conv_msg *m, uint32
     e->h.prog = (uint8_t)prog;
     e->h.proc_stat = (uint8_t)proc;
     e->h.ts_ns = m->ts_ns;
-    e->key = m->key;
+    e->xid = m->key.xid;
     e->flow = flow;
     e->uid = uid;
     e->gid = gid;
+}
+
+/* True the first time the writer must be told the key of flow number flow over tcp. */
+static bool announce(struct tbbt__conv *c, uint32_t flow, bool tcp)
+{
+    size_t i = ((size_t)flow - 1) * 2 + tcp;
+
+    if (i >= c->announced_len) {
+        size_t n = c->announced_len ? c->announced_len : 64;
+        while (n <= i)
+            n *= 2;
+        c->announced = g_realloc(c->announced, n);
+        memset(c->announced + c->announced_len, 0, n - c->announced_len);
+        c->announced_len = n;
+    }
+    if (c->announced[i])
+        return false;
+    c->announced[i] = 1;
+    return true;
 }
 
 /* Marks the event as carrying a body; when pipelined, keeps only what fill() reads. */
@@ -668,7 +709,7 @@ struct tbbt_trace_rec *tbbt__conv_call(struct tbbt__conv *c, const struct tbbt__
     if (!front_call(c, m, prog, proc, &seq, &flow))
         return NULL;
     call_event(&e, m, flow, prog, proc, uid, gid);
-    return back_call(c, &e, NULL);
+    return back_call(c, &e, &m->key, NULL);
 }
 
 struct tbbt_trace_rec *tbbt__conv_reply(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
@@ -696,10 +737,14 @@ void tbbt__conv_call_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
         return;
     call_event(&e, m, flow, prog, proc, uid, gid);
     set_body(c, &e.h, prog, proc, false, body, len);
-    if (c->pipe)
-        pipe_event(c->pipe, &e.h, sizeof(e), body);
-    else
-        back_call(c, &e, body);
+    if (!c->pipe)
+        back_call(c, &e, &m->key, body);
+    else if (announce(c, flow, m->tcp)) {
+        e.h.flags |= EVF_KEY;
+        pipe_event(c->pipe, &e.h, sizeof(e), &m->key, sizeof(m->key), body);
+    } else {
+        pipe_event(c->pipe, &e.h, sizeof(e), NULL, 0, body);
+    }
 }
 
 void tbbt__conv_reply_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int rpc_stat,
@@ -714,7 +759,7 @@ void tbbt__conv_reply_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m
     e.seq = tag >> 16;
     set_body(c, &e, tag_prog(tag), (uint32_t)(tag & 0xff), true, body, len);
     if (c->pipe)
-        pipe_event(c->pipe, &e, sizeof(e), body);
+        pipe_event(c->pipe, &e, sizeof(e), NULL, 0, body);
     else
         back_reply(c, &e, body);
 }
@@ -1046,6 +1091,7 @@ static void core_fini(struct tbbt__conv *c)
     recs_fini(&c->recs);
     g_free(c->zeros);
     g_free(c->ep_by_flow);
+    g_free(c->announced);
     tbbt_eptab_free(c->ep);
     tbbt_fhtab_free(c->fh);
     tbbt_ns_free(c->ns);
