@@ -316,8 +316,8 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *
 {
     struct tbbt_endpoint ep;
     size_t i = ((size_t)flow - 1) * 2 + tcp;
-    int af = key->af == 6 ? AF_INET6 : AF_INET;
     uint32_t ref;
+    int af;
 
     if (i < c->ep_by_flow_len && c->ep_by_flow[i])
         return c->ep_by_flow[i] - 1;
@@ -331,6 +331,7 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *
         c->ep_by_flow_len = n;
     }
     g_assert(key);
+    af = key->af == 6 ? AF_INET6 : AF_INET;
     memset(&ep, 0, sizeof(ep));
     inet_ntop(af, key->caddr, ep.client, sizeof(ep.client));
     inet_ntop(af, key->saddr, ep.server, sizeof(ep.server));
