@@ -68,7 +68,7 @@ enum { EV_CALL = 1, EV_REPLY, EV_END };
 #define EVF_TCP 1u
 #define EVF_TRUNC 2u
 #define EVF_BODY 4u                /* the record is filled from the body */
-#define EVF_KEY 8u                 /* call: its key follows (its flow's first call, see below) */
+#define EVF_KEY 8u                 /* call: its key follows (see struct ev_call) */
 
 struct ev {
     uint8_t kind;
@@ -83,9 +83,9 @@ struct ev {
 };
 
 /*
- * A call.  Its endpoint is known by its flow number and transport; the key
- * (addresses and ports) follows only in the first call of each in a batch
- * stream (EVF_KEY), for the writer to make the endpoint from.
+ * A call.  The writer knows its endpoint by its flow number and transport;
+ * the key (addresses and ports) follows it (EVF_KEY) only in the first call
+ * of each flow and transport, for the writer to make the endpoint from.
  */
 struct ev_call {
     struct ev h;
@@ -221,6 +221,21 @@ static size_t pad8(size_t n)
     return (n + 7) & ~(size_t)7;
 }
 
+/* a, an array of *len elements of size bytes, with room for index i (new ones zeroed). */
+static void *grow_zeroed(void *a, size_t *len, size_t i, size_t size)
+{
+    size_t n = *len ? *len : 64;
+
+    if (i < *len)
+        return a;
+    while (n <= i)
+        n *= 2;
+    a = g_realloc_n(a, n, size);
+    memset((char *)a + *len * size, 0, (n - *len) * size);
+    *len = n;
+    return a;
+}
+
 /* ---- the record half: records by number ------------------------------------------ */
 
 static void recs_init(struct recs *r)
@@ -321,15 +336,7 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *
 
     if (i < c->ep_by_flow_len && c->ep_by_flow[i])
         return c->ep_by_flow[i] - 1;
-    if (i >= c->ep_by_flow_len) {
-        size_t n = c->ep_by_flow_len ? c->ep_by_flow_len : 64;
-        while (n <= i)
-            n *= 2;
-        c->ep_by_flow = g_renew(uint32_t, c->ep_by_flow, n);
-        memset(c->ep_by_flow + c->ep_by_flow_len, 0,
-               (n - c->ep_by_flow_len) * sizeof(*c->ep_by_flow));
-        c->ep_by_flow_len = n;
-    }
+    c->ep_by_flow = grow_zeroed(c->ep_by_flow, &c->ep_by_flow_len, i, sizeof(*c->ep_by_flow));
     g_assert(key);
     af = key->af == 6 ? AF_INET6 : AF_INET;
     memset(&ep, 0, sizeof(ep));
@@ -585,7 +592,6 @@ static void on_emit(uint64_t tag, bool replied, void *arg)
         back_emit(c, 1);
 }
 
-/* Pairs a call; true if it opens a record (numbered *seq). */
 /* The pairer's flow number of m's addresses and ports, remembered where m says. */
 static uint32_t msg_flow(struct tbbt__conv *c, const struct tbbt__conv_msg *m)
 {
@@ -670,14 +676,7 @@ static bool announce(struct tbbt__conv *c, uint32_t flow, bool tcp)
 {
     size_t i = ((size_t)flow - 1) * 2 + tcp;
 
-    if (i >= c->announced_len) {
-        size_t n = c->announced_len ? c->announced_len : 64;
-        while (n <= i)
-            n *= 2;
-        c->announced = g_realloc(c->announced, n);
-        memset(c->announced + c->announced_len, 0, n - c->announced_len);
-        c->announced_len = n;
-    }
+    c->announced = grow_zeroed(c->announced, &c->announced_len, i, 1);
     if (c->announced[i])
         return false;
     c->announced[i] = 1;
