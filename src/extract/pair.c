@@ -5,8 +5,8 @@
  * Flows (a key's addresses and ports) are numbered on first sight and kept
  * for the pairer's life, each with its XID progression: an array by number,
  * and a hash table of their keys for tbbt__pairer_flow().  An exchange is
- * then the 64-bit word flow << 32 | XID, compared and hashed as one word
- * (by a bijective mixer, so distinct exchanges never share a fingerprint).
+ * then the 64-bit word flow << 32 | XID: compared as one word, placed in
+ * tables by its XXH3 hash, and its own exact fingerprint.
  *
  * Pending exchanges sit in a ring in arrival order (each with a sequence
  * number; the ring doubles when full) and, while open, in an open-addressing
@@ -81,14 +81,10 @@ struct tbbt__pairer {
 
 /* ---- hashing ----------------------------------------------------------------- */
 
-/* A bijective mixer of 64-bit words (the SplitMix64 finalizer). */
-static uint64_t mix64(uint64_t x)
+/* The hash of an exchange word, for its table slot. */
+static uint64_t fx_hash(uint64_t fx)
 {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ x >> 31;
+    return tbbt_hash(&fx, sizeof(fx), 0);
 }
 
 static uint64_t exchange(uint32_t flow, uint32_t xid)
@@ -182,7 +178,7 @@ uint32_t tbbt__pairer_flow(struct tbbt__pairer *p, const struct tbbt__pair_key *
     }
     f = g_new0(struct flow, 1);
     f->key = sk;
-    f->seed = mix64(tbbt_hash(&sk, sizeof(sk), 0));
+    f->seed = tbbt_hash(&sk, sizeof(sk), 0);
     p->flows[p->n_flows++] = f;
     g_hash_table_insert(p->by_key, &f->key, GUINT_TO_POINTER(p->n_flows));
     return p->last_flow = p->n_flows;
@@ -218,7 +214,7 @@ static void track_xid(struct flow *f, uint32_t xid)
 
 static uint64_t open_home(const struct tbbt__pairer *p, uint64_t fx)
 {
-    return mix64(fx) & p->open_mask;
+    return fx_hash(fx) & p->open_mask;
 }
 
 /* Slot of the open call of exchange fx, or -1. */
@@ -235,7 +231,7 @@ static int64_t open_find(const struct tbbt__pairer *p, uint64_t fx)
 
 static void open_insert(struct open_slot *tab, uint64_t mask, uint64_t fx, uint64_t seq1)
 {
-    uint64_t i = mix64(fx) & mask;
+    uint64_t i = fx_hash(fx) & mask;
 
     while (tab[i].seq1)
         i = (i + 1) & mask;
