@@ -6,9 +6,8 @@
  * independent multiplications instead of a call.  XXH3 hashes 17 to 128
  * bytes with 128-bit products that run side by side; the chained
  * multiply-xorshift rounds it replaced made every look-up wait some forty
- * cycles for its slot.  Values only place keys in tables (and fingerprint
- * them in the pairer's cache of completed exchanges): they never reach a
- * file, so nothing on disk depends on them.
+ * cycles for its slot.  Values only place keys in tables: they never reach
+ * a file, so nothing on disk depends on them.
  */
 #ifndef TBBT_UTIL_HASH_H
 #define TBBT_UTIL_HASH_H
