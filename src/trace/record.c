@@ -80,19 +80,13 @@ void tbbt_trace_rec_fini(struct tbbt_trace_rec *rec)
     memset(rec, 0, sizeof(*rec));
 }
 
-/*
- * memset() called, not expanded: glibc's picks the widest stores the CPU has
- * (a record is 784 bytes; the build expands known sizes as 16-byte stores).
- */
-static void *(*volatile const zero_fill)(void *, int, size_t) = memset;
-
 void tbbt_trace_rec_clear(struct tbbt_trace_rec *rec)
 {
     struct tbbt__arena *arena = rec->arena;
     struct tbbt_entry *entries = rec->entries;
     uint32_t cap = rec->entries_cap;
 
-    zero_fill(rec, 0, sizeof(*rec));
+    memset(rec, 0, sizeof(*rec));
     rec->arena = arena;
     rec->entries = entries;
     rec->entries_cap = cap;
