@@ -516,12 +516,6 @@ static bool is_timestamp(const struct tbbt_report_counts *c)
     return c->timing && strcmp(c->timing, "timestamp") == 0;
 }
 
-static void json_kv_double(struct tbbt_json *j, const char *key, double v)
-{
-    tbbt_json_key(j, key);
-    tbbt_json_double(j, v);
-}
-
 static void json_kv_string(struct tbbt_json *j, const char *key, const char *s)
 {
     tbbt_json_key(j, key);
@@ -542,11 +536,11 @@ static void json_latency(struct tbbt_json *j, const struct tbbt_hist *h)
 {
     tbbt_json_begin_object(j);
     tbbt_json_kv_uint(j, "count", h->count);
-    json_kv_double(j, "mean_us", tbbt_hist_mean(h) / 1e3);
-    json_kv_double(j, "p50_us", (double)tbbt_hist_quantile(h, 0.50) / 1e3);
-    json_kv_double(j, "p90_us", (double)tbbt_hist_quantile(h, 0.90) / 1e3);
-    json_kv_double(j, "p99_us", (double)tbbt_hist_quantile(h, 0.99) / 1e3);
-    json_kv_double(j, "max_us", (double)h->max / 1e3);
+    tbbt_json_kv_double(j, "mean_us", tbbt_hist_mean(h) / 1e3);
+    tbbt_json_kv_double(j, "p50_us", (double)tbbt_hist_quantile(h, 0.50) / 1e3);
+    tbbt_json_kv_double(j, "p90_us", (double)tbbt_hist_quantile(h, 0.90) / 1e3);
+    tbbt_json_kv_double(j, "p99_us", (double)tbbt_hist_quantile(h, 0.99) / 1e3);
+    tbbt_json_kv_double(j, "max_us", (double)h->max / 1e3);
     tbbt_json_end_object(j);
 }
 
@@ -582,13 +576,13 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
 
 static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
 {
-    json_kv_double(j, "trace_seconds", c->trace_seconds);
-    json_kv_double(j, "wall_seconds", c->wall_seconds);
-    json_kv_double(j, "throughput_ops", ratio((double)c->ops_completed, c->wall_seconds));
-    json_kv_double(j, "read_mb_per_s", ratio((double)c->read_bytes / 1e6, c->wall_seconds));
-    json_kv_double(j, "trace_rate_ops", trace_rate(c));
-    json_kv_double(j, "target_rate_ops", is_timestamp(c) ? trace_rate(c) * c->speed : NAN);
-    json_kv_double(j, "speed", c->speed);
+    tbbt_json_kv_double(j, "trace_seconds", c->trace_seconds);
+    tbbt_json_kv_double(j, "wall_seconds", c->wall_seconds);
+    tbbt_json_kv_double(j, "throughput_ops", ratio((double)c->ops_completed, c->wall_seconds));
+    tbbt_json_kv_double(j, "read_mb_per_s", ratio((double)c->read_bytes / 1e6, c->wall_seconds));
+    tbbt_json_kv_double(j, "trace_rate_ops", trace_rate(c));
+    tbbt_json_kv_double(j, "target_rate_ops", is_timestamp(c) ? trace_rate(c) * c->speed : NAN);
+    tbbt_json_kv_double(j, "speed", c->speed);
     json_kv_string(j, "order", c->order);
     json_kv_string(j, "timing", c->timing);
     json_kv_string(j, "transport", c->transport);
@@ -609,9 +603,9 @@ static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
     tbbt_json_key(j, "dispatch_error_us");
     tbbt_json_begin_object(j);
     tbbt_json_kv_uint(j, "count", d->count);
-    json_kv_double(j, "p50", d->count ? (double)tbbt_hist_quantile(d, 0.50) / 1e3 : NAN);
-    json_kv_double(j, "p99", d->count ? (double)tbbt_hist_quantile(d, 0.99) / 1e3 : NAN);
-    json_kv_double(j, "max", d->count ? (double)d->max / 1e3 : NAN);
+    tbbt_json_kv_double(j, "p50", d->count ? (double)tbbt_hist_quantile(d, 0.50) / 1e3 : NAN);
+    tbbt_json_kv_double(j, "p99", d->count ? (double)tbbt_hist_quantile(d, 0.99) / 1e3 : NAN);
+    tbbt_json_kv_double(j, "max", d->count ? (double)d->max / 1e3 : NAN);
     tbbt_json_end_object(j);
 
     tbbt_json_key(j, "all");

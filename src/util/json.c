@@ -112,6 +112,12 @@ void tbbt_json_kv_uint(struct tbbt_json *j, const char *key, uint64_t v)
     tbbt_json_uint(j, v);
 }
 
+void tbbt_json_kv_double(struct tbbt_json *j, const char *key, double v)
+{
+    tbbt_json_key(j, key);
+    tbbt_json_double(j, v);
+}
+
 char *tbbt_json_finish(struct tbbt_json *j)
 {
     char *s = g_string_free(j->out, FALSE);

@@ -33,6 +33,8 @@ void tbbt_json_bool(struct tbbt_json *j, bool v);
 void tbbt_json_null(struct tbbt_json *j);
 /* Shorthand for tbbt_json_key(j, key) then tbbt_json_uint(j, v). */
 void tbbt_json_kv_uint(struct tbbt_json *j, const char *key, uint64_t v);
+/* Shorthand for tbbt_json_key(j, key) then tbbt_json_double(j, v). */
+void tbbt_json_kv_double(struct tbbt_json *j, const char *key, double v);
 /* Returns the text (given: caller g_free()s) and resets j. */
 char *tbbt_json_finish(struct tbbt_json *j);
 /* Writes text to path ("-" = stdout) with a final newline; 0 or -errno. */
