@@ -156,8 +156,8 @@ struct tbbt__conv {
     uint64_t rpc_calls, rpc_replies, nfs_calls, bad_procs, other_prog_calls, other_prog_pairs;
     uint64_t truncated_calls, truncated_replies;
     uint64_t pairs[NPROGS][MAXPROCS];
-    uint8_t *announced;            /* pipelined: [(flow - 1) * 2 + tcp] sent with EVF_KEY */
-    size_t announced_len;
+    GArray *announced;             /* pipelined: gboolean [(flow - 1) * 2 + tcp], sent with
+                                    * EVF_KEY */
     char pad1[64];
 
     /* record half: the writer thread when pipelined (the owner after the join) */
@@ -165,8 +165,7 @@ struct tbbt__conv {
     struct tbbt_fhtab *fh;
     struct tbbt_eptab *ep;
     struct tbbt_spill_writer *w;   /* pass A's records, for pass B (trace/spill.h) */
-    uint32_t *ep_by_flow;          /* [(flow - 1) * 2 + tcp]: endpoint ref + 1, 0 unknown */
-    size_t ep_by_flow_len;
+    GArray *ep_by_flow;            /* guint32 [(flow - 1) * 2 + tcp]: endpoint ref + 1, 0 unknown */
     uint8_t *zeros;                /* kept bytes of a body, then zeros (zeros_len) */
     size_t zeros_len;
     int write_err;
@@ -221,19 +220,14 @@ static size_t pad8(size_t n)
     return (n + 7) & ~(size_t)7;
 }
 
-/* a, an array of *len elements of size bytes, with room for index i (new ones zeroed). */
-static void *grow_zeroed(void *a, size_t *len, size_t i, size_t size)
+/* Index i of a per-flow-and-transport array (a cleared GArray, grown to hold i). */
+static guint flow_index(GArray *a, uint32_t flow, bool tcp)
 {
-    size_t n = *len ? *len : 64;
+    guint i = (flow - 1) * 2 + tcp;
 
-    if (i < *len)
-        return a;
-    while (n <= i)
-        n *= 2;
-    a = g_realloc_n(a, n, size);
-    memset((char *)a + *len * size, 0, (n - *len) * size);
-    *len = n;
-    return a;
+    if (i >= a->len)
+        g_array_set_size(a, i + 1);
+    return i;
 }
 
 /* ---- the record half: records by number ------------------------------------------ */
@@ -330,13 +324,12 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *
                              uint32_t flow, bool tcp)
 {
     struct tbbt_endpoint ep;
-    size_t i = ((size_t)flow - 1) * 2 + tcp;
+    guint32 *known = &g_array_index(c->ep_by_flow, guint32, flow_index(c->ep_by_flow, flow, tcp));
     uint32_t ref;
     int af;
 
-    if (i < c->ep_by_flow_len && c->ep_by_flow[i])
-        return c->ep_by_flow[i] - 1;
-    c->ep_by_flow = grow_zeroed(c->ep_by_flow, &c->ep_by_flow_len, i, sizeof(*c->ep_by_flow));
+    if (*known)
+        return *known - 1;
     g_assert(key);
     af = key->af == 6 ? AF_INET6 : AF_INET;
     memset(&ep, 0, sizeof(ep));
@@ -346,7 +339,7 @@ static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *
     ep.server_port = key->sport;
     ep.tcp = tcp;
     ref = tbbt_eptab_intern(c->ep, &ep);
-    c->ep_by_flow[i] = ref + 1;
+    *known = ref + 1;
     return ref;
 }
 
@@ -674,12 +667,11 @@ static void call_event(struct ev_call *e, const struct tbbt__conv_msg *m, uint32
 /* True the first time the writer must be told the key of flow number flow over tcp. */
 static bool announce(struct tbbt__conv *c, uint32_t flow, bool tcp)
 {
-    size_t i = ((size_t)flow - 1) * 2 + tcp;
+    gboolean *sent = &g_array_index(c->announced, gboolean, flow_index(c->announced, flow, tcp));
 
-    c->announced = grow_zeroed(c->announced, &c->announced_len, i, 1);
-    if (c->announced[i])
+    if (*sent)
         return false;
-    c->announced[i] = 1;
+    *sent = TRUE;
     return true;
 }
 
@@ -1070,6 +1062,8 @@ static void core_init(struct tbbt__conv *c, const struct tbbt_convert_opts *o)
     }
     c->fh = tbbt_fhtab_new();
     c->ep = tbbt_eptab_new();
+    c->ep_by_flow = g_array_new(FALSE, TRUE, sizeof(guint32));
+    c->announced = g_array_new(FALSE, TRUE, sizeof(gboolean));
     c->ns = tbbt_ns_new();
     c->pairer = tbbt__pairer_new(o->reply_timeout_ns, o->max_pending, on_emit, c);
     recs_init(&c->recs);
@@ -1082,8 +1076,8 @@ static void core_fini(struct tbbt__conv *c)
     c->src->fini(c);
     recs_fini(&c->recs);
     g_free(c->zeros);
-    g_free(c->ep_by_flow);
-    g_free(c->announced);
+    g_array_free(c->ep_by_flow, TRUE);
+    g_array_free(c->announced, TRUE);
     tbbt_eptab_free(c->ep);
     tbbt_fhtab_free(c->fh);
     tbbt_ns_free(c->ns);

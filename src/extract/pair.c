@@ -33,7 +33,6 @@
 #define XID_WINDOW 4096        /* XID jumps up to this size are losses, larger ones restarts */
 #define RING_MIN 64
 #define OPEN_MIN 128
-#define FLOWS_MIN 16
 
 G_STATIC_ASSERT(sizeof(struct tbbt__pair_key) == 48);
 
@@ -71,8 +70,7 @@ struct tbbt__pairer {
     struct open_slot *open;    /* open calls, by exchange hash */
     uint64_t open_mask, open_n;
     uint64_t *recent;          /* RECENT_SLOTS exchange words of completed calls, 0 = empty */
-    struct flow **flows;       /* flow number n at flows[n - 1] */
-    uint32_t n_flows, flows_cap;
+    GPtrArray *flows;          /* flow number n at index n - 1 (owned) */
     GHashTable *by_key;        /* &flow->key -> flow number */
     uint32_t last_flow;        /* the flow tbbt__pairer_flow() found last */
     uint64_t now_ns;           /* latest capture time seen */
@@ -120,8 +118,7 @@ struct tbbt__pairer *tbbt__pairer_new(uint64_t timeout_ns, uint32_t max_pending,
     p->open = g_new0(struct open_slot, OPEN_MIN);
     p->open_mask = OPEN_MIN - 1;
     p->recent = g_new0(uint64_t, RECENT_SLOTS);
-    p->flows = g_new(struct flow *, FLOWS_MIN);
-    p->flows_cap = FLOWS_MIN;
+    p->flows = g_ptr_array_new_with_free_func(g_free);
     p->by_key = g_hash_table_new(key_hash_g, key_equal_g);
     return p;
 }
@@ -133,9 +130,7 @@ void tbbt__pairer_free(struct tbbt__pairer *p)
     g_free(p->ring);
     g_free(p->open);
     g_free(p->recent);
-    for (uint32_t i = 0; i < p->n_flows; i++)
-        g_free(p->flows[i]);
-    g_free(p->flows);
+    g_ptr_array_free(p->flows, TRUE);
     g_hash_table_destroy(p->by_key);
     g_free(p);
 }
@@ -159,6 +154,12 @@ static void ring_grow(struct tbbt__pairer *p)
 
 /* ---- flows ------------------------------------------------------------------- */
 
+static struct flow *flow_at(const struct tbbt__pairer *p, uint32_t flow)
+{
+    g_assert(flow > 0 && flow <= p->flows->len);
+    return g_ptr_array_index(p->flows, flow - 1);
+}
+
 uint32_t tbbt__pairer_flow(struct tbbt__pairer *p, const struct tbbt__pair_key *k)
 {
     struct tbbt__pair_key sk = *k;
@@ -166,28 +167,18 @@ uint32_t tbbt__pairer_flow(struct tbbt__pairer *p, const struct tbbt__pair_key *
     gpointer v;
 
     sk.xid = 0;
-    if (p->last_flow && memcmp(&p->flows[p->last_flow - 1]->key, &sk, sizeof(sk)) == 0)
+    if (p->last_flow && memcmp(&flow_at(p, p->last_flow)->key, &sk, sizeof(sk)) == 0)
         return p->last_flow;
     v = g_hash_table_lookup(p->by_key, &sk);
     if (v)
         return p->last_flow = GPOINTER_TO_UINT(v);
-    g_assert(p->n_flows < UINT32_MAX);
-    if (p->n_flows == p->flows_cap) {
-        p->flows_cap *= 2;
-        p->flows = g_renew(struct flow *, p->flows, p->flows_cap);
-    }
+    g_assert(p->flows->len < UINT32_MAX);
     f = g_new0(struct flow, 1);
     f->key = sk;
     f->seed = tbbt_hash(&sk, sizeof(sk), 0);
-    p->flows[p->n_flows++] = f;
-    g_hash_table_insert(p->by_key, &f->key, GUINT_TO_POINTER(p->n_flows));
-    return p->last_flow = p->n_flows;
-}
-
-static struct flow *flow_at(const struct tbbt__pairer *p, uint32_t flow)
-{
-    g_assert(flow > 0 && flow <= p->n_flows);
-    return p->flows[flow - 1];
+    g_ptr_array_add(p->flows, f);
+    g_hash_table_insert(p->by_key, &f->key, GUINT_TO_POINTER(p->flows->len));
+    return p->last_flow = p->flows->len;
 }
 
 static void track_xid(struct flow *f, uint32_t xid)
@@ -397,8 +388,10 @@ void tbbt__pairer_finish(struct tbbt__pairer *p)
     while (p->head != p->tail)
         emit_head(p);
     p->st.estimated_lost_calls = 0;
-    for (uint32_t i = 0; i < p->n_flows; i++)
-        p->st.estimated_lost_calls += p->flows[i]->lost > 0 ? (uint64_t)p->flows[i]->lost : 0;
+    for (guint i = 0; i < p->flows->len; i++) {
+        const struct flow *f = g_ptr_array_index(p->flows, i);
+        p->st.estimated_lost_calls += f->lost > 0 ? (uint64_t)f->lost : 0;
+    }
 }
 
 const struct tbbt__pair_stats *tbbt__pairer_stats(const struct tbbt__pairer *p)
@@ -414,8 +407,8 @@ void tbbt__pairer_foreach_client(const struct tbbt__pairer *p, tbbt__pair_client
     gpointer v;
 
     /* Fold flows (client address and port) into clients (address). */
-    for (uint32_t i = 0; i < p->n_flows; i++) {
-        const struct flow *f = p->flows[i];
+    for (guint i = 0; i < p->flows->len; i++) {
+        const struct flow *f = g_ptr_array_index(p->flows, i);
         struct tbbt__pair_key ck = {.af = f->key.af};
         struct flow *c;
 
