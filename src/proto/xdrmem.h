@@ -58,14 +58,13 @@ static inline size_t tbbt__xdrmem_left(const XDR *x)
 /* Reads the next word of a tbbt_xdrmem stream; false if fewer than 4 bytes are left. */
 static inline bool_t tbbt__xdrmem_word(XDR *x, uint32_t *v)
 {
-    char *p = x->x_private;
     uint32_t w;
 
-    if (tbbt__xdrmem_end(x) - p < 4)
+    if (tbbt__xdrmem_left(x) < 4)
         return FALSE;
-    memcpy(&w, p, 4);
+    memcpy(&w, x->x_private, 4);
     *v = __builtin_bswap32(w);
-    x->x_private = p + 4;
+    x->x_private = (char *)x->x_private + 4;
     return TRUE;
 }
 
