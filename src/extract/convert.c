@@ -220,7 +220,10 @@ static size_t pad8(size_t n)
     return (n + 7) & ~(size_t)7;
 }
 
-/* Index i of a per-flow-and-transport array (a cleared GArray, grown to hold i). */
+/*
+ * The index of (flow, tcp) in a per-flow-and-transport array (a cleared GArray),
+ * grown to hold it: read a->data after this call, as it may move.
+ */
 static guint flow_index(GArray *a, uint32_t flow, bool tcp)
 {
     guint i = (flow - 1) * 2 + tcp;
@@ -323,8 +326,9 @@ static struct tbbt_trace_rec *recs_pop(struct recs *r)
 static uint32_t endpoint_ref(struct tbbt__conv *c, const struct tbbt__pair_key *key,
                              uint32_t flow, bool tcp)
 {
+    guint i = flow_index(c->ep_by_flow, flow, tcp);   /* before data is read: it may move */
+    guint32 *known = &g_array_index(c->ep_by_flow, guint32, i);
     struct tbbt_endpoint ep;
-    guint32 *known = &g_array_index(c->ep_by_flow, guint32, flow_index(c->ep_by_flow, flow, tcp));
     uint32_t ref;
     int af;
 
@@ -667,7 +671,8 @@ static void call_event(struct ev_call *e, const struct tbbt__conv_msg *m, uint32
 /* True the first time the writer must be told the key of flow number flow over tcp. */
 static bool announce(struct tbbt__conv *c, uint32_t flow, bool tcp)
 {
-    gboolean *sent = &g_array_index(c->announced, gboolean, flow_index(c->announced, flow, tcp));
+    guint i = flow_index(c->announced, flow, tcp);     /* before data is read: it may move */
+    gboolean *sent = &g_array_index(c->announced, gboolean, i);
 
     if (*sent)
         return false;
