@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rpc-null: pipelined RPC load on an NFSv3 server through the player's transport
- * (src/player/rpcconn.h): N connections, K calls outstanding on each, for T seconds,
+ * (src/rpcclient/rpcconn.h): N connections, K calls outstanding on each, for T seconds,
  * NULL (NFS program 100003 v3 procedure 0) or GETATTR of the export root.  Prints
  * calls/s and this process's CPU time per call (getrusage user + sys over all threads,
  * divided by completed calls): the transport's share of the player's budget.
@@ -33,7 +33,7 @@
 
 #include <glib.h>
 
-#include "player/rpcconn.h"
+#include "rpcclient/rpcconn.h"
 #include "proto/nfs3.h"
 #include "util/exit-codes.h"
 #include "util/util.h"

@@ -32,7 +32,7 @@
 #include "ns/ns.h"
 #include "player/fsdep.h"
 #include "player/nfsreq.h"
-#include "player/rpcconn.h"
+#include "rpcclient/rpcconn.h"
 #include "util/heap.h"
 #include "util/util.h"
 

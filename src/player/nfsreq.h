@@ -13,7 +13,7 @@
  * (new handles, directory cookies), the decoder; reads new handles and readdir
  * positions out of decoded results.
  *
- * What it does not do: send anything (src/player/rpcconn.h does), decide whether a
+ * What it does not do: send anything (src/rpcclient/rpcconn.h does), decide whether a
  * call should be replayed (ordering, skipping dependents of failed calls), MOUNT.
  *
  * Replay rules (see tbbt_nfsreq_build()):

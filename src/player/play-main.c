@@ -18,7 +18,7 @@
 #include "player/handles.h"
 #include "player/report.h"
 #include "player/resolve.h"
-#include "player/rpcconn.h"
+#include "rpcclient/rpcconn.h"
 #include "player/verify.h"
 #include "tbbt-version.h"
 #include "trace/trace.h"

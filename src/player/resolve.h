@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "player/handles.h"
-#include "player/rpcconn.h"
+#include "rpcclient/rpcconn.h"
 
 /* One `obj` line of the manifest. */
 struct tbbt_manifest_obj {

@@ -2,7 +2,8 @@
 /*
  * rpcconn: asynchronous ONC RPC client connections for tbbt-play (TBBT paper 3.4, 4:
  * the player talks to the server under test with user-level asynchronous RPC, no NFS
- * client).  One struct tbbt_rpcconn is one TCP or UDP socket to one server port.
+ * client) and tbbt-init --server.  One struct tbbt_rpcconn is one TCP or UDP socket to
+ * one server port.
  *
  * What it does: encodes calls (RPC call header of RFC 5531 section 9 with AUTH_SYS or
  * AUTH_NONE, then the arguments through an rpcgen/libtirpc xdrproc_t) into a send

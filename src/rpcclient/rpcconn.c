@@ -24,7 +24,7 @@
  * fragments is assembled in a second buffer.  Reply bytes are untrusted: every read
  * goes through xdrmem (bounds-checked), fragment and record sizes are capped.
  */
-#include "player/rpcconn.h"
+#include "rpcclient/rpcconn.h"
 
 #include <assert.h>
 #include <errno.h>
