@@ -1349,11 +1349,12 @@ static int proxy_start(struct proxy *px, const struct cfg *c)
                                           : ((struct sockaddr_in *)&sa)->sin_port);
     if (!open_log(px, c, port))
         return TBBT_EXIT_FAIL;
-    g_snprintf(text, sizeof(text), "%u\n", port);
-    if (c->port_file && !write_small_file(c->port_file, text))
-        return TBBT_EXIT_FAIL;
+    /* The pid file first: whoever waits for the port file may read the pid file next. */
     g_snprintf(text, sizeof(text), "%ld\n", (long)getpid());
     if (c->pid_file && !(px->pid_written = write_small_file(c->pid_file, text)))
+        return TBBT_EXIT_FAIL;
+    g_snprintf(text, sizeof(text), "%u\n", port);
+    if (c->port_file && !write_small_file(c->port_file, text))
         return TBBT_EXIT_FAIL;
     addr_str(&sa, len, where, sizeof(where));
     tbbt_log(TBBT_LOG_INFO, "%s on %s, server %s", c->udp ? "udp" : "tcp", where, c->server);

@@ -41,6 +41,8 @@
 #define REPLY_BATCH 128
 #define NO_REPLY_KEY UINT64_MAX
 #define MIN_REPLY_BYTES 28      /* record mark + the smallest accepted reply (NULL) */
+#define JUKEBOX_DELAY0_NS 10000000ull     /* first wait after a JUKEBOX reply */
+#define JUKEBOX_DELAY_MAX_NS 500000000ull /* longest wait between two tries */
 
 enum slot_state { S_FREE = 0, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
 
@@ -55,7 +57,9 @@ struct slot {
     uint8_t state;              /* enum slot_state */
     uint8_t op;                 /* enum tbbt_ns_op of the record */
     uint8_t conn;
-    uint8_t attempts;           /* sends with a fresh XID after the first */
+    uint8_t attempts;           /* sends with a fresh XID after the first (retries) */
+    uint16_t jb_tries;          /* JUKEBOX answers so far */
+    uint64_t jb_first_ns;       /* when the first JUKEBOX came, 0 if none */
     uint8_t retrans;            /* same-XID retransmissions of the current attempt */
     bool same_xid;              /* RESEND: retransmit with xid */
     bool fixup;                 /* send a LOOKUP of (dir, name): a retried create found it */
@@ -81,6 +85,10 @@ struct slot {
 
 struct conn {
     struct tbbt_rpcconn *rpc;
+    pthread_mutex_t send_mu;    /* the connection's send side: the send thread and the
+                                   receive thread both dispatch */
+    atomic_bool flush_owed;     /* the receive thread left bytes queued (the socket was
+                                   full): the send thread flushes them */
     bool up;                    /* polled by the receiver; false: receiver let go of it */
     uint64_t down_since;
     uint64_t next_try;
@@ -97,8 +105,7 @@ struct eng {
     pthread_cond_t cv_send, cv_read;
     atomic_bool sender_waiting;
     bool wake_send, wake_read;  /* signals owed, sent by unlock_wake() after unlocking */
-    bool sender_full;           /* the sender waits because max_outstanding calls are out */
-    unsigned wake_batch;        /* ... then it is woken once this many slots are free */
+    uint64_t sender_until;      /* the waiting sender's wake-up time (UINT64_MAX: none) */
     bool reader_waiting;
     uint64_t reader_need;       /* the waiting reader is woken once oldest + W reaches it */
     uint64_t admitted, oldest, total;
@@ -342,6 +349,12 @@ static void client_release(struct eng *e, const struct slot *s)
 /* Marks s DONE (under mu): releases its waiters and recycles finished slots in order. */
 static void complete_locked(struct eng *e, struct slot *s)
 {
+    if (s->jb_first_ns) {
+        double w = (double)(tbbt_now_ns() - MIN(tbbt_now_ns(), s->jb_first_ns)) / 1e9;
+        e->c.jukebox_wait_seconds += w;
+        e->c.jukebox_wait_max_seconds = MAX(e->c.jukebox_wait_max_seconds, w);
+        s->jb_first_ns = 0;
+    }
     if (s->state == S_FLIGHT || s->state == S_RESEND) {
         e->inflight--;
         if (e->cl_inflight)
@@ -359,8 +372,6 @@ static void complete_locked(struct eng *e, struct slot *s)
     s->nwaiters = 0;
     atomic_fetch_add_explicit(&e->done_count, 1, memory_order_relaxed);
     bool moved = false;
-    bool wake_sender = atomic_load_explicit(&e->sender_waiting, memory_order_relaxed) &&
-                       (!e->sender_full || e->inflight + e->wake_batch <= e->o->max_outstanding);
     while (e->oldest < e->admitted && S(e, e->oldest)->state == S_DONE) {
         struct slot *o = S(e, e->oldest);
         o->state = S_FREE;
@@ -370,10 +381,8 @@ static void complete_locked(struct eng *e, struct slot *s)
     /* ... and a reader that waits for room once a chunk of the window is free. */
     if (moved && e->reader_waiting && e->oldest + e->W >= e->reader_need)
         e->wake_read = true;
-    /* A sender that waits for free slots is woken once a batch of them is free, not per
-     * reply (each wake-up is a futex call and a context switch). */
-    if (wake_sender)
-        e->wake_send = true;
+    /* The requests a completion releases are sent by the receive thread itself
+     * (rx_batch): the send thread is not woken for them. */
     if (e->eof && e->oldest == e->total) {
         pthread_cond_broadcast(&e->cv_send);
         wake_rx(e);
@@ -450,6 +459,8 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->clone = clone;
     s->client = r->endpoint * e->n_clones + clone;
     s->attempts = s->retrans = 0;
+    s->jb_tries = 0;
+    s->jb_first_ns = 0;
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
     s->cookie_mapped = s->client_held = false;
     s->ndeps = 0;
@@ -865,8 +876,12 @@ static void map_cookie(struct eng *e, struct slot *s, struct tbbt_nfsreq *q)
     tbbt_nfsreq_set_cookie(q, s->cookie[0], s->cookie[1]);
 }
 
-/* Encodes and queues one request on its connection; fills j. */
-static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q)
+/*
+ * Encodes and queues one request on its connection; fills j.  nonblock (the receive
+ * thread): a send side held by the other thread is not waited for, the request goes
+ * back to the send thread (j->requeue).
+ */
+static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q, bool nonblock)
 {
     struct slot *s = j->s;
     uint64_t missing = 0;
@@ -908,7 +923,14 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q)
     }
     struct conn *cn = &e->conns[s->conn];
     uint32_t xid;
+    if (!nonblock)
+        pthread_mutex_lock(&cn->send_mu);
+    else if (pthread_mutex_trylock(&cn->send_mu) != 0) {
+        j->requeue = true;
+        return;
+    }
     int crc = tbbt_rpcconn_call(cn->rpc, &call, &xid);
+    pthread_mutex_unlock(&cn->send_mu);
     if (crc == -EINVAL) {
         j->skip = SKIP_UNSENDABLE;   /* larger than a record (UDP: a datagram) may be */
         return;
@@ -923,22 +945,41 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q)
     s->send_ns = tbbt_now_ns();
 }
 
-/* Sends what is queued on connection i, waiting for room; false if it failed. */
-static bool flush_conn(struct eng *e, unsigned i)
+/*
+ * Sends what is queued on connection i, waiting for room; false if it failed.  The
+ * receive thread (nonblock) never waits: not for a send side the other thread holds
+ * (it flushes what is queued when it is done), not for room in a full socket (the bytes
+ * stay queued and the send thread is told to flush them), so that it always goes back
+ * to reading replies, which a server that stopped reading calls may be waiting for.
+ */
+static bool flush_conn(struct eng *e, unsigned i, bool nonblock)
 {
-    struct tbbt_rpcconn *c = e->conns[i].rpc;
+    struct conn *cn = &e->conns[i];
+    struct tbbt_rpcconn *c = cn->rpc;
+    bool ok = false;
+    if (!nonblock)
+        pthread_mutex_lock(&cn->send_mu);
+    else if (pthread_mutex_trylock(&cn->send_mu) != 0)
+        return true;
     for (;;) {
         int rc = tbbt_rpcconn_flush(c);
-        if (rc == 0)
-            return true;
+        if (rc == 0) {
+            ok = true;
+            break;
+        }
         if (rc != -EAGAIN)
-            return false;   /* the receive side reports the calls as LOST */
+            break;   /* the receive side reports the calls as LOST */
+        if (nonblock) {
+            atomic_store(&cn->flush_owed, true);
+            ok = true;
+            break;
+        }
         struct pollfd p = {.fd = tbbt_rpcconn_fd(c), .events = POLLOUT};
-        if (p.fd < 0 || poll(&p, 1, 100) < 0)
-            return false;
-        if (e->stop)
-            return false;
+        if (p.fd < 0 || poll(&p, 1, 100) < 0 || e->stop)
+            break;
     }
+    pthread_mutex_unlock(&cn->send_mu);
+    return ok;
 }
 
 /* Reconnects connections the receiver let go of (send thread, mu not held). */
@@ -952,7 +993,9 @@ static void reconnect_down(struct eng *e)
         unlock_wake(e);
         if (!want)
             continue;
+        pthread_mutex_lock(&cn->send_mu);
         int rc = tbbt_rpcconn_reconnect(cn->rpc);
+        pthread_mutex_unlock(&cn->send_mu);
         pthread_mutex_lock(&e->mu);
         now = tbbt_now_ns();
         if (rc == 0) {
@@ -998,6 +1041,7 @@ static void sender_wait(struct eng *e, uint64_t due)
     uint64_t now = tbbt_now_ns();
     uint64_t until = MIN(due, now + 100000000ull);
     if (until > now + 150000) {
+        e->sender_until = due;
         until -= 100000;   /* wake early, spin the rest (dispatch precision) */
         ts.tv_sec = (time_t)(until / 1000000000ull);
         ts.tv_nsec = (long)(until % 1000000000ull);
@@ -1005,6 +1049,7 @@ static void sender_wait(struct eng *e, uint64_t due)
         atomic_store_explicit(&e->sender_waiting, true, memory_order_relaxed);
         pthread_cond_timedwait(&e->cv_send, &e->mu, &ts);
         atomic_store_explicit(&e->sender_waiting, false, memory_order_relaxed);
+        e->sender_until = UINT64_MAX;
         return;
     }
     unlock_wake(e);
@@ -1013,16 +1058,132 @@ static void sender_wait(struct eng *e, uint64_t due)
     pthread_mutex_lock(&e->mu);
 }
 
+/*
+ * What a dispatching thread owns: the send thread and the receive thread each have
+ * one (their scratch request, their jobs, their report).
+ */
+struct txctx {
+    struct txjob *jobs;
+    unsigned cap;
+    bool nonblock;              /* the receive thread: never waits on a send side */
+    struct tbbt_nfsreq *q;
+    bool *touched;
+    struct tbbt_report *rep;
+};
+
+static void txctx_init(struct txctx *t, struct eng *e, struct tbbt_report *rep, bool nonblock)
+{
+    t->cap = MAX(1u, e->o->batch);
+    t->nonblock = nonblock;
+    t->jobs = g_new(struct txjob, t->cap);
+    t->q = g_new0(struct tbbt_nfsreq, 1);
+    t->touched = g_new0(bool, e->nconns);
+    t->rep = rep;
+}
+
+static void txctx_fini(struct txctx *t)
+{
+    g_free(t->touched);
+    g_free(t->q);
+    g_free(t->jobs);
+}
+
+/*
+ * Under mu: picks up to t->cap requests that may go now (resends first, then the
+ * ordering policy's next ones), sends them with mu released, and accounts for them.
+ * *due gets the earliest time something not ready now becomes due.  Returns the number
+ * picked (0: nothing may go now); *handed the number of those given back to the send
+ * thread (a connection down or, for the receive thread, busy).  mu is held again on
+ * return.
+ */
+static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, unsigned *handed)
+{
+    *handed = 0;
+    uint64_t now = tbbt_now_ns();
+    unsigned n = 0;
+    *due = UINT64_MAX;
+    while (n < t->cap && e->inflight < e->o->max_outstanding) {
+        struct slot *s = pick_resend(e, now, due);
+        if (!s) {
+            s = e->o->order == TBBT_ORDER_FSDEP ? pick_fsdep(e, now, due)
+                                                : pick_conservative(e, now, due);
+        }
+        if (!s)
+            break;
+        if (s->state == S_WAIT && !e->conns[conn_of(e, s)].up) {
+            /* its connection is down: park it until reconnected */
+            take_locked(e, s);
+            resend_locked(e, s, false, 0);
+            (*handed)++;
+            continue;
+        }
+        take_locked(e, s);
+        t->jobs[n++].s = s;
+    }
+    if (n == 0)
+        return 0;
+    unlock_wake(e);
+
+    memset(t->touched, 0, e->nconns * sizeof(*t->touched));
+    for (unsigned i = 0; i < n; i++) {
+        tx_one(e, &t->jobs[i], t->q, t->nonblock);
+        if (t->jobs[i].skip < 0 && !t->jobs[i].requeue)
+            t->touched[t->jobs[i].s->conn] = true;
+    }
+    bool owed = false;
+    for (unsigned i = 0; i < e->nconns; i++) {
+        if (t->touched[i])
+            flush_conn(e, i, t->nonblock);
+        owed |= t->nonblock && atomic_load(&e->conns[i].flush_owed);
+    }
+    uint64_t sent_ns = tbbt_now_ns();
+    for (unsigned i = 0; i < n; i++) {
+        struct slot *s = t->jobs[i].s;
+        if (t->jobs[i].skip >= 0 || t->jobs[i].requeue)
+            continue;
+        tbbt_report_issued(t->rep, sent_ns);
+        if (e->o->timing == TBBT_TIMING_TIMESTAMP && !s->sent)
+            tbbt_report_dispatch(t->rep, (int64_t)(sent_ns - s->sched_ns), sent_ns);
+        event_dispatch(e, s);
+    }
+
+    pthread_mutex_lock(&e->mu);
+    if (owed)
+        e->wake_send = true;
+    for (unsigned i = 0; i < n; i++) {
+        struct slot *s = t->jobs[i].s;
+        if (t->jobs[i].skip >= 0) {
+            skip_locked(e, s, (enum skip_why)t->jobs[i].skip);
+        } else if (t->jobs[i].requeue) {
+            resend_locked(e, s, false, 0);
+            (*handed)++;
+        } else if (!s->sent) {
+            s->sent = true;
+            e->c.ops_issued++;
+            if (s->rec.flags & TBBT_RF_CORRECTIVE)
+                e->c.corrective_ops++;
+        }
+    }
+    return n;
+}
+
+/* True if the receive thread left bytes for the send thread to flush. */
+static bool flush_owed(struct eng *e)
+{
+    for (unsigned i = 0; i < e->nconns; i++)
+        if (atomic_load_explicit(&e->conns[i].flush_owed, memory_order_relaxed))
+            return true;
+    return false;
+}
+
 static void *sender_main(void *arg)
 {
     struct eng *e = arg;
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     if (e->o->timing == TBBT_TIMING_TIMESTAMP)
         boost_thread("send", 2);
-    unsigned B = MAX(1u, e->o->batch);
-    struct txjob *jobs = g_new(struct txjob, B);
-    struct tbbt_nfsreq *q = g_new0(struct tbbt_nfsreq, 1);
-    bool *touched = g_new0(bool, e->nconns);
+    struct txctx t;
+    txctx_init(&t, e, e->rep_tx, false);
     pthread_mutex_lock(&e->mu);
     for (;;) {
         if (e->stop || (e->eof && e->oldest == e->total))
@@ -1032,76 +1193,25 @@ static void *sender_main(void *arg)
             reconnect_down(e);
             pthread_mutex_lock(&e->mu);
         }
-        uint64_t now = tbbt_now_ns(), due = UINT64_MAX;
-        unsigned n = 0;
-        while (n < B && e->inflight < e->o->max_outstanding) {
-            struct slot *s = pick_resend(e, now, &due);
-            if (!s) {
-                s = e->o->order == TBBT_ORDER_FSDEP ? pick_fsdep(e, now, &due)
-                                                    : pick_conservative(e, now, &due);
-            }
-            if (!s)
-                break;
-            if (s->state == S_WAIT && !e->conns[conn_of(e, s)].up) {
-                /* its connection is down: park it until reconnected */
-                take_locked(e, s);
-                resend_locked(e, s, false, 0);
-                continue;
-            }
-            take_locked(e, s);
-            jobs[n++].s = s;
+        if (flush_owed(e)) {
+            unlock_wake(e);
+            for (unsigned i = 0; i < e->nconns; i++)
+                if (atomic_exchange(&e->conns[i].flush_owed, false))
+                    flush_conn(e, i, false);
+            pthread_mutex_lock(&e->mu);
         }
-        if (n == 0) {
+        uint64_t due;
+        unsigned handed;
+        if (dispatch_locked(e, &t, &due, &handed) == 0 && !flush_owed(e)) {
             if (e->inflight < e->o->max_outstanding && e->admitted - e->oldest >= e->W - 1 &&
                 due == UINT64_MAX)
                 e->c.window_stalls++;
-            e->sender_full = e->inflight >= e->o->max_outstanding;
             sender_wait(e, due);
-            e->sender_full = false;
-            continue;
-        }
-        unlock_wake(e);
-
-        memset(touched, 0, e->nconns * sizeof(*touched));
-        for (unsigned i = 0; i < n; i++) {
-            tx_one(e, &jobs[i], q);
-            if (jobs[i].skip < 0 && !jobs[i].requeue)
-                touched[jobs[i].s->conn] = true;
-        }
-        for (unsigned i = 0; i < e->nconns; i++)
-            if (touched[i])
-                flush_conn(e, i);
-        uint64_t sent_ns = tbbt_now_ns();
-        for (unsigned i = 0; i < n; i++) {
-            struct slot *s = jobs[i].s;
-            if (jobs[i].skip >= 0 || jobs[i].requeue)
-                continue;
-            tbbt_report_issued(e->rep_tx, sent_ns);
-            if (e->o->timing == TBBT_TIMING_TIMESTAMP && !s->sent)
-                tbbt_report_dispatch(e->rep_tx, (int64_t)(sent_ns - s->sched_ns));
-            event_dispatch(e, s);
-        }
-
-        pthread_mutex_lock(&e->mu);
-        for (unsigned i = 0; i < n; i++) {
-            struct slot *s = jobs[i].s;
-            if (jobs[i].skip >= 0) {
-                skip_locked(e, s, (enum skip_why)jobs[i].skip);
-            } else if (jobs[i].requeue) {
-                resend_locked(e, s, false, 0);
-            } else if (!s->sent) {
-                s->sent = true;
-                e->c.ops_issued++;
-                if (s->rec.flags & TBBT_RF_CORRECTIVE)
-                    e->c.corrective_ops++;
-            }
         }
     }
     unlock_wake(e);
     wake_rx(e);
-    g_free(touched);
-    g_free(q);
-    g_free(jobs);
+    txctx_fini(&t);
     return NULL;
 }
 
@@ -1214,11 +1324,22 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         complete_locked(e, s);
         return;
     }
-    if (d->nfs == NFS3ERR_JUKEBOX && s->attempts < o->max_retries) {
-        s->attempts++;
-        e->c.retries++;
-        resend_locked(e, s, false, now + (10000000ull << MIN(s->attempts, 8)));
-        return;
+    if (d->nfs == NFS3ERR_JUKEBOX) {
+        /* "Try again later" (a grace period, an HSM recall): real clients wait it out;
+         * so does the player, within --jukebox-wait, sending again with a new XID after
+         * a back-off that doubles from 10 ms to 500 ms. */
+        e->c.jukebox_replies++;
+        if (s->jb_first_ns == 0) {
+            s->jb_first_ns = MAX(now, 1);
+            e->c.jukebox_ops++;
+        }
+        if (now - s->jb_first_ns < (uint64_t)o->jukebox_wait_ms * 1000000ull) {
+            uint64_t delay = MIN(JUKEBOX_DELAY0_NS << MIN(s->jb_tries, 16u), JUKEBOX_DELAY_MAX_NS);
+            s->jb_tries++;
+            resend_locked(e, s, false, now + delay);
+            return;
+        }
+        e->c.jukebox_gave_up++;
     }
     if (s->fixup) {
         e->c.ops_completed++;
@@ -1272,8 +1393,14 @@ static void rx_cookies(struct eng *e, const struct rxdone *d, unsigned n)
     g_mutex_unlock(&e->cookie_mu);
 }
 
+/*
+ * Applies a batch of replies, then sends what they made ready from this thread: the
+ * turnaround from a reply to the call that waited for it is one pass of this thread,
+ * with no wake-up of the send thread on the way.  The send thread is woken only when
+ * something became ready for a later time than it plans to wake up (timestamp timing).
+ */
 static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n,
-                     struct rxdone *d)
+                     struct rxdone *d, struct txctx *t)
 {
     for (int i = 0; i < n; i++)
         rx_extract(&reps[i], &d[i]);
@@ -1283,6 +1410,16 @@ static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n
     pthread_mutex_lock(&e->mu);
     for (int i = 0; i < n; i++)
         rx_apply(e, &d[i]);
+    uint64_t due = UINT64_MAX;
+    unsigned handed = 0;
+    /* Until nothing more may go, or a request had to be handed to the send thread:
+     * this thread goes back to reading replies rather than waiting on a send side. */
+    if (!e->stop)
+        while (dispatch_locked(e, t, &due, &handed) == t->cap && handed == 0)
+            ;
+    if (due != UINT64_MAX && due < e->sender_until &&
+        atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
+        e->wake_send = true;
     unlock_wake(e);
 }
 
@@ -1345,11 +1482,13 @@ static void *receiver_main(void *arg)
     uint64_t next_expire = tbbt_now_ns() + timeout_ns / 4;
     if (e->o->timing == TBBT_TIMING_TIMESTAMP)
         boost_thread("receive", 1);
+    struct txctx t;
+    txctx_init(&t, e, e->rep_rx, true);
     for (;;) {
         unsigned n = 0;
         pthread_mutex_lock(&e->mu);
         bool done = e->stop || (e->eof && e->oldest == e->total);
-        bool full = e->sender_full;
+        bool full = e->inflight >= e->o->max_outstanding;
         unsigned inflight = e->inflight;
         for (unsigned i = 0; i < e->nconns; i++) {
             if (!e->conns[i].up)
@@ -1378,7 +1517,7 @@ static void *receiver_main(void *arg)
             for (;;) {
                 int got = tbbt_rpcconn_recv(c, reps, REPLY_BATCH);
                 if (got > 0)
-                    rx_batch(e, reps, got, d);
+                    rx_batch(e, reps, got, d, &t);
                 if (got < 0)
                     conn_down(e, idx[k]);
                 if (got < REPLY_BATCH)
@@ -1392,7 +1531,7 @@ static void *receiver_main(void *arg)
                 int got = tbbt_rpcconn_expire(e->conns[idx[k]].rpc, now - MIN(now, timeout_ns),
                                               reps, REPLY_BATCH);
                 if (got > 0)
-                    rx_batch(e, reps, got, d);
+                    rx_batch(e, reps, got, d, &t);
             }
             uint64_t last = atomic_load_explicit(&e->last_reply_ns, memory_order_relaxed);
             if (inflight > 0 && now > last + (uint64_t)e->o->dead_ms * 1000000ull) {
@@ -1403,6 +1542,7 @@ static void *receiver_main(void *arg)
             }
         }
     }
+    txctx_fini(&t);
     g_free(idx);
     g_free(pf);
     g_free(d);
@@ -1417,7 +1557,7 @@ void tbbt_engine_defaults(struct tbbt_engine_opts *o)
     *o = (struct tbbt_engine_opts){
         .server = "127.0.0.1", .nfs_port = 2049, .clones = 1, .speed = 1.0, .window = 4096,
         .max_outstanding = 64, .connections = 1, .batch = 32, .max_retries = 5,
-        .max_retrans = 3, .timeout_ms = 0, .dead_ms = 30000,
+        .max_retrans = 3, .timeout_ms = 0, .dead_ms = 30000, .jukebox_wait_ms = 300000,
     };
 }
 
@@ -1432,6 +1572,7 @@ static int open_conns(struct eng *e, char *err, size_t errlen)
             .ngids = 1, .gids = &o->gid,
         };
         e->conns[i].rpc = tbbt_rpcconn_new(&co);
+        pthread_mutex_init(&e->conns[i].send_mu, NULL);
         int rc = tbbt_rpcconn_connect(e->conns[i].rpc, o->server, o->nfs_port);
         if (rc < 0) {
             g_snprintf(err, errlen, "cannot connect to %s:%u: %s", o->server, o->nfs_port,
@@ -1446,8 +1587,11 @@ static int open_conns(struct eng *e, char *err, size_t errlen)
 
 static void eng_free(struct eng *e)
 {
-    for (unsigned i = 0; i < e->nconns && e->conns; i++)
+    for (unsigned i = 0; i < e->nconns && e->conns; i++) {
         tbbt_rpcconn_free(e->conns[i].rpc);
+        if (e->conns[i].rpc)
+            pthread_mutex_destroy(&e->conns[i].send_mu);
+    }
     g_free(e->conns);
     for (unsigned i = 0; i < e->W; i++) {
         tbbt_trace_rec_fini(&e->slots[i].rec);
@@ -1531,7 +1675,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     g_mutex_init(&e->cookie_mu);
     e->cookies = g_hash_table_new_full(cookie_hash, cookie_equal, g_free, g_free);
     e->total = UINT64_MAX;
-    e->wake_batch = MAX(1u, MIN(MAX(1u, o->batch), o->max_outstanding / 4));
+    e->sender_until = UINT64_MAX;
     e->rx_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     e->c.order = o->order == TBBT_ORDER_FSDEP ? "fsdep" : "conservative";
     e->c.timing = o->timing == TBBT_TIMING_TIMESTAMP ? "timestamp" : "full";

@@ -20,8 +20,9 @@
  * and `client_outstanding` bounds the calls in flight per client, as a client with a
  * few nfsiod daemons does.
  *
- * Failures: every reply is compared with the status the trace recorded; JUKEBOX and
- * timeouts of calls that make objects are retried (bounded, with back-off); calls are
+ * Failures: every reply is compared with the status the trace recorded; JUKEBOX is
+ * waited out within a time budget (every procedure; with back-off), timeouts of calls
+ * that make objects are retried (bounded, with back-off); calls are
  * retransmitted with the same XID after a timeout; a dropped TCP connection is
  * reconnected and its calls accounted (calls that make objects are sent again, the
  * others' outcome is unknown); a request that needs an object whose making failed is
@@ -72,6 +73,8 @@ struct tbbt_engine_opts {
     bool fixed_creds;                   /* all calls with uid/gid below, else the trace's */
     uint32_t uid, gid;
     unsigned max_retries;               /* retries of calls that make objects */
+    unsigned jukebox_wait_ms;           /* how long one request may keep getting
+                                           NFS3ERR_JUKEBOX before it counts as failed */
     unsigned max_retrans;               /* retransmissions (same XID) after a timeout */
     int timeout_ms;                     /* per attempt */
     int dead_ms;                        /* end the run after so long without the server */

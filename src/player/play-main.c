@@ -15,6 +15,7 @@
 
 #include "ns/ns.h"
 #include "player/engine.h"
+#include "player/grace.h"
 #include "player/handles.h"
 #include "player/report.h"
 #include "player/resolve.h"
@@ -38,7 +39,8 @@ static gdouble opt_speed = 1.0;
 static gint opt_clones = 1, opt_first_clone, opt_window = 4096, opt_max_out = 64;
 static gint opt_conns = 1, opt_batch = 32, opt_recv_batch;
 static gint opt_nfs_port, opt_mount_port, opt_uid = -1, opt_gid = -1, opt_timeout_ms;
-static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30;
+static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30, opt_jukebox_wait_s = 300;
+static gboolean opt_no_grace_wait;
 static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
 
 static const GOptionEntry entries[] = {
@@ -105,6 +107,13 @@ static const GOptionEntry entries[] = {
     {"retries", 0, 0, G_OPTION_ARG_INT, &opt_retries,
      "Retries of calls that make objects, on JUKEBOX, timeouts, lost connections (default 5)",
      "N"},
+    {"jukebox-wait", 0, 0, G_OPTION_ARG_INT, &opt_jukebox_wait_s,
+     "How long a request may keep getting NFS3ERR_JUKEBOX (try again later: a grace "
+     "period, an HSM recall) before it counts as failed; the player waits it out as real "
+     "clients do (default 300)", "SECONDS"},
+    {"no-grace-wait", 0, 0, G_OPTION_ARG_NONE, &opt_no_grace_wait,
+     "Start the replay even when the server is in its grace period (default: wait, up to "
+     "--jukebox-wait, for it to end)", NULL},
     {"dead-after", 0, 0, G_OPTION_ARG_INT, &opt_dead_s,
      "End the run when the server is unreachable or silent this long (default 30)", "SECONDS"},
     {"subset-client", 0, 0, G_OPTION_ARG_STRING, &opt_subset_client,
@@ -209,6 +218,8 @@ static void subset_from_manifest(struct subset *ss, const struct tbbt_manifest *
 /* ------------------------------------------------------------------ start-up */
 
 struct run {
+    const char *grace;              /* the probe's answer (report), NULL: not probed */
+    double grace_wait_s;
     struct tbbt_manifest *man;
     char *map_path;
     uint64_t root_id;
@@ -375,6 +386,53 @@ static int startup(struct run *r)
     return rc < 0 ? -1 : 0;
 }
 
+/*
+ * Before the replay: is the server in its grace period (grace.h)?  A replay started then
+ * would measure the wait for its end, not the server: say so, and by default wait until
+ * it is over (at most --jukebox-wait).  The replay waits out JUKEBOX replies anyway.
+ */
+static int grace_check(struct run *r)
+{
+    static const char *const names[] = {"no", "yes", "unknown"};
+    char err[512];
+    const struct tbbt_handle *h = tbbt_handles_known(r->handles[0], r->root_id);
+    if (!h || r->vers != 3)
+        return 0;
+    struct tbbt_rpcconn_fh root = {.len = h->len};
+    memcpy(root.data, h->data, h->len);
+    struct tbbt_rpcconn *c = conn_to(r->udp, opt_server, r->nfs_port, err, sizeof(err));
+    if (!c) {
+        fprintf(stderr, PROG ": NFS server: %s\n", err);
+        return -1;
+    }
+    enum tbbt_grace_state st;
+    uint64_t t0 = tbbt_now_ns(), limit = (uint64_t)opt_jukebox_wait_s * 1000000000ull;
+    int rc = tbbt_grace_probe(c, r->vers, &root, 10000, &st, err, sizeof(err));
+    if (rc == 0 && st == TBBT_GRACE_YES) {
+        fprintf(stderr, PROG ": the server is in its grace period (a SETATTR of the image "
+                "root was answered NFS3ERR_JUKEBOX): %s\n", opt_no_grace_wait
+                ? "replaying anyway (--no-grace-wait); calls that change state will wait"
+                : "waiting for it to end before the replay (--no-grace-wait: start at once)");
+        r->grace = names[st];
+        while (!opt_no_grace_wait && rc == 0 && st == TBBT_GRACE_YES &&
+               tbbt_now_ns() - t0 < limit) {
+            g_usleep(250000);
+            rc = tbbt_grace_probe(c, r->vers, &root, 10000, &st, err, sizeof(err));
+        }
+        r->grace_wait_s = opt_no_grace_wait ? 0 : (double)(tbbt_now_ns() - t0) / 1e9;
+        if (rc == 0 && !opt_no_grace_wait)
+            fprintf(stderr, PROG ": %s after %.1f s\n", st == TBBT_GRACE_YES
+                    ? "still in the grace period at --jukebox-wait; replaying anyway"
+                    : "grace period over", r->grace_wait_s);
+    } else if (rc == 0) {
+        r->grace = names[st];
+    }
+    tbbt_rpcconn_free(c);
+    if (rc < 0)
+        fprintf(stderr, PROG ": %s\n", err);
+    return rc < 0 ? -1 : 0;
+}
+
 /* ------------------------------------------------------------------ verify, report */
 
 static int verify(struct run *r, struct tbbt_verify_sizes *sizes, struct tbbt_report_verify *v)
@@ -446,7 +504,7 @@ static int play(void)
     int status = TBBT_EXIT_FAIL;
     FILE *events = NULL;
     struct tbbt_verify_sizes *sizes = opt_verify ? tbbt_verify_sizes_new() : NULL;
-    if (startup(&r) < 0)
+    if (startup(&r) < 0 || grace_check(&r) < 0)
         goto out;
     if (opt_events && !(events = fopen(opt_events, "w"))) {
         fprintf(stderr, PROG ": cannot write '%s': %s\n", opt_events, g_strerror(errno));
@@ -476,6 +534,7 @@ static int play(void)
     o.uid = opt_uid >= 0 ? (uint32_t)opt_uid : 0;
     o.gid = opt_gid >= 0 ? (uint32_t)opt_gid : o.uid;
     o.max_retries = (unsigned)opt_retries;
+    o.jukebox_wait_ms = (unsigned)opt_jukebox_wait_s * 1000u;
     o.max_retrans = (unsigned)opt_retrans;
     o.timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms : r.udp ? 1000 : 10000;
     o.dead_ms = opt_dead_s * 1000;
@@ -493,6 +552,8 @@ static int play(void)
         fprintf(stderr, PROG ": %s\n", err);
         cn.error = err;
     }
+    cn.grace = r.grace;
+    cn.grace_wait_seconds = r.grace_wait_s;
     if (r.ss.crossing)
         tbbt_log(TBBT_LOG_WARN, "%" PRIu64 " records name objects in and out of the subset "
                  "(left out): the subset is not disjoint from the rest", r.ss.crossing);
@@ -539,8 +600,10 @@ static const char *check_usage(void)
         return "--clones (1..1000), --window (2 or more), --max-outstanding, --connections "
                "(1..255) and --batch must be positive";
     if (opt_retries < 0 || opt_retries > 50 || opt_retrans < 0 || opt_retrans > 50 ||
-        opt_dead_s < 1 || opt_timeout_ms < 0)
-        return "--retries and --retrans must be 0..50, --dead-after 1 or more";
+        opt_dead_s < 1 || opt_timeout_ms < 0 || opt_jukebox_wait_s < 0 ||
+        opt_jukebox_wait_s > 86400)
+        return "--retries and --retrans must be 0..50, --dead-after 1 or more, "
+               "--jukebox-wait 0..86400";
     if ((opt_nfs_port < 0 || opt_nfs_port > 65535) || opt_mount_port < 0 ||
         opt_mount_port > 65535)
         return "ports must be 1..65535";

@@ -27,6 +27,8 @@
 struct sec {
     uint64_t issued, completed, failures;
     uint64_t lat_sum, lat_max; /* of the completed operations, ns */
+    uint64_t due, lag_sum, lag_max; /* timestamp timing: requests sent, their dispatch
+                                       error (ns) */
 };
 
 /* One failure kind; the struct is its own hash key (the fields up to count). */
@@ -44,6 +46,8 @@ struct tbbt_report {
     size_t nsecs, cap;
     GHashTable *kinds; /* struct kind * -> itself, owned */
     uint64_t failures;
+    GHashTable *mismatches; /* "proc.field" (owned) -> count (in the pointer) */
+    uint64_t nmismatches;
 };
 
 /* ---- histogram ----------------------------------------------------------------------- */
@@ -159,6 +163,7 @@ struct tbbt_report *tbbt_report_new(uint64_t start_ns)
     tbbt_hist_init(&r->all);
     tbbt_hist_init(&r->dispatch);
     r->kinds = g_hash_table_new_full(kind_hash, kind_equal, g_free, NULL);
+    r->mismatches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     return r;
 }
 
@@ -171,6 +176,7 @@ void tbbt_report_free(struct tbbt_report *r)
             g_free(r->proc[p][i]);
     g_free(r->secs);
     g_hash_table_destroy(r->kinds);
+    g_hash_table_destroy(r->mismatches);
     g_free(r);
 }
 
@@ -269,9 +275,42 @@ void tbbt_report_failure(struct tbbt_report *r, int prog, int proc, int32_t expe
     sec_of(r, when_ns)->failures++;
 }
 
-void tbbt_report_dispatch(struct tbbt_report *r, int64_t err_ns)
+void tbbt_report_dispatch(struct tbbt_report *r, int64_t err_ns, uint64_t when_ns)
 {
-    hist_add(&r->dispatch, err_ns > 0 ? (uint64_t)err_ns : 0);
+    uint64_t v = err_ns > 0 ? (uint64_t)err_ns : 0;
+    struct sec *s = sec_of(r, when_ns);
+
+    hist_add(&r->dispatch, v);
+    s->due++;
+    s->lag_sum += v;
+    s->lag_max = v > s->lag_max ? v : s->lag_max;
+}
+
+static void mismatch_add(struct tbbt_report *r, const char *kind, uint64_t n)
+{
+    gpointer old = g_hash_table_lookup(r->mismatches, kind);
+
+    if (old)
+        g_hash_table_insert(r->mismatches, g_strdup(kind),
+                            GSIZE_TO_POINTER(GPOINTER_TO_SIZE(old) + n));
+    else
+        g_hash_table_insert(r->mismatches, g_strdup(kind), GSIZE_TO_POINTER(n));
+    r->nmismatches += n;
+}
+
+void tbbt_report_mismatch(struct tbbt_report *r, int prog, int proc, const char *field)
+{
+    char *label = tbbt_report_proc_label(prog, proc);
+    char *kind = g_strconcat(label, ".", field, NULL);
+
+    mismatch_add(r, kind, 1);
+    g_free(kind);
+    g_free(label);
+}
+
+uint64_t tbbt_report_mismatches(const struct tbbt_report *r)
+{
+    return r->nmismatches;
 }
 
 void tbbt_report_merge(struct tbbt_report *dst, const struct tbbt_report *src)
@@ -301,7 +340,7 @@ void tbbt_report_merge(struct tbbt_report *dst, const struct tbbt_report *src)
         int64_t at = (int64_t)i + shift;
         struct sec *b;
 
-        if (!a->issued && !a->completed && !a->failures)
+        if (!a->issued && !a->completed && !a->failures && !a->due)
             continue;
         b = sec_at(dst, at > 0 ? (uint64_t)at : 0);
         b->issued += a->issued;
@@ -309,7 +348,14 @@ void tbbt_report_merge(struct tbbt_report *dst, const struct tbbt_report *src)
         b->failures += a->failures;
         b->lat_sum += a->lat_sum;
         b->lat_max = a->lat_max > b->lat_max ? a->lat_max : b->lat_max;
+        b->due += a->due;
+        b->lag_sum += a->lag_sum;
+        b->lag_max = a->lag_max > b->lag_max ? a->lag_max : b->lag_max;
     }
+    g_hash_table_iter_init(&it, src->mismatches);
+    gpointer v;
+    while (g_hash_table_iter_next(&it, &k, &v))
+        mismatch_add(dst, k, GPOINTER_TO_SIZE(v));
 
     g_hash_table_iter_init(&it, src->kinds);
     while (g_hash_table_iter_next(&it, &k, NULL))
@@ -572,6 +618,108 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
     tbbt_json_kv_uint(j, "reordered_reads", c->reordered_reads);
     tbbt_json_kv_uint(j, "client_stalls", c->client_stalls);
     tbbt_json_kv_uint(j, "read_bytes", c->read_bytes);
+    tbbt_json_kv_uint(j, "reply_mismatches", r->nmismatches);
+    tbbt_json_key(j, "jukebox");
+    tbbt_json_begin_object(j);
+    tbbt_json_kv_uint(j, "replies", c->jukebox_replies);
+    tbbt_json_kv_uint(j, "ops", c->jukebox_ops);
+    tbbt_json_kv_uint(j, "gave_up", c->jukebox_gave_up);
+    tbbt_json_kv_double(j, "wait_seconds", c->jukebox_wait_seconds);
+    tbbt_json_kv_double(j, "wait_max_seconds", c->jukebox_wait_max_seconds);
+    tbbt_json_end_object(j);
+    tbbt_json_key(j, "grace");
+    tbbt_json_begin_object(j);
+    json_kv_string(j, "state", c->grace);
+    tbbt_json_kv_double(j, "waited_seconds", c->grace_wait_seconds);
+    tbbt_json_end_object(j);
+}
+
+/* {kind: n} of the reply mismatches, by count (then name). */
+static gint count_desc(gconstpointer a, gconstpointer b, gpointer tab)
+{
+    size_t x = GPOINTER_TO_SIZE(g_hash_table_lookup(tab, *(const char *const *)a));
+    size_t y = GPOINTER_TO_SIZE(g_hash_table_lookup(tab, *(const char *const *)b));
+
+    return x != y ? (x < y ? 1 : -1) : strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The mismatch kinds, most frequent first (given: g_ptr_array_free(, TRUE)). */
+static GPtrArray *mismatch_kinds(const struct tbbt_report *r)
+{
+    GPtrArray *keys = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer k;
+
+    g_hash_table_iter_init(&it, r->mismatches);
+    while (g_hash_table_iter_next(&it, &k, NULL))
+        g_ptr_array_add(keys, k);
+    g_ptr_array_sort_with_data(keys, count_desc, r->mismatches);
+    return keys;
+}
+
+static void json_mismatches(struct tbbt_json *j, const struct tbbt_report *r)
+{
+    GPtrArray *keys = mismatch_kinds(r);
+
+    tbbt_json_key(j, "reply_mismatches_by_kind");
+    tbbt_json_begin_object(j);
+    for (guint i = 0; i < keys->len; i++)
+        tbbt_json_kv_uint(j, g_ptr_array_index(keys, i),
+                          GPOINTER_TO_SIZE(g_hash_table_lookup(r->mismatches,
+                                                               g_ptr_array_index(keys, i))));
+    tbbt_json_end_object(j);
+    g_ptr_array_free(keys, TRUE);
+}
+
+#define LAG_BEHIND_NS 1000000u   /* a second whose largest dispatch error exceeds 1 ms */
+
+/* Seconds behind the schedule, and the first of them (UINT64_MAX if none). */
+static uint64_t lag_behind(const struct tbbt_report *r, uint64_t *first)
+{
+    uint64_t n = 0;
+
+    *first = UINT64_MAX;
+    for (size_t i = 0; i < r->nsecs; i++)
+        if (r->secs[i].due && r->secs[i].lag_max > LAG_BEHIND_NS) {
+            n++;
+            if (*first == UINT64_MAX)
+                *first = i;
+        }
+    return n;
+}
+
+static void json_lag(struct tbbt_json *j, const struct tbbt_report *r,
+                     const struct tbbt_report_counts *c)
+{
+    uint64_t first, behind;
+
+    tbbt_json_key(j, "lag");
+    if (!is_timestamp(c)) {
+        tbbt_json_null(j);
+        return;
+    }
+    behind = lag_behind(r, &first);
+    tbbt_json_begin_object(j);
+    tbbt_json_kv_uint(j, "seconds_behind", behind);
+    tbbt_json_key(j, "first_behind_second");
+    if (first == UINT64_MAX)
+        tbbt_json_null(j);
+    else
+        tbbt_json_uint(j, first);
+    tbbt_json_key(j, "series");
+    tbbt_json_begin_array(j);
+    for (size_t i = 0; i < r->nsecs; i++) {
+        const struct sec *s = &r->secs[i];
+        if (!s->due)
+            continue;
+        tbbt_json_begin_array(j);
+        tbbt_json_uint(j, i);
+        tbbt_json_double(j, (double)s->lag_sum / (double)s->due / 1e3);
+        tbbt_json_double(j, (double)s->lag_max / 1e3);
+        tbbt_json_end_array(j);
+    }
+    tbbt_json_end_array(j);
+    tbbt_json_end_object(j);
 }
 
 static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
@@ -645,6 +793,8 @@ char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_cou
     json_kinds(&j, r);
     json_run(&j, c);
     json_latencies(&j, r);
+    json_mismatches(&j, r);
+    json_lag(&j, r, c);
     if (v) {
         tbbt_json_key(&j, "verify");
         tbbt_json_begin_object(&j);
@@ -723,6 +873,24 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
             c->peak_outstanding, c->window_stalls, c->client_stalls);
     if (c->reordered_reads)
         fprintf(out, "  reordered    %" PRIu64 " read swaps (--reorder)\n", c->reordered_reads);
+    fprintf(out, "  replies      %" PRIu64 " differ from the trace's (attributes, listings)\n",
+            r->nmismatches);
+    if (c->grace)
+        fprintf(out, "  grace        in grace at start: %s, waited %.1f s before the replay\n",
+                c->grace, c->grace_wait_seconds);
+    if (c->jukebox_replies)
+        fprintf(out, "  jukebox      %" PRIu64 " JUKEBOX replies to %" PRIu64 " operations, "
+                     "waited %.1f s in all (longest %.1f s), %" PRIu64 " gave up\n",
+                c->jukebox_replies, c->jukebox_ops, c->jukebox_wait_seconds,
+                c->jukebox_wait_max_seconds, c->jukebox_gave_up);
+    if (is_timestamp(c) && d->count) {
+        uint64_t first, behind = lag_behind(r, &first);
+        if (behind)
+            fprintf(out, "  BEHIND       the schedule by more than 1 ms in %" PRIu64 " of %zu "
+                         "seconds, from second %" PRIu64 " (max lag %.3f ms): the server or "
+                         "this machine could not keep the trace's rate x speed\n",
+                    behind, r->nsecs, first, ms(d->max));
+    }
 }
 
 static void text_row(FILE *out, const char *label, const struct tbbt_hist *h)
@@ -743,6 +911,20 @@ static void text_procs(FILE *out, const struct tbbt_report *r)
         text_row(out, rows[i].label, rows[i].h);
     text_row(out, "all", &r->all);
     rows_free(rows, n);
+}
+
+static void text_mismatches(FILE *out, const struct tbbt_report *r)
+{
+    GPtrArray *keys = mismatch_kinds(r);
+
+    if (keys->len)
+        fprintf(out, "\n  reply mismatches by kind%s\n", keys->len > TEXT_TOP_KINDS ? " (top 20)"
+                                                                                   : "");
+    for (guint i = 0; i < keys->len && i < TEXT_TOP_KINDS; i++)
+        fprintf(out, "  %10zu  %s\n",
+                GPOINTER_TO_SIZE(g_hash_table_lookup(r->mismatches, g_ptr_array_index(keys, i))),
+                (const char *)g_ptr_array_index(keys, i));
+    g_ptr_array_free(keys, TRUE);
 }
 
 static void text_kinds(FILE *out, const struct tbbt_report *r)
@@ -769,6 +951,7 @@ void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_
                 v->ok ? "ok" : "FAILED", v->checked, v->mismatches);
     text_procs(out, r);
     text_kinds(out, r);
+    text_mismatches(out, r);
 }
 
 /* ---- CSV ----------------------------------------------------------------------------- */
@@ -782,13 +965,16 @@ int tbbt_report_timeseries_csv(const struct tbbt_report *r, const char *path)
     if (!f)
         return -errno;
     errno = 0;
-    fputs("second,issued,completed,failures,mean_latency_us,max_latency_us\n", f);
+    fputs("second,issued,completed,failures,mean_latency_us,max_latency_us,mean_lag_us,"
+          "max_lag_us\n", f);
     for (size_t i = 0; i < r->nsecs; i++) {
         const struct sec *s = &r->secs[i];
         double mean = s->completed ? (double)s->lat_sum / (double)s->completed / 1e3 : 0.0;
+        double lag = s->due ? (double)s->lag_sum / (double)s->due / 1e3 : 0.0;
 
-        fprintf(f, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f\n", i, s->issued,
-                s->completed, s->failures, mean, (double)s->lat_max / 1e3);
+        fprintf(f, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f\n", i,
+                s->issued, s->completed, s->failures, mean, (double)s->lat_max / 1e3, lag,
+                (double)s->lag_max / 1e3);
     }
     if (fflush(f) != 0 || ferror(f))
         err = errno ? -errno : -EIO;

@@ -102,8 +102,18 @@ void tbbt_report_issued(struct tbbt_report *r, uint64_t when_ns);
 void tbbt_report_failure(struct tbbt_report *r, int prog, int proc, int32_t expected,
                          int32_t got, uint64_t when_ns);
 /* Dispatch error of one request in timestamp timing: actual - scheduled send time, ns
- * (negative counts as 0).  Send thread. */
-void tbbt_report_dispatch(struct tbbt_report *r, int64_t err_ns);
+ * (negative counts as 0), sent at when_ns (the time series' lag per second).  The
+ * thread that sent it. */
+void tbbt_report_dispatch(struct tbbt_report *r, int64_t err_ns, uint64_t when_ns);
+/*
+ * A reply that differs from the traced reply in a way the image or the server should
+ * not have changed (engine.c: post-operation type, size, link count, mode, owner;
+ * READDIR(PLUS) entry count and EOF): counted as "<proc label>.<field>" (e.g.
+ * "getattr.size", "readdirplus.entries").  field borrowed.  Receive thread.
+ */
+void tbbt_report_mismatch(struct tbbt_report *r, int prog, int proc, const char *field);
+/* Total reply mismatches. */
+uint64_t tbbt_report_mismatches(const struct tbbt_report *r);
 
 /*
  * The name of a failure kind (given: g_free()): "<proc>:<EXPECTED>-><GOT>" with the
@@ -145,6 +155,16 @@ struct tbbt_report_counts {
     uint64_t client_stalls;    /* --client-outstanding: requests held back at the limit */
     uint64_t read_bytes;       /* bytes of the READs answered OK as in the trace (the
                                   trace's count of bytes returned) */
+    /* NFS3ERR_JUKEBOX, "try again later" (a grace period, an HSM recall): waited out */
+    uint64_t jukebox_replies;  /* JUKEBOX replies received */
+    uint64_t jukebox_ops;      /* operations that got at least one */
+    uint64_t jukebox_gave_up;  /* ... and still got one when --jukebox-wait ran out */
+    double jukebox_wait_seconds;      /* summed over those operations: first JUKEBOX to
+                                         the final reply */
+    double jukebox_wait_max_seconds;  /* the longest of them */
+    const char *grace;         /* the probe before the replay (grace.h): "no", "yes",
+                                  "unknown"; NULL: not probed (borrowed) */
+    double grace_wait_seconds; /* waited before the replay for the grace period to end */
     double wall_seconds;       /* replay time */
     double trace_seconds;      /* span of the trace's call times */
     double speed;              /* --speed (1 for full speed's "trace rate x speed" line) */
@@ -173,7 +193,12 @@ struct tbbt_report_verify {
  * timing), speed, order, timing, transport, clones, connections, window,
  * max_outstanding, finished, error, dispatch_error_us {count, p50, p99, max},
  * all {count, mean_us, p50_us, p90_us, p99_us, max_us}, procedures {label: {same}} (by
- * count), verify {ok, mismatches, checked}.  Undefined numbers (a rate over 0 seconds,
+ * count), verify {ok, mismatches, checked}, reply_mismatches,
+ * reply_mismatches_by_kind {kind: n}, jukebox {replies, ops, gave_up, wait_seconds,
+ * wait_max_seconds}, grace {state, waited_seconds} (state null when not probed), lag
+ * (timestamp timing only, else null) {seconds_behind: seconds whose largest dispatch
+ * error exceeds 1 ms, first_behind_second (null if none), series: [[second, mean_us,
+ * max_us], ...] for every second with dispatches}.  Undefined numbers (a rate over 0 seconds,
  * dispatch quantiles without samples) are null.
  */
 char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_counts *c,
@@ -189,8 +214,10 @@ void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_
                       const struct tbbt_report_verify *v);
 /*
  * Writes the per-second time series as CSV to path ("-": stdout): header
- * "second,issued,completed,failures,mean_latency_us,max_latency_us", one row per second
- * from 0 to the last second with activity, zeros for idle seconds.  0 or -errno.
+ * "second,issued,completed,failures,mean_latency_us,max_latency_us,mean_lag_us,
+ * max_lag_us", one row per second from 0 to the last second with activity, zeros for
+ * idle seconds (the lag: timestamp timing's dispatch error of the requests sent in that
+ * second).  0 or -errno.
  */
 int tbbt_report_timeseries_csv(const struct tbbt_report *r, const char *path);
 

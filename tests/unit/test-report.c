@@ -436,10 +436,10 @@ static void test_report_merge(void **state)
         uint64_t at = t0 + 2 * SEC + (uint64_t)i * SEC / 100; /* seconds 2..11 of t0 */
 
         tbbt_report_issued(send, at - lat);
-        tbbt_report_dispatch(send, i % 2 ? 5000 : -5000);
+        tbbt_report_dispatch(send, i % 2 ? 5000 : -5000, 0);
         tbbt_report_op(recv, TBBT_PROG_NFS3, i % 4 ? V3_GETATTR : V3_LOOKUP, lat, at);
         tbbt_report_issued(one, at - lat);
-        tbbt_report_dispatch(one, i % 2 ? 5000 : -5000);
+        tbbt_report_dispatch(one, i % 2 ? 5000 : -5000, 0);
         tbbt_report_op(one, TBBT_PROG_NFS3, i % 4 ? V3_GETATTR : V3_LOOKUP, lat, at);
     }
     tbbt_report_failure(recv, TBBT_PROG_NFS3, V3_LOOKUP, ST_OK, ST_NOENT, t0 + 3 * SEC);
@@ -488,7 +488,7 @@ static struct tbbt_report *sample_report(uint64_t t0)
         uint64_t at = t0 + (uint64_t)i * SEC / 150;
 
         tbbt_report_issued(r, at);
-        tbbt_report_dispatch(r, 20000 + i * 10);
+        tbbt_report_dispatch(r, 20000 + i * 10, 0);
         tbbt_report_op(r, TBBT_PROG_NFS3, i % 3 ? V3_GETATTR : V3_LOOKUP, 500000 + i * 1000,
                        at + 500000);
     }
@@ -537,14 +537,14 @@ static void test_timeseries_csv(void **state)
     lines = g_strsplit(text, "\n", -1);
     assert_int_equal(g_strv_length(lines), 6); /* header, seconds 0..3, "" after last \n */
     assert_string_equal(lines[0], "second,issued,completed,failures,mean_latency_us,"
-                                  "max_latency_us");
+                                  "max_latency_us,mean_lag_us,max_lag_us");
     assert_true(g_str_has_prefix(lines[1], "0,150,150,0,"));
     assert_true(g_str_has_prefix(lines[2], "1,150,150,1,"));
-    assert_string_equal(lines[3], "2,0,0,0,0.000,0.000"); /* idle */
-    assert_string_equal(lines[4], "3,1,1,1,2000.000,2000.000");
+    assert_string_equal(lines[3], "2,0,0,0,0.000,0.000,0.000,0.000"); /* idle */
+    assert_string_equal(lines[4], "3,1,1,1,2000.000,2000.000,0.000,0.000");
     assert_string_equal(lines[5], "");
     /* Second 0: latencies 500..649 us, mean 574.5 us. */
-    assert_string_equal(lines[1], "0,150,150,0,574.500,649.000");
+    assert_string_equal(lines[1], "0,150,150,0,574.500,649.000,21.495,22.990");
     g_strfreev(lines);
     g_free(text);
     unlink(path);
@@ -555,11 +555,60 @@ static void test_timeseries_csv(void **state)
     r = tbbt_report_new(0); /* no activity: header only */
     assert_int_equal(tbbt_report_timeseries_csv(r, path), 0);
     text = read_all(path);
-    assert_string_equal(text, "second,issued,completed,failures,mean_latency_us,max_latency_us\n");
+    assert_string_equal(text, "second,issued,completed,failures,mean_latency_us,max_latency_us,"
+                              "mean_lag_us,max_lag_us\n");
     g_free(text);
     unlink(path);
     g_free(path);
     tbbt_report_free(r);
+}
+
+/* Timestamp timing's lag per second, reply mismatches, the JUKEBOX and grace keys. */
+static void test_lag_mismatch_jukebox(void **state)
+{
+    struct tbbt_report *a = tbbt_report_new(0), *b = tbbt_report_new(0);
+    struct tbbt_report_counts c;
+    char *j;
+
+    (void)state;
+    sample_counts(&c);
+    for (int i = 0; i < 10; i++)
+        tbbt_report_dispatch(a, 20000, 0);            /* second 0: 20 us each */
+    tbbt_report_dispatch(b, 3000000, 2 * SEC + 5);    /* second 2: 3 ms behind */
+    tbbt_report_dispatch(b, -7, 2 * SEC + 6);         /* early counts as 0 */
+    tbbt_report_mismatch(a, TBBT_PROG_NFS3, 1, "size");
+    tbbt_report_mismatch(b, TBBT_PROG_NFS3, 1, "size");
+    tbbt_report_mismatch(b, TBBT_PROG_NFS3, 17, "entries");
+    tbbt_report_merge(a, b);
+    assert_int_equal(tbbt_report_mismatches(a), 3);
+    c.jukebox_replies = 12;
+    c.jukebox_ops = 3;
+    c.jukebox_wait_seconds = 4.5;
+    c.jukebox_wait_max_seconds = 2;
+    c.grace = "yes";
+    c.grace_wait_seconds = 20.25;
+    j = tbbt_report_json(a, &c, NULL);
+    assert_true(json_valid(j));
+    static const char *keys[] = {
+        "\"reply_mismatches\":3", "\"reply_mismatches_by_kind\":{\"getattr.size\":2,"
+        "\"readdirplus.entries\":1}", "\"jukebox\":{\"replies\":12,\"ops\":3,\"gave_up\":0,"
+        "\"wait_seconds\":4.5,\"wait_max_seconds\":2}",
+        "\"grace\":{\"state\":\"yes\",\"waited_seconds\":20.25}",
+        "\"lag\":{\"seconds_behind\":1,\"first_behind_second\":2,\"series\":[[0,20,20],"
+        "[2,1500,3000]]}",
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!has(j, keys[i]))
+            fail_msg("missing %s in %s", keys[i], j);
+    g_free(j);
+    c.timing = "full";
+    c.grace = NULL;
+    j = tbbt_report_json(a, &c, NULL);
+    assert_true(has(j, "\"lag\":null"));
+    assert_true(has(j, "\"grace\":{\"state\":null,"));
+    g_free(j);
+    tbbt_report_free(a);
+    tbbt_report_free(b);
 }
 
 static void test_json(void **state)
@@ -720,7 +769,8 @@ int main(void)
         cmocka_unit_test(test_hist_edges),       cmocka_unit_test(test_hist_bucket_error),
         cmocka_unit_test(test_hist_merge),       cmocka_unit_test(test_failure_kinds),
         cmocka_unit_test(test_report_merge),     cmocka_unit_test(test_timeseries_csv),
-        cmocka_unit_test(test_json),             cmocka_unit_test(test_text),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_lag_mismatch_jukebox), cmocka_unit_test(test_text),
         cmocka_unit_test(test_op_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
