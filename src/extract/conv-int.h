@@ -39,7 +39,13 @@ struct tbbt__conv;
 /* One RPC message as a reader sees it, whatever the input format. */
 struct tbbt__conv_msg {
     struct tbbt__pair_key key;  /* client address and port, server address and port, XID */
-    uint64_t ts_ns;
+    uint64_t ts_ns;             /* the record's call or reply time */
+    /*
+     * The time the pairer's reply timeout runs on (pair.h): ts_ns for a
+     * capture; for an nfsdump trace a clock that clock steps do not move
+     * (stepclock.h).
+     */
+    uint64_t pair_ns;
     bool tcp;
     bool truncated;             /* cut short by the snap length */
     /*

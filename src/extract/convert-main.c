@@ -147,7 +147,8 @@ int main(int argc, char **argv)
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(ctx,
         "Inputs are pcap or pcapng files or nfsdump text traces, optionally gzip-compressed;\n"
-        "several files are merged in time order. Writes TRACE and its hierarchy map TRACE.map.\n"
+        "several captures are merged in time order, several text traces read in the order\n"
+        "given. Writes TRACE and its hierarchy map TRACE.map.\n"
         "Exit status: 0 success, 1 bad input, 2 usage error.\n"
         "See docs/tbbt-convert.md.");
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {

@@ -613,7 +613,7 @@ static bool front_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int
     *flow = msg_flow(c, m);
     /* Other programs and bad procedures stay paired (their replies are not "unmatched")
      * with prog NONE, and are never written. */
-    if (!tbbt__pairer_call_flow(c->pairer, *flow, m->key.xid, m->ts_ns,
+    if (!tbbt__pairer_call_flow(c->pairer, *flow, m->key.xid, m->pair_ns,
                                 ours ? make_tag(c->next_rec, prog, proc) : 0))
         return false;
     if (!known) {
@@ -636,7 +636,7 @@ static bool front_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int
 static bool front_reply(struct tbbt__conv *c, const struct tbbt__conv_msg *m, uint64_t *tag)
 {
     c->rpc_replies++;
-    if (!tbbt__pairer_reply_flow(c->pairer, msg_flow(c, m), m->key.xid, m->ts_ns, tag))
+    if (!tbbt__pairer_reply_flow(c->pairer, msg_flow(c, m), m->key.xid, m->pair_ns, tag))
         return false;
     if (tag_prog(*tag) == TBBT_PROG_NONE) {
         c->other_prog_pairs++;

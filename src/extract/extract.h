@@ -24,7 +24,8 @@ struct tbbt_convert_opts {
     const char *filter;          /* BPF expression or NULL */
     const char *output;          /* trace path */
     const char *summary_json;    /* path or NULL */
-    uint64_t reply_timeout_ns;   /* capture time a call waits for its reply */
+    uint64_t reply_timeout_ns;   /* capture time a call waits for its reply (nfsdump: on a
+                                  * clock without its steps, docs/nfsdump-format.md) */
     uint32_t max_pending;        /* bound on calls waiting for replies */
     bool progress;               /* draw a progress line on stderr */
     int threads;                 /* 1: all on the calling thread; 2 (or more): capture

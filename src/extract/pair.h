@@ -11,7 +11,13 @@
  * it with tbbt__pairer_call_flow() and _reply_flow() and so spares the look-up
  * of its addresses.  Exchanges leave in the order their
  * calls arrived, once complete, or as "no reply" when their call is older
- * than the reply timeout (capture time) or too many calls are pending.
+ * than the reply timeout or too many calls are pending.  A call's age is
+ * the latest time given to the pairer less the call's time, so the times
+ * must not step: after a step back the new calls look older than they are
+ * and leave before their replies come, while the calls before it look new
+ * until the clock catches up.  A capture's times are given as they are
+ * (merged by time, they go back by microseconds at most); an nfsdump
+ * trace's go through stepclock.h first.
  * Retransmitted calls and replies are recognized (also shortly after the
  * exchange completed) and dropped.  Loss is estimated per client stream from
  * the progression of XIDs.  Memory is bounded by the pending calls, not by
@@ -64,7 +70,8 @@ typedef void (*tbbt__pair_emit_cb)(uint64_t tag, bool replied, void *arg);
 
 struct tbbt__pairer;
 
-/* timeout_ns: capture time a call waits for its reply; max_pending: bound on open calls.
+/* timeout_ns: time a call waits for its reply (on the clock of the ts_ns given below);
+ * max_pending: bound on open calls.
  * Given: free with tbbt__pairer_free(). */
 struct tbbt__pairer *tbbt__pairer_new(uint64_t timeout_ns, uint32_t max_pending,
                                       tbbt__pair_emit_cb emit, void *arg);

@@ -6,7 +6,9 @@
  * read in sequence.  Every call and reply line goes to the conversion core
  * (conv-int.h) filling the same record fields the capture decoders fill for
  * the same procedure (decode-nfs3.c, decode-nfs2.c, decode-mount.c), so a
- * text trace and a capture of the same traffic give the same trace.
+ * text trace and a capture of the same traffic give the same trace.  The
+ * lines are the events in file order even where their times go back: the
+ * times go through the clocks of stepclock.h before they reach the core.
  *
  * References: nfsdump's format.txt and its printers nfs_v3.c and nfs_v2.c
  * (the key names and value formats), RFC 1813 and RFC 1094 (the fields).
@@ -31,6 +33,7 @@
 #include <zlib.h>
 
 #include "extract/conv-int.h"
+#include "extract/stepclock.h"
 #include "proto/mount.h"
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
@@ -246,6 +249,10 @@ struct nd_state {
     uint64_t done_before, total;    /* input bytes of finished files; of all files */
     uint64_t files, lines, packets, bytes, comments, malformed, other, short_lines, cut_lines;
     uint64_t extra_attrs, mismatches;
+    struct tbbt__stepclock clock;   /* the lines' times in line order, without steps back */
+    const char *path;               /* the file being read (borrowed) */
+    uint64_t file_lines;            /* lines read of it */
+    char *first_step;               /* "'path' line N" of the first step back, or NULL */
 };
 
 /* ---- small parsers ------------------------------------------------------------ */
@@ -1533,6 +1540,24 @@ static void put_be32(uint8_t *d, uint32_t v)
     d[3] = (uint8_t)v;
 }
 
+/*
+ * The time of a line that goes to the core, on the clocks of stepclock.h:
+ * returns its record time, and in *pair_ns the time the reply timeout runs
+ * on.  Lines are events in file order, their times may step back (files
+ * concatenated or merged, a clock set back): the pairing and the trace
+ * follow the file order.
+ */
+static uint64_t line_time(struct nd_state *s, uint64_t ts_ns, uint64_t *pair_ns)
+{
+    uint64_t back = tbbt__stepclock_stats(&s->clock)->steps_back;
+    uint64_t t = tbbt__stepclock_next(&s->clock, ts_ns, pair_ns);
+
+    if (back == 0 && tbbt__stepclock_stats(&s->clock)->steps_back == 1)
+        s->first_step = g_strdup_printf("'%s' line %" G_GUINT64_FORMAT, s->path,
+                                        (guint64)s->file_lines);
+    return t;
+}
+
 /* Hands a parsed line to the core: a call opens a record, a reply completes one. */
 static void emit(struct nd_state *s, const struct nd_line *L)
 {
@@ -1546,7 +1571,7 @@ static void emit(struct nd_state *s, const struct nd_line *L)
     put_be32(m.key.saddr, L->call ? L->dst : L->src);
     m.key.cport = L->call ? L->sport : L->dport;
     m.key.sport = L->call ? L->dport : L->sport;
-    m.ts_ns = L->ts_ns;
+    m.ts_ns = line_time(s, L->ts_ns, &m.pair_ns);
     m.tcp = L->tcp;
     m.truncated = L->short_ || L->cut;
     if (L->call) {
@@ -1579,6 +1604,7 @@ static bool one_line(struct nd_state *s, const char *p, size_t len, bool untermi
     int rc;
 
     s->lines++;
+    s->file_lines++;
     reset_line(s, L);
     L->last_complete = len > 0 && is_blank(p[len - 1]);
     while (len > 0 && is_blank(p[len - 1]))
@@ -1755,6 +1781,7 @@ static int read_lines(struct nd_state *s, gzFile gz, const char *path, char *err
         if (end - start > LINE_MAX_BYTES) {     /* an endless line: malformed, skipped */
             if (!skipping) {
                 s->lines++;
+                s->file_lines++;
                 s->packets++;
                 s->malformed++;
             }
@@ -1802,6 +1829,8 @@ static int read_file(struct nd_state *s, const char *path, char *errbuf, size_t 
     }
     gzbuffer(gz, GZ_BUFFER);
     s->files++;
+    s->path = path;
+    s->file_lines = 0;
     rc = read_lines(s, gz, path, errbuf, errlen);
     gzclose(gz);
     if (g_stat(path, &st) == 0)
@@ -1827,7 +1856,30 @@ static struct nd_state *state_new(struct tbbt__conv *c)
     s->fhs = g_array_new(FALSE, FALSE, sizeof(struct nd_str));
     s->ents = g_array_new(FALSE, FALSE, sizeof(struct nd_entry));
     s->unknown = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free_count);
+    tbbt__stepclock_init(&s->clock, tbbt__conv_opts(c)->reply_timeout_ns);
     return s;
+}
+
+/* A WARN line when the lines' clock stepped back, an INFO line when it jumped forward. */
+static void report_clock(const struct nd_state *s)
+{
+    const struct tbbt__stepclock_stats *st = tbbt__stepclock_stats(&s->clock);
+
+    if (st->steps_back)
+        tbbt_log(TBBT_LOG_WARN,
+                 "nfsdump: the time goes back %" G_GUINT64_FORMAT " time%s between lines "
+                 "(largest step %.6f s, first at %s): lines pair in file order, and the times "
+                 "from each step on are shifted later by it to stay in order (%" G_GUINT64_FORMAT
+                 " lines, by %.6f s in all)",
+                 (guint64)st->steps_back, st->steps_back == 1 ? "" : "s",
+                 (double)st->step_back_max_ns / 1e9, s->first_step, (guint64)st->shifted,
+                 (double)st->shift_ns / 1e9);
+    if (st->jumps_forward)
+        tbbt_log(TBBT_LOG_INFO,
+                 "nfsdump: %" G_GUINT64_FORMAT " gap%s between lines longer than the reply "
+                 "timeout (longest %.6f s): kept in the times, not counted as waiting for "
+                 "replies", (guint64)st->jumps_forward, st->jumps_forward == 1 ? "" : "s",
+                 (double)st->jump_forward_max_ns / 1e9);
 }
 
 static int nd_run(struct tbbt__conv *c, const char *const *paths, int n, char *errbuf,
@@ -1859,6 +1911,7 @@ static int nd_run(struct tbbt__conv *c, const char *const *paths, int n, char *e
             rc = frc;
         }
     }
+    report_clock(s);
     return rc;
 }
 
@@ -1881,6 +1934,18 @@ static void unknown_keys_json(struct nd_state *s, struct tbbt_json *j)
     g_free(names);
 }
 
+static void clock_json(struct nd_state *s, struct tbbt_json *j)
+{
+    const struct tbbt__stepclock_stats *st = tbbt__stepclock_stats(&s->clock);
+
+    tbbt_json_kv_uint(j, "clock_steps_back", st->steps_back);
+    tbbt_json_kv_uint(j, "clock_step_back_max_ns", st->step_back_max_ns);
+    tbbt_json_kv_uint(j, "clock_shift_ns", st->shift_ns);
+    tbbt_json_kv_uint(j, "clock_shifted_lines", st->shifted);
+    tbbt_json_kv_uint(j, "clock_jumps_forward", st->jumps_forward);
+    tbbt_json_kv_uint(j, "clock_jump_forward_max_ns", st->jump_forward_max_ns);
+}
+
 static void nd_summary(struct tbbt__conv *c, struct tbbt_json *j)
 {
     struct nd_state *s = *tbbt__conv_source_state(c);
@@ -1901,6 +1966,7 @@ static void nd_summary(struct tbbt__conv *c, struct tbbt_json *j)
     tbbt_json_kv_uint(j, "extra_attributes", s->extra_attrs);
     tbbt_json_kv_uint(j, "reply_mismatches", s->mismatches);
     unknown_keys_json(s, j);
+    clock_json(s, j);
     tbbt_json_end_object(j);
 }
 
@@ -1917,6 +1983,7 @@ static void nd_fini(struct tbbt__conv *c)
     g_array_free(s->fhs, TRUE);
     g_array_free(s->ents, TRUE);
     g_hash_table_destroy(s->unknown);
+    g_free(s->first_step);
     g_free(s);
     *tbbt__conv_source_state(c) = NULL;
 }

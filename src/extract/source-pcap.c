@@ -61,7 +61,7 @@ static void to_msg(const struct tbbt_cap_msg *m, bool call, uint32_t xid,
     memcpy(cm->key.saddr, call ? m->dst : m->src, 16);
     cm->key.cport = call ? m->sport : m->dport;
     cm->key.sport = call ? m->dport : m->sport;
-    cm->ts_ns = m->ts_ns;
+    cm->ts_ns = cm->pair_ns = m->ts_ns;
     cm->tcp = m->tcp;
     cm->truncated = m->truncated;
     /* a TCP stream remembers the flow numbers of its calls' and its replies' keys */

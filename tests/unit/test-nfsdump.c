@@ -88,12 +88,18 @@ static char *tmpfile_with(struct fx *f, const char *name, const void *data, size
     return p;
 }
 
-/* Converts inputs into f->trace (and the summary); returns tbbt_convert_run's result. */
-static int convert(struct fx *f, const char *const *inputs, int n)
+/*
+ * Converts inputs into f->trace (and the summary) with a reply timeout of
+ * reply_timeout_ns (0: the default); returns tbbt_convert_run's result.
+ */
+static int convert_timeout(struct fx *f, const char *const *inputs, int n,
+                           uint64_t reply_timeout_ns)
 {
     struct tbbt_convert_opts o;
 
     tbbt_convert_opts_init(&o);
+    if (reply_timeout_ns)
+        o.reply_timeout_ns = reply_timeout_ns;
     o.inputs = inputs;
     o.n_inputs = n;
     o.output = f->trace;
@@ -102,6 +108,11 @@ static int convert(struct fx *f, const char *const *inputs, int n)
                                  * consistent traces: they show every status) */
     f->err[0] = '\0';
     return tbbt_convert_run(&o, f->err, sizeof(f->err));
+}
+
+static int convert(struct fx *f, const char *const *inputs, int n)
+{
+    return convert_timeout(f, inputs, n, 0);
 }
 
 static int convert_fixture(struct fx *f, const char *name)
@@ -148,6 +159,15 @@ static void check_golden(struct fx *f, const char *name)
     }
     free(got);
     g_free(want_path);
+}
+
+/* The dump of f->trace is want. */
+static void check_text(struct fx *f, const char *want)
+{
+    char *got = dump_text(f->trace);
+
+    assert_string_equal(got, want);
+    free(got);
 }
 
 /* The summary holds `needle` (compact JSON, e.g. "\"malformed_lines\":3"). */
@@ -641,6 +661,183 @@ static void test_several_files(void **state)
     g_free(missing);
 }
 
+/* ---- clock steps ------------------------------------------------------------- */
+
+#define SEC 1000000000ull
+#define NS(s, us) ((uint64_t)(s) * SEC + (uint64_t)(us) * 1000u)
+
+/* Call and reply times never go back in file order, and a reply never comes before its call. */
+static void chk_monotone(const struct recs *rs)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct tbbt_trace_rec *r = &rs->v[i];
+        if (i > 0)
+            assert_true(r->call_ns >= rs->v[i - 1].call_ns);
+        if (r->flags & TBBT_RF_REPLY)
+            assert_true(r->reply_ns >= r->call_ns);
+    }
+}
+
+/*
+ * Two files appended, the second starting an hour before the first ended: a
+ * call at the end of the first is answered at the start of the second; the
+ * second's calls are answered in it; a call of the first that the second
+ * answers after more than the reply timeout of its lines is not paired.
+ */
+static void test_clock_concatenated(void **state)
+{
+    static const char one[] =
+        "1100003600.000100 30.03ef 32.0801 U C3 900 1 getattr fh 00ff\n"
+        "1100003600.000200 32.0801 30.03ef U R3 900 1 getattr 2\n"
+        "1100003600.000300 30.03ef 32.0801 U C3 901 1 getattr fh 00ff\n"
+        "1100003600.000400 30.03ef 32.0801 U C3 902 1 getattr fh 00ff\n";
+    static const char two[] =
+        "1100000000.000100 32.0801 30.03ef U R3 901 1 getattr 2\n"
+        "1100000000.000200 30.03ef 32.0801 U C3 903 1 getattr fh 00ff\n"
+        "1100000000.000300 32.0801 30.03ef U R3 903 1 getattr 2\n"
+        "1100000020.000000 30.03ef 32.0801 U C3 904 1 getattr fh 00ff\n"
+        "1100000020.000100 32.0801 30.03ef U R3 904 1 getattr 2\n"
+        "1100000040.000000 30.03ef 32.0801 U C3 905 1 getattr fh 00ff\n"
+        "1100000040.000100 32.0801 30.03ef U R3 905 1 getattr 2\n"
+        "1100000040.000200 32.0801 30.03ef U R3 902 1 getattr 2\n";
+    struct fx *f = *state;
+    char *a = tmpfile_with(f, "one.txt", one, sizeof(one) - 1);
+    char *b = tmpfile_with(f, "two.txt", two, sizeof(two) - 1);
+    GString *both = g_string_new(one);
+    char *ab, *dump;
+    const char *in[2] = {a, b};
+    const uint64_t step = NS(3600, 300);    /* 1100003600.000400 back to 1100000000.000100 */
+    struct recs rs;
+
+    assert_int_equal(convert(f, in, 2), 0);
+    read_recs(f->trace, &rs);
+    assert_int_equal(rs.n, 6);
+    assert_true(by_xid(&rs, 0x901)->flags & TBBT_RF_REPLY);
+    for (uint32_t x = 0x903; x <= 0x905; x++)
+        assert_true(by_xid(&rs, x)->flags & TBBT_RF_REPLY);
+    /* 902 waited 40 s of the second file's lines: its late reply is not its pair */
+    assert_false(by_xid(&rs, 0x902)->flags & TBBT_RF_REPLY);
+    assert_int_equal(by_xid(&rs, 0x901)->reply_ns, NS(1100003600, 400));
+    /* the second file's intervals are kept, its times shifted by the step */
+    assert_int_equal(by_xid(&rs, 0x903)->call_ns, NS(1100000000, 200) + step);
+    assert_int_equal(by_xid(&rs, 0x905)->reply_ns, NS(1100000040, 100) + step);
+    assert_int_equal(by_xid(&rs, 0x904)->call_ns - by_xid(&rs, 0x903)->call_ns,
+                     NS(20, 0) - NS(0, 200));
+    chk_monotone(&rs);
+    free_recs(&rs);
+    summary_has(f, "\"pairs\":5,\"unmatched_calls\":1");
+    summary_has(f, "\"clock_steps_back\":1,\"clock_step_back_max_ns\":3600000300000,"
+                   "\"clock_shift_ns\":3600000300000,\"clock_shifted_lines\":8,"
+                   "\"clock_jumps_forward\":0");
+    /* The same lines in one file give the same trace. */
+    dump = dump_text(f->trace);
+    g_string_append(both, two);
+    ab = tmpfile_with(f, "both.txt", both->str, both->len);
+    in[0] = ab;
+    assert_int_equal(convert(f, in, 1), 0);
+    check_text(f, dump);
+    free(dump);
+    g_string_free(both, TRUE);
+    g_free(a);
+    g_free(b);
+    g_free(ab);
+}
+
+/*
+ * The tracing host's clock set back by 250 ms inside a file, with a reply
+ * timeout of 100 ms: the calls after the step still pair, and keep their
+ * intervals.
+ */
+static void test_clock_small_step(void **state)
+{
+    static const char text[] =
+        "1100000000.500000 30.03ef 32.0801 U C3 910 1 getattr fh 00ff\n"
+        "1100000000.501000 32.0801 30.03ef U R3 910 1 getattr 2\n"
+        "1100000000.502000 30.03ef 32.0801 U C3 911 1 getattr fh 00ff\n"
+        "1100000000.252000 32.0801 30.03ef U R3 911 1 getattr 2\n"
+        "1100000000.253000 30.03ef 32.0801 U C3 912 1 getattr fh 00ff\n"
+        "1100000000.254000 32.0801 30.03ef U R3 912 1 getattr 2\n";
+    struct fx *f = *state;
+    char *p = tmpfile_with(f, "step.txt", text, sizeof(text) - 1);
+    const char *in[1] = {p};
+    const struct tbbt_trace_rec *r;
+    struct recs rs;
+
+    assert_int_equal(convert_timeout(f, in, 1, 100000000u), 0);
+    read_recs(f->trace, &rs);
+    assert_int_equal(rs.n, 3);
+    assert_true(by_xid(&rs, 0x911)->flags & TBBT_RF_REPLY);
+    r = by_xid(&rs, 0x912);
+    assert_true(r->flags & TBBT_RF_REPLY);
+    assert_int_equal(r->call_ns, NS(1100000000, 503000));
+    assert_int_equal(r->reply_ns, NS(1100000000, 504000));
+    r = by_xid(&rs, 0x911);
+    assert_int_equal(r->reply_ns, r->call_ns);       /* the step counts as no time */
+    chk_monotone(&rs);
+    free_recs(&rs);
+    summary_has(f, "\"pairs\":3,\"unmatched_calls\":0");
+    summary_has(f, "\"clock_steps_back\":1,\"clock_step_back_max_ns\":250000000,"
+                   "\"clock_shift_ns\":250000000,\"clock_shifted_lines\":3");
+    g_free(p);
+}
+
+/*
+ * An hour without lines (or a clock set forward): a call before it is
+ * answered after it although another line came first; the times keep the
+ * gap; calls still time out on the lines' time after it.
+ */
+static void test_clock_forward_jump(void **state)
+{
+    static const char text[] =
+        "1100000000.000100 30.03ef 32.0801 U C3 920 1 getattr fh 00ff\n"
+        "1100000000.000200 30.03ef 32.0801 U C3 921 1 getattr fh 00ff\n"
+        "1100003600.000000 34.03f0 32.0801 U C3 922 1 getattr fh 00ff\n"
+        "1100003600.000100 32.0801 30.03ef U R3 920 1 getattr 2\n"
+        "1100003600.000200 32.0801 34.03f0 U R3 922 1 getattr 2\n"
+        "1100003620.000000 34.03f0 32.0801 U C3 923 1 getattr fh 00ff\n"
+        "1100003640.000000 34.03f0 32.0801 U C3 924 1 getattr fh 00ff\n"
+        "1100003640.000100 32.0801 30.03ef U R3 921 1 getattr 2\n";
+    struct fx *f = *state;
+    char *p = tmpfile_with(f, "jump.txt", text, sizeof(text) - 1);
+    const char *in[1] = {p};
+    const struct tbbt_trace_rec *r;
+    struct recs rs;
+
+    assert_int_equal(convert(f, in, 1), 0);
+    read_recs(f->trace, &rs);
+    assert_int_equal(rs.n, 5);
+    chk_monotone(&rs);
+    r = by_xid(&rs, 0x920);
+    assert_true(r->flags & TBBT_RF_REPLY);
+    assert_int_equal(r->reply_ns, NS(1100003600, 100));
+    assert_int_equal(by_xid(&rs, 0x922)->call_ns, NS(1100003600, 0));
+    /* 921 waited 40 s of lines after the gap: its late reply is not its pair */
+    assert_false(by_xid(&rs, 0x921)->flags & TBBT_RF_REPLY);
+    free_recs(&rs);
+    summary_has(f, "\"pairs\":2,\"unmatched_calls\":3");
+    summary_has(f, "\"clock_steps_back\":0,\"clock_step_back_max_ns\":0,\"clock_shift_ns\":0,"
+                   "\"clock_shifted_lines\":0,\"clock_jumps_forward\":1,"
+                   "\"clock_jump_forward_max_ns\":3599999800000");
+    g_free(p);
+}
+
+/* The fixture of every kind of step. */
+static void test_clock_golden(void **state)
+{
+    struct fx *f = *state;
+    struct recs rs;
+
+    assert_int_equal(convert_fixture(f, "clock.txt"), 0);
+    check_golden(f, "clock");
+    read_recs(f->trace, &rs);
+    chk_monotone(&rs);
+    free_recs(&rs);
+    summary_has(f, "\"pairs\":6,\"unmatched_calls\":0,\"unmatched_replies\":0");
+    summary_has(f, "\"clock_steps_back\":2,\"clock_step_back_max_ns\":7200000200000,"
+                   "\"clock_shift_ns\":7200250100000,\"clock_shifted_lines\":9,"
+                   "\"clock_jumps_forward\":1,\"clock_jump_forward_max_ns\":3600249400000");
+}
+
 static void test_long_line(void **state)
 {
     static const char good[] = "1.000001 1.0300 2.0801 U C3 1 1 getattr fh 00ff\n";
@@ -1079,6 +1276,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_last_line_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gzip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_several_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clock_concatenated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clock_small_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clock_forward_jump, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clock_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entries_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filter_refused, setup, teardown),
