@@ -90,7 +90,10 @@ struct ev {
     uint32_t len;                  /* body length fill() sees */
     uint32_t kept;                 /* of which follow the event in a batch; the rest is 0 */
     uint64_t ts_ns;
-    uint64_t seq;                  /* reply: the record it completes */
+    union {
+        uint64_t seq;              /* reply: the record it completes */
+        uint64_t cred;             /* call: its credential reference + 1; 0: none */
+    };
 };
 
 /*
@@ -103,8 +106,6 @@ struct ev_call {
     uint32_t xid;
     uint32_t flow;                 /* the pairer's number of the key's addresses and ports */
     uint32_t uid, gid;
-    uint32_t cred;                 /* credential reference + 1; 0: no AUTH_SYS credential */
-    uint32_t pad;
 };
 /* what follows an event in a batch stays 8-byte aligned */
 G_STATIC_ASSERT(sizeof(struct ev) % 8 == 0 && sizeof(struct ev_call) % 8 == 0 &&
@@ -401,11 +402,11 @@ static struct tbbt_trace_rec *back_call(struct tbbt__conv *c, const struct ev_ca
     rec->endpoint = endpoint_ref(c, key, e->flow, tcp);
     rec->uid = e->uid;
     rec->gid = e->gid;
-    if (e->cred) {
+    if (e->h.cred) {
         TBBT_SET(rec, TBBT_F_CRED);
-        rec->cred = e->cred - 1;
-        if (e->cred > c->ncred)
-            c->ncred = e->cred;    /* references come in order: this one is new */
+        rec->cred = (uint32_t)(e->h.cred - 1);
+        if (e->h.cred > c->ncred)
+            c->ncred = (uint32_t)e->h.cred;    /* references come in order: a new one */
     }
     if (e->h.flags & EVF_BODY)
         c->src->fill(c, rec, false, body, e->h.len, (e->h.flags & EVF_TRUNC) != 0);
@@ -800,7 +801,7 @@ void tbbt__conv_call_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
     if (!front_call(c, m, prog, proc, &seq, &flow))
         return;
     call_event(&e, m, flow, prog, proc, uid, gid);
-    e.cred = cred_ref(c, flow, m->tcp, sys, sys_len);
+    e.h.cred = cred_ref(c, flow, m->tcp, sys, sys_len);
     set_body(c, &e.h, prog, proc, false, body, len);
     if (!c->pipe)
         back_call(c, &e, &m->key, body);

@@ -436,8 +436,8 @@ int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_r
         return w->err;
     if ((rc = check_op(w, rec)) < 0)
         return rc;
-    if ((rc = tbbt_trace_writer_sync_defs(w)) < 0)
-        return rc;
+    if ((w->fh || w->ep || w->cred) && (rc = tbbt_trace_writer_sync_defs(w)) < 0)
+        return rc;      /* (without tables there is nothing to sync) */
     if (TBBT_HAS(rec, TBBT_F_ENTRIES))
         bound += (size_t)rec->n_entries * ENTRY_BOUND;
     if (!(s = reserve(w, bound)))
