@@ -860,6 +860,17 @@ static void test_convert_creds(void **state)
     tbbt_trace_rec_fini(&rec);
     /* the same trace pipelined, with any batch size */
     check_threads((const char *const *)&cap, 1, 0, 0, dir);
+    /* the trace as input (pass B alone, from the trace reader): the same bytes again,
+     * definitions where they were, on one thread and two */
+    for (int threads = 1; threads <= 2; threads++) {
+        char *again, *c2;
+        gsize len2;
+        convert((const char *const *)&path, 1, threads, 0, 0, 0, dir, &again, &len2, &c2);
+        assert_int_equal(len2, len);
+        assert_memory_equal(again, trace, len);
+        g_free(again);
+        g_free(c2);
+    }
     g_unlink(path);
     g_unlink(cap);
     g_rmdir(dir);
