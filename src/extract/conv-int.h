@@ -19,8 +19,8 @@
  *    is the same byte for byte.
  *
  * Either way tbbt__conv_drain() lets finished records flow to the trace
- * writer in call order.  The core owns pairing, endpoint and handle
- * interning, counting and the summary.
+ * writer in call order.  The core owns pairing, endpoint, handle and
+ * credential interning, counting and the summary.
  */
 #ifndef TBBT_EXTRACT_CONV_INT_H
 #define TBBT_EXTRACT_CONV_INT_H
@@ -121,11 +121,14 @@ struct tbbt_trace_rec *tbbt__conv_reply(struct tbbt__conv *c, const struct tbbt_
  * The same for readers with fill(): the record that tbbt__conv_call() would
  * return is filled by fill() from body[0..len) (the bytes after the RPC
  * header; borrowed for the call: copied when pipelined).  For a reply, body
- * NULL means there are no results to decode (an RPC error).
+ * NULL means there are no results to decode (an RPC error).  sys (NULL:
+ * none) is the call's AUTH_SYS credential as rpc.h's tbbt__rpc_hdr has it
+ * (sys, sys_len: borrowed for the call): the record gets its reference
+ * (field `cred`).
  */
 void tbbt__conv_call_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int prog,
-                           uint32_t proc, uint32_t uid, uint32_t gid, const uint8_t *body,
-                           size_t len);
+                           uint32_t proc, uint32_t uid, uint32_t gid, const uint8_t *sys,
+                           uint32_t sys_len, const uint8_t *body, size_t len);
 void tbbt__conv_reply_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int rpc_stat,
                             const uint8_t *body, size_t len);
 /* Lets every record that is complete leave for the writer. */

@@ -18,11 +18,22 @@
  * buffers circulate between two GAsyncQueues (full ones to the writer, empty
  * ones back), so memory stays bounded and nothing is allocated per message;
  * the reader waits when the writer is NBATCH batches behind.
+ *
+ * AUTH_SYS credentials are interned by the pairing half, as a call opens its
+ * record (so references follow call order, as records do), and travel in the
+ * call's event as a reference.  A flow's calls nearly always carry the
+ * credential of its previous call: each flow remembers that one's bytes and
+ * reference, and only a credential that differs is decoded and looked up in
+ * the table.  The record half needs no definition: it counts the references
+ * it has seen (a reference one past the highest so far is a new credential)
+ * for the spill, and pass B takes the definitions from the pairing half's
+ * table after the join.
  */
 #include "extract/conv-int.h"
 
 #include "extract/correct.h"
 #include "extract/hier.h"
+#include "extract/rpc.h"
 #include "trace/spill.h"
 
 #include <arpa/inet.h>
@@ -79,7 +90,10 @@ struct ev {
     uint32_t len;                  /* body length fill() sees */
     uint32_t kept;                 /* of which follow the event in a batch; the rest is 0 */
     uint64_t ts_ns;
-    uint64_t seq;                  /* reply: the record it completes */
+    union {
+        uint64_t seq;              /* reply: the record it completes */
+        uint64_t cred;             /* call: its credential reference + 1; 0: none */
+    };
 };
 
 /*
@@ -158,6 +172,8 @@ struct tbbt__conv {
     uint64_t pairs[NPROGS][MAXPROCS];
     GArray *announced;             /* pipelined: gboolean [(flow - 1) * 2 + tcp], sent with
                                     * EVF_KEY */
+    struct tbbt_credtab *cred;     /* the credentials of the calls that open records */
+    GArray *cred_memo;             /* struct cred_memo [(flow - 1) * 2 + tcp] */
     char pad1[64];
 
     /* record half: the writer thread when pipelined (the owner after the join) */
@@ -169,6 +185,7 @@ struct tbbt__conv {
     uint8_t *zeros;                /* kept bytes of a body, then zeros (zeros_len) */
     size_t zeros_len;
     int write_err;
+    uint32_t ncred;                /* credentials that records seen so far refer to */
     uint64_t records;
     struct tbbt_ns *ns;            /* identity scan of pass B, fed as records are written */
     char pad2[64];
@@ -352,12 +369,16 @@ static void back_emit(struct tbbt__conv *c, uint32_t n)
 {
     while (n-- > 0) {
         struct tbbt_trace_rec *rec = recs_pop(&c->recs);
+        struct tbbt_spill_defs defs;
         int rc;
 
         if (c->write_err)
             continue;
         tbbt_ns_ident_scan(c->ns, rec);
-        rc = tbbt_spill_put(c->w, rec, tbbt_fhtab_count(c->fh), tbbt_eptab_count(c->ep));
+        defs.nfh = tbbt_fhtab_count(c->fh);
+        defs.nep = tbbt_eptab_count(c->ep);
+        defs.ncred = c->ncred;
+        rc = tbbt_spill_put(c->w, rec, &defs);
         if (rc < 0)
             c->write_err = rc;
         else
@@ -381,6 +402,12 @@ static struct tbbt_trace_rec *back_call(struct tbbt__conv *c, const struct ev_ca
     rec->endpoint = endpoint_ref(c, key, e->flow, tcp);
     rec->uid = e->uid;
     rec->gid = e->gid;
+    if (e->h.cred) {
+        TBBT_SET(rec, TBBT_F_CRED);
+        rec->cred = (uint32_t)(e->h.cred - 1);
+        if (e->h.cred > c->ncred)
+            c->ncred = (uint32_t)e->h.cred;    /* references come in order: a new one */
+    }
     if (e->h.flags & EVF_BODY)
         c->src->fill(c, rec, false, body, e->h.len, (e->h.flags & EVF_TRUNC) != 0);
     return rec;
@@ -653,6 +680,47 @@ static uint8_t msg_flags(const struct tbbt__conv_msg *m)
     return (uint8_t)((m->tcp ? EVF_TCP : 0) | (m->truncated ? EVF_TRUNC : 0));
 }
 
+/*
+ * The last credential a flow's calls carried: its AUTH_SYS bytes after the
+ * stamp (tbbt__rpc_hdr's sys) and its reference + 1 (0: none yet).
+ */
+struct cred_memo {
+    uint32_t ref1;
+    uint32_t len, cap;
+    uint8_t *bytes;
+};
+
+/*
+ * The credential reference + 1 of a call of flow number flow over tcp that
+ * opens a record, with the AUTH_SYS bytes sys[0..len) (NULL: 0, none).
+ * Compares the bytes with the flow's last credential first; only another
+ * credential is decoded and interned.
+ */
+static uint32_t cred_ref(struct tbbt__conv *c, uint32_t flow, bool tcp, const uint8_t *sys,
+                         uint32_t len)
+{
+    guint i;
+    struct cred_memo *mm;
+    struct tbbt_cred cred;
+
+    if (!sys)
+        return 0;
+    i = flow_index(c->cred_memo, flow, tcp);        /* before data is read: it may move */
+    mm = &g_array_index(c->cred_memo, struct cred_memo, i);
+    if (mm->ref1 && mm->len == len && memcmp(mm->bytes, sys, len) == 0)
+        return mm->ref1;
+    if (!tbbt__rpc_authsys(sys, len, &cred))
+        return 0;                  /* not what tbbt__rpc_parse() hands over */
+    if (mm->cap < len) {
+        mm->cap = len;
+        mm->bytes = g_realloc(mm->bytes, len);
+    }
+    memcpy(mm->bytes, sys, len);
+    mm->len = len;
+    mm->ref1 = tbbt_credtab_intern(c->cred, &cred) + 1;
+    return mm->ref1;
+}
+
 static void call_event(struct ev_call *e, const struct tbbt__conv_msg *m, uint32_t flow,
                        int prog, uint32_t proc, uint32_t uid, uint32_t gid)
 {
@@ -723,8 +791,8 @@ struct tbbt_trace_rec *tbbt__conv_reply(struct tbbt__conv *c, const struct tbbt_
 }
 
 void tbbt__conv_call_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int prog,
-                           uint32_t proc, uint32_t uid, uint32_t gid, const uint8_t *body,
-                           size_t len)
+                           uint32_t proc, uint32_t uid, uint32_t gid, const uint8_t *sys,
+                           uint32_t sys_len, const uint8_t *body, size_t len)
 {
     struct ev_call e;
     uint64_t seq;
@@ -733,6 +801,7 @@ void tbbt__conv_call_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
     if (!front_call(c, m, prog, proc, &seq, &flow))
         return;
     call_event(&e, m, flow, prog, proc, uid, gid);
+    e.h.cred = cred_ref(c, flow, m->tcp, sys, sys_len);
     set_body(c, &e.h, prog, proc, false, body, len);
     if (!c->pipe)
         back_call(c, &e, &m->key, body);
@@ -857,6 +926,25 @@ static void summary_correction(struct tbbt__conv *c, struct tbbt_json *j)
     tbbt_json_bool(j, c->check != NULL);
 }
 
+/* Distinct machine names among the credentials of t. */
+static uint64_t count_machines(const struct tbbt_credtab *t)
+{
+    GHashTable *seen = g_hash_table_new(g_bytes_hash, g_bytes_equal);
+    GPtrArray *keys = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    uint64_t n;
+
+    for (uint32_t ref = 0; ref < tbbt_credtab_count(t); ref++) {
+        const struct tbbt_cred *cr = tbbt_credtab_get(t, ref);
+        GBytes *b = g_bytes_new(cr->machine, cr->machine_len);
+        g_ptr_array_add(keys, b);
+        g_hash_table_add(seen, b);
+    }
+    n = g_hash_table_size(seen);
+    g_hash_table_destroy(seen);
+    g_ptr_array_free(keys, TRUE);
+    return n;
+}
+
 static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
 {
     static const int v2[] = {TBBT_PROG_NFS2}, v3[] = {TBBT_PROG_NFS3},
@@ -898,6 +986,8 @@ static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     tbbt_json_kv_uint(&j, "other_program_calls", c->other_prog_calls);
     tbbt_json_kv_uint(&j, "handles", tbbt_fhtab_count(c->fh));
     tbbt_json_kv_uint(&j, "endpoints", tbbt_eptab_count(c->ep));
+    tbbt_json_kv_uint(&j, "credentials", tbbt_credtab_count(c->cred));
+    tbbt_json_kv_uint(&j, "machines", count_machines(c->cred));
     tbbt_ns_summary(c->ns, &j);
     summary_correction(c, &j);
     json_clients(&j, c);
@@ -985,8 +1075,8 @@ static int pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
         rc = tbbt__hier_replay_mt(c->ns, c->corr, c->raw_path, c->final_tmp, c->map_tmp,
                                   threads, errbuf, errlen);
     else                       /* pass A's spill, with its tables */
-        rc = tbbt__hier_replay_spill(c->ns, c->corr, c->raw_path, c->fh, c->ep, c->final_tmp,
-                                     c->map_tmp, threads, errbuf, errlen);
+        rc = tbbt__hier_replay_spill(c->ns, c->corr, c->raw_path, c->fh, c->ep, c->cred,
+                                     c->final_tmp, c->map_tmp, threads, errbuf, errlen);
     c->pass_b_ns = tbbt_now_ns() - t0;
     if (rc < 0 || !o->check)
         return rc;
@@ -1069,6 +1159,8 @@ static void core_init(struct tbbt__conv *c, const struct tbbt_convert_opts *o)
     c->ep = tbbt_eptab_new();
     c->ep_by_flow = g_array_new(FALSE, TRUE, sizeof(guint32));
     c->announced = g_array_new(FALSE, TRUE, sizeof(gboolean));
+    c->cred = tbbt_credtab_new();
+    c->cred_memo = g_array_new(FALSE, TRUE, sizeof(struct cred_memo));
     c->ns = tbbt_ns_new();
     c->pairer = tbbt__pairer_new(o->reply_timeout_ns, o->max_pending, on_emit, c);
     recs_init(&c->recs);
@@ -1083,6 +1175,10 @@ static void core_fini(struct tbbt__conv *c)
     g_free(c->zeros);
     g_array_free(c->ep_by_flow, TRUE);
     g_array_free(c->announced, TRUE);
+    for (guint i = 0; i < c->cred_memo->len; i++)
+        g_free(g_array_index(c->cred_memo, struct cred_memo, i).bytes);
+    g_array_free(c->cred_memo, TRUE);
+    tbbt_credtab_free(c->cred);
     tbbt_eptab_free(c->ep);
     tbbt_fhtab_free(c->fh);
     tbbt_ns_free(c->ns);

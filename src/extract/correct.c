@@ -241,6 +241,10 @@ static struct tbbt_trace_rec *build(struct tbbt__corr *k, enum tbbt_ns_op op, ui
     c->endpoint = src->endpoint;
     c->uid = src->uid;
     c->gid = src->gid;
+    if (TBBT_HAS(src, TBBT_F_CRED)) {   /* the same credential as the record repaired */
+        TBBT_SET(c, TBBT_F_CRED);
+        c->cred = src->cred;
+    }
     c->rpc_stat = TBBT_RPC_SUCCESS;
     c->status = ST_OK;
     TBBT_SET(c, TBBT_F_ID);

@@ -4,12 +4,12 @@
  * namespace model, final trace and hierarchy map.  TBBT paper 3.1, 3.2, 4.
  *
  * The replay reads its records from a source (struct src): a raw TBBT trace,
- * or the spill pass A wrote (trace/spill.h) with pass A's handle and
- * endpoint tables.  Either way the source hands out handle and endpoint
- * definitions as items, in the places a raw trace holds them (a spilled
- * record carries the table sizes at the time it was spilled), and the final
- * writer defines each with the same reference right before the same record:
- * the final trace is the same whichever the source.  ID fields already in
+ * or the spill pass A wrote (trace/spill.h) with pass A's handle, endpoint
+ * and credential tables.  Either way the source hands out handle, endpoint
+ * and credential definitions as items, in the places a raw trace holds them
+ * (a spilled record carries the table sizes at the time it was spilled), and
+ * the final writer defines each with the same reference right before the
+ * same record: the final trace is the same whichever the source.  ID fields already in
  * the raw records are dropped: the model would take them for corrective
  * records' IDs.
  */
@@ -34,18 +34,29 @@ struct src {
     struct tbbt_spill_reader *sp;       /* a spill, */
     const struct tbbt_fhtab *fh;        /* with pass A's tables (borrowed) */
     const struct tbbt_eptab *ep;
-    uint32_t nfh, nep;                  /* definitions handed out so far */
+    const struct tbbt_credtab *cred;
+    uint32_t nfh, nep, ncred;           /* definitions handed out so far */
 };
 
-static int src_open(struct src *s, const char *path, const struct tbbt_fhtab *fh,
-                    const struct tbbt_eptab *ep, char *errbuf, size_t errlen)
+/* Pass A's tables, for a spill. */
+struct tables {
+    const struct tbbt_fhtab *fh;
+    const struct tbbt_eptab *ep;
+    const struct tbbt_credtab *cred;
+};
+
+/* A raw trace at path (t NULL), or a spill with the tables t (borrowed). */
+static int src_open(struct src *s, const char *path, const struct tables *t, char *errbuf,
+                    size_t errlen)
 {
+    const struct tbbt_fhtab *fh = t ? t->fh : NULL;
     int err = 0;
 
     memset(s, 0, sizeof(*s));
     s->path = path;
     s->fh = fh;
-    s->ep = ep;
+    s->ep = t ? t->ep : NULL;
+    s->cred = t ? t->cred : NULL;
     if (fh)
         s->sp = tbbt_spill_reader_open(path, true, &err);   /* a temporary: used up */
     else
@@ -74,39 +85,57 @@ static const struct tbbt_eptab *src_eptab(const struct src *s)
     return s->tr ? tbbt_trace_reader_eptab(s->tr) : s->ep;
 }
 
+static const struct tbbt_credtab *src_credtab(const struct src *s)
+{
+    return s->tr ? tbbt_trace_reader_credtab(s->tr) : s->cred;
+}
+
 /*
- * The next item, as tbbt_trace_reader_next_any(): TBBT_REC_HANDLE or
- * TBBT_REC_ENDPOINT with *ref, TBBT_REC_OP into rec, 0 at the end, or an
- * error.  A spill's definitions come before the record that needed them
- * (handles first, as the trace writer does) and the rest at the end.
+ * The next item, as tbbt_trace_reader_next_any(): TBBT_REC_HANDLE,
+ * TBBT_REC_ENDPOINT or TBBT_REC_CRED with *ref, TBBT_REC_OP into rec, 0 at
+ * the end, or an error.  A spill's definitions come before the record that
+ * needed them (handles first, credentials last, as the trace writer does)
+ * and the rest at the end.  Record types a later trace version may add are
+ * skipped.
  */
 static int src_next(struct src *s, struct tbbt_trace_rec *rec, uint32_t *ref)
 {
-    uint32_t nfh, nep;
+    struct tbbt_spill_defs d;
     int rc;
 
-    if (s->tr)
-        return tbbt_trace_reader_next_any(s->tr, rec, ref);
-    rc = tbbt_spill_peek(s->sp, &nfh, &nep);
+    if (s->tr) {
+        do {
+            rc = tbbt_trace_reader_next_any(s->tr, rec, ref);
+        } while (rc > 0 && rc != TBBT_REC_OP && rc != TBBT_REC_HANDLE &&
+                 rc != TBBT_REC_ENDPOINT && rc != TBBT_REC_CRED);
+        return rc;
+    }
+    rc = tbbt_spill_peek(s->sp, &d);
     if (rc < 0)
         return rc;
     if (rc == 0) {
-        nfh = tbbt_fhtab_count(s->fh);
-        nep = tbbt_eptab_count(s->ep);
+        d.nfh = tbbt_fhtab_count(s->fh);
+        d.nep = tbbt_eptab_count(s->ep);
+        d.ncred = tbbt_credtab_count(s->cred);
     }
-    if (nfh > tbbt_fhtab_count(s->fh) || nep > tbbt_eptab_count(s->ep))
+    if (d.nfh > tbbt_fhtab_count(s->fh) || d.nep > tbbt_eptab_count(s->ep) ||
+        d.ncred > tbbt_credtab_count(s->cred))
         return TBBT_E_BADREC;
-    if (s->nfh < nfh) {
+    if (s->nfh < d.nfh) {
         *ref = s->nfh++;
         return TBBT_REC_HANDLE;
     }
-    if (s->nep < nep) {
+    if (s->nep < d.nep) {
         *ref = s->nep++;
         return TBBT_REC_ENDPOINT;
     }
+    if (s->ncred < d.ncred) {
+        *ref = s->ncred++;
+        return TBBT_REC_CRED;
+    }
     if (rc == 0)
-        return tbbt_spill_next(s->sp, rec, &nfh, &nep);   /* checks the end mark */
-    rc = tbbt_spill_next(s->sp, rec, &nfh, &nep);
+        return tbbt_spill_next(s->sp, rec, &d);   /* checks the end mark */
+    rc = tbbt_spill_next(s->sp, rec, &d);
     return rc == 1 ? TBBT_REC_OP : rc;
 }
 
@@ -123,6 +152,8 @@ static int src_define(const struct src *s, struct tbbt_trace_writer *w, int type
 
     if (type == TBBT_REC_ENDPOINT)
         return tbbt_trace_writer_def_endpoint(w, ref, tbbt_eptab_get(src_eptab(s), ref));
+    if (type == TBBT_REC_CRED)
+        return tbbt_trace_writer_def_cred(w, ref, tbbt_credtab_get(src_credtab(s), ref));
     fh = tbbt_fhtab_get(src_fhtab(s), ref, &len);
     return tbbt_trace_writer_def_handle(w, ref, fh, len);
 }
@@ -139,7 +170,7 @@ static int ident_scan(struct tbbt_ns *ns, const char *raw, struct tbbt_trace_rec
                       char *errbuf, size_t errlen)
 {
     struct src s;
-    int rc = src_open(&s, raw, NULL, NULL, errbuf, errlen);
+    int rc = src_open(&s, raw, NULL, errbuf, errlen);
 
     if (rc < 0)
         return rc;
@@ -223,16 +254,17 @@ static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *src,
 #define RING 1024                   /* slots between the threads */
 #define BATCH 64                    /* slots published at a time */
 
-enum { SLOT_OP, SLOT_FH, SLOT_EP, SLOT_END };
+enum { SLOT_OP, SLOT_FH, SLOT_EP, SLOT_CRED, SLOT_END };
 
 /* One item for the writer thread, in file order. */
 struct slot {
     int type;
     struct tbbt_trace_rec rec;      /* SLOT_OP; owned by the slot, reused */
-    uint32_t ref;                   /* SLOT_FH, SLOT_EP */
+    uint32_t ref;                   /* SLOT_FH, SLOT_EP, SLOT_CRED */
     uint32_t fh_len;
     uint8_t fh[TBBT_FH_MAX];
     struct tbbt_endpoint ep;
+    struct tbbt_cred cred;
 };
 
 struct ring {
@@ -291,6 +323,8 @@ static int consume(struct consumer *cs, struct slot *sl, uint64_t *prev)
         return tbbt_trace_writer_def_handle(q->w, sl->ref, sl->fh, sl->fh_len);
     if (sl->type == SLOT_EP)
         return tbbt_trace_writer_def_endpoint(q->w, sl->ref, &sl->ep);
+    if (sl->type == SLOT_CRED)
+        return tbbt_trace_writer_def_cred(q->w, sl->ref, &sl->cred);
     return step(cs->ns, cs->corr, q->w, &sl->rec, prev);
 }
 
@@ -333,8 +367,8 @@ static gpointer consumer_main(gpointer arg)
 /*
  * Two threads: this one reads and decodes the raw trace into a ring of
  * record slots; the other replays them through the model (with correction)
- * and writes the final trace.  Handle and endpoint definitions travel as
- * items, so the writer shares no table with the reader.
+ * and writes the final trace.  Handle, endpoint and credential definitions
+ * travel as items, so the writer shares no table with the reader.
  */
 static int replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *src,
                      const char *final, char *errbuf, size_t errlen)
@@ -374,6 +408,10 @@ static int replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *sr
             sl->type = SLOT_EP;
             sl->ref = ref;
             sl->ep = *tbbt_eptab_get(src_eptab(src), ref);
+        } else if (rc == TBBT_REC_CRED) {
+            sl->type = SLOT_CRED;
+            sl->ref = ref;
+            sl->cred = *tbbt_credtab_get(src_credtab(src), ref);
         } else {
             sl->type = SLOT_OP;
         }
@@ -436,14 +474,13 @@ static int replay_src(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *s
     return rc;
 }
 
-/* The replay from the trace or spill at path (with fh and ep: a spill), then the map. */
+/* The replay from the trace or spill at path (with tables t: a spill), then the map. */
 static int replay_path(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *path,
-                       const struct tbbt_fhtab *fh, const struct tbbt_eptab *ep,
-                       const char *final_trace, const char *map_path, int threads,
-                       char *errbuf, size_t errlen)
+                       const struct tables *t, const char *final_trace, const char *map_path,
+                       int threads, char *errbuf, size_t errlen)
 {
     struct src src;
-    int rc = src_open(&src, path, fh, ep, errbuf, errlen);
+    int rc = src_open(&src, path, t, errbuf, errlen);
 
     if (rc < 0)
         return rc;
@@ -456,16 +493,18 @@ int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char
                          const char *final_trace, const char *map_path, int threads,
                          char *errbuf, size_t errlen)
 {
-    return replay_path(ns, corr, raw_trace, NULL, NULL, final_trace, map_path, threads, errbuf,
+    return replay_path(ns, corr, raw_trace, NULL, final_trace, map_path, threads, errbuf,
                        errlen);
 }
 
 int tbbt__hier_replay_spill(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *spill,
                             const struct tbbt_fhtab *fh, const struct tbbt_eptab *ep,
-                            const char *final_trace, const char *map_path, int threads,
-                            char *errbuf, size_t errlen)
+                            const struct tbbt_credtab *cred, const char *final_trace,
+                            const char *map_path, int threads, char *errbuf, size_t errlen)
 {
-    return replay_path(ns, corr, spill, fh, ep, final_trace, map_path, threads, errbuf, errlen);
+    struct tables t = {.fh = fh, .ep = ep, .cred = cred};
+
+    return replay_path(ns, corr, spill, &t, final_trace, map_path, threads, errbuf, errlen);
 }
 
 int tbbt__hier_run(const char *raw_trace, const char *final_trace, const char *map_path,

@@ -18,8 +18,8 @@
 
 /*
  * Reads raw_trace (borrowed path; never changed), writes final_trace (same
- * records, handle and endpoint definitions in the same places, plus the ID
- * fields) and, unless map_path is NULL, the hierarchy map.  The paths are
+ * records, handle, endpoint and credential definitions in the same places,
+ * plus the ID fields) and, unless map_path is NULL, the hierarchy map.  The paths are
  * written as given: the caller writes to temporary names and renames them
  * if it must not clobber old files on failure.  On success returns 0 and,
  * if ns_out is not NULL, gives the model (caller frees with tbbt_ns_free();
@@ -48,21 +48,22 @@ int tbbt__hier_replay(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *r
  * The same with `threads` > 1: this thread reads and decodes the raw trace
  * while a second one replays the records through the model (and the
  * corrector) and writes the final trace (a ring of record slots in between;
- * handle and endpoint definitions travel as items, so the writer shares no
- * table with the reader).  The output is the same byte for byte.
+ * handle, endpoint and credential definitions travel as items, so the writer
+ * shares no table with the reader).  The output is the same byte for byte.
  */
 int tbbt__hier_replay_mt(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *raw_trace,
                          const char *final_trace, const char *map_path, int threads,
                          char *errbuf, size_t errlen);
 /*
  * The replay with pass A's records from a spill (trace/spill.h) instead of a
- * raw trace, and pass A's handle and endpoint tables (borrowed, not changed;
- * every reference a spilled record uses is in them).  The final trace and
- * the map are the same as from the raw trace pass A would have written.
+ * raw trace, and pass A's handle, endpoint and credential tables (borrowed,
+ * not changed; every reference a spilled record uses is in them).  The final
+ * trace and the map are the same as from the raw trace pass A would have
+ * written.
  */
 int tbbt__hier_replay_spill(struct tbbt_ns *ns, struct tbbt__corr *corr, const char *spill,
                             const struct tbbt_fhtab *fh, const struct tbbt_eptab *ep,
-                            const char *final_trace, const char *map_path, int threads,
-                            char *errbuf, size_t errlen);
+                            const struct tbbt_credtab *cred, const char *final_trace,
+                            const char *map_path, int threads, char *errbuf, size_t errlen);
 
 #endif

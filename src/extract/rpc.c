@@ -14,8 +14,11 @@
  * reject_stat known, PROG_MISMATCH and RPC_MISMATCH with their two version
  * words, AUTH_ERROR with its auth_stat; an accept_stat over SYSTEM_ERR is
  * refused here.  AUTH_SYS bodies follow xdr_authunix_parms(): stamp,
- * machine name up to 255 bytes, uid, gid, up to 16 gids.  NFS arguments and
- * results are not parsed here (decode.c uses the rpcgen routines).
+ * machine name up to 255 bytes, uid, gid, up to 16 gids (RFC 5531 appendix
+ * A); the header keeps where the credential's bytes after the stamp are, so
+ * that the caller can tell a credential it saw before by its bytes and
+ * decode only new ones (tbbt__rpc_authsys()).  NFS arguments and results are
+ * not parsed here (decode.c uses the rpcgen routines).
  */
 #include "extract/rpc.h"
 
@@ -30,6 +33,7 @@
 #define AUTH_SYS_FLAVOR 1u
 #define MACHNAME_MAX 255u         /* AUTH_SYS machine name bound */
 #define GIDS_MAX 16u              /* AUTH_SYS gids bound */
+G_STATIC_ASSERT(MACHNAME_MAX == TBBT_MACHINE_MAX && GIDS_MAX == TBBT_CRED_GIDS_MAX);
 #define ACCEPTED 0u               /* reply_stat MSG_ACCEPTED; 1 is MSG_DENIED */
 #define ACC_PROG_MISMATCH 2u
 #define ACC_SYSTEM_ERR 5u
@@ -74,7 +78,34 @@ static bool parse_authsys(const uint8_t *p, uint32_t len, struct tbbt__rpc_hdr *
         return false;
     h->uid = uid;
     h->gid = gid;
+    h->sys = p + 4;                       /* up to the last gid: not any bytes after */
+    h->sys_len = (uint32_t)(b.p - h->sys);
     return true;
+}
+
+bool tbbt__rpc_authsys(const uint8_t *sys, uint32_t len, struct tbbt_cred *cred)
+{
+    struct tbbt_buf b;
+    const uint8_t *name;
+    uint32_t n;
+
+    memset(cred, 0, sizeof(*cred));
+    tbbt_buf_init(&b, sys, len);
+    n = tbbt_buf_get_be32(&b);
+    if (b.trunc || n > MACHNAME_MAX || !(name = tbbt_buf_get(&b, n)) ||
+        !tbbt_buf_skip(&b, padded(n) - n))
+        return false;
+    memcpy(cred->machine, name, n);
+    cred->machine_len = n;
+    cred->uid = tbbt_buf_get_be32(&b);
+    cred->gid = tbbt_buf_get_be32(&b);
+    n = tbbt_buf_get_be32(&b);
+    if (b.trunc || n > GIDS_MAX)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        cred->gids[i] = tbbt_buf_get_be32(&b);
+    cred->ngids = n;
+    return !b.trunc;
 }
 
 /* After xid and msg_type CALL: rpcvers, prog, vers, proc, cred, verf. */

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct tbbt_cred;
+
 enum { TBBT__RPC_CALL = 0, TBBT__RPC_REPLY = 1 };
 
 struct tbbt__rpc_hdr {
@@ -20,6 +22,9 @@ struct tbbt__rpc_hdr {
     uint32_t prog, vers, proc;
     uint32_t flavor;    /* credential flavor (AUTH_NONE 0, AUTH_SYS 1, ...) */
     uint32_t uid, gid;  /* AUTH_SYS only */
+    const uint8_t *sys; /* AUTH_SYS only: the credential body after its stamp, machine name
+                         * through the last gid (borrowed from the message), or NULL */
+    uint32_t sys_len;
     /* reply */
     uint8_t rpc_stat;   /* enum tbbt_rpc_stat */
     size_t body_off;    /* offset of arguments/results in the message */
@@ -37,5 +42,12 @@ struct tbbt__rpc_hdr {
  * flavor is set to UINT32_MAX.
  */
 int tbbt__rpc_parse(const uint8_t *p, size_t len, bool trunc, struct tbbt__rpc_hdr *h);
+
+/*
+ * Decodes the AUTH_SYS bytes tbbt__rpc_parse() found (h->sys, h->sys_len)
+ * into *cred (whole, zero-filled past the machine name and the gids).
+ * False if they do not parse (never for what tbbt__rpc_parse() returned).
+ */
+bool tbbt__rpc_authsys(const uint8_t *sys, uint32_t len, struct tbbt_cred *cred);
 
 #endif

@@ -78,8 +78,8 @@ static void on_call(struct pcap_state *s, const struct tbbt_cap_msg *m,
     if (h->flavor > 1 && !h->partial)
         s->other_auth++;
     tbbt__conv_call_bytes(s->conv, &cm, tbbt__decode_prog(h->prog, h->vers), h->proc,
-                          sys ? h->uid : 0, sys ? h->gid : 0, m->data + h->body_off,
-                          m->len - h->body_off);
+                          sys ? h->uid : 0, sys ? h->gid : 0, sys ? h->sys : NULL,
+                          sys ? h->sys_len : 0, m->data + h->body_off, m->len - h->body_off);
 }
 
 static void on_reply(struct pcap_state *s, const struct tbbt_cap_msg *m,

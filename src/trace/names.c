@@ -52,6 +52,7 @@ const struct tbbt__field tbbt__trace_fields[TBBT_F_NFIELDS] = {
     F(TBBT_F_ID2, "id2", U64, id2),
     F(TBBT_F_ID_OBJ, "id_obj", U64, id_obj),
     F(TBBT_F_ID_OLD, "id_old", U64, id_old),
+    F(TBBT_F_CRED, "cred", CRED, cred),
 };
 
 #define S(type, name, kind, member, bit)                                                          \

@@ -5,8 +5,8 @@
  * Streams the file through one read buffer that grows only when a record
  * does not fit and the bytes to fill it have actually arrived, so a hostile
  * length never makes it allocate more than twice the file.  Every length is
- * checked against what remains of its record and against its bound; handle
- * and endpoint references must be defined before use; the trailer's counts
+ * checked against what remains of its record and against its bound; handle,
+ * endpoint and credential references must be defined before use; the trailer's counts
  * and CRC32 must match; nothing may follow the trailer.  Records are decoded
  * into the caller's struct, strings into its arena.  Errors are sticky.
  */
@@ -40,6 +40,7 @@ struct tbbt_trace_reader {
     uint16_t major, minor;
     struct tbbt_fhtab *fh;
     struct tbbt_eptab *ep;
+    struct tbbt_credtab *cred;
 };
 
 bool tbbt_trace_probe(const void *head, size_t len)
@@ -215,6 +216,7 @@ static struct tbbt_trace_reader *reader_new(void)
     r->crc = 0;             /* crc32(0, NULL, 0) */
     r->fh = tbbt_fhtab_new();
     r->ep = tbbt_eptab_new();
+    r->cred = tbbt_credtab_new();
     return r;
 }
 
@@ -270,6 +272,7 @@ void tbbt_trace_reader_close(struct tbbt_trace_reader *r)
     g_free(r->own);
     tbbt_fhtab_free(r->fh);
     tbbt_eptab_free(r->ep);
+    tbbt_credtab_free(r->cred);
     g_free(r);
 }
 
@@ -315,6 +318,30 @@ static int read_endpoint(struct tbbt_trace_reader *r, struct tbbt_buf *b, uint32
     ep.tcp = proto == TBBT__IPPROTO_TCP;
     *ref = id;
     return tbbt_eptab_add(r->ep, id, &ep);
+}
+
+/* CRED (format 1.1): ref, machine name, uid, gid, gids; the body length must be exact. */
+static int read_cred(struct tbbt_trace_reader *r, struct tbbt_buf *b, uint32_t *ref)
+{
+    struct tbbt_cred c;
+    uint32_t id = tbbt_buf_get_le32(b);
+    uint8_t len = tbbt_buf_get_u8(b);
+    const uint8_t *name = tbbt_buf_get(b, len);
+
+    if (!name)
+        return TBBT_E_BADREC;
+    memset(&c, 0, sizeof(c));
+    memcpy(c.machine, name, len);
+    c.machine_len = len;
+    c.uid = tbbt_buf_get_le32(b);
+    c.gid = tbbt_buf_get_le32(b);
+    c.ngids = tbbt_buf_get_u8(b);
+    if (b->trunc || c.ngids > TBBT_CRED_GIDS_MAX || b->len != 4 * (size_t)c.ngids)
+        return TBBT_E_BADREC;
+    for (uint32_t i = 0; i < c.ngids; i++)
+        c.gids[i] = tbbt_buf_get_le32(b);
+    *ref = id;
+    return tbbt_credtab_add(r->cred, id, &c);
 }
 
 /* ---- op records --------------------------------------------------------------- */
@@ -438,6 +465,8 @@ static bool dec_value(struct tbbt_trace_reader *r, struct tbbt_buf *b,
     switch (tbbt__trace_fields[f].kind) {
     case TBBT__K_REF:
         return dec_ref(r, b, v);
+    case TBBT__K_CRED:
+        return tbbt__get_uv32(b, v) && *(uint32_t *)v < tbbt_credtab_count(r->cred);
     case TBBT__K_U32:
         return tbbt__get_uv32(b, v);
     case TBBT__K_U64:
@@ -534,6 +563,9 @@ static int read_body(struct tbbt_trace_reader *r, uint8_t type, struct tbbt_buf 
     case TBBT_REC_ENDPOINT:
         rc = read_endpoint(r, b, ref);
         return rc < 0 ? rc : TBBT_REC_ENDPOINT;
+    case TBBT_REC_CRED:
+        rc = read_cred(r, b, ref);
+        return rc < 0 ? rc : TBBT_REC_CRED;
     case TBBT_REC_OP:
         return read_op(r, b, rec);
     case TBBT_REC_END:
@@ -606,7 +638,7 @@ int tbbt_trace_reader_next(struct tbbt_trace_reader *r, struct tbbt_trace_rec *r
 
     do {
         rc = tbbt_trace_reader_next_any(r, rec, NULL);
-    } while (rc == TBBT_REC_HANDLE || rc == TBBT_REC_ENDPOINT);
+    } while (rc == TBBT_REC_HANDLE || rc == TBBT_REC_ENDPOINT || rc == TBBT_REC_CRED);
     return rc == TBBT_REC_OP ? 1 : rc;
 }
 
@@ -623,6 +655,11 @@ struct tbbt_fhtab *tbbt_trace_reader_fhtab(struct tbbt_trace_reader *r)
 struct tbbt_eptab *tbbt_trace_reader_eptab(struct tbbt_trace_reader *r)
 {
     return r->ep;
+}
+
+struct tbbt_credtab *tbbt_trace_reader_credtab(struct tbbt_trace_reader *r)
+{
+    return r->cred;
 }
 
 uint64_t tbbt_trace_reader_offset(const struct tbbt_trace_reader *r)

@@ -3,7 +3,8 @@
  * Record spill (spill.h): a private record image for passing records between
  * the passes of one program.  Layout of a record, host byte order:
  *
- *   u32 body length (after this word) | u32 nfh | u32 nep | header | u64 present
+ *   u32 body length (after this word) | u32 nfh | u32 nep | u32 ncred | header
+ *   | u64 present
  *   | the present fields in tag order
  *
  * A field is its member's bytes (u32, u64, struct tbbt_sattr / tbbt_wcc_pre),
@@ -36,6 +37,7 @@
 #define SPILL_END UINT32_MAX
 #define SPILL_REC_MAX (64u << 20)      /* a longer body is refused */
 #define SPILL_PUNCH (4u << 20)         /* consume: holes of this many bytes */
+#define DEFS_LEN 12u                   /* nfh, nep, ncred */
 
 /* The header fields of a record, copied as one block. */
 struct hdr {
@@ -182,6 +184,7 @@ static uint8_t *put_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
 
     switch (tbbt__trace_fields[f].kind) {
     case TBBT__K_REF:
+    case TBBT__K_CRED:
     case TBBT__K_U32:
         memcpy(p, v, 4);
         return p + 4;
@@ -225,11 +228,11 @@ static uint8_t *put_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
     return p;
 }
 
-int tbbt_spill_put(struct tbbt_spill_writer *w, const struct tbbt_trace_rec *rec, uint32_t nfh,
-                   uint32_t nep)
+int tbbt_spill_put(struct tbbt_spill_writer *w, const struct tbbt_trace_rec *rec,
+                   const struct tbbt_spill_defs *defs)
 {
     uint64_t present = rec->present & field_mask, bits;
-    size_t bound = 4 + 4 + 4 + sizeof(struct hdr) + 8 + TBBT__UV_SLACK;
+    size_t bound = 4 + DEFS_LEN + sizeof(struct hdr) + 8 + TBBT__UV_SLACK;
     struct hdr h;
     uint32_t blen;
     uint8_t *p, *start;
@@ -261,8 +264,9 @@ int tbbt_spill_put(struct tbbt_spill_writer *w, const struct tbbt_trace_rec *rec
     }
     start = w->buf + w->len;
     p = start + 4;                  /* the length goes there once known */
-    p = PUT(p, nfh);
-    p = PUT(p, nep);
+    p = PUT(p, defs->nfh);
+    p = PUT(p, defs->nep);
+    p = PUT(p, defs->ncred);
     p = PUT(p, h);
     p = PUT(p, present);
     for (bits = present; bits; bits &= bits - 1)
@@ -491,6 +495,7 @@ static bool take_value(struct cur *c, struct tbbt_trace_rec *rec, unsigned f)
 
     switch (tbbt__trace_fields[f].kind) {
     case TBBT__K_REF:
+    case TBBT__K_CRED:
     case TBBT__K_U32:
         return take(c, v, 4);
     case TBBT__K_U64:
@@ -515,8 +520,8 @@ static bool take_value(struct cur *c, struct tbbt_trace_rec *rec, unsigned f)
     return false;
 }
 
-int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec, uint32_t *nfh,
-                    uint32_t *nep)
+int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec,
+                    struct tbbt_spill_defs *defs)
 {
     uint32_t blen;
     uint64_t present;
@@ -536,14 +541,15 @@ int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec, uin
         r->ended = true;
         return 0;
     }
-    if (blen > SPILL_REC_MAX || blen < 8 + sizeof(h) + 8)
+    if (blen > SPILL_REC_MAX || blen < DEFS_LEN + sizeof(h) + 8)
         return TBBT_E_BADREC;
     if ((rc = fill(r, 4 + (size_t)blen)) < 0)
         return rc;
     c.p = r->buf + r->pos + 4;
     c.left = blen;
-    take(&c, nfh, 4);
-    take(&c, nep, 4);
+    take(&c, &defs->nfh, 4);
+    take(&c, &defs->nep, 4);
+    take(&c, &defs->ncred, 4);
     take(&c, &h, sizeof(h));
     take(&c, &present, 8);
     if (present & ~field_mask)
@@ -570,7 +576,7 @@ int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec, uin
     return 1;
 }
 
-int tbbt_spill_peek(struct tbbt_spill_reader *r, uint32_t *nfh, uint32_t *nep)
+int tbbt_spill_peek(struct tbbt_spill_reader *r, struct tbbt_spill_defs *defs)
 {
     uint32_t blen;
     int rc;
@@ -582,10 +588,11 @@ int tbbt_spill_peek(struct tbbt_spill_reader *r, uint32_t *nfh, uint32_t *nep)
     memcpy(&blen, r->buf + r->pos, 4);
     if (blen == SPILL_END)
         return 0;
-    if ((rc = fill(r, 12)) < 0)
+    if ((rc = fill(r, 4 + DEFS_LEN)) < 0)
         return rc;
-    memcpy(nfh, r->buf + r->pos + 4, 4);
-    memcpy(nep, r->buf + r->pos + 8, 4);
+    memcpy(&defs->nfh, r->buf + r->pos + 4, 4);
+    memcpy(&defs->nep, r->buf + r->pos + 8, 4);
+    memcpy(&defs->ncred, r->buf + r->pos + 12, 4);
     return 1;
 }
 

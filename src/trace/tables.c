@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Interning tables for file handles and client endpoints: each distinct
- * value gets the next small integer (its reference), so trace records carry
- * a reference and the file one definition per value (TBBT paper 3.1: the
- * trace rewrites handles; docs/trace-format.md for the definition records).
+ * Interning tables for file handles, client endpoints and AUTH_SYS
+ * credentials: each distinct value gets the next small integer (its
+ * reference), so trace records carry a reference and the file one definition
+ * per value (TBBT paper 3.1: the trace rewrites handles; docs/trace-format.md
+ * for the definition records).
  *
  * Handles live back to back in one byte pool with an offset per reference;
  * an open-addressing index of references and their hashes (linear
@@ -343,4 +344,127 @@ uint32_t tbbt_eptab_count(const struct tbbt_eptab *t)
 const struct tbbt_endpoint *tbbt_eptab_get(const struct tbbt_eptab *t, uint32_t ref)
 {
     return ref < t->count ? &t->eps[ref] : NULL;
+}
+
+/* ---- credentials -------------------------------------------------------------- */
+
+struct tbbt_credtab {
+    struct tbbt_cred *creds;
+    uint32_t count, cap;
+    struct refindex index;
+};
+
+/* Copies cred cut to its bounds, every member past them zeroed. */
+static void cred_normalize(struct tbbt_cred *dst, const struct tbbt_cred *c)
+{
+    uint32_t m = c->machine_len > TBBT_MACHINE_MAX ? TBBT_MACHINE_MAX : c->machine_len;
+    uint32_t n = c->ngids > TBBT_CRED_GIDS_MAX ? TBBT_CRED_GIDS_MAX : c->ngids;
+
+    memset(dst, 0, sizeof(*dst));
+    dst->uid = c->uid;
+    dst->gid = c->gid;
+    dst->ngids = n;
+    if (n)
+        memcpy(dst->gids, c->gids, n * sizeof(uint32_t));
+    dst->machine_len = m;
+    if (m)
+        memcpy(dst->machine, c->machine, m);
+}
+
+static uint32_t cred_hash(const struct tbbt_cred *c)
+{
+    uint64_t seed = (uint64_t)c->uid << 32 | c->gid;
+    uint32_t h = hash_bytes((const uint8_t *)c->machine, c->machine_len, seed);
+
+    return hash_bytes((const uint8_t *)c->gids, c->ngids * sizeof(uint32_t), h ^ c->ngids);
+}
+
+bool tbbt_cred_equal(const struct tbbt_cred *a, const struct tbbt_cred *b)
+{
+    return a->uid == b->uid && a->gid == b->gid && a->ngids == b->ngids &&
+           a->machine_len == b->machine_len && a->ngids <= TBBT_CRED_GIDS_MAX &&
+           a->machine_len <= TBBT_MACHINE_MAX &&
+           memcmp(a->gids, b->gids, a->ngids * sizeof(uint32_t)) == 0 &&
+           memcmp(a->machine, b->machine, a->machine_len) == 0;
+}
+
+static bool cred_eq(const void *tab, uint32_t ref, const void *key)
+{
+    return tbbt_cred_equal(&((const struct tbbt_credtab *)tab)->creds[ref], key);
+}
+
+struct tbbt_credtab *tbbt_credtab_new(void)
+{
+    struct tbbt_credtab *t = g_new0(struct tbbt_credtab, 1);
+
+    t->cap = 4;
+    t->creds = g_new(struct tbbt_cred, t->cap);
+    index_init(&t->index);
+    return t;
+}
+
+void tbbt_credtab_free(struct tbbt_credtab *t)
+{
+    if (!t)
+        return;
+    g_free(t->creds);
+    g_free(t->index.slots);
+    g_free(t);
+}
+
+static uint32_t cred_append(struct tbbt_credtab *t, uint64_t *slot, const struct tbbt_cred *c,
+                            uint32_t h)
+{
+    uint32_t ref = t->count;
+
+    if (t->count == t->cap) {
+        t->cap *= 2;
+        t->creds = g_renew(struct tbbt_cred, t->creds, t->cap);
+    }
+    t->creds[ref] = *c;
+    t->count++;
+    index_put(&t->index, slot, h, ref, t->count);
+    return ref;
+}
+
+uint32_t tbbt_credtab_intern(struct tbbt_credtab *t, const struct tbbt_cred *cred)
+{
+    struct tbbt_cred c;
+    uint64_t *slot;
+    uint32_t h;
+
+    cred_normalize(&c, cred);
+    h = cred_hash(&c);
+    slot = index_find(&t->index, h, cred_eq, t, &c);
+    if (*slot != EMPTY)
+        return slot_ref(*slot);
+    return cred_append(t, slot, &c, h);
+}
+
+int tbbt_credtab_add(struct tbbt_credtab *t, uint32_t ref, const struct tbbt_cred *cred)
+{
+    struct tbbt_cred c;
+    uint64_t *slot;
+    uint32_t h;
+
+    if (ref != t->count || cred->machine_len > TBBT_MACHINE_MAX ||
+        cred->ngids > TBBT_CRED_GIDS_MAX)
+        return TBBT_E_BADREC;
+    cred_normalize(&c, cred);
+    h = cred_hash(&c);
+    slot = index_find(&t->index, h, cred_eq, t, &c);
+    if (*slot != EMPTY)
+        return TBBT_E_BADREC;
+    cred_append(t, slot, &c, h);
+    return 0;
+}
+
+uint32_t tbbt_credtab_count(const struct tbbt_credtab *t)
+{
+    return t->count;
+}
+
+const struct tbbt_cred *tbbt_credtab_get(const struct tbbt_credtab *t, uint32_t ref)
+{
+    return ref < t->count ? &t->creds[ref] : NULL;
 }

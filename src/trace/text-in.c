@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Text form of a trace, input side: a strict parser for the grammar of
- * docs/trace-format.md ("Text form") that writes the binary trace.  `fh` and
- * `ep` lines define handles and endpoints at exactly their place in the
- * text (tbbt_trace_writer_sync_defs), so dump -> parse reproduces the
- * binary file byte for byte.  Every error names its line and the reason.
+ * docs/trace-format.md ("Text form") that writes the binary trace.  `fh`,
+ * `ep` and `cred` lines define handles, endpoints and credentials at exactly
+ * their place in the text (tbbt_trace_writer_sync_defs), so dump -> parse
+ * reproduces the binary file byte for byte.  Every error names its line and the reason.
  */
 #include "trace/trace-int.h"
 #include "util/util.h"
@@ -23,6 +23,7 @@ struct parser {
     GString *tmp;                   /* unescaped string */
     struct tbbt_fhtab *fh;
     struct tbbt_eptab *ep;
+    struct tbbt_credtab *cred;
     struct tbbt_trace_writer *w;
     struct tbbt_trace_rec rec;
     uint64_t nops;
@@ -306,8 +307,8 @@ static int parse_escape(struct parser *ps, char *c)
     }
 }
 
-/* string := '"' (char | escape)* '"', at most max bytes, into rec's arena. */
-static int parse_string(struct parser *ps, struct tbbt_str *dst, uint32_t max, const char *what)
+/* string := '"' (char | escape)* '"', at most max bytes, into ps->tmp. */
+static int parse_string_tmp(struct parser *ps, uint32_t max, const char *what)
 {
     GString *t = ps->tmp;
     int rc;
@@ -332,8 +333,17 @@ static int parse_string(struct parser *ps, struct tbbt_str *dst, uint32_t max, c
             return syntax(ps, "%s longer than %" PRIu32 " bytes", what, max);
         g_string_append_c(t, c);
     }
-    tbbt_trace_rec_set_str(&ps->rec, dst, t->str, (uint32_t)t->len);
     return 0;
+}
+
+/* A string (parse_string_tmp) into rec's arena. */
+static int parse_string(struct parser *ps, struct tbbt_str *dst, uint32_t max, const char *what)
+{
+    int rc = parse_string_tmp(ps, max, what);
+
+    if (rc == 0)
+        tbbt_trace_rec_set_str(&ps->rec, dst, ps->tmp->str, (uint32_t)ps->tmp->len);
+    return rc;
 }
 
 /* key := word, followed by '='.  Returns its length (0 on error). */
@@ -498,10 +508,17 @@ static int parse_field(struct parser *ps, unsigned f)
     struct tbbt_trace_rec *rec = &ps->rec;
     void *v = TBBT__FIELD_PTR(rec, f);
     const char *name = tbbt__trace_fields[f].name;
+    int rc;
 
     switch (tbbt__trace_fields[f].kind) {
     case TBBT__K_REF:
         return parse_ref(ps, v, name);
+    case TBBT__K_CRED:
+        rc = parse_u32(ps, v, name);
+        if (rc == 0 && *(uint32_t *)v >= tbbt_credtab_count(ps->cred))
+            return syntax(ps, "%s refers to undefined credential %" PRIu32, name,
+                          *(uint32_t *)v);
+        return rc;
     case TBBT__K_U32:
         return parse_u32(ps, v, name);
     case TBBT__K_U64:
@@ -733,6 +750,54 @@ static int parse_ep(struct parser *ps)
     return tbbt_trace_writer_sync_defs(ps->w);
 }
 
+/* GIDS := "-" | u32 ("," u32)*, at most TBBT_CRED_GIDS_MAX. */
+static int parse_gids(struct parser *ps, struct tbbt_cred *c)
+{
+    int rc;
+
+    if (eat(ps, '-'))
+        return 0;
+    do {
+        if (c->ngids == TBBT_CRED_GIDS_MAX)
+            return syntax(ps, "more than %d gids", TBBT_CRED_GIDS_MAX);
+        if ((rc = parse_u32(ps, &c->gids[c->ngids++], "gid")) < 0)
+            return rc;
+    } while (eat(ps, ','));
+    return 0;
+}
+
+/* cred REF "MACHINE" UID GID GIDS */
+static int parse_cred(struct parser *ps)
+{
+    struct tbbt_cred c;
+    uint32_t ref;
+    bool more;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_u32(ps, &ref, "ref")) < 0)
+        return rc < 0 ? rc : syntax(ps, "missing credential reference");
+    if (ref != tbbt_credtab_count(ps->cred))
+        return syntax(ps, "credential %" PRIu32 " out of order (next is %" PRIu32 ")", ref,
+                      tbbt_credtab_count(ps->cred));
+    if ((rc = next_token(ps, true, &more)) < 0 || !more ||
+        (rc = parse_string_tmp(ps, TBBT_MACHINE_MAX, "machine name")) < 0)
+        return rc < 0 ? rc : syntax(ps, "missing machine name");
+    c.machine_len = (uint32_t)ps->tmp->len;
+    memcpy(c.machine, ps->tmp->str, c.machine_len);
+    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_u32(ps, &c.uid, "uid")) < 0)
+        return rc < 0 ? rc : syntax(ps, "missing uid");
+    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_u32(ps, &c.gid, "gid")) < 0)
+        return rc < 0 ? rc : syntax(ps, "missing gid");
+    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_gids(ps, &c)) < 0)
+        return rc < 0 ? rc : syntax(ps, "missing gids (a,b,c or -)");
+    if ((rc = end_of_line(ps)) < 0)
+        return rc;
+    if (tbbt_credtab_add(ps->cred, ref, &c) < 0)
+        return syntax(ps, "credential %" PRIu32 " duplicates an earlier credential", ref);
+    return tbbt_trace_writer_sync_defs(ps->w);
+}
+
 /* end COUNT */
 static int parse_end(struct parser *ps)
 {
@@ -788,7 +853,8 @@ static const struct {
     const char *word;
     int (*parse)(struct parser *ps);
 } line_types[] = {
-    {"op", parse_op}, {"fh", parse_fh}, {"ep", parse_ep}, {"end", parse_end}, {NULL, NULL},
+    {"op", parse_op},     {"fh", parse_fh},   {"ep", parse_ep},
+    {"cred", parse_cred}, {"end", parse_end}, {NULL, NULL},
 };
 
 static int parse_line(struct parser *ps)
@@ -853,10 +919,12 @@ int tbbt_trace_from_text_why(const char *text_path, const char *out_path, uint64
         return -errno;
     ps.fh = tbbt_fhtab_new();
     ps.ep = tbbt_eptab_new();
+    ps.cred = tbbt_credtab_new();
     ps.tmp = g_string_sized_new(TBBT_PATH_MAX + 1);
     tbbt_trace_rec_init(&ps.rec);
     ps.w = tbbt_trace_writer_open(out_path, ps.fh, ps.ep, &rc);
     if (ps.w) {
+        tbbt_trace_writer_set_credtab(ps.w, ps.cred);
         rc = parse_file(&ps, in);
         *line = ps.line;
         if (rc == 0) {
@@ -871,6 +939,7 @@ int tbbt_trace_from_text_why(const char *text_path, const char *out_path, uint64
         fclose(in);
     tbbt_trace_rec_fini(&ps.rec);
     g_string_free(ps.tmp, TRUE);
+    tbbt_credtab_free(ps.cred);
     tbbt_eptab_free(ps.ep);
     tbbt_fhtab_free(ps.fh);
     return rc;

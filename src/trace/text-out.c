@@ -210,6 +210,7 @@ static void put_field(GString *s, const struct tbbt_trace_rec *rec, unsigned f)
     put_key(s, " ", tbbt__trace_fields[f].name);
     switch (tbbt__trace_fields[f].kind) {
     case TBBT__K_REF:
+    case TBBT__K_CRED:
     case TBBT__K_U32:
         put_u64(s, *(const uint32_t *)v);
         break;
@@ -337,6 +338,29 @@ static void put_endpoint_line(GString *s, struct tbbt_trace_reader *r, uint32_t 
     put_hostport(s, ep->server, ep->server_port);
 }
 
+/* cred REF "MACHINE" UID GID GIDS, GIDS "a,b,c" or "-". */
+static void put_cred_line(GString *s, struct tbbt_trace_reader *r, uint32_t ref)
+{
+    const struct tbbt_cred *c = tbbt_credtab_get(tbbt_trace_reader_credtab(r), ref);
+
+    g_string_append(s, "cred ");
+    put_u64(s, ref);
+    g_string_append_c(s, ' ');
+    put_str(s, c->machine, c->machine_len);
+    g_string_append_c(s, ' ');
+    put_u64(s, c->uid);
+    g_string_append_c(s, ' ');
+    put_u64(s, c->gid);
+    g_string_append_c(s, ' ');
+    if (c->ngids == 0)
+        g_string_append_c(s, '-');
+    for (uint32_t i = 0; i < c->ngids; i++) {
+        if (i)
+            g_string_append_c(s, ',');
+        put_u64(s, c->gids[i]);
+    }
+}
+
 int tbbt_trace_dump_reader(struct tbbt_trace_reader *r, FILE *out)
 {
     struct tbbt_trace_rec rec;
@@ -354,6 +378,8 @@ int tbbt_trace_dump_reader(struct tbbt_trace_reader *r, FILE *out)
             put_handle_line(s, r, ref);
         } else if (rc == TBBT_REC_ENDPOINT) {
             put_endpoint_line(s, r, ref);
+        } else if (rc == TBBT_REC_CRED) {
+            put_cred_line(s, r, ref);
         } else {
             tbbt_trace_format_rec(s, &rec);
             nops++;

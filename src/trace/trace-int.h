@@ -32,6 +32,7 @@
 #define TBBT__TRACE_OP_FIXED 41         /* fixed part of an op record body */
 #define TBBT__TRACE_END_LEN 20          /* op count u64, handles u32, endpoints u32, crc u32 */
 #define TBBT__TRACE_ADDR_MAX 47         /* longest endpoint address */
+#define TBBT__TRACE_CRED_FIXED 14       /* CRED body: ref, name length, uid, gid, gid count */
 #define TBBT__IPPROTO_TCP 6
 #define TBBT__IPPROTO_UDP 17
 
@@ -49,6 +50,7 @@ enum tbbt__kind {
     TBBT__K_WCC,        /* struct tbbt_wcc_pre */
     TBBT__K_ENTRIES,    /* entries + n_entries */
     TBBT__K_INFO,       /* info + n_info */
+    TBBT__K_CRED,       /* uint32_t credential reference: varint */
 };
 
 struct tbbt__field {

@@ -11,11 +11,12 @@
  * (`arena`) and the readdir entry array in a heap block, both owned by the
  * record: copy a record with tbbt_trace_rec_copy(), never by assignment.
  *
- * File handles and client endpoints are interned: the record holds a small
- * integer reference, and the trace carries one definition record per handle
- * (TBBT_REC_HANDLE) and per endpoint (TBBT_REC_ENDPOINT), written before the
- * first op record that uses it, so the file can be streamed.  The byte layout
- * is documented in docs/trace-format.md.
+ * File handles, client endpoints and AUTH_SYS credentials are interned: the
+ * record holds a small integer reference, and the trace carries one
+ * definition record per handle (TBBT_REC_HANDLE), per endpoint
+ * (TBBT_REC_ENDPOINT) and per credential (TBBT_REC_CRED, format 1.1),
+ * written before the first op record that uses it, so the file can be
+ * streamed.  The byte layout is documented in docs/trace-format.md.
  *
  * Nothing here is thread-safe; use one writer or reader per thread.
  */
@@ -29,11 +30,13 @@
 #include <stdio.h>
 
 #define TBBT_TRACE_MAJOR 1
-#define TBBT_TRACE_MINOR 0
+#define TBBT_TRACE_MINOR 1     /* 1.1: credential definitions and the `cred` field */
 #define TBBT_FH_MAX 64        /* NFSv3 NFS3_FHSIZE; NFSv2 handles are 32 bytes */
 #define TBBT_NAME_MAX 255     /* longest name we keep (RFC 1813 filename3 bound) */
 #define TBBT_PATH_MAX 1024    /* longest symlink target / mount path we keep */
 #define TBBT_INFO_MAX 12      /* values in an fsstat/fsinfo/pathconf/statfs result */
+#define TBBT_CRED_GIDS_MAX 16 /* supplementary gids of an AUTH_SYS credential (RFC 5531 A) */
+#define TBBT_MACHINE_MAX 255  /* longest AUTH_SYS machine name (RFC 5531 appendix A) */
 
 /* Which protocol a record belongs to. */
 enum tbbt_prog {
@@ -181,6 +184,8 @@ enum tbbt_field {
                              * created, removed, renamed (moved), linked */
     TBBT_F_ID_OLD,          /* id_old: TBBT-ID of the object a rename (or create over an
                              * existing name) replaced */
+    /* call header (format 1.1) */
+    TBBT_F_CRED,            /* cred: AUTH_SYS credential of the call (credential ref) */
     TBBT_F_NFIELDS
 };
 
@@ -198,7 +203,8 @@ struct tbbt_trace_rec {
     uint16_t flags;         /* TBBT_RF_* */
     uint32_t xid;
     uint32_t endpoint;      /* endpoint reference (client/server pair) */
-    uint32_t uid, gid;      /* AUTH_SYS credentials; 0/0 for AUTH_NONE */
+    uint32_t uid, gid;      /* AUTH_SYS uid and gid; 0/0 for AUTH_NONE (the whole
+                             * credential: the `cred` field, TBBT_F_CRED) */
     uint8_t rpc_stat;       /* enum tbbt_rpc_stat, with TBBT_RF_REPLY */
     int32_t status;         /* nfsstat3/nfsstat/mountstat3, with TBBT_RF_STATUS */
     uint64_t present;       /* bit per enum tbbt_field */
@@ -228,6 +234,7 @@ struct tbbt_trace_rec {
     uint64_t info[TBBT_INFO_MAX];
     uint32_t n_info;
     uint64_t id, id2, id_obj, id_old;
+    uint32_t cred;              /* credential reference (struct tbbt_credtab) */
 
     /* arena for strings: owned; reset (its memory kept) by tbbt_trace_rec_clear() */
     struct tbbt__arena *arena;
@@ -313,6 +320,46 @@ int tbbt_eptab_add(struct tbbt_eptab *t, uint32_t ref, const struct tbbt_endpoin
 uint32_t tbbt_eptab_count(const struct tbbt_eptab *t);
 const struct tbbt_endpoint *tbbt_eptab_get(const struct tbbt_eptab *t, uint32_t ref);
 
+/*
+ * An AUTH_SYS credential (RFC 5531 appendix A, authsys_parms) without its
+ * stamp, which changes with every boot of the client.  The machine name is
+ * bytes from a capture: any byte, NUL included; machine[machine_len] is a
+ * NUL for convenience.  Members past machine_len and ngids are not part of
+ * the value.
+ */
+struct tbbt_cred {
+    uint32_t uid, gid, ngids;
+    uint32_t gids[TBBT_CRED_GIDS_MAX];
+    uint32_t machine_len;
+    char machine[TBBT_MACHINE_MAX + 1];
+};
+
+/*
+ * Interns credentials the same way as handles: each distinct credential
+ * (machine name, uid, gid and gids, in order) gets the next reference.
+ */
+struct tbbt_credtab;
+/* Given: the caller frees it with tbbt_credtab_free() (NULL is a no-op). */
+struct tbbt_credtab *tbbt_credtab_new(void);
+void tbbt_credtab_free(struct tbbt_credtab *t);
+/*
+ * Returns the reference of cred (borrowed for the call; copied), interning it
+ * if new.  A machine name longer than TBBT_MACHINE_MAX or more than
+ * TBBT_CRED_GIDS_MAX gids are cut to their bounds.
+ */
+uint32_t tbbt_credtab_intern(struct tbbt_credtab *t, const struct tbbt_cred *cred);
+/*
+ * Adds a credential with a given reference (reader side).  TBBT_E_BADREC if
+ * ref != count, machine_len > TBBT_MACHINE_MAX, ngids > TBBT_CRED_GIDS_MAX or
+ * the credential is already in the table.
+ */
+int tbbt_credtab_add(struct tbbt_credtab *t, uint32_t ref, const struct tbbt_cred *cred);
+uint32_t tbbt_credtab_count(const struct tbbt_credtab *t);
+/* The credential of ref (borrowed, valid until the next intern/add or free), or NULL. */
+const struct tbbt_cred *tbbt_credtab_get(const struct tbbt_credtab *t, uint32_t ref);
+/* True if a and b are the same credential (the members that are part of the value). */
+bool tbbt_cred_equal(const struct tbbt_cred *a, const struct tbbt_cred *b);
+
 /* ---- binary writer -------------------------------------------------------- */
 
 /* Record types of the binary file (docs/trace-format.md); readers skip others. */
@@ -321,6 +368,7 @@ enum tbbt_rec_type {
     TBBT_REC_ENDPOINT = 2,   /* endpoint definition */
     TBBT_REC_OP = 3,         /* one call/reply pair */
     TBBT_REC_END = 4,        /* trailer: counts and CRC32 */
+    TBBT_REC_CRED = 5,       /* credential definition (format 1.1) */
 };
 #define TBBT_TRACE_REC_MAX (16u << 20)  /* longest record body a reader accepts */
 
@@ -329,43 +377,57 @@ struct tbbt_trace_writer;
  * Opens path for writing ("-" = stdout).  The writer borrows fh and ep (they
  * must outlive it); before each op record it writes the definitions of all
  * handles and endpoints interned since the last record.  Returns NULL and sets
- * *err (-errno) on failure.
+ * *err (-errno) on failure.  The file is version TBBT_TRACE_MAJOR.MINOR.
  */
 struct tbbt_trace_writer *tbbt_trace_writer_open(const char *path, struct tbbt_fhtab *fh,
                                                  struct tbbt_eptab *ep, int *err);
 /*
+ * Gives the writer a credential table (borrowed: it must outlive the writer;
+ * NULL: none), from which it writes definitions as it does from fh and ep
+ * (after them).  Call it before the first put(); without a table, op records
+ * may carry `cred` only after tbbt_trace_writer_def_cred().
+ */
+void tbbt_trace_writer_set_credtab(struct tbbt_trace_writer *w, struct tbbt_credtab *t);
+/*
  * Writes one op record (rec is borrowed for the call).  0 or a negative
  * error.  TBBT_E_RANGE when the record breaks a bound the reader enforces (a
- * string too long, n_info > TBBT_INFO_MAX, unknown entry flags, a handle or
- * endpoint reference not in the tables: every op needs an interned
- * endpoint); nothing is written then and the writer stays usable.  I/O
+ * string too long, n_info > TBBT_INFO_MAX, unknown entry flags, a handle,
+ * endpoint or credential reference not in the tables: every op needs an
+ * interned endpoint); nothing is written then and the writer stays usable.  I/O
  * errors (-errno) are sticky: every later call returns them.
  */
 int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_rec *rec);
 /*
- * Writes now, at this point of the file, the definitions of all handles and
- * endpoints interned since the last definitions were written (handles
- * first).  put() and close() do this by themselves; the text form calls it
- * after each `fh`/`ep` line to put definitions exactly where the text has
- * them.  0 or a sticky negative error (TBBT_E_RANGE for an endpoint whose
- * address tbbt_eptab_add would refuse).
+ * Writes now, at this point of the file, the definitions of all handles,
+ * endpoints and credentials interned since the last definitions were written
+ * (handles first, credentials last).  put() and close() do this by
+ * themselves; the text form calls it after each `fh`/`ep`/`cred` line to put
+ * definitions exactly where the text has them.  0 or a sticky negative error
+ * (TBBT_E_RANGE for an endpoint whose address tbbt_eptab_add would refuse).
  */
 int tbbt_trace_writer_sync_defs(struct tbbt_trace_writer *w);
 /*
- * For a writer opened without tables (fh and ep NULL): writes the definition
- * of handle (endpoint) ref now, which must be the next reference (0, 1, ...).
- * A thread that does not own the tables can so write a trace whose
- * definitions another thread reads.  0 or a sticky negative error
- * (TBBT_E_RANGE for a reference out of sequence, an over-long handle or an
- * address the reader would refuse).
+ * For a writer opened without tables (fh and ep NULL; no credential table):
+ * writes the definition of handle (endpoint, credential) ref now, which must
+ * be the next reference (0, 1, ...).  A thread that does not own the tables
+ * can so write a trace whose definitions another thread reads.  The values
+ * are borrowed for the call.  0 or a negative error: TBBT_E_RANGE (not
+ * sticky, nothing written) for a reference out of sequence, an over-long
+ * handle or machine name, more than TBBT_CRED_GIDS_MAX gids; TBBT_E_RANGE
+ * (sticky) for an address the reader would refuse; write errors (sticky).
+ * The writer does not check that a credential is not defined twice (the
+ * reader refuses such a file): the caller's table does.
  */
 int tbbt_trace_writer_def_handle(struct tbbt_trace_writer *w, uint32_t ref, const void *fh,
                                  uint32_t len);
 int tbbt_trace_writer_def_endpoint(struct tbbt_trace_writer *w, uint32_t ref,
                                    const struct tbbt_endpoint *ep);
+int tbbt_trace_writer_def_cred(struct tbbt_trace_writer *w, uint32_t ref,
+                               const struct tbbt_cred *cred);
 /*
- * Writes pending definitions and the trailer (counts, CRC32), flushes and
- * closes; frees w.  0 or error.
+ * Writes pending definitions and the trailer (counts, CRC32; credentials are
+ * not counted there, see docs/trace-format.md), flushes and closes; frees w.
+ * 0 or error.
  */
 int tbbt_trace_writer_close(struct tbbt_trace_writer *w);
 /* Discards a writer after an error (no trailer is written; the file is left as is). */
@@ -385,16 +447,18 @@ struct tbbt_trace_reader *tbbt_trace_reader_open(const char *path, int *err);
 /* Same over len bytes at data (borrowed: must stay valid until close). */
 struct tbbt_trace_reader *tbbt_trace_reader_open_mem(const void *data, size_t len, int *err);
 /*
- * Reads the next op record into rec (cleared first), absorbing handle and
- * endpoint definitions into the reader's tables.  Returns 1 for a record,
+ * Reads the next op record into rec (cleared first), absorbing handle,
+ * endpoint and credential definitions into the reader's tables.  Returns 1 for a record,
  * 0 at a valid end of trace (trailer seen, checksum good), negative on error
  * (TBBT_E_TRUNC, TBBT_E_BADREC, TBBT_E_CHECKSUM).
  */
 int tbbt_trace_reader_next(struct tbbt_trace_reader *r, struct tbbt_trace_rec *rec);
 /*
  * Lower level: reads the next record of any known type.  Returns
- * TBBT_REC_OP (rec filled), TBBT_REC_HANDLE or TBBT_REC_ENDPOINT (*ref set
- * to the reference just defined, rec untouched), 0 at a valid end of trace,
+ * TBBT_REC_OP (rec filled), TBBT_REC_HANDLE, TBBT_REC_ENDPOINT or
+ * TBBT_REC_CRED (*ref set to the reference just defined, rec untouched; a
+ * caller must expect types to be added by later versions), 0 at a valid end
+ * of trace,
  * or a negative error as tbbt_trace_reader_next().  Unknown record types are
  * skipped.  ref may be NULL.
  */
@@ -418,6 +482,7 @@ void tbbt_trace_reader_skip_fields(struct tbbt_trace_reader *r, uint64_t fields)
 /* The reader's tables (borrowed, valid until close). */
 struct tbbt_fhtab *tbbt_trace_reader_fhtab(struct tbbt_trace_reader *r);
 struct tbbt_eptab *tbbt_trace_reader_eptab(struct tbbt_trace_reader *r);
+struct tbbt_credtab *tbbt_trace_reader_credtab(struct tbbt_trace_reader *r);
 /* Byte offset of the item (record or field) of the last error, for messages. */
 uint64_t tbbt_trace_reader_offset(const struct tbbt_trace_reader *r);
 void tbbt_trace_reader_close(struct tbbt_trace_reader *r);
@@ -426,7 +491,8 @@ void tbbt_trace_reader_close(struct tbbt_trace_reader *r);
 
 /*
  * Writes a whole binary trace as text, one line per record (header line,
- * handle and endpoint definitions, op records, trailer).  0 or error.
+ * handle, endpoint and credential definitions, op records, trailer).  0 or
+ * error.
  */
 int tbbt_trace_dump(const char *trace_path, FILE *out);
 /*
@@ -446,7 +512,8 @@ int tbbt_trace_from_text(const char *text_path, const char *out_path, uint64_t *
  * stdout.  On error the partial output file is removed.  Errors:
  * TBBT_E_SYNTAX (also for values out of bounds and undefined references),
  * TBBT_E_VERSION (header major != 1 or minor newer than this version),
- * -errno.
+ * -errno.  The binary file is always of this version (TBBT_TRACE_MINOR),
+ * whatever minor version the text's header gives.
  */
 int tbbt_trace_from_text_why(const char *text_path, const char *out_path, uint64_t *line,
                              char *why, size_t whylen);

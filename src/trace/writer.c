@@ -5,8 +5,9 @@
  * for a record that does not fit) that is written with write(2) when full;
  * the CRC32 (zlib's, through util/crc32.h) is computed per flushed buffer.
  * No allocation per record.
- * Before each op record the writer emits the definitions of the handles and
- * endpoints interned in the borrowed tables since the last ones it wrote.
+ * Before each op record the writer emits the definitions of the handles,
+ * endpoints and credentials interned in the borrowed tables since the last
+ * ones it wrote.
  */
 #include "trace/trace-int.h"
 #include "util/crc32.h"
@@ -29,9 +30,10 @@ struct tbbt_trace_writer {
     uint32_t crc;           /* CRC32 of the bytes already written out */
     int err;                /* sticky error */
     uint64_t nops;
-    uint32_t nfh, nep;      /* definitions written so far */
-    struct tbbt_fhtab *fh;  /* borrowed */
-    struct tbbt_eptab *ep;  /* borrowed */
+    uint32_t nfh, nep, ncred;   /* definitions written so far */
+    struct tbbt_fhtab *fh;      /* borrowed */
+    struct tbbt_eptab *ep;      /* borrowed */
+    struct tbbt_credtab *cred;  /* borrowed */
 };
 
 int tbbt__write_all(int fd, const uint8_t *p, size_t len)
@@ -176,6 +178,38 @@ static int put_endpoint(struct tbbt_trace_writer *w, uint32_t ref)
     return put_endpoint_def(w, ref, tbbt_eptab_get(w->ep, ref));
 }
 
+void tbbt_trace_writer_set_credtab(struct tbbt_trace_writer *w, struct tbbt_credtab *t)
+{
+    w->cred = t;
+}
+
+/* CRED body: ref u32, machine name length u8 + bytes, uid u32, gid u32, gid count u8 + gids. */
+static int put_cred_def(struct tbbt_trace_writer *w, uint32_t ref, const struct tbbt_cred *c)
+{
+    uint8_t *s = reserve(w, TBBT__TRACE_PREFIX + TBBT__TRACE_CRED_FIXED + TBBT_MACHINE_MAX +
+                                4 * TBBT_CRED_GIDS_MAX);
+    uint8_t *p;
+
+    if (!s)
+        return w->err;
+    p = tbbt__put_le32(s + TBBT__TRACE_PREFIX, ref);
+    *p++ = (uint8_t)c->machine_len;
+    if (c->machine_len)
+        memcpy(p, c->machine, c->machine_len);
+    p = tbbt__put_le32(p + c->machine_len, c->uid);
+    p = tbbt__put_le32(p, c->gid);
+    *p++ = (uint8_t)c->ngids;
+    for (uint32_t i = 0; i < c->ngids; i++)
+        p = tbbt__put_le32(p, c->gids[i]);
+    commit_rec(w, s, TBBT_REC_CRED, p);
+    return 0;
+}
+
+static int put_cred(struct tbbt_trace_writer *w, uint32_t ref)
+{
+    return put_cred_def(w, ref, tbbt_credtab_get(w->cred, ref));
+}
+
 int tbbt_trace_writer_def_handle(struct tbbt_trace_writer *w, uint32_t ref, const void *fh,
                                  uint32_t len)
 {
@@ -202,15 +236,32 @@ int tbbt_trace_writer_def_endpoint(struct tbbt_trace_writer *w, uint32_t ref,
     return w->err;
 }
 
+int tbbt_trace_writer_def_cred(struct tbbt_trace_writer *w, uint32_t ref,
+                               const struct tbbt_cred *cred)
+{
+    g_assert(!w->cred);
+    if (w->err)
+        return w->err;
+    if (ref != w->ncred || cred->machine_len > TBBT_MACHINE_MAX ||
+        cred->ngids > TBBT_CRED_GIDS_MAX)
+        return TBBT_E_RANGE;
+    if (put_cred_def(w, ref, cred) == 0)
+        w->ncred++;
+    return w->err;
+}
+
 int tbbt_trace_writer_sync_defs(struct tbbt_trace_writer *w)
 {
     uint32_t nfh = w->fh ? tbbt_fhtab_count(w->fh) : 0;
     uint32_t nep = w->ep ? tbbt_eptab_count(w->ep) : 0;
+    uint32_t ncred = w->cred ? tbbt_credtab_count(w->cred) : 0;
 
     for (; !w->err && w->nfh < nfh; w->nfh++)
         put_handle(w, w->nfh);
     for (; !w->err && w->nep < nep; w->nep++)
         put_endpoint(w, w->nep);
+    for (; !w->err && w->ncred < ncred; w->ncred++)
+        put_cred(w, w->ncred);
     return w->err;
 }
 
@@ -227,11 +278,13 @@ static int check_op(const struct tbbt_trace_writer *w, const struct tbbt_trace_r
     /* without tables (definitions given one by one): what was defined so far */
     uint32_t nfh = w->fh ? tbbt_fhtab_count(w->fh) : w->nfh;
     uint32_t nep = w->ep ? tbbt_eptab_count(w->ep) : w->nep;
+    uint32_t ncred = w->cred ? tbbt_credtab_count(w->cred) : w->ncred;
     bool ok = rec->endpoint < nep;
 
     ok = ok && (!TBBT_HAS(rec, TBBT_F_FH) || rec->fh < nfh);
     ok = ok && (!TBBT_HAS(rec, TBBT_F_FH2) || rec->fh2 < nfh);
     ok = ok && (!TBBT_HAS(rec, TBBT_F_NEW_FH) || rec->new_fh < nfh);
+    ok = ok && (!TBBT_HAS(rec, TBBT_F_CRED) || rec->cred < ncred);
     ok = ok && (!TBBT_HAS(rec, TBBT_F_NAME) || str_ok(&rec->name, TBBT_NAME_MAX));
     ok = ok && (!TBBT_HAS(rec, TBBT_F_NAME2) || str_ok(&rec->name2, TBBT_NAME_MAX));
     ok = ok && (!TBBT_HAS(rec, TBBT_F_TARGET) || str_ok(&rec->target, TBBT_PATH_MAX));
@@ -325,6 +378,7 @@ static uint8_t *enc_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
 
     switch (tbbt__trace_fields[f].kind) {
     case TBBT__K_REF:
+    case TBBT__K_CRED:
     case TBBT__K_U32:
         return tbbt__put_uv_wide(p, *(const uint32_t *)v);
     case TBBT__K_U64:
@@ -382,8 +436,8 @@ int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_r
         return w->err;
     if ((rc = check_op(w, rec)) < 0)
         return rc;
-    if ((rc = tbbt_trace_writer_sync_defs(w)) < 0)
-        return rc;
+    if ((w->fh || w->ep || w->cred) && (rc = tbbt_trace_writer_sync_defs(w)) < 0)
+        return rc;      /* (without tables there is nothing to sync) */
     if (TBBT_HAS(rec, TBBT_F_ENTRIES))
         bound += (size_t)rec->n_entries * ENTRY_BOUND;
     if (!(s = reserve(w, bound)))

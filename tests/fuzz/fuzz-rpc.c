@@ -4,10 +4,13 @@
  * one RPC message (as the capture layer delivers it) through tbbt__rpc_parse()
  * and, for calls, tbbt__decode_call(); replies are decoded as the results of
  * the procedure the first input byte names.  The second byte sets the
- * "truncated by snap length" flag.
+ * "truncated by snap length" flag.  A call's AUTH_SYS credential goes through
+ * tbbt__rpc_authsys(), which must accept what tbbt__rpc_parse() handed over
+ * and keep to its bounds.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "extract/decode.h"
 #include "extract/rpc.h"
@@ -30,6 +33,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     trunc = data[1] & 1;
     tbbt_trace_rec_init(&rec);
     if (tbbt__rpc_parse(data + 2, size - 2, trunc, &h) == 0) {
+        if (h.dir == TBBT__RPC_CALL && h.sys) {
+            struct tbbt_cred cred;
+            if (!tbbt__rpc_authsys(h.sys, h.sys_len, &cred) || cred.uid != h.uid ||
+                cred.gid != h.gid || cred.machine_len > TBBT_MACHINE_MAX ||
+                cred.ngids > TBBT_CRED_GIDS_MAX)
+                abort();
+        }
         if (h.dir == TBBT__RPC_CALL) {
             prog = tbbt__decode_prog(h.prog, h.vers);
             if (prog != TBBT_PROG_NONE && h.proc < 256) {

@@ -5,7 +5,9 @@
  * replies out of order, lost replies, XID-based loss estimates, many
  * exchanges at once against a simple model; and the conversion core
  * (convert.c): the committed captures converted on one thread and pipelined
- * over two must give the same trace and counts.
+ * over two must give the same trace and counts; AUTH_SYS credentials of two
+ * clients (machine names, gids) become the trace's credentials and the
+ * records' references, the same on one thread and two.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,13 +28,11 @@
 
 /* ---- RPC headers ----------------------------------------------------------- */
 
-static size_t build_call(uint8_t *buf, size_t cap, uint32_t xid, uint32_t prog, uint32_t vers,
-                         uint32_t proc, bool authsys)
+/* A call with the AUTH_SYS credential aup, or AUTH_NONE (aup NULL). */
+static size_t build_call_cred(uint8_t *buf, size_t cap, uint32_t xid, uint32_t prog,
+                              uint32_t vers, uint32_t proc, struct authunix_parms *aup)
 {
     char credbody[MAX_AUTH_BYTES];
-    gid_t gids[2] = {100, 200};
-    struct authunix_parms aup = {.aup_time = 1, .aup_machname = "client", .aup_uid = 1000,
-                                 .aup_gid = 100, .aup_len = 2, .aup_gids = gids};
     struct rpc_msg m;
     XDR x;
     size_t len;
@@ -45,9 +45,9 @@ static size_t build_call(uint8_t *buf, size_t cap, uint32_t xid, uint32_t prog, 
     m.rm_call.cb_vers = vers;
     m.rm_call.cb_proc = proc;
     m.rm_call.cb_verf.oa_flavor = AUTH_NONE;
-    if (authsys) {
+    if (aup) {
         xdrmem_create(&x, credbody, sizeof(credbody), XDR_ENCODE);
-        assert_true(xdr_authunix_parms(&x, &aup));
+        assert_true(xdr_authunix_parms(&x, aup));
         m.rm_call.cb_cred.oa_flavor = AUTH_SYS;
         m.rm_call.cb_cred.oa_base = credbody;
         m.rm_call.cb_cred.oa_length = xdr_getpos(&x);
@@ -58,6 +58,16 @@ static size_t build_call(uint8_t *buf, size_t cap, uint32_t xid, uint32_t prog, 
     len = xdr_getpos(&x);
     xdr_destroy(&x);
     return len;
+}
+
+static size_t build_call(uint8_t *buf, size_t cap, uint32_t xid, uint32_t prog, uint32_t vers,
+                         uint32_t proc, bool authsys)
+{
+    gid_t gids[2] = {100, 200};
+    struct authunix_parms aup = {.aup_time = 1, .aup_machname = "client", .aup_uid = 1000,
+                                 .aup_gid = 100, .aup_len = 2, .aup_gids = gids};
+
+    return build_call_cred(buf, cap, xid, prog, vers, proc, authsys ? &aup : NULL);
 }
 
 static bool_t no_results(XDR *x, void *where)
@@ -104,6 +114,40 @@ static void test_rpc_call_authsys(void **state)
     assert_int_equal(h.uid, 1000);
     assert_int_equal(h.gid, 100);
     assert_int_equal(h.body_off, len);
+    /* the credential's bytes after the stamp: name "client", uid, gid, 2 gids */
+    struct tbbt_cred c;
+    assert_non_null(h.sys);
+    assert_int_equal(h.sys_len, 4 + 8 + 4 + 4 + 4 + 8);
+    assert_true(tbbt__rpc_authsys(h.sys, h.sys_len, &c));
+    assert_int_equal(c.machine_len, 6);
+    assert_string_equal(c.machine, "client");
+    assert_int_equal(c.uid, 1000);
+    assert_int_equal(c.gid, 100);
+    assert_int_equal(c.ngids, 2);
+    assert_int_equal(c.gids[0], 100);
+    assert_int_equal(c.gids[1], 200);
+    assert_false(tbbt__rpc_authsys(h.sys, h.sys_len - 1, &c));
+    /* 16 gids and a name of 255 bytes are fine; a 17th gid makes it unusable */
+    gid_t gids[16];
+    char name[256];
+    memset(name, 'm', 255);
+    name[255] = '\0';
+    for (int i = 0; i < 16; i++)
+        gids[i] = (gid_t)(i + 1);
+    struct authunix_parms aup = {.aup_time = 9, .aup_machname = name, .aup_uid = 7,
+                                 .aup_gid = 8, .aup_len = 16, .aup_gids = gids};
+    len = build_call_cred(buf, sizeof(buf), 5, 100003, 3, 1, &aup);
+    assert_int_equal(tbbt__rpc_parse(buf, len, false, &h), 0);
+    assert_int_equal(h.flavor, AUTH_SYS);
+    assert_true(tbbt__rpc_authsys(h.sys, h.sys_len, &c));
+    assert_int_equal(c.machine_len, 255);
+    assert_int_equal(c.ngids, 16);
+    assert_int_equal(c.gids[15], 16);
+    buf[32 + 4 + 4 + 256 + 8 + 3] = 17;     /* the gid count */
+    assert_int_equal(tbbt__rpc_parse(buf, len, false, &h), 0);
+    assert_int_equal(h.flavor, UINT32_MAX);
+    assert_null(h.sys);
+    assert_int_equal(h.uid, 0);
 }
 
 static void test_rpc_call_authnone(void **state)
@@ -663,6 +707,180 @@ static void test_convert_threads(void **state)
     g_ptr_array_free(caps, TRUE);
 }
 
+/* ---- credentials through the conversion --------------------------------------- */
+
+/* A classic pcap (LINKTYPE_RAW: IPv4 packets) being written. */
+struct rawcap {
+    GByteArray *b;
+    uint64_t t;
+};
+
+static void le32_put(GByteArray *b, uint32_t v)
+{
+    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    g_byte_array_append(b, x, 4);
+}
+
+/* One UDP datagram from a.b.c.ca:cport to a.b.c.sa:sport (or back, reply) with msg. */
+static void rawcap_udp(struct rawcap *rc, uint8_t ca, uint16_t cport, bool reply,
+                       const uint8_t *msg, size_t len)
+{
+    uint8_t h[28] = {0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0};
+    uint8_t src = reply ? 9 : ca, dst = reply ? ca : 9;
+    uint16_t sp = reply ? 2049 : cport, dp = reply ? cport : 2049;
+
+    h[2] = (uint8_t)((28 + len) >> 8);
+    h[3] = (uint8_t)(28 + len);
+    h[15] = src;
+    h[19] = dst;
+    h[20] = (uint8_t)(sp >> 8);
+    h[21] = (uint8_t)sp;
+    h[22] = (uint8_t)(dp >> 8);
+    h[23] = (uint8_t)dp;
+    h[24] = (uint8_t)((8 + len) >> 8);
+    h[25] = (uint8_t)(8 + len);
+    rc->t += 1000;                               /* 1 ms apart */
+    le32_put(rc->b, (uint32_t)(rc->t / 1000000));
+    le32_put(rc->b, (uint32_t)(rc->t % 1000000));
+    le32_put(rc->b, (uint32_t)(28 + len));
+    le32_put(rc->b, (uint32_t)(28 + len));
+    g_byte_array_append(rc->b, h, 28);
+    g_byte_array_append(rc->b, msg, (guint)len);
+}
+
+/* An NFSv3 NULL call from client 10.0.0.ca:cport with credential aup (NULL: none), and
+ * its reply; msg_patch, if not NULL, edits the call before it is written. */
+static void rawcap_null(struct rawcap *rc, uint8_t ca, uint16_t cport, uint32_t xid,
+                        struct authunix_parms *aup, void (*msg_patch)(uint8_t *msg))
+{
+    uint8_t msg[512];
+    size_t len = build_call_cred(msg, sizeof(msg), xid, 100003, 3, 0, aup);
+
+    if (msg_patch)
+        msg_patch(msg);
+    rawcap_udp(rc, ca, cport, false, msg, len);
+    len = build_reply(msg, sizeof(msg), xid, SUCCESS);
+    rawcap_udp(rc, ca, cport, true, msg, len);
+}
+
+/* The gid count of a call whose credential has a 5-byte machine name: 1 more than there are. */
+static void one_gid_too_many(uint8_t *msg)
+{
+    msg[32 + 4 + 4 + 8 + 8 + 3]++;
+}
+
+/*
+ * Two clients: "alpha" (10.0.0.1) and "beta" (10.0.0.2), with their gids; a
+ * credential seen again (other stamp, other flow, after AUTH_NONE) keeps its
+ * reference; an unusable body gives none.
+ */
+static char *write_cred_capture(const char *dir)
+{
+    gid_t ga[3] = {100, 4, 27}, gb[2] = {100, 44};
+    struct authunix_parms a = {.aup_time = 1, .aup_machname = "alpha", .aup_uid = 1000,
+                               .aup_gid = 100, .aup_len = 3, .aup_gids = ga};
+    struct authunix_parms b = {.aup_time = 2, .aup_machname = "beta", .aup_uid = 1001,
+                               .aup_gid = 100, .aup_len = 2, .aup_gids = gb};
+    struct authunix_parms root = {.aup_time = 1, .aup_machname = "alpha"};
+    struct rawcap rc = {g_byte_array_new(), 1700000000ull * 1000000};
+    char *path = g_build_filename(dir, "cred.pcap", NULL);
+
+    le32_put(rc.b, 0xa1b2c3d4);                 /* microsecond pcap, version 2.4 */
+    le32_put(rc.b, 2 | 4u << 16);
+    le32_put(rc.b, 0);
+    le32_put(rc.b, 0);
+    le32_put(rc.b, 65535);
+    le32_put(rc.b, 101);                        /* LINKTYPE_RAW */
+    rawcap_null(&rc, 1, 800, 1, &a, NULL);      /* record 0: cred 0 */
+    rawcap_null(&rc, 2, 801, 1, &b, NULL);      /* 1: cred 1 */
+    rawcap_null(&rc, 1, 800, 2, &a, NULL);      /* 2: cred 0 */
+    a.aup_time = 77;
+    rawcap_null(&rc, 1, 800, 3, &a, NULL);      /* 3: cred 0 (another stamp) */
+    rawcap_null(&rc, 2, 801, 2, NULL, NULL);    /* 4: AUTH_NONE */
+    rawcap_null(&rc, 1, 800, 4, &root, NULL);   /* 5: cred 2 */
+    rawcap_null(&rc, 2, 801, 3, &b, NULL);      /* 6: cred 1 */
+    rawcap_null(&rc, 1, 802, 5, &b, NULL);      /* 7: cred 1 (another client's flow) */
+    rawcap_null(&rc, 1, 800, 6, &a, one_gid_too_many);   /* 8: none (unusable) */
+    rawcap_null(&rc, 1, 800, 7, &a, NULL);      /* 9: cred 0 */
+    assert_true(g_file_set_contents(path, (const char *)rc.b->data, rc.b->len, NULL));
+    g_byte_array_free(rc.b, TRUE);
+    return path;
+}
+
+static void test_convert_creds(void **state)
+{
+    static const int want_ref[] = {0, 1, 0, 0, -1, 2, 1, 1, -1, 0};
+    char *dir = g_dir_make_tmp("tbbt-extract-XXXXXX", NULL);
+    char *cap = write_cred_capture(dir), *trace, *counts, *path;
+    struct tbbt_trace_reader *r;
+    struct tbbt_trace_rec rec;
+    const struct tbbt_credtab *t;
+    const struct tbbt_cred *c;
+    gsize len;
+    int err = 0, n = 0;
+
+    (void)state;
+    convert((const char *const *)&cap, 1, 1, 0, 0, 0, dir, &trace, &len, &counts);
+    assert_non_null(strstr(counts, "\"credentials\":3,\"machines\":2,"));
+    assert_non_null(strstr(counts, "\"other_auth_flavors\":1,"));
+    path = g_build_filename(dir, "t2.tbbt", NULL);
+    assert_true(g_file_set_contents(path, trace, (gssize)len, NULL));
+    r = tbbt_trace_reader_open(path, &err);
+    assert_non_null(r);
+    tbbt_trace_rec_init(&rec);
+    while (tbbt_trace_reader_next(r, &rec) == 1) {
+        assert_true(n < 10);
+        if (want_ref[n] < 0) {
+            assert_false(TBBT_HAS(&rec, TBBT_F_CRED));
+        } else {
+            assert_true(TBBT_HAS(&rec, TBBT_F_CRED));
+            assert_int_equal(rec.cred, want_ref[n]);
+        }
+        assert_int_equal(rec.uid, n == 5 || want_ref[n] < 0 ? 0 : want_ref[n] == 1 ? 1001 : 1000);
+        n++;
+    }
+    assert_int_equal(n, 10);
+    t = tbbt_trace_reader_credtab(r);
+    assert_int_equal(tbbt_credtab_count(t), 3);
+    c = tbbt_credtab_get(t, 0);
+    assert_string_equal(c->machine, "alpha");
+    assert_int_equal(c->uid, 1000);
+    assert_int_equal(c->ngids, 3);
+    assert_int_equal(c->gids[2], 27);
+    c = tbbt_credtab_get(t, 1);
+    assert_string_equal(c->machine, "beta");
+    assert_int_equal(c->uid, 1001);
+    assert_int_equal(c->ngids, 2);
+    assert_int_equal(c->gids[1], 44);
+    c = tbbt_credtab_get(t, 2);
+    assert_string_equal(c->machine, "alpha");
+    assert_int_equal(c->uid, 0);
+    assert_int_equal(c->ngids, 0);
+    tbbt_trace_reader_close(r);
+    tbbt_trace_rec_fini(&rec);
+    /* the same trace pipelined, with any batch size */
+    check_threads((const char *const *)&cap, 1, 0, 0, dir);
+    /* the trace as input (pass B alone, from the trace reader): the same bytes again,
+     * definitions where they were, on one thread and two */
+    for (int threads = 1; threads <= 2; threads++) {
+        char *again, *c2;
+        gsize len2;
+        convert((const char *const *)&path, 1, threads, 0, 0, 0, dir, &again, &len2, &c2);
+        assert_int_equal(len2, len);
+        assert_memory_equal(again, trace, len);
+        g_free(again);
+        g_free(c2);
+    }
+    g_unlink(path);
+    g_unlink(cap);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(cap);
+    g_free(dir);
+    g_free(trace);
+    g_free(counts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -680,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_pair_flows),
         cmocka_unit_test(test_pair_model),
         cmocka_unit_test(test_convert_threads),
+        cmocka_unit_test(test_convert_creds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
  * syntax errors with line numbers, the golden fixture tests/golden/basic.txt)
  * and the reader's defences: truncation at every byte, bad checksum,
  * unknown major version, unknown tags and records, undefined references.
+ * Format 1.1's credentials (CRED records, the `cred` field): tables, round
+ * trips, refusals, and 1.0 files read as before.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,7 +88,7 @@ static void fill_fattr(struct tbbt_fattr *a, uint64_t seed)
     a->ctime_ns = 0;
 }
 
-/* Sets every field of rec (handles 0..1 and endpoint 0 must exist). */
+/* Sets every field of rec (handles 0..1, endpoint 0 and credentials 0..1 must exist). */
 static void fill_all(struct tbbt_trace_rec *rec, uint64_t seed)
 {
     static const char name2[] = "with space, \"quote\" and \\ back/slash\n";
@@ -158,6 +160,7 @@ static void fill_all(struct tbbt_trace_rec *rec, uint64_t seed)
         rec->info[i] = (uint64_t)1 << (i * 5);
     rec->id = 42;
     rec->id2 = UINT64_MAX - 1;
+    rec->cred = (uint32_t)(seed % 2);
 }
 
 static void assert_str_equal(const struct tbbt_str *a, const struct tbbt_str *b)
@@ -265,12 +268,30 @@ static void assert_rec_equal(const struct tbbt_trace_rec *a, const struct tbbt_t
     assert_memory_equal(a->info, b->info, sizeof(a->info));
     assert_int_equal(a->id, b->id);
     assert_int_equal(a->id2, b->id2);
+    assert_int_equal(a->cred, b->cred);
 }
 
-/* Tables with handles 0 ("\x01\x02"), 1 (64 bytes) and endpoint 0. */
+/* Credential 0: a hostile machine name and 16 gids; 1: no name, no gids. */
+static void make_creds(struct tbbt_cred *c0, struct tbbt_cred *c1)
+{
+    static const char host[] = "host \"q\" \\ \n\x00\xff=1";
+
+    memset(c0, 0, sizeof(*c0));
+    memcpy(c0->machine, host, sizeof(host) - 1);
+    c0->machine_len = sizeof(host) - 1;
+    c0->uid = 1000;
+    c0->gid = UINT32_MAX;
+    c0->ngids = TBBT_CRED_GIDS_MAX;
+    for (uint32_t i = 0; i < TBBT_CRED_GIDS_MAX; i++)
+        c0->gids[i] = i * 1000003u;
+    memset(c1, 0, sizeof(*c1));
+}
+
+/* Tables with handles 0 ("\x01\x02"), 1 (64 bytes), endpoint 0 and credentials 0, 1. */
 struct fixture {
     struct tbbt_fhtab *fh;
     struct tbbt_eptab *ep;
+    struct tbbt_credtab *cred;
     char *path;
     char *path2;
     char *text;
@@ -281,9 +302,14 @@ static int setup(void **state)
     struct fixture *fx = g_new0(struct fixture, 1);
     uint8_t big[TBBT_FH_MAX];
     struct tbbt_endpoint ep = make_ep("127.0.0.1", 812, "127.0.0.1", 2049, true);
+    struct tbbt_cred c0, c1;
 
     fx->fh = tbbt_fhtab_new();
     fx->ep = tbbt_eptab_new();
+    fx->cred = tbbt_credtab_new();
+    make_creds(&c0, &c1);
+    tbbt_credtab_intern(fx->cred, &c0);
+    tbbt_credtab_intern(fx->cred, &c1);
     for (int i = 0; i < TBBT_FH_MAX; i++)
         big[i] = (uint8_t)(0xc0 + i);
     tbbt_fhtab_intern(fx->fh, "\x01\x02", 2);
@@ -308,8 +334,19 @@ static int teardown(void **state)
     g_free(fx->text);
     tbbt_fhtab_free(fx->fh);
     tbbt_eptab_free(fx->ep);
+    tbbt_credtab_free(fx->cred);
     g_free(fx);
     return 0;
+}
+
+/* A writer over the fixture's tables (credentials too); NULL and *err on failure. */
+static struct tbbt_trace_writer *fx_writer(struct fixture *fx, const char *path, int *err)
+{
+    struct tbbt_trace_writer *w = tbbt_trace_writer_open(path, fx->fh, fx->ep, err);
+
+    if (w)
+        tbbt_trace_writer_set_credtab(w, fx->cred);
+    return w;
 }
 
 /* Writes n records made by fill_all(seed = i) to fx->path. */
@@ -317,7 +354,7 @@ static void write_all_fields(struct fixture *fx, int n)
 {
     struct tbbt_trace_rec rec;
     int err = 0;
-    struct tbbt_trace_writer *w = tbbt_trace_writer_open(fx->path, fx->fh, fx->ep, &err);
+    struct tbbt_trace_writer *w = fx_writer(fx, fx->path, &err);
 
     assert_non_null(w);
     tbbt_trace_rec_init(&rec);
@@ -709,7 +746,7 @@ static void test_large_stream(void **state)
     struct tbbt_trace_reader *r;
     char name[TBBT_NAME_MAX];
     int err = 0, n = 0, rc;
-    struct tbbt_trace_writer *w = tbbt_trace_writer_open(fx->path, fx->fh, fx->ep, &err);
+    struct tbbt_trace_writer *w = fx_writer(fx, fx->path, &err);
 
     assert_non_null(w);
     memset(name, 'n', sizeof(name));
@@ -748,12 +785,12 @@ static void test_write_error(void **state)
     int err = 0, rc = 0;
     struct tbbt_trace_writer *w;
 
-    w = tbbt_trace_writer_open("/nonexistent-dir/x.tbbt", fx->fh, fx->ep, &err);
+    w = fx_writer(fx, "/nonexistent-dir/x.tbbt", &err);
     assert_null(w);
     assert_int_equal(err, -ENOENT);
     if (access("/dev/full", W_OK) != 0)
         return;
-    w = tbbt_trace_writer_open("/dev/full", fx->fh, fx->ep, &err);
+    w = fx_writer(fx, "/dev/full", &err);
     assert_non_null(w);
     tbbt_trace_rec_init(&rec);
     fill_all(&rec, 1);
@@ -864,7 +901,7 @@ static void test_header_checks(void **state)
     tbbt_trace_reader_version(r, &major, &minor);
     assert_int_equal(minor, 7);
     tbbt_trace_reader_close(r);
-    data[10] = 0;
+    data[10] = TBBT_TRACE_MINOR;
     assert_int_equal(read_to_end(data, len, &n), 0);
     assert_null(tbbt_trace_reader_open_mem(NULL, 0, &err));
     assert_int_equal(err, TBBT_E_TRUNC);
@@ -1158,7 +1195,7 @@ static const struct syntax_case syntax_cases[] = {
     {"", TBBT_E_SYNTAX, 1, "missing header"},
     {"op 1.0 2.0 v3 null\nend 1\n", TBBT_E_SYNTAX, 1, "missing header"},
     {"# tbbt-trace 2.0\nend 0\n", TBBT_E_VERSION, 1, "not supported"},
-    {"# tbbt-trace 1.1\nend 0\n", TBBT_E_VERSION, 1, "not supported"},
+    {"# tbbt-trace 1.2\nend 0\n", TBBT_E_VERSION, 1, "not supported"},
     {"# tbbt-trace 1.0 x\nend 0\n", TBBT_E_SYNTAX, 1, "unexpected"},
     {HDR, TBBT_E_SYNTAX, 1, "missing 'end 0'"},
     {HDR EP0 OPV3 "\n", TBBT_E_SYNTAX, 3, "missing 'end 1'"},
@@ -1205,6 +1242,22 @@ static const struct syntax_case syntax_cases[] = {
     {HDR "ep 0 tcp 1.2.3.4:1 1.2.3.4:65536\nend 0\n", TBBT_E_SYNTAX, 2, "out of range"},
     {HDR "ep 0 tcp 1.2.3.4 1.2.3.4:2\nend 0\n", TBBT_E_SYNTAX, 2, "expected ':'"},
     {HDR "frob 1\nend 0\n", TBBT_E_SYNTAX, 2, "unknown line type"},
+    /* credentials (format 1.1; a 1.0 header is accepted too) */
+    {HDR "cred 1 \"h\" 1 2 -\nend 0\n", TBBT_E_SYNTAX, 2, "out of order"},
+    {HDR "cred 0 \"h\" 1 2 -\ncred 1 \"h\" 1 2 -\nend 0\n", TBBT_E_SYNTAX, 3, "duplicates"},
+    {HDR "cred 0 \"h\" 1 2 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\nend 0\n",
+     TBBT_E_SYNTAX, 2, "more than 16 gids"},
+    {HDR "cred 0 h 1 2 -\nend 0\n", TBBT_E_SYNTAX, 2, "quoted string"},
+    {HDR "cred 0 \"h\" 1 2\nend 0\n", TBBT_E_SYNTAX, 2, "missing gids"},
+    {HDR "cred 0 \"h\" 1 -\nend 0\n", TBBT_E_SYNTAX, 2, "bad number for gid"},
+    {HDR "cred 0 \"h\" 1 2 3,\nend 0\n", TBBT_E_SYNTAX, 2, "bad number for gid"},
+    {HDR "cred 0 \"h\" 1 2 - x\nend 0\n", TBBT_E_SYNTAX, 2, "unexpected"},
+    {HDR "cred 0 \"h\" 1 4294967296 -\nend 0\n", TBBT_E_SYNTAX, 2, "out of range"},
+    {HDR EP0 OPV3 " cred=0\nend 1\n", TBBT_E_SYNTAX, 3, "undefined credential 0"},
+    {HDR EP0 "cred 0 \"h\" 1 2 -\n" OPV3 " cred=1\nend 1\n", TBBT_E_SYNTAX, 4,
+     "undefined credential 1"},
+    {HDR EP0 "cred 0 \"h\" 1 2 -\n" OPV3 " cred=0 cred=0\nend 1\n", TBBT_E_SYNTAX, 4,
+     "duplicate key 'cred'"},
 };
 
 static void test_text_syntax_errors(void **state)
@@ -1342,7 +1395,7 @@ static void test_spill(void **state)
     struct tbbt_spill_writer *w;
     struct tbbt_spill_reader *r;
     struct tbbt_trace_reader *tr;
-    uint32_t nfh, nep;
+    struct tbbt_spill_defs d;
     gchar *data;
     gsize len;
     int err = 0;
@@ -1357,7 +1410,8 @@ static void test_spill(void **state)
         fill_all(&want, (uint64_t)i);
         want.obj_attr.type = 99;               /* not present: must not come back */
         want.present &= ~((uint64_t)1 << TBBT_F_OBJ_ATTR);
-        assert_int_equal(tbbt_spill_put(w, &want, (uint32_t)i, (uint32_t)(2 * i)), 0);
+        d = (struct tbbt_spill_defs){(uint32_t)i, (uint32_t)(2 * i), (uint32_t)(3 * i)};
+        assert_int_equal(tbbt_spill_put(w, &want, &d), 0);
     }
     assert_int_equal(tbbt_spill_writer_count(w), 30);
     assert_int_equal(tbbt_spill_writer_close(w), 0);
@@ -1366,19 +1420,23 @@ static void test_spill(void **state)
     tr = tbbt_trace_reader_open(fx->path, &err);
     assert_non_null(tr);
     for (int i = 0; i < 30; i++) {
-        assert_int_equal(tbbt_spill_peek(r, &nfh, &nep), 1);
-        assert_int_equal(nfh, (uint32_t)i);
-        assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 1);
-        assert_int_equal(nep, (uint32_t)(2 * i));
+        assert_int_equal(tbbt_spill_peek(r, &d), 1);
+        assert_int_equal(d.nfh, (uint32_t)i);
+        assert_int_equal(d.ncred, (uint32_t)(3 * i));
+        memset(&d, 0xff, sizeof d);
+        assert_int_equal(tbbt_spill_next(r, &got, &d), 1);
+        assert_int_equal(d.nfh, (uint32_t)i);
+        assert_int_equal(d.nep, (uint32_t)(2 * i));
+        assert_int_equal(d.ncred, (uint32_t)(3 * i));
         assert_int_equal(tbbt_trace_reader_next(tr, &via_trace), 1);
         via_trace.present &= ~((uint64_t)1 << TBBT_F_OBJ_ATTR);
         memset(&via_trace.obj_attr, 0, sizeof via_trace.obj_attr);
         assert_rec_equal(&via_trace, &got);
         assert_int_equal(got.obj_attr.type, 0);
     }
-    assert_int_equal(tbbt_spill_peek(r, &nfh, &nep), 0);
-    assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 0);
-    assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 0);
+    assert_int_equal(tbbt_spill_peek(r, &d), 0);
+    assert_int_equal(tbbt_spill_next(r, &got, &d), 0);
+    assert_int_equal(tbbt_spill_next(r, &got, &d), 0);
     tbbt_spill_reader_close(r);
     tbbt_trace_reader_close(tr);
     /* cut anywhere: the records before the cut, then an error, never a clean end */
@@ -1388,7 +1446,7 @@ static void test_spill(void **state)
         spit(fx->path, data, cut);
         r = tbbt_spill_reader_open(fx->path, false, &err);
         assert_non_null(r);
-        while ((rc = tbbt_spill_next(r, &got, &nfh, &nep)) == 1)
+        while ((rc = tbbt_spill_next(r, &got, &d)) == 1)
             n++;
         assert_int_equal(rc, TBBT_E_TRUNC);
         assert_true(n < 30);
@@ -1399,7 +1457,7 @@ static void test_spill(void **state)
     spit(fx->path, data, len);
     r = tbbt_spill_reader_open(fx->path, false, &err);
     assert_non_null(r);
-    assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), TBBT_E_BADREC);
+    assert_int_equal(tbbt_spill_next(r, &got, &d), TBBT_E_BADREC);
     tbbt_spill_reader_close(r);
     g_free(data);
     tbbt_trace_rec_fini(&want);
@@ -1417,7 +1475,7 @@ static void test_spill_consume(void **state)
     struct tbbt_trace_rec want, got;
     struct tbbt_spill_writer *w;
     struct tbbt_spill_reader *r;
-    uint32_t nfh, nep;
+    struct tbbt_spill_defs d = {0, 0, 0};
     struct stat st;
     int err = 0, n = 0;
 
@@ -1428,7 +1486,8 @@ static void test_spill_consume(void **state)
     assert_non_null(w);
     do {
         fill_all(&want, (uint64_t)n);
-        assert_int_equal(tbbt_spill_put(w, &want, (uint32_t)n, 0), 0);
+        d.nfh = (uint32_t)n;
+        assert_int_equal(tbbt_spill_put(w, &want, &d), 0);
         n++;
     } while (tbbt_spill_writer_count(w) < 30000);
     assert_int_equal(tbbt_spill_writer_close(w), 0);
@@ -1438,11 +1497,11 @@ static void test_spill_consume(void **state)
     assert_non_null(r);
     for (int i = 0; i < n; i++) {
         fill_all(&want, (uint64_t)i);
-        assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 1);
-        assert_int_equal(nfh, (uint32_t)i);
+        assert_int_equal(tbbt_spill_next(r, &got, &d), 1);
+        assert_int_equal(d.nfh, (uint32_t)i);
         assert_rec_equal(&want, &got);
     }
-    assert_int_equal(tbbt_spill_next(r, &got, &nfh, &nep), 0);
+    assert_int_equal(tbbt_spill_next(r, &got, &d), 0);
     /* what was read is a hole now (ext4, xfs and tmpfs punch holes) */
     assert_int_equal(stat(fx->path2, &st), 0);
     assert_true((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size / 2);
@@ -1478,7 +1537,7 @@ static void test_varint_widths(void **state)
     assert_non_null(r);
     assert_int_equal(tbbt_trace_reader_next(r, &rec), 1);
     tbbt_trace_reader_close(r);
-    w = tbbt_trace_writer_open(fx->path2, fx->fh, fx->ep, &err);
+    w = fx_writer(fx, fx->path2, &err);
     assert_non_null(w);
     struct tbbt_endpoint ep = make_ep("10.0.0.1", 1, "10.0.0.2", 2, true);
     rec.fh = tbbt_fhtab_intern(fx->fh, "\x0a\x0b", 2);
@@ -1540,13 +1599,369 @@ static void test_entry_ids(void **state)
     tbbt_trace_reader_close(r);
     assert_text_roundtrip(fx);
     /* the writer refuses flag bits it does not know */
-    w = tbbt_trace_writer_open(fx->path2, fx->fh, fx->ep, &err);
+    w = fx_writer(fx, fx->path2, &err);
     assert_non_null(w);
     assert_int_equal(tbbt_trace_writer_put(w, &rec), 0);
     rec.entries[2].flags = 1u << 3;
     assert_int_equal(tbbt_trace_writer_put(w, &rec), TBBT_E_RANGE);
     tbbt_trace_writer_abort(w);
     g_string_free(s, TRUE);
+    tbbt_trace_rec_fini(&rec);
+}
+
+
+/* ---- tests: credentials (format 1.1) ----------------------------------------------- */
+
+static void test_credtab(void **state)
+{
+    struct tbbt_credtab *t = tbbt_credtab_new();
+    struct tbbt_cred a, b, c;
+    (void)state;
+
+    make_creds(&a, &b);
+    assert_int_equal(tbbt_credtab_intern(t, &a), 0);
+    assert_int_equal(tbbt_credtab_intern(t, &b), 1);
+    c = a;
+    c.gids[TBBT_CRED_GIDS_MAX - 1]++;           /* another last gid: another credential */
+    assert_int_equal(tbbt_credtab_intern(t, &c), 2);
+    c = a;
+    c.ngids--;                                  /* fewer gids */
+    assert_int_equal(tbbt_credtab_intern(t, &c), 3);
+    c = a;
+    c.machine_len--;                            /* a shorter name */
+    assert_int_equal(tbbt_credtab_intern(t, &c), 4);
+    c = a;
+    c.uid = 0;
+    assert_int_equal(tbbt_credtab_intern(t, &c), 5);
+    c = b;
+    memset(c.machine, 'Z', sizeof(c.machine));  /* bytes past machine_len and ngids: ignored */
+    memset(c.gids, 0x5a, sizeof(c.gids));
+    assert_int_equal(tbbt_credtab_intern(t, &c), 1);
+    assert_true(tbbt_cred_equal(&c, tbbt_credtab_get(t, 1)));
+    assert_false(tbbt_cred_equal(&a, tbbt_credtab_get(t, 1)));
+    c = a;
+    c.machine_len = 1000;                       /* cut to the bounds */
+    c.ngids = 99;
+    memset(c.machine, 'm', sizeof(c.machine));
+    assert_int_equal(tbbt_credtab_intern(t, &c), 6);
+    assert_int_equal(tbbt_credtab_get(t, 6)->machine_len, TBBT_MACHINE_MAX);
+    assert_int_equal(tbbt_credtab_get(t, 6)->ngids, TBBT_CRED_GIDS_MAX);
+    assert_int_equal(tbbt_credtab_get(t, 6)->machine[TBBT_MACHINE_MAX], '\0');
+    for (uint32_t i = 0; i < 5000; i++) {
+        c = b;
+        c.uid = i;
+        c.ngids = 1;
+        c.gids[0] = i;
+        assert_int_equal(tbbt_credtab_intern(t, &c), 7 + i);
+    }
+    assert_int_equal(tbbt_credtab_count(t), 5007);
+    assert_memory_equal(tbbt_credtab_get(t, 0)->machine, a.machine, a.machine_len);
+    assert_int_equal(tbbt_credtab_get(t, 0)->gids[15], a.gids[15]);
+    assert_null(tbbt_credtab_get(t, 5007));
+    /* reader side: dense refs, no duplicates, bounds */
+    struct tbbt_credtab *u = tbbt_credtab_new();
+    assert_int_equal(tbbt_credtab_add(u, 1, &a), TBBT_E_BADREC);
+    assert_int_equal(tbbt_credtab_add(u, 0, &a), 0);
+    assert_int_equal(tbbt_credtab_add(u, 1, &a), TBBT_E_BADREC);
+    c = b;
+    c.ngids = TBBT_CRED_GIDS_MAX + 1;
+    assert_int_equal(tbbt_credtab_add(u, 1, &c), TBBT_E_BADREC);
+    c = b;
+    c.machine_len = TBBT_MACHINE_MAX + 1;
+    assert_int_equal(tbbt_credtab_add(u, 1, &c), TBBT_E_BADREC);
+    assert_int_equal(tbbt_credtab_add(u, 1, &b), 0);
+    assert_int_equal(tbbt_credtab_intern(u, &b), 1);
+    assert_int_equal(tbbt_credtab_count(u), 2);
+    tbbt_credtab_free(u);
+    tbbt_credtab_free(t);
+    tbbt_credtab_free(NULL);
+}
+
+/* A CRED record body: ref, name, uid, gid, gids (ngids may lie about their number). */
+static void raw_cred(GByteArray *a, uint32_t ref, const char *name, uint8_t name_len,
+                     uint32_t uid, uint32_t gid, uint8_t ngids, uint8_t have_gids)
+{
+    GByteArray *b = g_byte_array_new();
+
+    raw_le(b, ref, 4);
+    raw_le(b, name_len, 1);
+    g_byte_array_append(b, (const uint8_t *)name, name_len);
+    raw_le(b, uid, 4);
+    raw_le(b, gid, 4);
+    raw_le(b, ngids, 1);
+    for (uint32_t i = 0; i < have_gids; i++)
+        raw_le(b, 100 + i, 4);
+    raw_rec(a, TBBT_REC_CRED, b->data, b->len);
+    g_byte_array_free(b, TRUE);
+}
+
+/* A trace: endpoint 0, the credentials the caller added to defs, one op with tlvs. */
+static int raw_cred_trace(GByteArray *defs, const void *tlvs, size_t len,
+                          struct tbbt_trace_rec *rec, struct tbbt_credtab **tab)
+{
+    GByteArray *a = raw_new(1);
+    struct tbbt_trace_reader *r;
+    int err = 0, rc;
+
+    a->data[10] = 1;        /* minor 1 */
+    raw_endpoint(a, 0);
+    g_byte_array_append(a, defs->data, defs->len);
+    raw_op(a, 0, tlvs, len);
+    raw_end(a, 1, 0, 1);
+    r = tbbt_trace_reader_open_mem(a->data, a->len, &err);
+    assert_non_null(r);
+    rc = tbbt_trace_reader_next(r, rec);
+    if (rc == 1)
+        rc = tbbt_trace_reader_next(r, rec) == 0 ? 1 : -1000;
+    if (tab && rc == 1) {
+        struct tbbt_credtab *t = tbbt_trace_reader_credtab(r);
+        *tab = tbbt_credtab_new();
+        for (uint32_t i = 0; i < tbbt_credtab_count(t); i++)
+            tbbt_credtab_intern(*tab, tbbt_credtab_get(t, i));
+    }
+    tbbt_trace_reader_close(r);
+    g_byte_array_free(a, TRUE);
+    return rc;
+}
+
+static void test_cred_records(void **state)
+{
+    struct tbbt_trace_rec rec;
+    struct tbbt_credtab *tab = NULL;
+    GByteArray *d = g_byte_array_new();
+    char name[255];
+    (void)state;
+
+    memset(name, 'n', sizeof(name));
+    name[7] = '\0';
+    tbbt_trace_rec_init(&rec);
+    /* two credentials, the op refers to the second: the END trailer does not count them */
+    raw_cred(d, 0, "client1", 7, 1000, 100, 2, 2);
+    raw_cred(d, 1, name, 255, 0, 0, 16, 16);
+    assert_int_equal(raw_cred_trace(d, "\x26\x01\x01", 3, &rec, &tab), 1);
+    assert_true(TBBT_HAS(&rec, TBBT_F_CRED));
+    assert_int_equal(rec.cred, 1);
+    assert_int_equal(tbbt_credtab_count(tab), 2);
+    assert_memory_equal(tbbt_credtab_get(tab, 0)->machine, "client1", 8);
+    assert_int_equal(tbbt_credtab_get(tab, 0)->gids[1], 101);
+    assert_int_equal(tbbt_credtab_get(tab, 1)->machine_len, 255);
+    assert_int_equal(tbbt_credtab_get(tab, 1)->machine[7], '\0');
+    assert_int_equal(tbbt_credtab_get(tab, 1)->gids[15], 115);
+    tbbt_credtab_free(tab);
+    /* a reference to an undefined credential */
+    assert_int_equal(raw_cred_trace(d, "\x26\x01\x02", 3, &rec, NULL), TBBT_E_BADREC);
+    g_byte_array_set_size(d, 0);
+    assert_int_equal(raw_cred_trace(d, "\x26\x01\x00", 3, &rec, NULL), TBBT_E_BADREC);
+    /* the same credential twice; out of order */
+    raw_cred(d, 0, "c", 1, 1, 2, 1, 1);
+    raw_cred(d, 1, "c", 1, 1, 2, 1, 1);
+    assert_int_equal(raw_cred_trace(d, "", 0, &rec, NULL), TBBT_E_BADREC);
+    g_byte_array_set_size(d, 0);
+    raw_cred(d, 1, "c", 1, 1, 2, 1, 1);
+    assert_int_equal(raw_cred_trace(d, "", 0, &rec, NULL), TBBT_E_BADREC);
+    /* 17 gids; a count that says more or fewer gids than the body holds; a short name */
+    g_byte_array_set_size(d, 0);
+    raw_cred(d, 0, "c", 1, 1, 2, 17, 17);
+    assert_int_equal(raw_cred_trace(d, "", 0, &rec, NULL), TBBT_E_BADREC);
+    g_byte_array_set_size(d, 0);
+    raw_cred(d, 0, "c", 1, 1, 2, 3, 2);
+    assert_int_equal(raw_cred_trace(d, "", 0, &rec, NULL), TBBT_E_BADREC);
+    g_byte_array_set_size(d, 0);
+    raw_cred(d, 0, "c", 1, 1, 2, 2, 3);
+    assert_int_equal(raw_cred_trace(d, "", 0, &rec, NULL), TBBT_E_BADREC);
+    g_byte_array_set_size(d, 0);
+    raw_rec(d, TBBT_REC_CRED, "\x00\x00\x00\x00\x09" "abc", 8);
+    assert_int_equal(raw_cred_trace(d, "", 0, &rec, NULL), TBBT_E_BADREC);
+    g_byte_array_set_size(d, 0);
+    raw_rec(d, TBBT_REC_CRED, "", 0);
+    assert_int_equal(raw_cred_trace(d, "", 0, &rec, NULL), TBBT_E_BADREC);
+    /* the least: no name, no gids */
+    g_byte_array_set_size(d, 0);
+    raw_cred(d, 0, "", 0, 0, 0, 0, 0);
+    assert_int_equal(raw_cred_trace(d, "\x26\x01\x00", 3, &rec, NULL), 1);
+    assert_int_equal(rec.cred, 0);
+    g_byte_array_free(d, TRUE);
+    tbbt_trace_rec_fini(&rec);
+}
+
+/* The writer: definitions after handles and endpoints, refusals, the table-less path. */
+static void test_cred_writer(void **state)
+{
+    struct fixture *fx = *state;
+    struct tbbt_credtab *ct = tbbt_credtab_new();
+    struct tbbt_trace_rec rec;
+    struct tbbt_trace_reader *r;
+    struct tbbt_trace_writer *w;
+    struct tbbt_cred c0, c1;
+    uint32_t ref;
+    int err = 0;
+    static const int want[] = {TBBT_REC_HANDLE, TBBT_REC_HANDLE, TBBT_REC_ENDPOINT,
+                               TBBT_REC_CRED,   TBBT_REC_OP,     TBBT_REC_CRED,
+                               TBBT_REC_OP,     TBBT_REC_CRED,   0};
+
+    make_creds(&c0, &c1);
+    tbbt_trace_rec_init(&rec);
+    w = tbbt_trace_writer_open(fx->path, fx->fh, fx->ep, &err);
+    assert_non_null(w);
+    tbbt_trace_writer_set_credtab(w, ct);
+    TBBT_SET(&rec, TBBT_F_CRED);
+    rec.cred = 0;
+    assert_int_equal(tbbt_trace_writer_put(w, &rec), TBBT_E_RANGE);   /* not interned */
+    rec.cred = tbbt_credtab_intern(ct, &c0);
+    assert_int_equal(tbbt_trace_writer_put(w, &rec), 0);
+    rec.cred = tbbt_credtab_intern(ct, &c1);
+    assert_int_equal(tbbt_trace_writer_put(w, &rec), 0);
+    c1.uid = 7;
+    tbbt_credtab_intern(ct, &c1);                   /* never used: written at close */
+    assert_int_equal(tbbt_trace_writer_close(w), 0);
+    /* the fixture's handles and endpoint, then each credential before its first use */
+    r = tbbt_trace_reader_open(fx->path, &err);
+    assert_non_null(r);
+    for (int i = 0;; i++) {
+        int rc = tbbt_trace_reader_next_any(r, &rec, &ref);
+        assert_int_equal(rc, want[i]);
+        if (rc == 0)
+            break;
+    }
+    assert_int_equal(ref, 2);
+    assert_int_equal(tbbt_credtab_count(tbbt_trace_reader_credtab(r)), 3);
+    assert_int_equal(tbbt_credtab_get(tbbt_trace_reader_credtab(r), 2)->uid, 7);
+    tbbt_trace_reader_close(r);
+
+    /* without a table: definitions one by one, in sequence and within bounds */
+    w = tbbt_trace_writer_open(fx->path2, NULL, NULL, &err);
+    assert_non_null(w);
+    assert_int_equal(tbbt_trace_writer_def_endpoint(w, 0, tbbt_eptab_get(fx->ep, 0)), 0);
+    tbbt_trace_rec_clear(&rec);
+    TBBT_SET(&rec, TBBT_F_CRED);
+    assert_int_equal(tbbt_trace_writer_put(w, &rec), TBBT_E_RANGE);
+    assert_int_equal(tbbt_trace_writer_def_cred(w, 1, &c0), TBBT_E_RANGE);
+    c1.ngids = TBBT_CRED_GIDS_MAX + 1;
+    assert_int_equal(tbbt_trace_writer_def_cred(w, 0, &c1), TBBT_E_RANGE);
+    c1.ngids = 0;
+    c1.machine_len = TBBT_MACHINE_MAX + 1;
+    assert_int_equal(tbbt_trace_writer_def_cred(w, 0, &c1), TBBT_E_RANGE);
+    assert_int_equal(tbbt_trace_writer_def_cred(w, 0, &c0), 0);
+    assert_int_equal(tbbt_trace_writer_put(w, &rec), 0);
+    rec.cred = 1;
+    assert_int_equal(tbbt_trace_writer_put(w, &rec), TBBT_E_RANGE);
+    assert_int_equal(tbbt_trace_writer_close(w), 0);
+    r = tbbt_trace_reader_open(fx->path2, &err);
+    assert_non_null(r);
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 1);
+    assert_int_equal(rec.cred, 0);
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 0);
+    assert_true(tbbt_cred_equal(tbbt_credtab_get(tbbt_trace_reader_credtab(r), 0), &c0));
+    tbbt_trace_reader_close(r);
+    tbbt_trace_rec_fini(&rec);
+    tbbt_credtab_free(ct);
+}
+
+/* The text form of credentials: the definition line, the key, bounds; dump -> text -> same. */
+static void test_text_cred(void **state)
+{
+    static const char text[] =
+        "# tbbt-trace 1.1\n" EP0
+        "cred 0 \"client\\x00\\\\\\\"\\n\" 1000 100 -\n"
+        "op 1.000000000 2.000000000 v3 null ep=0 uid=1000 gid=100 flags=0 cred=0\n"
+        "cred 1 \"\" 0 0 0,4294967295,7\n"
+        "op 1.000000000 2.000000000 v3 null ep=0 flags=0 cred=1\nend 2\n";
+    struct fixture *fx = *state;
+    struct tbbt_trace_reader *r;
+    struct tbbt_trace_rec rec;
+    GString *t = g_string_new("# tbbt-trace 1.1\ncred 0 \"");
+    gchar *dumped = NULL;
+    char why[256];
+    uint64_t line = 0;
+    int err = 0;
+
+    spit(fx->text, text, strlen(text));
+    assert_int_equal(tbbt_trace_from_text(fx->text, fx->path, &line), 0);
+    tbbt_trace_rec_init(&rec);
+    r = tbbt_trace_reader_open(fx->path, &err);
+    assert_non_null(r);
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 1);
+    assert_int_equal(rec.cred, 0);
+    const struct tbbt_cred *c = tbbt_credtab_get(tbbt_trace_reader_credtab(r), 0);
+    assert_int_equal(c->machine_len, 10);
+    assert_memory_equal(c->machine, "client\0\\\"\n", 10);
+    assert_int_equal(c->ngids, 0);
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 1);
+    c = tbbt_credtab_get(tbbt_trace_reader_credtab(r), 1);
+    assert_int_equal(c->ngids, 3);
+    assert_int_equal(c->gids[1], UINT32_MAX);
+    tbbt_trace_reader_close(r);
+    /* the dump is the text (escapes as dump writes them) */
+    FILE *f = fopen(fx->text, "w");
+    assert_int_equal(tbbt_trace_dump(fx->path, f), 0);
+    fclose(f);
+    assert_true(g_file_get_contents(fx->text, &dumped, NULL, NULL));
+    assert_non_null(strstr(dumped, "\ncred 0 \"client\\x00\\\\\\\"\\x0a\" 1000 100 -\n"));
+    assert_non_null(strstr(dumped, "\ncred 1 \"\" 0 0 0,4294967295,7\nop "));
+    assert_non_null(strstr(dumped, " flags=0 cred=1\nend 2\n"));
+    assert_true(g_str_has_prefix(dumped, "# tbbt-trace 1.1\n"));
+    g_free(dumped);
+    assert_text_roundtrip(fx);
+    /* a machine name of 255 bytes is fine, 256 is not */
+    for (int i = 0; i < TBBT_MACHINE_MAX; i++)
+        g_string_append(t, "\\xff");
+    g_string_append(t, "\" 1 2 -\nend 0\n");
+    spit(fx->text, t->str, t->len);
+    assert_int_equal(tbbt_trace_from_text(fx->text, fx->path2, &line), 0);
+    g_string_insert(t, 25, "x");
+    spit(fx->text, t->str, t->len);
+    assert_int_equal(tbbt_trace_from_text_why(fx->text, fx->path2, &line, why, sizeof(why)),
+                     TBBT_E_SYNTAX);
+    assert_non_null(strstr(why, "machine name longer than 255"));
+    g_string_free(t, TRUE);
+    tbbt_trace_rec_fini(&rec);
+}
+
+/* A version 1.0 file (no credentials) is read as before; its text says 1.0. */
+static void test_read_v10(void **state)
+{
+    struct fixture *fx = *state;
+    GByteArray *a = raw_new(1);
+    struct tbbt_trace_rec rec;
+    struct tbbt_trace_reader *r;
+    gchar *dumped = NULL;
+    int err = 0, major, minor;
+    uint64_t line;
+
+    raw_handle(a, 0, "\xaa\xbb", 2);
+    raw_endpoint(a, 0);
+    raw_op(a, 0, "\x00\x01\x00", 3);
+    raw_end(a, 1, 1, 1);
+    spit(fx->path, a->data, a->len);
+    r = tbbt_trace_reader_open(fx->path, &err);
+    assert_non_null(r);
+    tbbt_trace_reader_version(r, &major, &minor);
+    assert_int_equal(major, 1);
+    assert_int_equal(minor, 0);
+    tbbt_trace_rec_init(&rec);
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 1);
+    assert_false(TBBT_HAS(&rec, TBBT_F_CRED));
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 0);
+    assert_int_equal(tbbt_trace_reader_skipped(r), 0);
+    assert_int_equal(tbbt_credtab_count(tbbt_trace_reader_credtab(r)), 0);
+    tbbt_trace_reader_close(r);
+    FILE *f = fopen(fx->text, "w");
+    assert_int_equal(tbbt_trace_dump(fx->path, f), 0);
+    fclose(f);
+    assert_true(g_file_get_contents(fx->text, &dumped, NULL, NULL));
+    assert_true(g_str_has_prefix(dumped, "# tbbt-trace 1.0\nfh 0 aabb\nep 0 tcp"));
+    /* its text converts to a 1.1 file with the same records */
+    assert_int_equal(tbbt_trace_from_text(fx->text, fx->path2, &line), 0);
+    r = tbbt_trace_reader_open(fx->path2, &err);
+    assert_non_null(r);
+    tbbt_trace_reader_version(r, &major, &minor);
+    assert_int_equal(minor, TBBT_TRACE_MINOR);
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 1);
+    assert_int_equal(rec.fh, 0);
+    assert_int_equal(tbbt_trace_reader_next(r, &rec), 0);
+    tbbt_trace_reader_close(r);
+    g_free(dumped);
+    g_byte_array_free(a, TRUE);
     tbbt_trace_rec_fini(&rec);
 }
 
@@ -1577,6 +1992,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_syntax_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_basic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regressions, setup, teardown),
+        cmocka_unit_test(test_credtab),
+        cmocka_unit_test(test_cred_records),
+        cmocka_unit_test_setup_teardown(test_cred_writer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_cred, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_v10, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
