@@ -238,6 +238,14 @@ static void dirent_free(gpointer p)
     g_free(e);
 }
 
+static gint dirent_cmp(gconstpointer a, gconstpointer b)
+{
+    const struct wl_dirent *x = *(const struct wl_dirent *const *)a;
+    const struct wl_dirent *y = *(const struct wl_dirent *const *)b;
+
+    return strcmp(x->name, y->name);
+}
+
 GPtrArray *wl_listdir(struct wl_client *c, const char *path, unsigned ok)
 {
     struct nfsdir *dir;
@@ -264,6 +272,7 @@ GPtrArray *wl_listdir(struct wl_client *c, const char *path, unsigned ok)
         g_ptr_array_add(out, e);
     }
     nfs_closedir(c->nfs, dir);
+    g_ptr_array_sort(out, dirent_cmp);
     return out;
 }
 

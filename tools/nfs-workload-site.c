@@ -23,8 +23,8 @@
  *     GROUP/         root:GROUP 2775, {data,reports,src}/ 2775, members' files 0664/0644
  *
  * File sizes are lognormal (median a few KiB, from ~100 bytes to 2 MiB); mtimes are
- * spread over the past year (object files newer than their sources unless stale).
- * Deterministic for a seed.  Around 40 MB for 12 users at --scale 1.
+ * spread over the year before WL_SITE_EPOCH (object files newer than their sources
+ * unless stale).  Deterministic for a seed: names, contents, owners and modes.  Around 40 MB for 12 users at --scale 1.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -125,7 +125,7 @@ struct site {
     GRand *r;
     double scale;
     int nusers, nprojects;
-    int64_t now;                  /* setup's clock: mtimes go up to a year before it */
+    int64_t now;                  /* WL_SITE_EPOCH: mtimes go up to a year before it */
     uint64_t dirs, files, symlinks, hardlinks, bytes;
 };
 
@@ -454,7 +454,7 @@ int wl_setup(struct wl_client *c, const struct wl_setup_cfg *cfg)
         return 1;
     }
     s.r = g_rand_new_with_seed((guint32)cfg->seed);
-    s.now = g_get_real_time() / G_USEC_PER_SEC;
+    s.now = WL_SITE_EPOCH;
     mkdir_own(&s, "/home", 0755, 0, 0);
     mkdir_own(&s, "/mail", 01777, 0, WL_MAIL_GID);
     mkdir_own(&s, "/proj", 0755, 0, 0);

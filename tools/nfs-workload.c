@@ -254,7 +254,7 @@ static void client_init(struct wl_client *c, const struct run_cfg *cfg, struct w
     seed[3] = 2;
     c->timing = g_rand_new_with_seed_array(seed, 4);
     c->pid = 1000 + (uint32_t)g_rand_int_range(c->intent, 0, 30000);
-    c->vtime = 1700000000 + (cfg->seed % 1000) * 86400;
+    c->vtime = WL_SITE_EPOCH + (cfg->seed % 1000) * 86400;
 }
 
 /* ------------------------------------------------------------------ a client process */

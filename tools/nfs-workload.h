@@ -34,6 +34,10 @@
 #define WL_MAIL_GID 8
 #define WL_USERS_GID 100
 #define WL_STAFF_GID 50
+/* The site's "now" (2026-01-01 00:00 UTC): setup dates files up to a year before it and
+ * the run's clients date their mail after it, whatever the wall clock says, so that a
+ * seed gives the same names and contents. */
+#define WL_SITE_EPOCH 1767225600
 
 struct nfs_context;
 struct nfsfh;
@@ -189,7 +193,9 @@ struct wl_dirent {
 };
 
 /*
- * Lists directory PATH (opendir, readdir to the end, closedir) without "." and "..".
+ * Lists directory PATH (opendir, readdir to the end, closedir) without "." and "..",
+ * sorted by name as ls and MUAs sort (the server's order differs between file systems:
+ * ext4 hashes names with a seed of its own, and choices must not depend on it).
  * Returns a GPtrArray of struct wl_dirent (given: g_ptr_array_unref() frees all), or
  * NULL when an error allowed by OK happened.
  */
