@@ -208,10 +208,12 @@ tshark -r "$out/capture.pcap" -n "${TSHARK_DECODE[@]}" -Y rpc -T fields -E separ
   >"$work/rpc.tsv" 2>/dev/null || die "tshark cannot read the capture"
 capinfos -M -c -u -a -e "$out/capture.pcap" >"$work/capinfos.txt" 2>/dev/null || true
 
-python3 - "$out" "$work" "$port_only" "${dropped:-0}" <<'PY'
+commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
+python3 - "$out" "$work" "$port_only" "${dropped:-0}" "$commit" <<'PY'
 import json, re, sys
 
 out, work, port_only, dropped = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
+commit = sys.argv[5]
 NFS, MOUNT, PMAP = 2049, 20048, 111
 
 calls = {}        # (client port, xid) -> time, NFS calls
@@ -256,6 +258,7 @@ report = json.load(open(f"{out}/nfs-workload.json"))
 for c in report["per_client"]:
     c["nfs_calls"] = per_port.get(c["local_port"], 0)
 ncalls = len(calls)
+report["source_commit"] = commit
 report["capture"] = {
     "file": "capture.pcap",
     "filter": "port 2049" if port_only else "port 2049 or port 20048 or port 111",

@@ -665,11 +665,36 @@ static void project_new_report(struct wl_client *c, const char *dir)
     g_string_free(g, TRUE);
 }
 
+/* Whether the user may read E by its mode bits (owner, then group, then others). */
+static bool may_read(const struct wl_client *c, const struct wl_dirent *e)
+{
+    if (e->uid == c->id.uid)
+        return e->mode & 0400;
+    if (wl_ident_in_group(&c->id, e->gid))
+        return e->mode & 0040;
+    return e->mode & 0004;
+}
+
+/* The files of a project directory a member would open: not hidden (other members'
+ * swap and temporary files), readable. */
+static GPtrArray *project_files(struct wl_client *c, GPtrArray *ents)
+{
+    GPtrArray *files = g_ptr_array_new();
+
+    for (guint i = 0; i < ents->len; i++) {
+        struct wl_dirent *e = g_ptr_array_index(ents, i);
+
+        if (e->type == NF3REG && e->name[0] != '.' && may_read(c, e))
+            g_ptr_array_add(files, e);
+    }
+    return files;
+}
+
 static void op_project(struct wl_client *c)
 {
     static const char *const subs[] = { "data", "reports", "src" };
     char dir[WL_PATH], p[WL_PATH];
-    GPtrArray *groups = g_ptr_array_new(), *ents;
+    GPtrArray *groups = g_ptr_array_new(), *ents, *files = NULL;
     const struct wl_dirent *e;
     double x;
 
@@ -682,19 +707,21 @@ static void op_project(struct wl_client *c)
             subs[g_rand_int_range(c->op, 0, 3)]);
     g_ptr_array_free(groups, TRUE);
     x = g_rand_double(c->op);
-    if (!(ents = wl_listdir(c, dir, 0)) || ents->len == 0 || x < 0.15) {
+    ents = wl_listdir(c, dir, 0);
+    files = project_files(c, ents);
+    if (files->len == 0 || x < 0.15) {
         project_new_report(c, dir);
     } else {
-        e = g_ptr_array_index(ents, (guint)wl_rand_zipf(c->op, (int)ents->len, 0.8));
+        e = g_ptr_array_index(files, (guint)wl_rand_zipf(c->op, (int)files->len, 0.8));
         wl_path(c, p, "%s/%s", dir, e->name);
         /* An editor opens read-only what the user may not write. */
-        if (x < 0.4 && e->type == NF3REG && (e->uid == c->id.uid || (e->mode & 020)))
+        if (x < 0.4 && (e->uid == c->id.uid || (e->mode & 020)))
             edit_file(c, p);
-        else if (e->type == NF3REG)
+        else
             read_all(c, p, NULL);
     }
-    if (ents)
-        g_ptr_array_unref(ents);
+    g_ptr_array_free(files, TRUE);
+    g_ptr_array_unref(ents);
 }
 
 /* ------------------------------------------------------------------ the step */
