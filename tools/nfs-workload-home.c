@@ -163,14 +163,19 @@ static void content_like(struct wl_client *c, GString *out, const char *path, si
 
 static int64_t read_all(struct wl_client *c, const char *path, GString *out)
 {
-    return wl_read_file(c, path, 0, READ_CHUNK, out, NULL, WL_OK_NOENT);
+    return wl_read_file(c, path, 0, READ_CHUNK, out, NULL, WL_OK_RACE);
 }
 
 /* ------------------------------------------------------------------ the walk */
 
+/* Mail, keys, and editors' leftovers (".NAME.swp", ".NAME.XXXXXX" of another session)
+ * are not what a user opens, edits or builds. */
 static bool skip_in_model(const char *rel)
 {
-    return g_str_has_prefix(rel, "Maildir") || g_str_has_prefix(rel, ".ssh");
+    const char *b = base_name(rel);
+
+    return g_str_has_prefix(rel, "Maildir") || g_str_has_prefix(rel, ".ssh") ||
+           (b[0] == '.' && strchr(b + 1, '.'));
 }
 
 static void walk_entry(struct wl_home *hm, GQueue *todo, const char *dir,
@@ -206,7 +211,7 @@ static void walk(struct wl_client *c)
     ps_add(&hm->dirs, "");
     g_queue_push_tail(&todo, g_strdup(""));
     while ((dir = g_queue_pop_head(&todo)) != NULL) {
-        GPtrArray *ents = wl_listdir(c, hpath(c, path, dir), WL_OK_NOENT);
+        GPtrArray *ents = wl_listdir(c, hpath(c, path, dir), WL_OK_RACE);
         int depth = dir[0] ? 1 : 0;
 
         for (const char *s = dir; *s; s++)
@@ -246,7 +251,7 @@ static void op_login(struct wl_client *c)
     read_all(c, hpath(c, p, ".bashrc"), NULL);
     read_all(c, hpath(c, p, ".profile"), NULL);
     wl_text_history(c->op, g, g_rand_int_range(c->op, 20, 400));
-    if (wl_open(c, hpath(c, p, ".bash_history"), O_WRONLY, &fh, WL_OK_NOENT) == 0) {
+    if (wl_open(c, hpath(c, p, ".bash_history"), O_WRONLY, &fh, WL_OK_RACE) == 0) {
         wl_fstat(c, fh, p, &st);
         wl_pwrite(c, fh, p, st.nfs_size, g->len, g->str);
         wl_close(c, fh, p);
@@ -266,13 +271,13 @@ static void ls_dir(struct wl_client *c, const char *path)
     struct nfs_stat_64 st;
     GPtrArray *ents;
 
-    if (wl_stat(c, path, &st, WL_OK_NOENT) < 0 || !(ents = wl_listdir(c, path, WL_OK_NOENT)))
+    if (wl_stat(c, path, &st, WL_OK_RACE) < 0 || !(ents = wl_listdir(c, path, WL_OK_RACE)))
         return;
     for (guint i = 0; i < ents->len; i++) {
         const struct wl_dirent *e = g_ptr_array_index(ents, i);
 
         if (e->type == NF3LNK)
-            wl_readlink(c, wl_path(c, p, "%s/%s", path, e->name), buf, sizeof(buf), WL_OK_NOENT);
+            wl_readlink(c, wl_path(c, p, "%s/%s", path, e->name), buf, sizeof(buf), WL_OK_RACE);
     }
     g_ptr_array_unref(ents);
 }
@@ -306,7 +311,7 @@ static void op_grep(struct wl_client *c)
 
     wl_begin_op(c, WL_OP_GREP);
     hpath(c, dir, ps_get(d, (guint)g_rand_int_range(c->op, 0, (gint32)d->v->len)));
-    ents = wl_listdir(c, dir, WL_OK_NOENT);
+    ents = wl_listdir(c, dir, WL_OK_RACE);
     for (guint i = 0; ents && i < ents->len; i++) {
         const struct wl_dirent *e = g_ptr_array_index(ents, i);
 
@@ -326,7 +331,7 @@ static bool swap_open(struct wl_client *c, const char *path, char *swp, struct n
     char block[4096];
 
     wl_path(c, swp, "%.*s.%s.swp", (int)(b - path), path, b);
-    if (wl_create(c, swp, O_EXCL | O_WRONLY, 0600, fh, WL_OK_EXIST | WL_OK_NOENT) < 0)
+    if (wl_create(c, swp, O_EXCL | O_WRONLY, 0600, fh, WL_OK_EXIST | WL_OK_RACE) < 0)
         return false;                   /* "swap file exists": another session edits it */
     memset(block, 0, sizeof(block));
     memcpy(block, "b0VIM 9.0", 9);
@@ -349,18 +354,18 @@ static bool edit_file(struct wl_client *c, const char *path)
     struct nfsfh *sfh = NULL;
     bool ok = false;
 
-    if (wl_read_file(c, path, 0, READ_CHUNK, old, &st, WL_OK_NOENT) < 0)
+    if (wl_read_file(c, path, 0, READ_CHUNK, old, &st, WL_OK_RACE) < 0)
         goto out;
     if (g_rand_double(c->op) < 0.7 && !swap_open(c, path, swp, &sfh))
         goto out;
     content_like(c, text, path, old->len * (0.9 + 0.3 * g_rand_double(c->op)) + 40);
     wl_path(c, tmp, "%.*s.%s.%06X", (int)(b - path), path, b, g_rand_int(c->op) & 0xffffff);
     if (wl_write_file(c, tmp, O_EXCL, (int)(st.nfs_mode & 0777), text->str, text->len,
-                      READ_CHUNK, WL_OK_NOENT) == 0)
-        ok = wl_rename(c, tmp, path, WL_OK_NOENT) == 0;
+                      READ_CHUNK, WL_OK_RACE) == 0)
+        ok = wl_rename(c, tmp, path, WL_OK_RACE) == 0;
     if (sfh) {
         wl_close(c, sfh, swp);
-        wl_unlink(c, swp, WL_OK_NOENT);
+        wl_unlink(c, swp, WL_OK_RACE);
     }
 out:
     g_string_free(old, TRUE);
@@ -433,9 +438,9 @@ static bool compile(struct wl_client *c, const char *dir, GPtrArray *ents,
         goto out;
     if (hdr)
         read_all(c, wl_path(c, rel, "%s/%s", dir, hdr), NULL);
-    wl_unlink(c, op, WL_OK_NOENT);
+    wl_unlink(c, op, WL_OK_RACE);
     wl_text_binary(c->op, obj, (size_t)n + 900 + g_rand_int_range(c->op, 0, 8000), "\177ELF");
-    built = wl_write_file(c, op, O_TRUNC, 0644, obj->str, obj->len, READ_CHUNK, WL_OK_NOENT) == 0;
+    built = wl_write_file(c, op, O_TRUNC, 0644, obj->str, obj->len, READ_CHUNK, WL_OK_RACE) == 0;
 out:
     g_string_free(obj, TRUE);
     return built;
@@ -457,7 +462,7 @@ static void link_program(struct wl_client *c, const char *dir, GPtrArray *ents, 
     }
     wl_text_binary(c->op, prog, MIN((size_t)total, (size_t)2 << 20), "\177ELF");
     wl_write_file(c, wl_path(c, p, "%s/%s", dir, name), O_TRUNC, 0755, prog->str, prog->len,
-                  READ_CHUNK, WL_OK_NOENT);
+                  READ_CHUNK, WL_OK_RACE);
     g_string_free(prog, TRUE);
 }
 
@@ -469,9 +474,9 @@ static void make_clean(struct wl_client *c, const char *dir, GPtrArray *ents, co
         const struct wl_dirent *e = g_ptr_array_index(ents, i);
 
         if (e->type == NF3REG && has_suffix(e->name, ".o"))
-            wl_unlink(c, wl_path(c, p, "%s/%s", dir, e->name), WL_OK_NOENT);
+            wl_unlink(c, wl_path(c, p, "%s/%s", dir, e->name), WL_OK_RACE);
     }
-    wl_unlink(c, wl_path(c, p, "%s/%s", dir, name), WL_OK_NOENT);
+    wl_unlink(c, wl_path(c, p, "%s/%s", dir, name), WL_OK_RACE);
 }
 
 static void op_build(struct wl_client *c)
@@ -482,7 +487,7 @@ static void op_build(struct wl_client *c)
     int built = 0;
 
     wl_begin_op(c, WL_OP_BUILD);
-    if (!(rel = pick_project_dir(c)) || !(ents = wl_listdir(c, hpath(c, dir, rel), WL_OK_NOENT)))
+    if (!(rel = pick_project_dir(c)) || !(ents = wl_listdir(c, hpath(c, dir, rel), WL_OK_RACE)))
         return;
     for (guint i = 0; i < ents->len && !hdr; i++) {
         const struct wl_dirent *e = g_ptr_array_index(ents, i);
@@ -511,16 +516,17 @@ static void op_build(struct wl_client *c)
 static void scratch_remove(struct wl_client *c, const char *rel_in)
 {
     char rel[WL_PATH], dir[WL_PATH], p[WL_PATH];
-    GPtrArray *ents = wl_listdir(c, hpath(c, dir, wl_path(c, rel, "%s", rel_in)), WL_OK_NOENT);
+    GPtrArray *ents = wl_listdir(c, hpath(c, dir, wl_path(c, rel, "%s", rel_in)), WL_OK_RACE);
 
     for (guint i = 0; ents && i < ents->len; i++) {
         const struct wl_dirent *e = g_ptr_array_index(ents, i);
 
-        wl_unlink(c, wl_path(c, p, "%s/%s", dir, e->name), WL_OK_NOENT);
+        wl_unlink(c, wl_path(c, p, "%s/%s", dir, e->name), WL_OK_RACE);
     }
     if (ents)
         g_ptr_array_unref(ents);
-    wl_rmdir(c, dir, WL_OK_NOENT);
+    /* Another session of the user may have just saved a file in it: give up then. */
+    wl_rmdir(c, dir, WL_OK_RACE | WL_OK_NOTEMPTY);
     ps_remove(&c->hm->scratch, rel);
     ps_remove(&c->hm->dirs, rel);
 }
@@ -538,7 +544,7 @@ static void op_scratch(struct wl_client *c)
         goto out;
     }
     wl_path(c, rel, "tmp/%s.%u.%u", c->machine, c->pid, ++hm->seq);
-    if (wl_mkdir(c, hpath(c, dir, rel), 0755, WL_OK_NOENT) < 0)
+    if (wl_mkdir(c, hpath(c, dir, rel), 0755, WL_OK_RACE) < 0)
         goto out;
     ps_add(&hm->scratch, rel);
     ps_add(&hm->dirs, rel);
@@ -546,7 +552,7 @@ static void op_scratch(struct wl_client *c)
         g_string_truncate(g, 0);
         wl_text_prose(c->op, g, wl_rand_lognormal(c->op, 3000, 1.2, 50, 200000));
         wl_write_file(c, wl_path(c, p, "%s/out%d.txt", dir, i), O_EXCL, 0644, g->str, g->len,
-                      READ_CHUNK, WL_OK_NOENT);
+                      READ_CHUNK, WL_OK_RACE);
     }
 out:
     g_string_free(g, TRUE);
@@ -559,10 +565,10 @@ static void op_chmod(struct wl_client *c)
     struct nfs_stat_64 st;
 
     wl_begin_op(c, WL_OP_CHMOD);
-    if (!(rel = pick_file(c, false)) || wl_lstat(c, hpath(c, p, rel), &st, WL_OK_NOENT) < 0)
+    if (!(rel = pick_file(c, false)) || wl_lstat(c, hpath(c, p, rel), &st, WL_OK_RACE) < 0)
         return;
     if (st.nfs_uid == c->id.uid)
-        wl_chmod(c, p, (int)((st.nfs_mode & 07777) ^ 0044), WL_OK_NOENT);
+        wl_chmod(c, p, (int)((st.nfs_mode & 07777) ^ 0044), WL_OK_RACE);
 }
 
 /* chgrp to another of the user's groups: allowed to the owner, so it must succeed. */
@@ -574,14 +580,14 @@ static void op_chgrp(struct wl_client *c)
     uint32_t gid;
 
     wl_begin_op(c, WL_OP_CHGRP);
-    if (!(rel = pick_file(c, false)) || wl_lstat(c, hpath(c, p, rel), &st, WL_OK_NOENT) < 0)
+    if (!(rel = pick_file(c, false)) || wl_lstat(c, hpath(c, p, rel), &st, WL_OK_RACE) < 0)
         return;
     gid = c->id.gids[g_rand_int_range(c->op, 0, (gint32)c->id.ngids)];
     if (st.nfs_uid != c->id.uid)
         return;
     if (gid == st.nfs_gid)
         gid = c->id.gid;
-    wl_chown(c, p, -1, (int)gid, WL_OK_NOENT);
+    wl_chown(c, p, -1, (int)gid, WL_OK_RACE);
 }
 
 static void op_symlink(struct wl_client *c)
@@ -595,7 +601,7 @@ static void op_symlink(struct wl_client *c)
     if (x < 0.4 && hm->links.v->len > 0) {
         const char *l = ps_get(&hm->links, (guint)g_rand_int_range(c->op, 0, (gint32)hm->links.v->len));
 
-        if (wl_readlink(c, hpath(c, p, l), buf, sizeof(buf), WL_OK_NOENT) < 0)
+        if (wl_readlink(c, hpath(c, p, l), buf, sizeof(buf), WL_OK_RACE) < 0)
             ps_remove(&hm->links, l);
         return;
     }
@@ -605,7 +611,7 @@ static void op_symlink(struct wl_client *c)
             const char *l = ps_get(&hm->links, i);
 
             if (g_str_has_prefix(l, "link-")) {
-                wl_unlink(c, hpath(c, p, l), WL_OK_NOENT);
+                wl_unlink(c, hpath(c, p, l), WL_OK_RACE);
                 ps_remove(&hm->links, l);
                 return;
             }
@@ -616,7 +622,7 @@ static void op_symlink(struct wl_client *c)
     wl_path(c, rel, "link-%s-%u", c->machine, ++hm->seq);
     if (wl_symlink(c, target, hpath(c, p, rel), WL_OK_EXIST) == 0) {
         ps_add(&hm->links, rel);
-        wl_readlink(c, p, buf, sizeof(buf), WL_OK_NOENT);
+        wl_readlink(c, p, buf, sizeof(buf), WL_OK_RACE);
     }
 }
 
@@ -628,12 +634,12 @@ static void op_touch(struct wl_client *c)
 
     wl_begin_op(c, WL_OP_TOUCH);
     if (g_rand_double(c->op) < 0.75) {
-        if ((rel = pick_file(c, false)) && wl_utimes(c, hpath(c, p, rel), NULL, WL_OK_NOENT) < 0)
+        if ((rel = pick_file(c, false)) && wl_utimes(c, hpath(c, p, rel), NULL, WL_OK_RACE) < 0)
             ps_remove(&c->hm->files, rel);
         return;
     }
     wl_path(c, name, "notes-%s-%u.txt", c->machine, ++c->hm->seq);
-    if (wl_create(c, hpath(c, p, name), O_WRONLY, 0644, &fh, WL_OK_NOENT) == 0) {
+    if (wl_create(c, hpath(c, p, name), O_WRONLY, 0644, &fh, WL_OK_RACE) == 0) {
         wl_close(c, fh, p);
         ps_add(&c->hm->files, name);
     }
@@ -655,12 +661,12 @@ static void project_new_report(struct wl_client *c, const char *dir)
 
     if (hm->reports.v->len >= 4) {
         /* Tidy up: the oldest report this client wrote goes. */
-        wl_unlink(c, ps_get(&hm->reports, 0), WL_OK_NOENT);
+        wl_unlink(c, ps_get(&hm->reports, 0), WL_OK_RACE);
         ps_remove(&hm->reports, ps_get(&hm->reports, 0));
     }
     wl_text_prose(c->op, g, wl_rand_lognormal(c->op, 8000, 1.0, 200, 500000));
     wl_path(c, p, "%s/%s-%s-%u.txt", dir, c->id.name, c->machine, ++hm->seq);
-    if (wl_write_file(c, p, O_EXCL, 0664, g->str, g->len, READ_CHUNK, WL_OK_NOENT) == 0)
+    if (wl_write_file(c, p, O_EXCL, 0664, g->str, g->len, READ_CHUNK, WL_OK_RACE) == 0)
         ps_add(&hm->reports, p);
     g_string_free(g, TRUE);
 }

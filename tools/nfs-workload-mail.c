@@ -217,11 +217,11 @@ static void maildir_read(struct wl_client *c)
             continue;
         wl_path(c, from, "%s/Maildir/new/%s", c->home, e->name);
         wl_path(c, to, "%s/Maildir/cur/%s:2,S", c->home, e->name);
-        if (wl_rename(c, from, to, WL_OK_NOENT) < 0)
+        if (wl_rename(c, from, to, WL_OK_RACE) < 0)
             continue;
-        if (wl_read_file(c, to, 0, 65536, NULL, NULL, WL_OK_NOENT) >= 0 &&
+        if (wl_read_file(c, to, 0, 65536, NULL, NULL, WL_OK_RACE) >= 0 &&
             g_rand_double(c->op) < 0.2)
-            wl_unlink(c, to, WL_OK_NOENT);
+            wl_unlink(c, to, WL_OK_RACE);
     }
     g_ptr_array_unref(ents);
 }
@@ -240,14 +240,14 @@ static void maildir_flag(struct wl_client *c)
         goto out;
     e = g_ptr_array_index(ents, g_rand_int_range(c->op, 0, (gint32)ents->len));
     wl_path(c, path, "%s/%s", dir, e->name);
-    if (wl_read_file(c, path, 0, 65536, NULL, NULL, WL_OK_NOENT) < 0)
+    if (wl_read_file(c, path, 0, 65536, NULL, NULL, WL_OK_RACE) < 0)
         goto out;
     len = strlen(path);
     if (ents->len > 30 && g_rand_double(c->op) < 0.5) {
-        wl_unlink(c, path, WL_OK_NOENT);
+        wl_unlink(c, path, WL_OK_RACE);
     } else if (len > 4 && strcmp(path + len - 4, ":2,S") == 0) {
         wl_path(c, to, "%.*s:2,RS", (int)(len - 4), path);
-        wl_rename(c, path, to, WL_OK_NOENT);
+        wl_rename(c, path, to, WL_OK_RACE);
     }
 out:
     g_ptr_array_unref(ents);

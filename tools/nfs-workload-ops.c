@@ -62,6 +62,7 @@ static const char *errno_name(int e)
     case ENOENT: return "ENOENT";
     case EEXIST: return "EEXIST";
     case ENOTEMPTY: return "ENOTEMPTY";
+    case ESTALE: return "ESTALE";
     default: return "EOTHER";
     }
 }
@@ -87,7 +88,7 @@ static void count_tolerated(struct wl_client *c, enum wl_call call, int err)
 static bool allowed(int rc, unsigned ok)
 {
     return (rc == -ENOENT && (ok & WL_OK_NOENT)) || (rc == -EEXIST && (ok & WL_OK_EXIST)) ||
-           (rc == -ENOTEMPTY && (ok & WL_OK_NOTEMPTY));
+           (rc == -ENOTEMPTY && (ok & WL_OK_NOTEMPTY)) || (rc == -ESTALE && (ok & WL_OK_STALE));
 }
 
 /* Counts CALL and returns RC when it succeeded or is allowed by OK; fails otherwise. */
@@ -118,24 +119,70 @@ int wl_create(struct wl_client *c, const char *path, int flags, int mode, struct
     return check(c, WL_C_CREATE, nfs_create(c->nfs, path, flags, mode, fh), ok, path, NULL);
 }
 
+/*
+ * libnfs 4.0 reports a READ or WRITE that failed with an NFS error (NFS3ERR_STALE after
+ * another client removed the file) as -EFAULT, with no usable message.  When the caller
+ * tolerates ESTALE, a GETATTR of the handle tells whether the file went: then the
+ * result is -ESTALE; otherwise the -EFAULT stands (and fails the client).
+ */
+static int stale_or(struct wl_client *c, struct nfsfh *fh, int rc, unsigned ok)
+{
+    struct nfs_stat_64 st;
+
+    if (rc != -EFAULT || !(ok & WL_OK_STALE))
+        return rc;
+    c->st->calls[WL_C_FSTAT]++;
+    return nfs_fstat64(c->nfs, fh, &st) == -ESTALE ? -ESTALE : rc;
+}
+
+/* The handle calls with tolerated errors, for the composite steps below. */
+static int64_t pread_ok(struct wl_client *c, struct nfsfh *fh, const char *path, uint64_t off,
+                        uint64_t len, char *buf, unsigned ok)
+{
+    int rc = check(c, WL_C_PREAD, stale_or(c, fh, nfs_pread(c->nfs, fh, off, len, buf), ok),
+                   ok, path, NULL);
+
+    if (rc > 0)
+        c->st->bytes_read += (uint64_t)rc;
+    return rc;
+}
+
+static int pwrite_ok(struct wl_client *c, struct nfsfh *fh, const char *path, uint64_t off,
+                     uint64_t len, const char *buf, unsigned ok)
+{
+    int rc = check(c, WL_C_PWRITE,
+                   stale_or(c, fh, nfs_pwrite(c->nfs, fh, off, len, (char *)buf), ok), ok, path,
+                   NULL);
+
+    if (rc < 0)
+        return rc;
+    if ((uint64_t)rc != len)
+        wl_fail(c, "pwrite %s: %d of %" G_GUINT64_FORMAT " bytes written", path, rc, len);
+    c->st->bytes_written += len;
+    return 0;
+}
+
+static int fstat_ok(struct wl_client *c, struct nfsfh *fh, const char *path,
+                    struct nfs_stat_64 *st, unsigned ok)
+{
+    return check(c, WL_C_FSTAT, nfs_fstat64(c->nfs, fh, st), ok, path, NULL);
+}
+
+static int close_ok(struct wl_client *c, struct nfsfh *fh, const char *path, unsigned ok)
+{
+    return check(c, WL_C_CLOSE, nfs_close(c->nfs, fh), ok, path, NULL);
+}
+
 int64_t wl_pread(struct wl_client *c, struct nfsfh *fh, const char *path, uint64_t off,
                  uint64_t len, char *buf)
 {
-    int rc = check(c, WL_C_PREAD, nfs_pread(c->nfs, fh, off, len, buf), 0, path, NULL);
-
-    c->st->bytes_read += (uint64_t)rc;
-    return rc;
+    return pread_ok(c, fh, path, off, len, buf, 0);
 }
 
 void wl_pwrite(struct wl_client *c, struct nfsfh *fh, const char *path, uint64_t off,
                uint64_t len, const char *buf)
 {
-    int rc = check(c, WL_C_PWRITE, nfs_pwrite(c->nfs, fh, off, len, (char *)buf), 0, path,
-                   NULL);
-
-    if ((uint64_t)rc != len)
-        wl_fail(c, "pwrite %s: %d of %" G_GUINT64_FORMAT " bytes written", path, rc, len);
-    c->st->bytes_written += len;
+    pwrite_ok(c, fh, path, off, len, buf, 0);
 }
 
 void wl_fsync(struct wl_client *c, struct nfsfh *fh, const char *path)
@@ -150,12 +197,12 @@ void wl_ftruncate(struct wl_client *c, struct nfsfh *fh, const char *path, uint6
 
 void wl_fstat(struct wl_client *c, struct nfsfh *fh, const char *path, struct nfs_stat_64 *st)
 {
-    check(c, WL_C_FSTAT, nfs_fstat64(c->nfs, fh, st), 0, path, NULL);
+    fstat_ok(c, fh, path, st, 0);
 }
 
 void wl_close(struct wl_client *c, struct nfsfh *fh, const char *path)
 {
-    check(c, WL_C_CLOSE, nfs_close(c->nfs, fh), 0, path, NULL);
+    close_ok(c, fh, path, 0);
 }
 
 int wl_stat(struct wl_client *c, const char *path, struct nfs_stat_64 *st, unsigned ok)
@@ -282,22 +329,27 @@ int64_t wl_read_file(struct wl_client *c, const char *path, uint64_t from, uint3
     struct nfs_stat_64 own;
     struct nfsfh *fh;
     char *buf;
-    int64_t total = 0, n;
+    int64_t total = 0, n = 0;
     int rc = wl_open(c, path, O_RDONLY, &fh, ok);
 
     if (rc < 0)
         return rc;
-    wl_fstat(c, fh, path, st ? st : &own);
+    /* The file may go while open (another client removed it): ESTALE, if OK allows. */
+    if ((rc = fstat_ok(c, fh, path, st ? st : &own, ok)) < 0)
+        goto out;
     buf = g_malloc(chunk);
     do {
-        n = wl_pread(c, fh, path, from + (uint64_t)total, chunk, buf);
-        if (out)
+        n = pread_ok(c, fh, path, from + (uint64_t)total, chunk, buf, ok);
+        if (n > 0 && out)
             g_string_append_len(out, buf, n);
-        total += n;
+        total += MAX(n, 0);
     } while (n == (int64_t)chunk);
     g_free(buf);
-    wl_close(c, fh, path);
-    return total;
+    rc = n < 0 ? (int)n : 0;
+out:
+    if (close_ok(c, fh, path, ok) < 0 && rc == 0)
+        rc = -ESTALE;
+    return rc < 0 ? rc : total;
 }
 
 int wl_write_file(struct wl_client *c, const char *path, int flags, int mode, const char *data,
@@ -308,10 +360,11 @@ int wl_write_file(struct wl_client *c, const char *path, int flags, int mode, co
 
     if (rc < 0)
         return rc;
-    for (size_t off = 0; off < len; off += chunk)
-        wl_pwrite(c, fh, path, off, MIN((size_t)chunk, len - off), data + off);
-    wl_close(c, fh, path);
-    return 0;
+    for (size_t off = 0; off < len && rc == 0; off += chunk)
+        rc = pwrite_ok(c, fh, path, off, MIN((size_t)chunk, len - off), data + off, ok);
+    if (close_ok(c, fh, path, ok) < 0 && rc == 0)
+        rc = -ESTALE;
+    return rc;
 }
 
 static void sleep_us(double us)

@@ -152,11 +152,17 @@ struct wl_client {
 #define WL_OK_NOENT (1u << 0)
 #define WL_OK_EXIST (1u << 1)
 #define WL_OK_NOTEMPTY (1u << 2)
+#define WL_OK_STALE (1u << 3)
+/* What a client tolerates on objects other clients may remove or rename meanwhile:
+ * the name is gone (ENOENT), or the object went after the lookup (ESTALE). */
+#define WL_OK_RACE (WL_OK_NOENT | WL_OK_STALE)
 
 void wl_fail(struct wl_client *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 
-/* Each returns 0 (or a count) on success, or -errno of an error allowed by OK. */
+/* Each returns 0 (or a count) on success, or -errno of an error allowed by OK.  The
+ * handle calls allow no error: the mbox and the files a client is writing are removed
+ * by no one else while it holds them. */
 int wl_open(struct wl_client *c, const char *path, int flags, struct nfsfh **fh, unsigned ok);
 int wl_create(struct wl_client *c, const char *path, int flags, int mode, struct nfsfh **fh,
               unsigned ok);
@@ -204,14 +210,14 @@ GPtrArray *wl_listdir(struct wl_client *c, const char *path, unsigned ok);
 /*
  * Reads file PATH from FROM to its end as programs do: open, fstat (into ST when not
  * NULL), CHUNK-byte preads until a short one, close; the data goes to OUT when not NULL.
- * Returns the bytes read, or -errno allowed by OK (at open).
+ * Returns the bytes read, or -errno allowed by OK (at any call: the file may go).
  */
 int64_t wl_read_file(struct wl_client *c, const char *path, uint64_t from, uint32_t chunk,
                      GString *out, struct nfs_stat_64 *st, unsigned ok);
 /*
  * Writes LEN bytes of DATA as file PATH created with FLAGS (O_EXCL or O_TRUNC) and
  * MODE, in CHUNK-byte WRITEs, then closes it (libnfs commits on close).  Returns 0 or
- * -errno allowed by OK (at create).
+ * -errno allowed by OK (at any call: the file may go).
  */
 int wl_write_file(struct wl_client *c, const char *path, int flags, int mode, const char *data,
                   size_t len, uint32_t chunk, unsigned ok);
