@@ -25,6 +25,7 @@
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -46,11 +47,19 @@
 
 enum slot_state { S_FREE = 0, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
 
+/* A traced AUTH_SYS credential, encoded once (the I/O thread makes it; then read-only). */
+struct encred {
+    uint32_t len;
+    uint8_t body[TBBT_RPCCONN_AUTH_MAX];
+};
+
 /* Why a request was not sent (counters of struct tbbt_report_counts). */
 enum skip_why { SKIP_NOT_NFS, SKIP_INCOMPLETE, SKIP_UNSENDABLE, SKIP_NO_HANDLE, SKIP_DEPENDENCY };
 
 struct slot {
     struct tbbt_trace_rec rec;  /* owned; its memory is kept across reuse */
+    const struct encred *cred;  /* the call's traced credential (borrowed from the engine's
+                                   table), NULL: the record's uid and gid only */
     uint64_t seq;
     uint32_t clone;
     uint32_t client;            /* --client-outstanding: endpoint * clones + clone */
@@ -133,6 +142,9 @@ struct eng {
     _Atomic uint64_t last_reply_ns;
     _Atomic uint64_t done_count, fail_count;
 
+    GPtrArray *creds;           /* struct encred * by trace credential reference (I/O
+                                   thread; entries never change once made) */
+    uint32_t cred_stamp;        /* AUTH_SYS stamp of every replayed credential */
     GMutex cookie_mu;
     GHashTable *cookies;        /* (clone, dir id, trace cookie) -> server cookie, verifier */
 
@@ -451,6 +463,26 @@ static void admit_locked(struct eng *e, uint64_t upto)
         e->wake_send = true;
 }
 
+/* The encoded credential of rec's `cred` (I/O thread), made on first use; NULL if none. */
+static const struct encred *rec_cred(struct eng *e, struct tbbt_trace_reader *r,
+                                     const struct tbbt_trace_rec *rec)
+{
+    if (!TBBT_HAS(rec, TBBT_F_CRED))
+        return NULL;
+    if (rec->cred < e->creds->len && g_ptr_array_index(e->creds, rec->cred))
+        return g_ptr_array_index(e->creds, rec->cred);
+    const struct tbbt_cred *c = tbbt_credtab_get(tbbt_trace_reader_credtab(r), rec->cred);
+    if (!c)
+        return NULL;
+    struct encred *x = g_new(struct encred, 1);
+    x->len = tbbt_rpcconn_encode_authsys(x->body, e->cred_stamp, c->machine, c->machine_len,
+                                         c->uid, c->gid, c->ngids, c->gids);
+    if (rec->cred >= e->creds->len)
+        g_ptr_array_set_size(e->creds, rec->cred + 1);
+    g_ptr_array_index(e->creds, rec->cred) = x;
+    return x;
+}
+
 /* Fills the per-request fields of a slot from its record. */
 static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
 {
@@ -690,10 +722,12 @@ static void *reader_main(void *arg)
         if (next_record(e, r, &st, &s->rec, &first, &in_eof) <= 0)
             break;
         prepare(e, s, next, 0);
+        s->cred = rec_cred(e, r, &s->rec);
         for (uint32_t c = 1; c < N; c++) {
             struct slot *d = S(e, next + c);
             tbbt_trace_rec_copy(&d->rec, &s->rec);
             prepare(e, d, next + c, c);
+            d->cred = s->cred;
         }
         next += N;
         batch++;
@@ -912,7 +946,11 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q, bool n
         .args = &q->args, .xres = q->xres, .res = &s->res, .res_size = q->res_size,
         .arg = s,
     };
-    if (!e->o->fixed_creds) {
+    if (!e->o->fixed_creds && s->cred) {
+        call.flags |= TBBT_RPCCONN_CALL_RAWCRED;
+        call.cred = s->cred->body;
+        call.cred_len = s->cred->len;
+    } else if (!e->o->fixed_creds) {
         call.flags |= TBBT_RPCCONN_CALL_CRED;
         call.uid = s->rec.uid;
         call.gid = s->rec.gid;
@@ -1614,6 +1652,7 @@ static void eng_free(struct eng *e)
     g_queue_clear(&e->resend);
     tbbt_fsdep_free(e->locks);
     g_hash_table_destroy(e->cookies);
+    g_ptr_array_free(e->creds, TRUE);
     g_mutex_clear(&e->cookie_mu);
     tbbt_report_free(e->rep_tx);
     if (e->rx_wake >= 0)
@@ -1674,6 +1713,8 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->locks = tbbt_fsdep_new(live, add_dep, e);
     g_mutex_init(&e->cookie_mu);
     e->cookies = g_hash_table_new_full(cookie_hash, cookie_equal, g_free, g_free);
+    e->creds = g_ptr_array_new_with_free_func(g_free);
+    e->cred_stamp = (uint32_t)time(NULL);
     e->total = UINT64_MAX;
     e->sender_until = UINT64_MAX;
     e->rx_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

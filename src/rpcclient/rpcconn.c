@@ -647,10 +647,38 @@ static void sq_reserve(struct tbbt_rpcconn *c, size_t need)
     c->sbuf = g_realloc(c->sbuf, c->scap);
 }
 
+uint32_t tbbt_rpcconn_encode_authsys(uint8_t *buf, uint32_t stamp, const void *machine,
+                                     size_t machine_len, uint32_t uid, uint32_t gid,
+                                     uint32_t ngids, const uint32_t *gids)
+{
+    u_int mlen = (u_int)MIN(machine_len, 255u), n = MIN(ngids, TBBT_RPCCONN_MAX_GIDS);
+    XDR x;
+    bool ok;
+
+    xdrmem_create(&x, (char *)buf, TBBT_RPCCONN_AUTH_MAX, XDR_ENCODE);
+    ok = xdr_u_int(&x, &stamp) && xdr_u_int(&x, &mlen) &&
+         xdr_opaque(&x, (char *)machine, mlen) && xdr_u_int(&x, &uid) && xdr_u_int(&x, &gid) &&
+         xdr_u_int(&x, &n);
+    for (u_int i = 0; ok && i < n; i++) {
+        uint32_t g = gids[i];
+        ok = xdr_u_int(&x, &g);
+    }
+    assert(ok);   /* 255-byte name + 16 gids always fit 400 bytes */
+    (void)ok;
+    uint32_t len = xdr_getpos(&x);
+    xdr_destroy(&x);
+    return len;
+}
+
 /* The credential body of call: the connection's, or a per-call AUTH_SYS one (cached). */
 static const uint8_t *call_cred(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
                                 uint32_t *len)
 {
+    if ((call->flags & TBBT_RPCCONN_CALL_RAWCRED) && c->cred_flavor == AUTH_UNIX &&
+        call->cred_len <= TBBT_RPCCONN_AUTH_MAX) {
+        *len = call->cred_len;
+        return call->cred;
+    }
     if (!(call->flags & TBBT_RPCCONN_CALL_CRED) || c->cred_flavor != AUTH_UNIX) {
         *len = c->cred_len;
         return c->cred;

@@ -115,6 +115,10 @@ struct tbbt_rpcconn_call {
     uint32_t flags;         /* TBBT_RPCCONN_CALL_* */
     uint32_t xid;           /* with TBBT_RPCCONN_CALL_XID: the XID to use */
     uint32_t uid, gid;      /* with TBBT_RPCCONN_CALL_CRED: AUTH_SYS uid and gid (gids = [gid]) */
+    const uint8_t *cred;    /* with TBBT_RPCCONN_CALL_RAWCRED: an AUTH_SYS body as
+                               tbbt_rpcconn_encode_authsys() makes it (borrowed during
+                               tbbt_rpcconn_call() only) */
+    uint32_t cred_len;
 };
 
 /* Use call->xid instead of the next XID of the connection (UDP retransmission). */
@@ -125,6 +129,24 @@ struct tbbt_rpcconn_call {
  * each record with the credentials of the trace).  Ignored on AUTH_NONE connections.
  */
 #define TBBT_RPCCONN_CALL_CRED 2u
+/*
+ * On an AUTH_SYS connection, send this call with the whole credential call->cred (the
+ * player replays each record with the machine name, uid, gid and supplementary gids
+ * the trace recorded).  Wins over TBBT_RPCCONN_CALL_CRED.  Ignored on AUTH_NONE.
+ */
+#define TBBT_RPCCONN_CALL_RAWCRED 4u
+
+#define TBBT_RPCCONN_AUTH_MAX 400  /* RFC 5531 MAX_AUTH_BYTES: longest credential body */
+
+/*
+ * Encodes an AUTH_SYS credential body (RFC 5531 appendix A, authsys_parms: stamp,
+ * machine name, uid, gid, gids) into buf (TBBT_RPCCONN_AUTH_MAX bytes) and returns its
+ * length.  machine[0..machine_len) may hold any bytes; it is cut to 255 bytes, gids to
+ * 16.  Thread-safe.
+ */
+uint32_t tbbt_rpcconn_encode_authsys(uint8_t *buf, uint32_t stamp, const void *machine,
+                                     size_t machine_len, uint32_t uid, uint32_t gid,
+                                     uint32_t ngids, const uint32_t *gids);
 
 /* A completed call, filled by tbbt_rpcconn_recv() / tbbt_rpcconn_expire(). */
 struct tbbt_rpcconn_reply {
