@@ -122,12 +122,67 @@ static void scan_pair(struct tbbt_ns *ns, uint32_t ref, const struct tbbt_fattr 
         ns->st.key_conflicts++;
 }
 
+/*
+ * Normalizes a MOUNT path into out: its components joined by '/', without empty and "."
+ * ones.  False for a path with ".." or a component that cannot be a name.
+ */
+static bool mount_path(const struct tbbt_str *p, GString *out)
+{
+    g_string_truncate(out, 0);
+    for (uint32_t i = 0; i < p->len;) {
+        uint32_t j = i;
+        while (j < p->len && p->p[j] != '/')
+            j++;
+        size_t n = j - i;
+        if (n && !(n == 1 && p->p[i] == '.')) {
+            if (!tbbt_ns_name_ok(p->p + i, n))
+                return false;
+            if (out->len)
+                g_string_append_c(out, '/');
+            g_string_append_len(out, p->p + i, (gssize)n);
+        }
+        i = j + 1;
+    }
+    return true;
+}
+
+/* A successful MNT: remembers (path, handle) once. */
+static void scan_mount(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
+{
+    GString *path;
+    struct ns_mount m;
+
+    if (!(rec->flags & TBBT_RF_STATUS) || rec->status != 0 || !TBBT_HAS(rec, TBBT_F_NEW_FH) ||
+        !TBBT_HAS(rec, TBBT_F_DIRPATH))
+        return;
+    path = g_string_new(NULL);
+    if (!mount_path(&rec->dirpath, path) || path->len > 0xffff) {
+        ns->st.hostile_names++;
+        g_string_free(path, TRUE);
+        return;
+    }
+    m.fh = rec->new_fh;
+    m.path = tbbt__ns_pool_intern(&ns->pool, path->str, path->len);
+    g_string_free(path, TRUE);
+    if (!ns->mounts)
+        ns->mounts = g_array_new(FALSE, FALSE, sizeof(struct ns_mount));
+    for (guint i = 0; i < ns->mounts->len; i++) {
+        const struct ns_mount *k = &g_array_index(ns->mounts, struct ns_mount, i);
+        if (k->fh == m.fh && k->path == m.path)
+            return;
+    }
+    g_array_append_val(ns->mounts, m);
+    ns->st.mounts++;
+}
+
 void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
 {
     int op = tbbt__ns_op(rec);
 
     if (op == NS_OP_NONE)
         return;
+    if (op == NS_OP_MNT)
+        scan_mount(ns, rec);
     if (TBBT_HAS(rec, TBBT_F_OBJ_ATTR)) {
         if (names_new_object(op) && TBBT_HAS(rec, TBBT_F_NEW_FH))
             scan_pair(ns, rec->new_fh, &rec->obj_attr);
@@ -895,17 +950,141 @@ static void op_readdir(struct ctx *c)
     }
 }
 
+/* ---- MOUNT: the export root and the places of mounted directories ------------------------- */
+
+/* The i-th '/'-separated component of the pool string ref: *p, *n. */
+static bool path_comp(const struct tbbt_ns *ns, uint32_t ref, uint32_t i, const char **p,
+                      size_t *n)
+{
+    uint32_t len;
+    const char *s = (const char *)tbbt__ns_pool_get(&ns->pool, ref, &len);
+    uint32_t k = 0, a = 0;
+
+    for (uint32_t j = 0; j <= len; j++) {
+        if (j < len && s[j] != '/')
+            continue;
+        if (j > a || len == 0) {
+            if (k == i && j > a) {
+                *p = s + a;
+                *n = j - a;
+                return true;
+            }
+            k++;
+        }
+        a = j + 1;
+    }
+    return false;
+}
+
+static uint32_t path_ncomp(const struct tbbt_ns *ns, uint32_t ref)
+{
+    const char *p;
+    size_t n;
+    uint32_t k = 0;
+
+    while (path_comp(ns, ref, k, &p, &n))
+        k++;
+    return k;
+}
+
+/* The export root's depth: the components every mounted path shares. */
+static void mounts_prepare(struct tbbt_ns *ns)
+{
+    uint32_t common = UINT32_MAX;
+    const struct ns_mount *first;
+
+    ns->mounts_ready = true;
+    if (!ns->mounts || ns->mounts->len == 0)
+        return;
+    first = &g_array_index(ns->mounts, struct ns_mount, 0);
+    for (guint i = 0; i < ns->mounts->len; i++) {
+        const struct ns_mount *m = &g_array_index(ns->mounts, struct ns_mount, i);
+        uint32_t k = 0;
+        const char *a, *b;
+        size_t na, nb;
+        while (k < common && path_comp(ns, first->path, k, &a, &na) &&
+               path_comp(ns, m->path, k, &b, &nb) && na == nb && memcmp(a, b, na) == 0)
+            k++;
+        common = MIN(common, k);
+    }
+    ns->root_ncomp = common;
+}
+
+/* The export root: the object of a mount at the root's path, else a directory of its own. */
+static uint32_t mount_root(struct tbbt_ns *ns)
+{
+    for (guint i = 0; ns->mounts && i < ns->mounts->len; i++) {
+        const struct ns_mount *m = &g_array_index(ns->mounts, struct ns_mount, i);
+        if (path_ncomp(ns, m->path) == ns->root_ncomp)
+            return tbbt__ns_fh_resolve(ns, m->fh);
+    }
+    return tbbt__ns_obj_new(ns, TBBT_NS_DIR, 0);
+}
+
+/*
+ * Places mounted object x at its path under the root: a client that mounted
+ * export/home/u1 works in home/u1.  Directories on the way that the model does not know
+ * yet are made (they existed when the mount succeeded).  Nothing changes when x has a
+ * name already (LOOKUPs placed it) or the path holds another object (counted).
+ */
+static void place_mount(struct ctx *c, uint32_t fh, uint32_t x)
+{
+    struct tbbt_ns *ns = c->ns;
+    const struct ns_mount *m = NULL;
+    uint32_t d = ns->root, n;
+    const char *p;
+    size_t len;
+
+    for (guint i = 0; ns->mounts && i < ns->mounts->len && !m; i++)
+        if (g_array_index(ns->mounts, struct ns_mount, i).fh == fh)
+            m = &g_array_index(ns->mounts, struct ns_mount, i);
+    if (!m || x == ns->root || tbbt__ns_live_link(ns, x))
+        return;
+    n = path_ncomp(ns, m->path);
+    if (n <= ns->root_ncomp) {
+        ns->st.mount_conflicts++;       /* another handle for the root's path */
+        return;
+    }
+    for (uint32_t k = ns->root_ncomp; k < n; k++) {
+        uint32_t name, child, l;
+        path_comp(ns, m->path, k, &p, &len);
+        name = tbbt__ns_pool_intern(&ns->pool, p, len);
+        child = tbbt__ns_dent_child(ns, d, name);
+        if (k + 1 == n) {
+            if (child || tbbt__ns_would_loop(ns, d, x)) {
+                ns->st.mount_conflicts += child != x;
+                return;
+            }
+            l = tbbt__ns_dent_find(ns, d, name);
+            tbbt__ns_link_add(ns, d, name, x, sighting_time(c, d, l));
+            ns->st.mounts_placed++;
+            return;
+        }
+        if (!child) {
+            l = tbbt__ns_dent_find(ns, d, name);
+            child = tbbt__ns_obj_new(ns, TBBT_NS_DIR, 0);
+            tbbt__ns_link_add(ns, d, name, child, sighting_time(c, d, l));
+        }
+        tbbt__ns_set_type(ns, child, TBBT_NS_DIR, false);
+        d = child;
+    }
+}
+
 static void op_mnt(struct ctx *c)
 {
     struct tbbt_trace_rec *r = c->rec;
     uint32_t x;
 
-    if (!c->ok || !TBBT_HAS(r, TBBT_F_NEW_FH))
+    if (!c->ok || !TBBT_HAS(r, TBBT_F_NEW_FH) || c->ns->by_id)
         return;
+    if (!c->ns->mounts_ready)
+        mounts_prepare(c->ns);
+    if (!c->ns->root)
+        c->ns->root = mount_root(c->ns);
     x = tbbt__ns_fh_resolve(c->ns, r->new_fh);
     tbbt__ns_set_type(c->ns, x, TBBT_NS_DIR, false);
-    if (!c->ns->root)
-        c->ns->root = x;
+    tbbt__ns_set_type(c->ns, c->ns->root, TBBT_NS_DIR, false);
+    place_mount(c, r->new_fh, x);
     set_id(r, TBBT_F_ID_OBJ, x);
 }
 

@@ -123,6 +123,8 @@ void tbbt_ns_free(struct tbbt_ns *ns)
     g_free(ns->htype);
     if (ns->hist)
         g_hash_table_destroy(ns->hist);
+    if (ns->mounts)
+        g_array_free(ns->mounts, TRUE);
     g_free(ns);
 }
 
@@ -731,6 +733,10 @@ void tbbt_ns_summary(const struct tbbt_ns *ns, struct tbbt_json *j)
     tbbt_json_kv_uint(j, "merged_handles", st.merged_handles);
     tbbt_json_kv_uint(j, "handle_key_conflicts", st.key_conflicts);
     tbbt_json_kv_uint(j, "dotdot_lookups", st.dotdot_lookups);
+    tbbt_json_kv_uint(j, "mounts", st.mounts);
+    tbbt_json_kv_uint(j, "mounts_placed", st.mounts_placed);
+    tbbt_json_kv_uint(j, "mount_conflicts", st.mount_conflicts);
+    tbbt_json_kv_uint(j, "root_inferred", st.root_inferred);
     tbbt_json_kv_uint(j, "identity_mismatches", st.identity_mismatches);
     tbbt_json_kv_uint(j, "inferred_creates", st.inferred_creates);
     tbbt_json_kv_uint(j, "inferred_removes", st.inferred_removes);

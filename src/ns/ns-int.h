@@ -118,6 +118,15 @@ struct ns_key {
     uint32_t obj;               /* the object that has this key now, 0 none */
 };
 
+/*
+ * A successful MOUNT MNT the identity scan saw: the handle it returned and its path
+ * (pool ref of the components joined by '/', without the leading '/').
+ */
+struct ns_mount {
+    uint32_t fh;
+    uint32_t path;
+};
+
 /* A directory link's earlier place: before time t it was (parent, name). */
 struct ns_hist {
     uint64_t t;
@@ -153,6 +162,10 @@ struct tbbt_ns {
     uint32_t free_neg;          /* a free negative record (linked through .next) */
     GHashTable *hist;           /* link -> GArray of struct ns_hist */
     uint32_t root;
+    GArray *mounts;             /* struct ns_mount, from the identity scan (NULL: none) */
+    uint32_t root_ncomp;        /* components of the export root's path: the deepest
+                                   directory above or at every mounted path */
+    bool mounts_ready;          /* root_ncomp worked out (first MNT applied) */
     bool closed;
     bool by_id;                 /* apply records by their ID fields, ignoring handles */
     uint8_t *used;              /* bit per object: a successful reply while it had no name */

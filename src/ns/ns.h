@@ -104,7 +104,13 @@ void tbbt_ns_apply_outcome(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, int32
 
 /* Number of objects (the largest ID). */
 uint64_t tbbt_ns_count(const struct tbbt_ns *ns);
-/* The export root's ID (from the first MOUNT MNT reply), 0 if none. */
+/*
+ * The export root's ID, 0 if none yet.  With MOUNT traffic, the root is the deepest
+ * directory at or above every path the clients mounted, and each mounted directory is
+ * placed at its path under it (a client that mounts export/home/u1 works in home/u1
+ * of the image); without, tbbt_ns_write_map() takes the top directory of the trace's
+ * objects for it.
+ */
 uint64_t tbbt_ns_root(const struct tbbt_ns *ns);
 
 /* What the model knows about one object. */
@@ -282,6 +288,11 @@ struct tbbt_ns_stats {
     uint64_t unnamed;           /* directories placed as tbbt-unnamed-ID under their parent */
     uint64_t untyped;           /* objects whose type stayed unknown (written as f) */
     uint64_t stale_objects;     /* never named, only ever STALE: not in the map */
+    uint64_t mounts;            /* distinct (path, handle) MNTs the identity scan saw */
+    uint64_t mounts_placed;     /* mounted directories placed at their path under the root */
+    uint64_t mount_conflicts;   /* mounts whose path the model had given another object */
+    uint64_t root_inferred;     /* 1: no MOUNT named the root; the top directory of the
+                                   trace's objects was taken for it */
 };
 void tbbt_ns_stats(const struct tbbt_ns *ns, struct tbbt_ns_stats *st);
 

@@ -861,10 +861,18 @@ static void take_locked(struct eng *e, struct slot *s)
     e->c.peak_outstanding = MAX(e->c.peak_outstanding, e->inflight);
 }
 
+/*
+ * One request a dispatching thread sends.  Once its bytes are flushed the reply may
+ * come, and the receive thread may complete and recycle the slot at once: what is
+ * needed after the flush is copied here before it.
+ */
 struct txjob {
     struct slot *s;
     int skip;           /* -1: sent; else enum skip_why */
     bool requeue;       /* the connection refused it: send again later */
+    bool first;         /* its first send (dispatch error, issued counts) */
+    uint64_t sched_ns;  /* when it was due */
+    char ev[160];       /* its event log line, "" if none */
 };
 
 /* Maps a server cookie for a READDIR(PLUS) continuation (the trace's cookie -> ours). */
@@ -910,6 +918,20 @@ static void map_cookie(struct eng *e, struct slot *s, struct tbbt_nfsreq *q)
     tbbt_nfsreq_set_cookie(q, s->cookie[0], s->cookie[1]);
 }
 
+/* The event log line of a dispatch, into j (before the request's bytes leave). */
+static void event_dispatch(struct eng *e, const struct slot *s, struct txjob *j)
+{
+    j->ev[0] = '\0';
+    if (!e->o->events)
+        return;
+    const struct tbbt_trace_rec *r = &s->rec;
+    g_snprintf(j->ev, sizeof(j->ev),
+               "D %" PRIu64 " %u %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+               "\n", s->seq, s->clone, tbbt_proc_name(r->prog, r->proc) ?: "?", r->call_ns,
+               s->reply_key == NO_REPLY_KEY ? 0 : s->reply_key, s->send_ns - e->start_ns,
+               TBBT_HAS(r, TBBT_F_ID) ? r->id : 0, TBBT_HAS(r, TBBT_F_OFFSET) ? r->offset : 0);
+}
+
 /*
  * Encodes and queues one request on its connection; fills j.  nonblock (the receive
  * thread): a send side held by the other thread is not waited for, the request goes
@@ -926,6 +948,7 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q, bool n
     s->rec.proc = proc;
     j->skip = -1;
     j->requeue = false;
+    j->ev[0] = '\0';
     if (rc != 0) {
         if (rc == TBBT_NFSREQ_NOT_NFS) {
             j->skip = SKIP_NOT_NFS;
@@ -981,6 +1004,7 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q, bool n
     s->xres = q->xres;
     s->same_xid = false;
     s->send_ns = tbbt_now_ns();
+    event_dispatch(e, s, j);
 }
 
 /*
@@ -1060,17 +1084,6 @@ static bool any_down(struct eng *e)
     return false;
 }
 
-static void event_dispatch(struct eng *e, const struct slot *s)
-{
-    if (!e->o->events)
-        return;
-    const struct tbbt_trace_rec *r = &s->rec;
-    fprintf(e->o->events,
-            "D %" PRIu64 " %u %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-            s->seq, s->clone, tbbt_proc_name(r->prog, r->proc) ?: "?", r->call_ns,
-            s->reply_key == NO_REPLY_KEY ? 0 : s->reply_key, s->send_ns - e->start_ns,
-            TBBT_HAS(r, TBBT_F_ID) ? r->id : 0, TBBT_HAS(r, TBBT_F_OFFSET) ? r->offset : 0);
-}
 
 /* Waits (mu held) until something may be ready, or until due. */
 static void sender_wait(struct eng *e, uint64_t due)
@@ -1156,7 +1169,16 @@ static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, u
             continue;
         }
         take_locked(e, s);
-        t->jobs[n++].s = s;
+        struct txjob *j = &t->jobs[n++];
+        j->s = s;
+        j->sched_ns = s->sched_ns;
+        j->first = !s->sent;
+        if (!s->sent) {     /* counted now: its reply may complete it before we relock */
+            s->sent = true;
+            e->c.ops_issued++;
+            if (s->rec.flags & TBBT_RF_CORRECTIVE)
+                e->c.corrective_ops++;
+        }
     }
     if (n == 0)
         return 0;
@@ -1174,32 +1196,36 @@ static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, u
             flush_conn(e, i, t->nonblock);
         owed |= t->nonblock && atomic_load(&e->conns[i].flush_owed);
     }
+    /* From here on a sent request's slot may be completed and reused: only jobs[]. */
     uint64_t sent_ns = tbbt_now_ns();
     for (unsigned i = 0; i < n; i++) {
-        struct slot *s = t->jobs[i].s;
-        if (t->jobs[i].skip >= 0 || t->jobs[i].requeue)
+        const struct txjob *j = &t->jobs[i];
+        if (j->skip >= 0 || j->requeue)
             continue;
         tbbt_report_issued(t->rep, sent_ns);
-        if (e->o->timing == TBBT_TIMING_TIMESTAMP && !s->sent)
-            tbbt_report_dispatch(t->rep, (int64_t)(sent_ns - s->sched_ns), sent_ns);
-        event_dispatch(e, s);
+        if (e->o->timing == TBBT_TIMING_TIMESTAMP && j->first)
+            tbbt_report_dispatch(t->rep, (int64_t)(sent_ns - j->sched_ns), sent_ns);
+        if (j->ev[0])
+            fputs(j->ev, e->o->events);
     }
 
     pthread_mutex_lock(&e->mu);
     if (owed)
         e->wake_send = true;
     for (unsigned i = 0; i < n; i++) {
-        struct slot *s = t->jobs[i].s;
-        if (t->jobs[i].skip >= 0) {
-            skip_locked(e, s, (enum skip_why)t->jobs[i].skip);
-        } else if (t->jobs[i].requeue) {
+        struct txjob *j = &t->jobs[i];
+        struct slot *s = j->s;
+        if (j->skip >= 0) {
+            if (j->first) {     /* never went out: not issued after all */
+                s->sent = false;
+                e->c.ops_issued--;
+                if (s->rec.flags & TBBT_RF_CORRECTIVE)
+                    e->c.corrective_ops--;
+            }
+            skip_locked(e, s, (enum skip_why)j->skip);
+        } else if (j->requeue) {
             resend_locked(e, s, false, 0);
             (*handed)++;
-        } else if (!s->sent) {
-            s->sent = true;
-            e->c.ops_issued++;
-            if (s->rec.flags & TBBT_RF_CORRECTIVE)
-                e->c.corrective_ops++;
         }
     }
     return n;
