@@ -11,10 +11,8 @@
  */
 #include "stats/stats.h"
 
-#include <errno.h>
 #include <math.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "util/gnuplot.h"
 #include "util/util.h"

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pass of tbbt-compare over both traces (compare.h, "Matching").  The original is
+ * read record by record; the replay is read lazily into the pending window: a FIFO of
+ * replay operations in replay order, each also linked into the list of its key (a hash
+ * table of key -> first, last).  For an original operation at index i:
+ *
+ *   expected = i + delta      (delta: replay index - original index of the last match;
+ *                              before the first match, the replay map's start entries,
+ *                              a bound on the player's start-up LOOKUPs)
+ *   candidates: the key's list, in replay order, up to index expected + horizon; the
+ *               replay is read further (up to that index) while the key has none
+ *   best: the first with no argument difference, else the first with the same uid and
+ *         gid, else the first (at most CANDIDATES of the key are looked at)
+ *
+ * then the pending operations more than `horizon` behind expected leave the window:
+ * matched ones are freed, the others are extra.  An extra's phase is known when it
+ * leaves (the window leaves in replay order, so every later match has a later index):
+ * before the first matched replay operation, between two, or after the last one so
+ * far; the last kind waits in `tail` until a later match makes it "between" or the end
+ * makes it "after".  An extra is a retry when a replay operation of the same key (or,
+ * for a LOOKUP, a create of the same directory and name) was matched before it; the
+ * matched keys are kept for twice the horizon.
+ */
+#include "compare/compare-int.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "ns/ns.h"
+#include "proto/nfs2.h"
+#include "proto/nfs3.h"
+#include "util/util.h"
+
+#define CANDIDATES 16           /* candidates of one key looked at per original operation */
+
+struct keylist {
+    uint64_t key;
+    struct tbbt__cmp_op *first, *last;
+};
+
+struct tail_ent {
+    uint64_t seq;
+    uint8_t prog, proc;
+    bool retry;
+};
+
+struct matcher {
+    struct tbbt_compare *c;
+    struct tbbt_trace_reader *ra, *rb;
+    struct tbbt_trace_rec rec_a, rec_b;
+    uint64_t a_seq, b_read;
+    bool b_end;
+    GQueue fifo;                /* pending replay operations, in replay order */
+    GHashTable *keys;           /* &keylist.key -> struct keylist */
+    int64_t delta;
+    bool have_match;
+    uint64_t first_b, last_b;   /* smallest and largest matched replay index */
+    GHashTable *done;           /* matched key -> replay index (as pointers) */
+    uint64_t done_sweep;        /* matches until the next sweep of done */
+    GArray *tail;               /* struct tail_ent: extras after the last match so far */
+    guint tail_head;
+};
+
+static uint64_t horizon(const struct matcher *m)
+{
+    return m->c->o.horizon;
+}
+
+/* ---- the pending window ---------------------------------------------------------------- */
+
+static void key_link(struct matcher *m, struct tbbt__cmp_op *op)
+{
+    struct keylist *kl = g_hash_table_lookup(m->keys, &op->key);
+
+    if (!kl) {
+        kl = g_new0(struct keylist, 1);
+        kl->key = op->key;
+        g_hash_table_insert(m->keys, &kl->key, kl);
+    }
+    op->kprev = kl->last;
+    op->knext = NULL;
+    if (kl->last)
+        kl->last->knext = op;
+    else
+        kl->first = op;
+    kl->last = op;
+}
+
+static void key_unlink(struct matcher *m, struct tbbt__cmp_op *op)
+{
+    struct keylist *kl = g_hash_table_lookup(m->keys, &op->key);
+
+    g_assert(kl);
+    if (op->kprev)
+        op->kprev->knext = op->knext;
+    else
+        kl->first = op->knext;
+    if (op->knext)
+        op->knext->kprev = op->kprev;
+    else
+        kl->last = op->kprev;
+    op->knext = op->kprev = NULL;
+    if (!kl->first)
+        g_hash_table_remove(m->keys, &kl->key);
+}
+
+/* Reads the next replay record into the window: the new operation, or NULL at the end or
+ * on an error (rc set). */
+static struct tbbt__cmp_op *read_b(struct matcher *m, int *rc)
+{
+    struct tbbt__cmp_key k;
+
+    *rc = tbbt_trace_reader_next(m->rb, &m->rec_b);
+    if (*rc <= 0) {
+        m->b_end = true;
+        return NULL;
+    }
+    struct tbbt__cmp_op *op = g_new(struct tbbt__cmp_op, 1);
+    tbbt__cmp_op_fill(op, &m->rec_b, m->b_read++, true);
+    op->turn_ns = tbbt__cmp_turnaround(&m->c->t, 1, &m->rec_b);
+    tbbt__cmp_key_own(&k, op);
+    op->key = tbbt__cmp_key_hash(&k);
+    key_link(m, op);
+    g_queue_push_tail(&m->fifo, op);
+    m->c->cnt.ops_replay++;
+    return op;
+}
+
+/* ---- extras ---------------------------------------------------------------------------- */
+
+static void count_extra(struct matcher *m, enum tbbt_compare_extra cls, int prog, int proc,
+                        uint64_t seq)
+{
+    struct tbbt_compare *c = m->c;
+
+    c->cnt.extra[cls]++;
+    if (cls == TBBT_COMPARE_RETRY)
+        tbbt__cmp_count(c, TBBT_COMPARE_EXTRA_RETRY, tbbt__cmp_proc_label(prog, proc),
+                        UINT64_MAX, seq);
+    else if (cls == TBBT_COMPARE_OTHER)
+        tbbt__cmp_count(c, TBBT_COMPARE_EXTRA_OTHER, tbbt__cmp_proc_label(prog, proc),
+                        UINT64_MAX, seq);
+}
+
+/* True when a replay operation of op's key was matched before op. */
+static bool is_retry(const struct matcher *m, const struct tbbt__cmp_op *op)
+{
+    gpointer v;
+
+    if (!g_hash_table_lookup_extended(m->done, (gpointer)(uintptr_t)op->key, NULL, &v))
+        return false;
+    return (uint64_t)(uintptr_t)v < op->seq;
+}
+
+/* The phase of an extra that leaves the window now. */
+static void extra(struct matcher *m, struct tbbt__cmp_op *op)
+{
+    bool retry = is_retry(m, op);
+
+    key_unlink(m, op);
+    if (m->have_match && op->seq > m->last_b) {
+        struct tail_ent t = {op->seq, op->prog, op->proc, retry};
+        g_array_append_val(m->tail, t);
+        return;
+    }
+    enum tbbt__cmp_phase ph = (!m->have_match || op->seq < m->first_b) ? CMP_BEFORE : CMP_DURING;
+    count_extra(m, tbbt__cmp_classify(ph, op->prog, op->proc, retry, CMP_ORIGIN_UNKNOWN),
+                op->prog, op->proc, op->seq);
+}
+
+/* Classifies the waiting extras before index upto (all with UINT64_MAX) as of phase ph. */
+static void flush_tail(struct matcher *m, uint64_t upto, enum tbbt__cmp_phase ph)
+{
+    while (m->tail_head < m->tail->len) {
+        const struct tail_ent *t = &g_array_index(m->tail, struct tail_ent, m->tail_head);
+        if (t->seq >= upto)
+            break;
+        count_extra(m, tbbt__cmp_classify(ph, t->prog, t->proc, t->retry, CMP_ORIGIN_UNKNOWN),
+                    t->prog, t->proc, t->seq);
+        m->tail_head++;
+    }
+    if (m->tail_head == m->tail->len) {
+        g_array_set_size(m->tail, 0);
+        m->tail_head = 0;
+    }
+}
+
+/* Lets the pending operations below index threshold leave the window. */
+static void expire(struct matcher *m, int64_t threshold)
+{
+    struct tbbt__cmp_op *op;
+
+    while ((op = g_queue_peek_head(&m->fifo)) && (int64_t)op->seq < threshold) {
+        g_queue_pop_head(&m->fifo);
+        if (!op->matched)
+            extra(m, op);
+        tbbt__cmp_op_free(op);
+    }
+}
+
+/* ---- matching ------------------------------------------------------------------------- */
+
+/* The best pending candidate of key k (hash h) up to index hi, or NULL. */
+static struct tbbt__cmp_op *find(struct matcher *m, const struct tbbt__cmp_key *k, uint64_t h,
+                                 const struct tbbt__cmp_op *a, uint64_t hi)
+{
+    struct keylist *kl = g_hash_table_lookup(m->keys, &h);
+    struct tbbt__cmp_op *best = NULL;
+    int best_rank = 3, seen = 0;
+    struct tbbt__cmp_fields f;
+
+    for (struct tbbt__cmp_op *op = kl ? kl->first : NULL; op && seen < CANDIDATES;
+         op = op->knext) {
+        if (op->seq > hi)
+            break;
+        if (!tbbt__cmp_key_equal(k, op))
+            continue;
+        seen++;
+        tbbt__cmp_diffs(m->c, a, op, &f);
+        int rank = f.n_arg == 0 ? 0 : (a->uid == op->uid && a->gid == op->gid ? 1 : 2);
+        if (rank < best_rank) {
+            best = op;
+            best_rank = rank;
+            if (rank == 0)
+                break;
+        }
+    }
+    return best;
+}
+
+/* The key of a LOOKUP of (dir, name) in prog. */
+static uint64_t lookup_key(const struct tbbt__cmp_op *op)
+{
+    struct tbbt__cmp_key k = {
+        .prog = op->prog,
+        .proc = op->prog == TBBT_PROG_NFS2 ? NFSPROC_LOOKUP : NFSPROC3_LOOKUP,
+        .has = CMP_K_ID | CMP_K_NAME,
+        .id = op->id,
+        .name = op->name,
+        .name_len = op->name_len,
+    };
+    return tbbt__cmp_key_hash(&k);
+}
+
+static gboolean done_old(gpointer key, gpointer value, gpointer arg)
+{
+    (void)key;
+    return (uint64_t)(uintptr_t)value < *(const uint64_t *)arg;
+}
+
+/* Remembers b's key (and, for a create, its LOOKUP) for the retry test. */
+static void remember(struct matcher *m, const struct tbbt__cmp_op *b)
+{
+    g_hash_table_replace(m->done, (gpointer)(uintptr_t)b->key, (gpointer)(uintptr_t)b->seq);
+    if (tbbt__cmp_makes_object(b) && b->name)
+        g_hash_table_replace(m->done, (gpointer)(uintptr_t)lookup_key(b),
+                             (gpointer)(uintptr_t)b->seq);
+    if (m->done_sweep-- > 0)
+        return;
+    m->done_sweep = horizon(m);
+    uint64_t keep = m->b_read > 2 * horizon(m) ? m->b_read - 2 * horizon(m) : 0;
+    g_hash_table_foreach_remove(m->done, done_old, &keep);
+}
+
+static void map_objects(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
+                        const struct tbbt__cmp_op *b)
+{
+    if ((a->present & (UINT64_C(1) << TBBT_F_ID_OBJ)) &&
+        (b->present & (UINT64_C(1) << TBBT_F_ID_OBJ)))
+        tbbt__cmp_objmap_set(&c->map, a->id_obj, b->id_obj);
+    if ((a->present & (UINT64_C(1) << TBBT_F_ID_OLD)) &&
+        (b->present & (UINT64_C(1) << TBBT_F_ID_OLD)))
+        tbbt__cmp_objmap_set(&c->map, a->id_old, b->id_old);
+}
+
+static void on_match(struct matcher *m, const struct tbbt__cmp_op *a, struct tbbt__cmp_op *b)
+{
+    struct tbbt_compare *c = m->c;
+
+    b->matched = true;
+    key_unlink(m, b);
+    if (!m->have_match) {
+        m->have_match = true;
+        m->first_b = m->last_b = b->seq;
+    } else {
+        m->first_b = MIN(m->first_b, b->seq);
+        if (b->seq > m->last_b) {
+            flush_tail(m, b->seq, CMP_DURING);
+            m->last_b = b->seq;
+        }
+    }
+    m->delta = (int64_t)b->seq - (int64_t)a->seq;
+    c->cnt.matched++;
+    c->cnt.identical += tbbt__cmp_pair(c, a, b);
+    map_objects(c, a, b);
+    tbbt__cmp_timing_pair(&c->t, c->o.speed, a, b);
+    remember(m, b);
+}
+
+static void missing(struct tbbt_compare *c, const struct tbbt__cmp_op *a, bool unmapped)
+{
+    c->cnt.missing++;
+    c->cnt.missing_unmapped += unmapped;
+    tbbt__cmp_count(c, TBBT_COMPARE_MISSING, tbbt__cmp_proc_label(a->prog, a->proc), a->seq,
+                    UINT64_MAX);
+}
+
+/* The original's key in replay IDs; false when an object has no replay counterpart. */
+static bool mapped_key(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
+                       struct tbbt__cmp_key *k)
+{
+    tbbt__cmp_key_own(k, a);
+    if (k->has & CMP_K_ID)
+        k->id = tbbt__cmp_objmap_get(&c->map, a->id);
+    if (k->has & CMP_K_ID2)
+        k->id2 = tbbt__cmp_objmap_get(&c->map, a->id2);
+    return (!(k->has & CMP_K_ID) || k->id) && (!(k->has & CMP_K_ID2) || k->id2);
+}
+
+static void ref_objects(struct tbbt_compare *c, const struct tbbt__cmp_op *a)
+{
+    const int f[4] = {TBBT_F_ID, TBBT_F_ID2, TBBT_F_ID_OBJ, TBBT_F_ID_OLD};
+    const uint64_t v[4] = {a->id, a->id2, a->id_obj, a->id_old};
+
+    for (int i = 0; i < 4; i++)
+        if (a->present & (UINT64_C(1) << f[i]))
+            tbbt__cmp_objmap_ref(&c->map, v[i]);
+}
+
+/* One original record: matched, missing, or not NFS.  0 or a replay read error. */
+static int one_original(struct matcher *m)
+{
+    struct tbbt_compare *c = m->c;
+    struct tbbt__cmp_op a, *b;
+    struct tbbt__cmp_key k;
+    uint64_t seq = m->a_seq++;
+    int rc = 0;
+
+    c->cnt.ops_original++;
+    int64_t turn = tbbt__cmp_turnaround(&c->t, 0, &m->rec_a);
+    if (!tbbt__cmp_is_nfs(m->rec_a.prog)) {
+        c->cnt.original_not_nfs++;
+        return 0;
+    }
+    tbbt__cmp_op_fill(&a, &m->rec_a, seq, false);
+    a.turn_ns = turn;
+    ref_objects(c, &a);
+    if (!mapped_key(c, &a, &k)) {
+        missing(c, &a, true);
+        return 0;
+    }
+    uint64_t h = tbbt__cmp_key_hash(&k);
+    int64_t expected = MAX((int64_t)seq + m->delta, 0);
+    uint64_t hi = (uint64_t)expected + horizon(m);
+    b = find(m, &k, h, &a, hi);
+    while (!b && !m->b_end && m->b_read <= hi) {
+        struct tbbt__cmp_op *n = read_b(m, &rc);
+        if (rc < 0)
+            return rc;
+        if (n && n->key == h)
+            b = find(m, &k, h, &a, hi);
+    }
+    if (b)
+        on_match(m, &a, b);
+    else
+        missing(c, &a, false);
+    expire(m, (int64_t)seq + m->delta - (int64_t)horizon(m));
+    return 0;
+}
+
+/* The rest of the replay after the original's end: all extra. */
+static int drain(struct matcher *m)
+{
+    int rc = 0;
+
+    while (!m->b_end) {
+        read_b(m, &rc);
+        if (rc < 0)
+            return rc;
+        expire(m, INT64_MAX);
+    }
+    expire(m, INT64_MAX);
+    flush_tail(m, UINT64_MAX, CMP_AFTER);
+    return 0;
+}
+
+static void matcher_fini(struct matcher *m)
+{
+    struct tbbt__cmp_op *op;
+
+    while ((op = g_queue_pop_head(&m->fifo)))
+        tbbt__cmp_op_free(op);
+    if (m->keys)
+        g_hash_table_destroy(m->keys);
+    if (m->done)
+        g_hash_table_destroy(m->done);
+    if (m->tail)
+        g_array_free(m->tail, TRUE);
+    tbbt_trace_rec_fini(&m->rec_a);
+    tbbt_trace_rec_fini(&m->rec_b);
+    if (m->ra)
+        tbbt_trace_reader_close(m->ra);
+    if (m->rb)
+        tbbt_trace_reader_close(m->rb);
+}
+
+int tbbt__cmp_match(struct tbbt_compare *c, char *err, size_t errlen)
+{
+    struct matcher m = {.c = c};
+    int rc;
+
+    g_queue_init(&m.fifo);
+    tbbt_trace_rec_init(&m.rec_a);
+    tbbt_trace_rec_init(&m.rec_b);
+    m.keys = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+    m.done = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m.done_sweep = c->o.horizon;
+    m.tail = g_array_new(FALSE, FALSE, sizeof(struct tail_ent));
+    m.delta = (int64_t)MIN(c->map.start_entries_b, (uint64_t)INT32_MAX) + 64;
+    m.ra = tbbt__cmp_open("original", c->o.trace_a, err, errlen);
+    m.rb = m.ra ? tbbt__cmp_open("replay", c->o.trace_b, err, errlen) : NULL;
+    if (!m.ra || !m.rb) {
+        matcher_fini(&m);
+        return -EIO;
+    }
+    while ((rc = tbbt_trace_reader_next(m.ra, &m.rec_a)) == 1) {
+        if ((rc = one_original(&m)) < 0) {
+            tbbt__cmp_read_error(m.rb, "replay", c->o.trace_b, rc, err, errlen);
+            goto out;
+        }
+    }
+    if (rc < 0) {
+        tbbt__cmp_read_error(m.ra, "original", c->o.trace_a, rc, err, errlen);
+        goto out;
+    }
+    if ((rc = drain(&m)) < 0)
+        tbbt__cmp_read_error(m.rb, "replay", c->o.trace_b, rc, err, errlen);
+out:
+    matcher_fini(&m);
+    return rc;
+}
