@@ -92,7 +92,8 @@ struct tbbt__cmp_objmap {
     uint64_t by_path, conflicts;
     uint64_t root_a, root_b;    /* the roots' IDs */
     char *root_b_path;          /* "." or the image root's path in the replay's map */
-    uint64_t start_entries_b;   /* start entries of the replay's map */
+    uint64_t chain_end_b;       /* the end of the replay's opening LOOKUP chain, 0: none */
+    uint64_t startup_end_b;     /* index of the first replay record after its start-up */
 };
 int tbbt__cmp_objmap_load(struct tbbt__cmp_objmap *m, const struct tbbt_compare_opts *o,
                           char *err, size_t errlen);

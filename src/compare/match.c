@@ -6,8 +6,8 @@
  * table of key -> first, last).  For an original operation at index i:
  *
  *   expected = i + delta      (delta: replay index - original index of the last match;
- *                              before the first match, the replay map's start entries,
- *                              a bound on the player's start-up LOOKUPs)
+ *                              before the first match, the length of the player's
+ *                              start-up, whose records are never candidates: objmap.c)
  *   candidates: the key's list, in replay order, up to index expected + horizon; the
  *               replay is read further (up to that index) while the key has none
  *   best: the first with no argument difference, else the first with the same uid and
@@ -20,7 +20,10 @@
  * far; the last kind waits in `tail` until a later match makes it "between" or the end
  * makes it "after".  An extra is a retry when a replay operation of the same key (or,
  * for a LOOKUP, a create of the same directory and name) was matched before it; the
- * matched keys are kept for twice the horizon.
+ * matched keys are kept for twice the horizon.  A matched create whose replay did not
+ * make the object (a JUKEBOX reply, say) maps it from the retry or the LOOKUP that
+ * follows (want): an original operation that names such an object reads the replay
+ * ahead until it is mapped.
  */
 #include "compare/compare-int.h"
 
@@ -60,6 +63,8 @@ struct matcher {
     uint64_t done_sweep;        /* matches until the next sweep of done */
     GArray *tail;               /* struct tail_ent: extras after the last match so far */
     guint tail_head;
+    GHashTable *want;           /* replay key -> original ID its object will map */
+    GHashTable *awaited;        /* original IDs a matched create made, not mapped yet */
 };
 
 static uint64_t horizon(const struct matcher *m)
@@ -105,6 +110,8 @@ static void key_unlink(struct matcher *m, struct tbbt__cmp_op *op)
         g_hash_table_remove(m->keys, &kl->key);
 }
 
+static void resolve(struct matcher *m, const struct tbbt__cmp_op *op);
+
 /* Reads the next replay record into the window: the new operation, or NULL at the end or
  * on an error (rc set). */
 static struct tbbt__cmp_op *read_b(struct matcher *m, int *rc)
@@ -121,9 +128,12 @@ static struct tbbt__cmp_op *read_b(struct matcher *m, int *rc)
     op->turn_ns = tbbt__cmp_turnaround(&m->c->t, 1, &m->rec_b);
     tbbt__cmp_key_own(&k, op);
     op->key = tbbt__cmp_key_hash(&k);
-    key_link(m, op);
+    if (op->seq >= m->c->map.startup_end_b)     /* start-up records are never candidates */
+        key_link(m, op);
     g_queue_push_tail(&m->fifo, op);
     m->c->cnt.ops_replay++;
+    if (g_hash_table_size(m->want))
+        resolve(m, op);
     return op;
 }
 
@@ -158,7 +168,8 @@ static void extra(struct matcher *m, struct tbbt__cmp_op *op)
 {
     bool retry = is_retry(m, op);
 
-    key_unlink(m, op);
+    if (op->seq >= m->c->map.startup_end_b)
+        key_unlink(m, op);
     if (m->have_match && op->seq > m->last_b) {
         struct tail_ent t = {op->seq, op->prog, op->proc, retry};
         g_array_append_val(m->tail, t);
@@ -197,6 +208,77 @@ static void expire(struct matcher *m, int64_t threshold)
             extra(m, op);
         tbbt__cmp_op_free(op);
     }
+}
+
+/* ---- objects a failed create will make -------------------------------------------------- */
+
+/*
+ * A matched create whose replay did not make the object (JUKEBOX, a timeout, EXIST
+ * after a lost reply) leaves the original's new object unmapped; the player's retry of
+ * the create, or its LOOKUP of the name, names the replay's object.  want maps both keys
+ * to the original ID until a replay operation of one of them brings an id_obj.
+ */
+static bool has_field(const struct tbbt__cmp_op *op, int f)
+{
+    return (op->present >> f) & 1u;
+}
+
+/* Maps the original ID waiting for op's key from op's id_obj. */
+static void resolve(struct matcher *m, const struct tbbt__cmp_op *op)
+{
+    gpointer v;
+
+    if (!has_field(op, TBBT_F_ID_OBJ) || !(op->flags & TBBT_RF_REPLY) || op->status != 0 ||
+        !g_hash_table_lookup_extended(m->want, (gpointer)(uintptr_t)op->key, NULL, &v))
+        return;
+    uint64_t a = (uint64_t)(uintptr_t)v;
+    if (!tbbt__cmp_objmap_get(&m->c->map, a))
+        tbbt__cmp_objmap_set(&m->c->map, a, op->id_obj);
+    g_hash_table_remove(m->want, (gpointer)(uintptr_t)op->key);
+    g_hash_table_remove(m->awaited, (gpointer)(uintptr_t)a);
+}
+
+static uint64_t lookup_key(const struct tbbt__cmp_op *op);
+
+/* Pending operations of key k that may bring the object. */
+static void resolve_pending(struct matcher *m, uint64_t k)
+{
+    struct keylist *kl = g_hash_table_lookup(m->keys, &k);
+
+    for (struct tbbt__cmp_op *op = kl ? kl->first : NULL; op; op = op->knext) {
+        resolve(m, op);
+        if (!g_hash_table_contains(m->want, (gpointer)(uintptr_t)k))
+            return;
+    }
+}
+
+/* After a matched create a -> b: wait for the object if b did not make it. */
+static void await_object(struct matcher *m, const struct tbbt__cmp_op *a,
+                         const struct tbbt__cmp_op *b)
+{
+    if (!tbbt__cmp_makes_object(b) || !has_field(a, TBBT_F_ID_OBJ) || !b->name ||
+        tbbt__cmp_objmap_get(&m->c->map, a->id_obj))
+        return;
+    uint64_t k[2] = {b->key, lookup_key(b)};
+    for (int i = 0; i < 2; i++)
+        g_hash_table_replace(m->want, (gpointer)(uintptr_t)k[i], (gpointer)(uintptr_t)a->id_obj);
+    g_hash_table_add(m->awaited, (gpointer)(uintptr_t)a->id_obj);
+    for (int i = 0; i < 2 && g_hash_table_contains(m->awaited, (gpointer)(uintptr_t)a->id_obj);
+         i++)
+        resolve_pending(m, k[i]);
+}
+
+/* True when op names an unmapped object that a matched create made. */
+static bool awaits(const struct matcher *m, const struct tbbt__cmp_op *op)
+{
+    const int f[2] = {TBBT_F_ID, TBBT_F_ID2};
+    const uint64_t v[2] = {op->id, op->id2};
+
+    for (int i = 0; i < 2; i++)
+        if (has_field(op, f[i]) && !tbbt__cmp_objmap_get(&m->c->map, v[i]) &&
+            g_hash_table_contains(m->awaited, (gpointer)(uintptr_t)v[i]))
+            return true;
+    return false;
 }
 
 /* ---- matching ------------------------------------------------------------------------- */
@@ -294,6 +376,7 @@ static void on_match(struct matcher *m, const struct tbbt__cmp_op *a, struct tbb
     c->cnt.matched++;
     c->cnt.identical += tbbt__cmp_pair(c, a, b);
     map_objects(c, a, b);
+    await_object(m, a, b);
     tbbt__cmp_timing_pair(&c->t, c->o.speed, a, b);
     remember(m, b);
 }
@@ -346,13 +429,18 @@ static int one_original(struct matcher *m)
     tbbt__cmp_op_fill(&a, &m->rec_a, seq, false);
     a.turn_ns = turn;
     ref_objects(c, &a);
+    int64_t expected = MAX((int64_t)seq + m->delta, 0);
+    uint64_t hi = (uint64_t)expected + horizon(m);
+    while (awaits(m, &a) && !m->b_end && m->b_read <= hi) {
+        read_b(m, &rc);
+        if (rc < 0)
+            return rc;
+    }
     if (!mapped_key(c, &a, &k)) {
         missing(c, &a, true);
         return 0;
     }
     uint64_t h = tbbt__cmp_key_hash(&k);
-    int64_t expected = MAX((int64_t)seq + m->delta, 0);
-    uint64_t hi = (uint64_t)expected + horizon(m);
     b = find(m, &k, h, &a, hi);
     while (!b && !m->b_end && m->b_read <= hi) {
         struct tbbt__cmp_op *n = read_b(m, &rc);
@@ -397,6 +485,10 @@ static void matcher_fini(struct matcher *m)
         g_hash_table_destroy(m->done);
     if (m->tail)
         g_array_free(m->tail, TRUE);
+    if (m->want)
+        g_hash_table_destroy(m->want);
+    if (m->awaited)
+        g_hash_table_destroy(m->awaited);
     tbbt_trace_rec_fini(&m->rec_a);
     tbbt_trace_rec_fini(&m->rec_b);
     if (m->ra)
@@ -417,7 +509,9 @@ int tbbt__cmp_match(struct tbbt_compare *c, char *err, size_t errlen)
     m.done = g_hash_table_new(g_direct_hash, g_direct_equal);
     m.done_sweep = c->o.horizon;
     m.tail = g_array_new(FALSE, FALSE, sizeof(struct tail_ent));
-    m.delta = (int64_t)MIN(c->map.start_entries_b, (uint64_t)INT32_MAX) + 64;
+    m.want = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m.awaited = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m.delta = (int64_t)MIN(c->map.startup_end_b, (uint64_t)INT32_MAX);
     m.ra = tbbt__cmp_open("original", c->o.trace_a, err, errlen);
     m.rb = m.ra ? tbbt__cmp_open("replay", c->o.trace_b, err, errlen) : NULL;
     if (!m.ra || !m.rb) {

@@ -10,7 +10,9 @@
  * the shorter and then the smaller path (tbbt-clone-0 before tbbt-clone-1).  An original
  * with no start path but its root has nothing to vote with: R is then the end of the
  * chain of LOOKUPs that opens the replay (the player looks up the image root from the
- * export, component by component, before anything else).  Objects made during the trace
+ * export, component by component, before anything else).  The same scan of the replay's
+ * head finds where the player's start-up ends (startup_scan): its LOOKUPs are never
+ * matched, though a replayed LOOKUP of a start path has the same key.  Objects made during the trace
  * are mapped later by matched operations (tbbt__cmp_objmap_set).
  *
  * Memory: both maps' start paths while loading, then 9 bytes per original ID.
@@ -23,8 +25,6 @@
 
 #include "ns/ns.h"
 #include "util/util.h"
-
-#define CHAIN_SCAN_MAX 1000000  /* records read at most looking for the start-up chain */
 
 /* Reads a map's start entries (create time 0) into path -> ID; 0 or error with err. */
 static int load_start(const char *path, const char *what, GHashTable *out, uint64_t *root,
@@ -116,44 +116,98 @@ static char *best_root(GHashTable *votes)
     return best ? g_strdup(best) : NULL;
 }
 
+/* A (directory, name) of the start-up prefix. */
+struct dirname {
+    uint64_t dir;
+    char name[];
+};
+
+static guint dirname_hash(gconstpointer p)
+{
+    const struct dirname *d = p;
+    return g_str_hash(d->name) ^ (guint)(d->dir * 0x9e3779b97f4a7c15ull >> 32);
+}
+
+static gboolean dirname_equal(gconstpointer x, gconstpointer y)
+{
+    const struct dirname *a = x, *b = y;
+    return a->dir == b->dir && strcmp(a->name, b->name) == 0;
+}
+
+/* True (and remembered) the first time the start-up looks up (dir, name). */
+static bool first_lookup(GHashTable *seen, const struct tbbt_trace_rec *rec)
+{
+    struct dirname *d = g_malloc(sizeof(*d) + rec->name.len + 1);
+
+    d->dir = rec->id;
+    memcpy(d->name, rec->name.p, rec->name.len);
+    d->name[rec->name.len] = '\0';
+    if (g_hash_table_contains(seen, d)) {
+        g_free(d);
+        return false;
+    }
+    g_hash_table_add(seen, d);
+    return true;
+}
+
+/* True for a record of the player's start-up: MOUNT, or a LOOKUP the start-up sends. */
+static bool startup_rec(const struct tbbt_trace_rec *rec, GHashTable *seen)
+{
+    enum tbbt_ns_op op = tbbt_ns_op(rec);
+    bool ok = (rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
+              (rec->flags & TBBT_RF_STATUS) && rec->status == 0;
+
+    if (!tbbt__cmp_is_nfs(rec->prog))
+        return true;
+    if (op != TBBT_NS_OP_LOOKUP || !ok || !TBBT_HAS(rec, TBBT_F_ID) ||
+        !TBBT_HAS(rec, TBBT_F_NAME) || !tbbt_ns_name_ok(rec->name.p, rec->name.len) ||
+        memchr(rec->name.p, '\0', rec->name.len))
+        return false;
+    return first_lookup(seen, rec);
+}
+
 /*
- * The end of the replay's opening chain of LOOKUPs: from the MNT root, each successful
- * LOOKUP in the chain's end that finds a directory extends it; the first NFS record that
- * is not a LOOKUP ends the scan.  0 if the trace opens with none.
+ * The player's start-up at the head of the replay: MOUNT records and successful LOOKUPs,
+ * each of a (directory, name) not looked up before (the player looks up every path of
+ * the image once, parents first, before it replays anything; a replayed LOOKUP of a
+ * start path repeats one, anything else is no LOOKUP, and a LOOKUP of "." or ".." or one
+ * that failed is not the player's).  *prefix_end: the index of the first record after
+ * it.  *chain_end: along it, the end of the chain from the MNT root of LOOKUPs that each
+ * found a directory in the chain's end (the image root when the image holds nothing
+ * else); 0 if none.
  */
-static int chain_root(const char *path, uint64_t *id, char *err, size_t errlen)
+static int startup_scan(const char *path, uint64_t *chain_end, uint64_t *prefix_end, char *err,
+                        size_t errlen)
 {
     struct tbbt_trace_reader *r = tbbt__cmp_open("replay", path, err, errlen);
+    GHashTable *seen = g_hash_table_new_full(dirname_hash, dirname_equal, g_free, NULL);
     struct tbbt_trace_rec rec;
     uint64_t n = 0, cur = 0;
     int rc;
 
-    if (!r)
+    if (!r) {
+        g_hash_table_destroy(seen);
         return -EIO;
+    }
     tbbt_trace_rec_init(&rec);
-    while ((rc = tbbt_trace_reader_next(r, &rec)) == 1 && n++ < CHAIN_SCAN_MAX) {
-        bool ok = (rec.flags & TBBT_RF_REPLY) && rec.rpc_stat == TBBT_RPC_SUCCESS &&
-                  (rec.flags & TBBT_RF_STATUS) && rec.status == 0;
-        enum tbbt_ns_op op = tbbt_ns_op(&rec);
-        if (op == TBBT_NS_OP_MNT) {
-            if (ok && TBBT_HAS(&rec, TBBT_F_ID_OBJ) && !cur)
+    while ((rc = tbbt_trace_reader_next(r, &rec)) == 1 && startup_rec(&rec, seen)) {
+        n++;
+        bool ok = (rec.flags & TBBT_RF_STATUS) && rec.status == 0 && TBBT_HAS(&rec, TBBT_F_ID_OBJ);
+        if (tbbt_ns_op(&rec) == TBBT_NS_OP_MNT) {
+            if (ok && !cur)
                 cur = rec.id_obj;
-            continue;
-        }
-        if (!tbbt__cmp_is_nfs(rec.prog))
-            continue;
-        if (op != TBBT_NS_OP_LOOKUP)
-            break;
-        if (ok && TBBT_HAS(&rec, TBBT_F_ID) && (!cur || rec.id == cur) &&
-            TBBT_HAS(&rec, TBBT_F_ID_OBJ) && TBBT_HAS(&rec, TBBT_F_OBJ_ATTR) &&
-            rec.obj_attr.type == 2)
+        } else if (tbbt_ns_op(&rec) == TBBT_NS_OP_LOOKUP && ok && (!cur || rec.id == cur) &&
+                   TBBT_HAS(&rec, TBBT_F_OBJ_ATTR) && rec.obj_attr.type == 2) {
             cur = rec.id_obj;
+        }
     }
     if (rc < 0)
         tbbt__cmp_read_error(r, "replay", path, rc, err, errlen);
     tbbt_trace_rec_fini(&rec);
     tbbt_trace_reader_close(r);
-    *id = cur;
+    g_hash_table_destroy(seen);
+    *chain_end = cur;
+    *prefix_end = n;
     return rc < 0 ? rc : 0;
 }
 
@@ -209,9 +263,7 @@ static int find_root(struct tbbt__cmp_objmap *m, const struct tbbt_compare_opts 
         m->root_b_path = root;
         return 0;
     }
-    int rc = chain_root(o->trace_b, &m->root_b, err, errlen);
-    if (rc < 0)
-        return rc;
+    m->root_b = m->chain_end_b;
     if (!m->root_b)
         m->root_b = (uint64_t)(uintptr_t)g_hash_table_lookup(b_paths, ".");
     m->root_b_path = path_of(b_paths, m->root_b);
@@ -264,10 +316,10 @@ int tbbt__cmp_objmap_load(struct tbbt__cmp_objmap *m, const struct tbbt_compare_
     rc = load_start(map_a, "original", a_paths, &m->root_a, err, errlen);
     if (rc == 0)
         rc = load_start(map_b, "replay", b_paths, &root_b_map, err, errlen);
-    if (rc == 0) {
-        m->start_entries_b = g_hash_table_size(b_paths);
+    if (rc == 0)
+        rc = startup_scan(o->trace_b, &m->chain_end_b, &m->startup_end_b, err, errlen);
+    if (rc == 0)
         rc = find_root(m, o, a_paths, b_paths, err, errlen);
-    }
     if (rc == 0)
         map_paths(m, a_paths, b_paths);
     g_hash_table_destroy(a_paths);
