@@ -89,7 +89,7 @@ bool tbbt__cmp_makes_object(const struct tbbt__cmp_op *op);
 struct tbbt__cmp_objmap {
     GArray *a2b;                /* uint64_t replay ID per original ID, 0: none */
     GArray *refd;               /* uint8_t per original ID: named by an NFS operation */
-    uint64_t by_path, conflicts;
+    uint64_t by_path, conflicts, remaps;
     uint64_t root_a, root_b;    /* the roots' IDs */
     char *root_b_path;          /* "." or the image root's path in the replay's map */
     uint64_t chain_end_b;       /* the end of the replay's opening LOOKUP chain, 0: none */
@@ -99,8 +99,12 @@ int tbbt__cmp_objmap_load(struct tbbt__cmp_objmap *m, const struct tbbt_compare_
                           char *err, size_t errlen);
 void tbbt__cmp_objmap_fini(struct tbbt__cmp_objmap *m);
 uint64_t tbbt__cmp_objmap_get(const struct tbbt__cmp_objmap *m, uint64_t a);
-/* Maps a to b unless a has a mapping (a different one counts as a conflict). */
-void tbbt__cmp_objmap_set(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b);
+/*
+ * Maps a to b.  With proof (a create or LOOKUP that succeeded on both sides) it replaces
+ * another mapping (counted in remaps), else a different existing one stays (counted in
+ * conflicts).
+ */
+void tbbt__cmp_objmap_set(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b, bool proof);
 void tbbt__cmp_objmap_ref(struct tbbt__cmp_objmap *m, uint64_t a);
 /* Counts mapped and unmapped objects into cnt. */
 void tbbt__cmp_objmap_count(const struct tbbt__cmp_objmap *m, struct tbbt_compare_counts *cnt);

@@ -232,8 +232,7 @@ static void resolve(struct matcher *m, const struct tbbt__cmp_op *op)
         !g_hash_table_lookup_extended(m->want, (gpointer)(uintptr_t)op->key, NULL, &v))
         return;
     uint64_t a = (uint64_t)(uintptr_t)v;
-    if (!tbbt__cmp_objmap_get(&m->c->map, a))
-        tbbt__cmp_objmap_set(&m->c->map, a, op->id_obj);
+    tbbt__cmp_objmap_set(&m->c->map, a, op->id_obj, true);
     g_hash_table_remove(m->want, (gpointer)(uintptr_t)op->key);
     g_hash_table_remove(m->awaited, (gpointer)(uintptr_t)a);
 }
@@ -345,15 +344,24 @@ static void remember(struct matcher *m, const struct tbbt__cmp_op *b)
     g_hash_table_foreach_remove(m->done, done_old, &keep);
 }
 
+static bool succeeded(const struct tbbt__cmp_op *op)
+{
+    return (op->flags & TBBT_RF_REPLY) && op->rpc_stat == TBBT_RPC_SUCCESS &&
+           (op->flags & TBBT_RF_STATUS) && op->status == 0;
+}
+
+/* The objects a matched pair names: a create or LOOKUP that succeeded on both sides
+ * proves its object's mapping; other ID fields fill in what is not mapped yet. */
 static void map_objects(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
                         const struct tbbt__cmp_op *b)
 {
-    if ((a->present & (UINT64_C(1) << TBBT_F_ID_OBJ)) &&
-        (b->present & (UINT64_C(1) << TBBT_F_ID_OBJ)))
-        tbbt__cmp_objmap_set(&c->map, a->id_obj, b->id_obj);
-    if ((a->present & (UINT64_C(1) << TBBT_F_ID_OLD)) &&
-        (b->present & (UINT64_C(1) << TBBT_F_ID_OLD)))
-        tbbt__cmp_objmap_set(&c->map, a->id_old, b->id_old);
+    bool proof = (tbbt__cmp_makes_object(a) || a->kind == TBBT_NS_OP_LOOKUP) && succeeded(a) &&
+                 succeeded(b);
+
+    if (has_field(a, TBBT_F_ID_OBJ) && has_field(b, TBBT_F_ID_OBJ))
+        tbbt__cmp_objmap_set(&c->map, a->id_obj, b->id_obj, proof);
+    if (has_field(a, TBBT_F_ID_OLD) && has_field(b, TBBT_F_ID_OLD))
+        tbbt__cmp_objmap_set(&c->map, a->id_old, b->id_old, false);
 }
 
 static void on_match(struct matcher *m, const struct tbbt__cmp_op *a, struct tbbt__cmp_op *b)

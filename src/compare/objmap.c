@@ -281,7 +281,7 @@ static void map_paths(struct tbbt__cmp_objmap *m, GHashTable *a_paths, GHashTabl
     GString *q = g_string_new(NULL);
 
     if (m->root_a && m->root_b)
-        tbbt__cmp_objmap_set(m, m->root_a, m->root_b);
+        tbbt__cmp_objmap_set(m, m->root_a, m->root_b, false);
     g_hash_table_iter_init(&it, a_paths);
     while (g_hash_table_iter_next(&it, &k, &v)) {
         if (strcmp(k, ".") == 0)
@@ -292,7 +292,7 @@ static void map_paths(struct tbbt__cmp_objmap *m, GHashTable *a_paths, GHashTabl
         g_string_append(q, k);
         uint64_t b = (uint64_t)(uintptr_t)g_hash_table_lookup(b_paths, q->str);
         if (b && !tbbt__cmp_objmap_get(m, (uint64_t)(uintptr_t)v))
-            tbbt__cmp_objmap_set(m, (uint64_t)(uintptr_t)v, b);
+            tbbt__cmp_objmap_set(m, (uint64_t)(uintptr_t)v, b, false);
     }
     g_string_free(q, TRUE);
     m->by_path = 0;
@@ -344,15 +344,18 @@ uint64_t tbbt__cmp_objmap_get(const struct tbbt__cmp_objmap *m, uint64_t a)
     return a < m->a2b->len ? g_array_index(m->a2b, uint64_t, a) : 0;
 }
 
-void tbbt__cmp_objmap_set(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b)
+void tbbt__cmp_objmap_set(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b, bool proof)
 {
     if (!a || !b || a > UINT32_MAX)
         return;
     uint64_t have = tbbt__cmp_objmap_get(m, a);
-    if (have) {
-        m->conflicts += have != b;
+    if (have == b)
+        return;
+    if (have && !proof) {
+        m->conflicts++;
         return;
     }
+    m->remaps += have != 0;
     if (a >= m->a2b->len)
         g_array_set_size(m->a2b, (guint)a + 1);
     g_array_index(m->a2b, uint64_t, a) = b;
@@ -377,4 +380,5 @@ void tbbt__cmp_objmap_count(const struct tbbt__cmp_objmap *m, struct tbbt_compar
             g_array_index(m->refd, uint8_t, i) && !tbbt__cmp_objmap_get(m, i);
     cnt->objects_by_path = m->by_path;
     cnt->mapping_conflicts = m->conflicts;
+    cnt->objects_remapped = m->remaps;
 }
