@@ -39,6 +39,7 @@ struct tbbt__cmp_op {
     uint64_t offset, cookie, rdev, guard_ns;
     uint64_t last_cookie;       /* READDIR(PLUS): the last entry's cookie (0: no entry) */
     uint64_t key;               /* hash of the matching key (replay operations) */
+    uint64_t a_at_read;         /* replay operations: the original's index when read */
     int64_t turn_ns;            /* turnaround sample or CMP_NO_TURN */
     struct tbbt_sattr sattr;
     struct tbbt__cmp_attr attr; /* with TBBT_F_OBJ_ATTR */

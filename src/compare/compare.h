@@ -30,14 +30,14 @@
  * credentials and the same arguments is preferred, then the first with the same
  * credentials, then the first.  Only per-object order is relied on: a replay in
  * FS-dependency order may run operations on different objects in another order, and
- * reads of one object in any order.  The replay is read ahead lazily into a window of
- * pending operations indexed by key; "expected" is where the replay should be for the
- * current original operation (its index plus the offset of the last match), and the
- * window reaches `horizon` operations either side of it: a candidate further ahead is
- * not taken (the original operation is missing), and a pending replay operation that
- * falls more than `horizon` behind is extra.  Memory is O(objects + horizon + unmatched
- * operations within the horizon), never the whole trace; time is linear in the two
- * traces (a hash look-up per operation).
+ * reads of one object in any order.  The replay is read lazily into a window of pending
+ * operations indexed by key, bounded by the frontier F (the largest matched replay
+ * index): the replay is read, and candidates are taken, up to F + horizon (plus 2 per
+ * original operation missing since the last match); a pending replay operation leaves
+ * (extra, if unmatched) once it is `horizon` behind F and was read `horizon` original
+ * operations ago.  Memory is O(objects + horizon + unmatched operations within the
+ * horizon), never the whole trace; time is linear in the two traces (a hash look-up per
+ * operation).
  *
  * **Extras** (classify.c) are classified by phase and procedure: start-up (MOUNT,
  * NULL, LOOKUP, GETATTR, FSINFO, FSSTAT, PATHCONF, ACCESS before the first matched

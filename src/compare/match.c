@@ -3,18 +3,27 @@
  * The pass of tbbt-compare over both traces (compare.h, "Matching").  The original is
  * read record by record; the replay is read lazily into the pending window: a FIFO of
  * replay operations in replay order, each also linked into the list of its key (a hash
- * table of key -> first, last).  For an original operation at index i:
+ * table of key -> first, last).  The replay's head, the player's start-up (objmap.c),
+ * is classified as it is read and never pending.  The frontier F is the largest replay
+ * index matched so far (before the first match, the end of the start-up).  For each
+ * original operation, in order:
  *
- *   expected = i + delta      (delta: replay index - original index of the last match;
- *                              before the first match, the length of the player's
- *                              start-up, whose records are never candidates: objmap.c)
- *   candidates: the key's list, in replay order, up to index expected + horizon; the
- *               replay is read further (up to that index) while the key has none
+ *   candidates: the key's pending list, in replay order, up to index
+ *               hi = F + horizon + 2 * lost, where lost counts the original operations
+ *               missing since the last match; the replay is read further (up to hi)
+ *               while the key has none
  *   best: the first with no argument difference, else the first with the same uid and
  *         gid, else the first (at most CANDIDATES of the key are looked at)
  *
- * then the pending operations more than `horizon` behind expected leave the window:
- * matched ones are freed, the others are extra.  An extra's phase is known when it
+ * then the pending operations that are more than `horizon` behind F *and* were read
+ * more than `horizon` original operations ago leave the window: matched ones are freed,
+ * the others are extra.  The second condition keeps a replay operation sent early (by
+ * up to a few thousand places in FS-dependency order) until the original reaches it,
+ * whatever a late one did to F; the first keeps the window open while the original has
+ * a run of operations the replay lacks (no match moves F; the replay is read ahead by 2
+ * operations per missing one), and a run of replay extras longer than the horizon is
+ * crossed at that speed too, so that the two traces find each other again.
+ * always find each other again.  An extra's phase is known when it
  * leaves (the window leaves in replay order, so every later match has a later index):
  * before the first matched replay operation, between two, or after the last one so
  * far; the last kind waits in `tail` until a later match makes it "between" or the end
@@ -56,7 +65,8 @@ struct matcher {
     bool b_end;
     GQueue fifo;                /* pending replay operations, in replay order */
     GHashTable *keys;           /* &keylist.key -> struct keylist */
-    int64_t delta;
+    uint64_t frontier;          /* the largest matched replay index (F) */
+    uint64_t lost;              /* original operations missing since the last match */
     bool have_match;
     uint64_t first_b, last_b;   /* smallest and largest matched replay index */
     GHashTable *done;           /* matched key -> replay index (as pointers) */
@@ -112,8 +122,11 @@ static void key_unlink(struct matcher *m, struct tbbt__cmp_op *op)
 
 static void resolve(struct matcher *m, const struct tbbt__cmp_op *op);
 
-/* Reads the next replay record into the window: the new operation, or NULL at the end or
- * on an error (rc set). */
+static void count_extra(struct matcher *m, enum tbbt_compare_extra cls, int prog, int proc,
+                        uint64_t seq);
+
+/* Reads the next replay record into the window: the new operation, or NULL for a record
+ * of the start-up (counted at once), at the end, or on an error (rc set). */
 static struct tbbt__cmp_op *read_b(struct matcher *m, int *rc)
 {
     struct tbbt__cmp_key k;
@@ -123,15 +136,23 @@ static struct tbbt__cmp_op *read_b(struct matcher *m, int *rc)
         m->b_end = true;
         return NULL;
     }
+    int64_t turn = tbbt__cmp_turnaround(&m->c->t, 1, &m->rec_b);
+    m->c->cnt.ops_replay++;
+    if (m->b_read < m->c->map.startup_end_b) {  /* the start-up: before every match */
+        const struct tbbt_trace_rec *r = &m->rec_b;
+        count_extra(m, tbbt__cmp_classify(CMP_BEFORE, r->prog, r->proc, false,
+                                          CMP_ORIGIN_UNKNOWN), r->prog, r->proc, m->b_read);
+        m->b_read++;
+        return NULL;
+    }
     struct tbbt__cmp_op *op = g_new(struct tbbt__cmp_op, 1);
     tbbt__cmp_op_fill(op, &m->rec_b, m->b_read++, true);
-    op->turn_ns = tbbt__cmp_turnaround(&m->c->t, 1, &m->rec_b);
+    op->turn_ns = turn;
+    op->a_at_read = m->a_seq;
     tbbt__cmp_key_own(&k, op);
     op->key = tbbt__cmp_key_hash(&k);
-    if (op->seq >= m->c->map.startup_end_b)     /* start-up records are never candidates */
-        key_link(m, op);
+    key_link(m, op);
     g_queue_push_tail(&m->fifo, op);
-    m->c->cnt.ops_replay++;
     if (g_hash_table_size(m->want))
         resolve(m, op);
     return op;
@@ -168,8 +189,7 @@ static void extra(struct matcher *m, struct tbbt__cmp_op *op)
 {
     bool retry = is_retry(m, op);
 
-    if (op->seq >= m->c->map.startup_end_b)
-        key_unlink(m, op);
+    key_unlink(m, op);
     if (m->have_match && op->seq > m->last_b) {
         struct tail_ent t = {op->seq, op->prog, op->proc, retry};
         g_array_append_val(m->tail, t);
@@ -197,12 +217,14 @@ static void flush_tail(struct matcher *m, uint64_t upto, enum tbbt__cmp_phase ph
     }
 }
 
-/* Lets the pending operations below index threshold leave the window. */
-static void expire(struct matcher *m, int64_t threshold)
+/* Lets the pending operations leave the window: below replay index threshold and read
+ * before original index a_limit (all with INT64_MAX and UINT64_MAX). */
+static void expire(struct matcher *m, int64_t threshold, uint64_t a_limit)
 {
     struct tbbt__cmp_op *op;
 
-    while ((op = g_queue_peek_head(&m->fifo)) && (int64_t)op->seq < threshold) {
+    while ((op = g_queue_peek_head(&m->fifo)) && (int64_t)op->seq < threshold &&
+           op->a_at_read < a_limit) {
         g_queue_pop_head(&m->fifo);
         if (!op->matched)
             extra(m, op);
@@ -380,7 +402,8 @@ static void on_match(struct matcher *m, const struct tbbt__cmp_op *a, struct tbb
             m->last_b = b->seq;
         }
     }
-    m->delta = (int64_t)b->seq - (int64_t)a->seq;
+    m->frontier = MAX(m->frontier, b->seq);
+    m->lost = 0;
     c->cnt.matched++;
     c->cnt.identical += tbbt__cmp_pair(c, a, b);
     map_objects(c, a, b);
@@ -437,8 +460,7 @@ static int one_original(struct matcher *m)
     tbbt__cmp_op_fill(&a, &m->rec_a, seq, false);
     a.turn_ns = turn;
     ref_objects(c, &a);
-    int64_t expected = MAX((int64_t)seq + m->delta, 0);
-    uint64_t hi = (uint64_t)expected + horizon(m);
+    uint64_t hi = m->frontier + horizon(m) + 2 * m->lost;
     while (awaits(m, &a) && !m->b_end && m->b_read <= hi) {
         read_b(m, &rc);
         if (rc < 0)
@@ -457,11 +479,14 @@ static int one_original(struct matcher *m)
         if (n && n->key == h)
             b = find(m, &k, h, &a, hi);
     }
-    if (b)
+    if (b) {
         on_match(m, &a, b);
-    else
+    } else {
         missing(c, &a, false);
-    expire(m, (int64_t)seq + m->delta - (int64_t)horizon(m));
+        m->lost++;
+    }
+    if (m->a_seq > horizon(m))
+        expire(m, (int64_t)m->frontier - (int64_t)horizon(m), m->a_seq - horizon(m));
     return 0;
 }
 
@@ -474,9 +499,9 @@ static int drain(struct matcher *m)
         read_b(m, &rc);
         if (rc < 0)
             return rc;
-        expire(m, INT64_MAX);
+        expire(m, INT64_MAX, UINT64_MAX);
     }
-    expire(m, INT64_MAX);
+    expire(m, INT64_MAX, UINT64_MAX);
     flush_tail(m, UINT64_MAX, CMP_AFTER);
     return 0;
 }
@@ -519,7 +544,7 @@ int tbbt__cmp_match(struct tbbt_compare *c, char *err, size_t errlen)
     m.tail = g_array_new(FALSE, FALSE, sizeof(struct tail_ent));
     m.want = g_hash_table_new(g_direct_hash, g_direct_equal);
     m.awaited = g_hash_table_new(g_direct_hash, g_direct_equal);
-    m.delta = (int64_t)MIN(c->map.startup_end_b, (uint64_t)INT32_MAX);
+    m.frontier = c->map.startup_end_b;
     m.ra = tbbt__cmp_open("original", c->o.trace_a, err, errlen);
     m.rb = m.ra ? tbbt__cmp_open("replay", c->o.trace_b, err, errlen) : NULL;
     if (!m.ra || !m.rb) {

@@ -9,8 +9,9 @@
  * a missing operation, a JUKEBOX retry of a create (the retry maps the new object), a
  * retransmission, handle and cookie rewrites that are no differences, a continuation
  * page sent with cookie 0, status and argument differences, a reorder across objects,
- * objects made during the trace (a directory and a file in it), lag and turnaround, and
- * the image root found by votes (clone 0 of two) and by the start-up LOOKUP chain.
+ * objects made during the trace (a directory and a file in it), lag and turnaround, a
+ * hole and a run of extras longer than the horizon, and the image root found by votes
+ * (clone 0 of two) and by the start-up LOOKUP chain.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -184,7 +185,8 @@ static void body(struct tb *b, bool replay)
 }
 
 /* Runs a comparison of a and b (maps beside them); the caller frees it. */
-static struct tbbt_compare *compare(const char *a, const char *b, double speed)
+static struct tbbt_compare *compare_h(const char *a, const char *b, double speed,
+                                      uint64_t horizon)
 {
     struct tbbt_compare_opts o;
     char err[512] = "";
@@ -193,6 +195,8 @@ static struct tbbt_compare *compare(const char *a, const char *b, double speed)
     o.trace_a = a;
     o.trace_b = b;
     o.speed = speed;
+    if (horizon)
+        o.horizon = horizon;
     struct tbbt_compare *c = tbbt_compare_new(&o);
     if (tbbt_compare_run(c, err, sizeof(err)) != 0)
         fail_msg("compare: %s", err);
@@ -203,6 +207,11 @@ static struct tbbt_compare *compare(const char *a, const char *b, double speed)
     tbbt_compare_print(c, null);
     fclose(null);
     return c;
+}
+
+static struct tbbt_compare *compare(const char *a, const char *b, double speed)
+{
+    return compare_h(a, b, speed, 0);
 }
 
 static char *original(void)
@@ -553,6 +562,65 @@ static void test_lag(void **state)
     g_free(pb);
 }
 
+/*
+ * With a horizon of 8: a hole of 30 operations in the replay (READs at offsets 10..39
+ * never sent) costs nothing more; in a second replay, a run of 30 extra WRITEs is
+ * crossed and the traces find each other again after it.
+ */
+static void test_hole_and_extras_run(void **state)
+{
+    (void)state;
+    struct tb a, b;
+
+    tb_init(&a, 0x1000);
+    for (int i = 0; i < 60; i++)
+        opf(&a, "read", "fh=3 id=3 offset=%d count=10 res_count=10 eof=0", i * 10);
+    char *pa = tb_finish(&a, "orig", map_a);
+    tb_init(&b, 0x2000);
+    startup(&b);
+    for (int i = 0; i < 60; i++)
+        if (i < 10 || i >= 40)
+            opf(&b, "read", "fh=4 id=4 offset=%d count=10 res_count=10 eof=0", i * 10);
+    char *hole = tb_finish(&b, "replay", map_b);
+    tb_init(&b, 0x3000);
+    startup(&b);
+    for (int i = 0; i < 60; i++) {
+        opf(&b, "read", "fh=4 id=4 offset=%d count=10 res_count=10 eof=0", i * 10);
+        for (int j = 0; i == 20 && j < 30; j++)
+            opf(&b, "write", "fh=4 id=4 offset=%d count=1 stable=2 res_count=1", 1000 + j);
+    }
+    char *run = tb_finish(&b, "replay", map_b);
+
+    struct tbbt_compare *c = compare_h(pa, hole, 1, 8);
+    const struct tbbt_compare_counts *n = tbbt_compare_counts(c);
+    assert_int_equal(n->matched, 30);
+    assert_int_equal(n->missing, 30);
+    assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 0);
+    tbbt_compare_free(c);
+
+    /* The run is crossed at 2 replay operations per missing original one: after the
+     * 21 READs before it, the next 23 go missing while the window reaches past the
+     * WRITEs (F 24 + horizon 8 + 2 x 23 = 78, the replay index of READ 44), then the
+     * last 16 match again; the 23 READs passed over are extra. */
+    c = compare_h(pa, run, 1, 8);
+    n = tbbt_compare_counts(c);
+    assert_int_equal(n->matched, 21 + 16);
+    assert_int_equal(n->missing, 23);
+    assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 30 + 23);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_EXTRA_OTHER, "write"), 30);
+    tbbt_compare_free(c);
+
+    /* A horizon larger than the run takes it in its stride. */
+    c = compare_h(pa, run, 1, 64);
+    n = tbbt_compare_counts(c);
+    assert_int_equal(n->matched, 60);
+    assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 30);
+    tbbt_compare_free(c);
+    g_free(pa);
+    g_free(hole);
+    g_free(run);
+}
+
 /* Two clones in the image: the votes tie, the first clone wins; --root-b picks another. */
 static void test_root_votes(void **state)
 {
@@ -661,6 +729,7 @@ int main(void)
         cmocka_unit_test(test_reorder),
         cmocka_unit_test(test_created_objects),
         cmocka_unit_test(test_lag),
+        cmocka_unit_test(test_hole_and_extras_run),
         cmocka_unit_test(test_root_votes),
         cmocka_unit_test(test_root_chain),
         cmocka_unit_test(test_bad_input),
