@@ -29,11 +29,12 @@ static int fig_lag(const struct tbbt_compare *c, const char *dir, char *err, siz
     }
     char *setup = g_strdup_printf("set title 'Lag of the replay (speed %g): replay call - "
                                   "original call / speed'\nset xlabel 'second of the replay'\n"
-                                  "set ylabel 'lag (us)'\nset grid",
+                                  "set ylabel 'lag (ms)'\nset grid",
                                   c->o.speed);
     int rc = tbbt_gnuplot_figure(dir, "tbbt-compare", "lag", d, setup,
-                                 "plot 'lag.dat' using 1:2 with linespoints pt 7 ps 0.5 "
-                                 "title 'mean', '' using 1:3 with lines title 'max'",
+                                 "plot 'lag.dat' using 1:($2/1000) with linespoints pt 7 "
+                                 "ps 0.5 title 'mean', '' using 1:($3/1000) with lines "
+                                 "title 'max'",
                                  any, err, errlen);
     g_free(setup);
     g_string_free(d, TRUE);
