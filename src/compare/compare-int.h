@@ -91,6 +91,8 @@ struct tbbt__cmp_objmap {
     GArray *a2b;                /* uint64_t replay ID per original ID, 0: none */
     GArray *refd;               /* uint8_t per original ID: named by an NFS operation */
     uint64_t by_path, conflicts, remaps;
+    uint64_t ambiguous, decided;    /* objects with alternatives; decided by an operation */
+    GHashTable *alts;           /* original ID -> GArray of other replay IDs (start paths) */
     uint64_t root_a, root_b;    /* the roots' IDs */
     char *root_b_path;          /* "." or the image root's path in the replay's map */
     uint64_t chain_end_b;       /* the end of the replay's opening LOOKUP chain, 0: none */
@@ -107,6 +109,10 @@ uint64_t tbbt__cmp_objmap_get(const struct tbbt__cmp_objmap *m, uint64_t a);
  */
 void tbbt__cmp_objmap_set(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b, bool proof);
 void tbbt__cmp_objmap_ref(struct tbbt__cmp_objmap *m, uint64_t a);
+/* The other replay objects that a's start paths name (borrowed), NULL if none. */
+const GArray *tbbt__cmp_objmap_alts(const struct tbbt__cmp_objmap *m, uint64_t a);
+/* Settles an ambiguous (mapped) a on b, one of its alternatives or its mapping. */
+void tbbt__cmp_objmap_decide(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b);
 /* Counts mapped and unmapped objects into cnt. */
 void tbbt__cmp_objmap_count(const struct tbbt__cmp_objmap *m, struct tbbt_compare_counts *cnt);
 

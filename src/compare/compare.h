@@ -128,6 +128,7 @@ struct tbbt_compare_counts {
     uint64_t objects_by_path;   /* mapped from the maps' start paths */
     uint64_t mapping_conflicts; /* a matched pair that would map an object a second way */
     uint64_t objects_remapped;  /* ... and a create or LOOKUP that proved the new way */
+    uint64_t objects_ambiguous; /* start paths naming different replay objects */
 };
 
 /* Lag and turnaround summary (ns; lag figures are of |lag|). */

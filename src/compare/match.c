@@ -442,6 +442,69 @@ static void ref_objects(struct tbbt_compare *c, const struct tbbt__cmp_op *a)
             tbbt__cmp_objmap_ref(&c->map, v[i]);
 }
 
+/*
+ * The keys an original operation may have: its mapped key, and for an ambiguous object
+ * (id, else id2: objmap.c) one per other replay object its start paths name.
+ */
+#define CANDS 8
+struct cands {
+    unsigned n;
+    uint64_t a_id;              /* the ambiguous original object, 0: none */
+    uint64_t b_id[CANDS];       /* the replay object each key assumes for it */
+    struct tbbt__cmp_key key[CANDS];
+    uint64_t hash[CANDS];
+};
+
+static void build_cands(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
+                        const struct tbbt__cmp_key *k, struct cands *cs)
+{
+    cs->n = 1;
+    cs->a_id = 0;
+    cs->key[0] = *k;
+    cs->hash[0] = tbbt__cmp_key_hash(k);
+    for (int second = 0; second < 2 && !cs->a_id; second++) {
+        uint64_t aid = second ? a->id2 : a->id;
+        const GArray *alts = (k->has & (second ? CMP_K_ID2 : CMP_K_ID))
+                                 ? tbbt__cmp_objmap_alts(&c->map, aid) : NULL;
+        if (!alts)
+            continue;
+        cs->a_id = aid;
+        cs->b_id[0] = second ? k->id2 : k->id;
+        for (guint i = 0; i < alts->len && cs->n < CANDS; i++, cs->n++) {
+            uint64_t b = g_array_index(alts, uint64_t, i);
+            cs->key[cs->n] = *k;
+            *(second ? &cs->key[cs->n].id2 : &cs->key[cs->n].id) = b;
+            cs->hash[cs->n] = tbbt__cmp_key_hash(&cs->key[cs->n]);
+            cs->b_id[cs->n] = b;
+        }
+    }
+}
+
+static bool in_cands(const struct cands *cs, uint64_t h)
+{
+    for (unsigned i = 0; i < cs->n; i++)
+        if (cs->hash[i] == h)
+            return true;
+    return false;
+}
+
+/* The best candidate of any of the keys (the earliest in the replay); *which: its key. */
+static struct tbbt__cmp_op *find_cands(struct matcher *m, const struct cands *cs,
+                                       const struct tbbt__cmp_op *a, uint64_t hi,
+                                       unsigned *which)
+{
+    struct tbbt__cmp_op *best = NULL;
+
+    for (unsigned i = 0; i < cs->n; i++) {
+        struct tbbt__cmp_op *op = find(m, &cs->key[i], cs->hash[i], a, hi);
+        if (op && (!best || op->seq < best->seq)) {
+            best = op;
+            *which = i;
+        }
+    }
+    return best;
+}
+
 /* One original record: matched, missing, or not NFS.  0 or a replay read error. */
 static int one_original(struct matcher *m)
 {
@@ -470,15 +533,19 @@ static int one_original(struct matcher *m)
         missing(c, &a, true);
         return 0;
     }
-    uint64_t h = tbbt__cmp_key_hash(&k);
-    b = find(m, &k, h, &a, hi);
+    struct cands cs;
+    unsigned which = 0;
+    build_cands(c, &a, &k, &cs);
+    b = find_cands(m, &cs, &a, hi, &which);
     while (!b && !m->b_end && m->b_read <= hi) {
         struct tbbt__cmp_op *n = read_b(m, &rc);
         if (rc < 0)
             return rc;
-        if (n && n->key == h)
-            b = find(m, &k, h, &a, hi);
+        if (n && in_cands(&cs, n->key))
+            b = find_cands(m, &cs, &a, hi, &which);
     }
+    if (b && cs.a_id)
+        tbbt__cmp_objmap_decide(&c->map, cs.a_id, cs.b_id[which]);
     if (b) {
         on_match(m, &a, b);
     } else {

@@ -272,7 +272,28 @@ static int find_root(struct tbbt__cmp_objmap *m, const struct tbbt_compare_opts 
     return 0;
 }
 
-/* Maps every original start path that exists under the image root. */
+/* Another replay object that a start path of original object a names. */
+static void add_alt(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b)
+{
+    GArray *alts = g_hash_table_lookup(m->alts, (gpointer)(uintptr_t)a);
+
+    if (!alts) {
+        alts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        g_hash_table_insert(m->alts, (gpointer)(uintptr_t)a, alts);
+    }
+    for (guint i = 0; i < alts->len; i++)
+        if (g_array_index(alts, uint64_t, i) == b)
+            return;
+    g_array_append_val(alts, b);
+}
+
+static void alts_free(gpointer p)
+{
+    g_array_free(p, TRUE);
+}
+
+/* Maps every original start path that exists under the image root; an object with
+ * start paths that name different replay objects keeps the others as alternatives. */
 static void map_paths(struct tbbt__cmp_objmap *m, GHashTable *a_paths, GHashTable *b_paths)
 {
     GHashTableIter it;
@@ -291,10 +312,14 @@ static void map_paths(struct tbbt__cmp_objmap *m, GHashTable *a_paths, GHashTabl
             g_string_append_c(q, '/');
         g_string_append(q, k);
         uint64_t b = (uint64_t)(uintptr_t)g_hash_table_lookup(b_paths, q->str);
-        if (b && !tbbt__cmp_objmap_get(m, (uint64_t)(uintptr_t)v))
-            tbbt__cmp_objmap_set(m, (uint64_t)(uintptr_t)v, b, false);
+        uint64_t a = (uint64_t)(uintptr_t)v, have = tbbt__cmp_objmap_get(m, a);
+        if (b && !have)
+            tbbt__cmp_objmap_set(m, a, b, false);
+        else if (b && have != b)
+            add_alt(m, a, b);
     }
     g_string_free(q, TRUE);
+    m->ambiguous = g_hash_table_size(m->alts);
     m->by_path = 0;
     for (guint i = 0; i < m->a2b->len; i++)
         m->by_path += g_array_index(m->a2b, uint64_t, i) != 0;
@@ -313,6 +338,7 @@ int tbbt__cmp_objmap_load(struct tbbt__cmp_objmap *m, const struct tbbt_compare_
     memset(m, 0, sizeof(*m));
     m->a2b = g_array_new(FALSE, TRUE, sizeof(uint64_t));
     m->refd = g_array_new(FALSE, TRUE, sizeof(uint8_t));
+    m->alts = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, alts_free);
     rc = load_start(map_a, "original", a_paths, &m->root_a, err, errlen);
     if (rc == 0)
         rc = load_start(map_b, "replay", b_paths, &root_b_map, err, errlen);
@@ -335,6 +361,8 @@ void tbbt__cmp_objmap_fini(struct tbbt__cmp_objmap *m)
         g_array_free(m->a2b, TRUE);
     if (m->refd)
         g_array_free(m->refd, TRUE);
+    if (m->alts)
+        g_hash_table_destroy(m->alts);
     g_free(m->root_b_path);
     memset(m, 0, sizeof(*m));
 }
@@ -356,9 +384,23 @@ void tbbt__cmp_objmap_set(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b, bo
         return;
     }
     m->remaps += have != 0;
+    g_hash_table_remove(m->alts, (gpointer)(uintptr_t)a);
     if (a >= m->a2b->len)
         g_array_set_size(m->a2b, (guint)a + 1);
     g_array_index(m->a2b, uint64_t, a) = b;
+}
+
+const GArray *tbbt__cmp_objmap_alts(const struct tbbt__cmp_objmap *m, uint64_t a)
+{
+    return g_hash_table_size(m->alts) ? g_hash_table_lookup(m->alts, (gpointer)(uintptr_t)a)
+                                      : NULL;
+}
+
+void tbbt__cmp_objmap_decide(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b)
+{
+    g_array_index(m->a2b, uint64_t, a) = b;     /* a is mapped: a2b is long enough */
+    g_hash_table_remove(m->alts, (gpointer)(uintptr_t)a);
+    m->decided++;
 }
 
 void tbbt__cmp_objmap_ref(struct tbbt__cmp_objmap *m, uint64_t a)
@@ -381,4 +423,5 @@ void tbbt__cmp_objmap_count(const struct tbbt__cmp_objmap *m, struct tbbt_compar
     cnt->objects_by_path = m->by_path;
     cnt->mapping_conflicts = m->conflicts;
     cnt->objects_remapped = m->remaps;
+    cnt->objects_ambiguous = m->ambiguous;
 }

@@ -185,6 +185,7 @@ char *tbbt_compare_json(const struct tbbt_compare *c)
     tbbt_json_kv_uint(&j, "objects_by_path", n->objects_by_path);
     tbbt_json_kv_uint(&j, "mapping_conflicts", n->mapping_conflicts);
     tbbt_json_kv_uint(&j, "objects_remapped", n->objects_remapped);
+    tbbt_json_kv_uint(&j, "objects_ambiguous", n->objects_ambiguous);
     tbbt_json_end_object(&j);
     return tbbt_json_finish(&j);
 }
@@ -258,10 +259,11 @@ static void print_counts(const struct tbbt_compare *c, FILE *out)
     fprintf(out, "differences  pairs with argument %" PRIu64 ", status %" PRIu64
                  ", reply %" PRIu64 " differences\n",
             n->pairs_arg_diff, n->pairs_status_diff, n->pairs_reply_diff);
-    fprintf(out, "objects      mapped %" PRIu64 " (%" PRIu64 " by path), unmapped %" PRIu64
-                 ", remapped %" PRIu64 ", conflicts %" PRIu64 "\n",
-            n->objects_mapped, n->objects_by_path, n->objects_unmapped, n->objects_remapped,
-            n->mapping_conflicts);
+    fprintf(out, "objects      mapped %" PRIu64 " (%" PRIu64 " by path, %" PRIu64
+                 " with ambiguous paths), unmapped %" PRIu64 ", remapped %" PRIu64
+                 ", conflicts %" PRIu64 "\n",
+            n->objects_mapped, n->objects_by_path, n->objects_ambiguous, n->objects_unmapped,
+            n->objects_remapped, n->mapping_conflicts);
 }
 
 static void print_latency(const struct tbbt_compare *c, FILE *out)

@@ -10,8 +10,8 @@
  * retransmission, handle and cookie rewrites that are no differences, a continuation
  * page sent with cookie 0, status and argument differences, a reorder across objects,
  * objects made during the trace (a directory and a file in it), lag and turnaround, a
- * hole and a run of extras longer than the horizon, and the image root found by votes
- * (clone 0 of two) and by the start-up LOOKUP chain.
+ * hole and a run of extras longer than the horizon, the image root found by votes
+ * (clone 0 of two) and by the start-up LOOKUP chain, and a root with a second start path.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -621,6 +621,40 @@ static void test_hole_and_extras_run(void **state)
     g_free(run);
 }
 
+/*
+ * The original's root also has a start path elsewhere (another client's mount reaches it
+ * by name): tbbt-init makes two directories, and this player used the second; the first
+ * operation found in the replay decides, and every operation on the root matches.
+ */
+static void test_ambiguous_root(void **state)
+{
+    (void)state;
+    static const char map_two[] = MAP_HDR ENTRY("1", "d", ".") ENTRY("2", "d", "d")
+        ENTRY("3", "f", "d/f") ENTRY("5", "d", "top") ENTRY("1", "d", "top/home");
+    static const char map_img[] = MAP_HDR ENTRY("1", "d", ".") ENTRY("2", "d", "img")
+        ENTRY("3", "d", "img/d") ENTRY("4", "f", "img/d/f") ENTRY("6", "d", "img/top")
+        ENTRY("7", "d", "img/top/home");
+    struct tb a, b;
+    tb_init(&a, 0x1000);
+    for (int i = 0; i < 3; i++)
+        op(&a, "lookup", "fh=1 id=1 name=\"d\" new_fh=2 obj_attr={type=2} id_obj=2");
+    char *pa = tb_finish(&a, "orig", map_two);
+    tb_init(&b, 0x2000);
+    for (int i = 0; i < 3; i++)
+        opx(&b, "v3", "lookup", 100, NULL, "NOENT", "fh=7 id=7 name=\"d\"");
+    char *pb = tb_finish(&b, "replay", map_img);
+    struct tbbt_compare *c = compare(pa, pb, 1);
+    const struct tbbt_compare_counts *n = tbbt_compare_counts(c);
+
+    assert_string_equal(tbbt_compare_root_b(c), "img");
+    assert_int_equal(n->objects_ambiguous, 1);
+    assert_int_equal(n->matched, 3);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_STATUS, "lookup:OK->NOENT"), 3);
+    tbbt_compare_free(c);
+    g_free(pa);
+    g_free(pb);
+}
+
 /* Two clones in the image: the votes tie, the first clone wins; --root-b picks another. */
 static void test_root_votes(void **state)
 {
@@ -731,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_lag),
         cmocka_unit_test(test_hole_and_extras_run),
         cmocka_unit_test(test_root_votes),
+        cmocka_unit_test(test_ambiguous_root),
         cmocka_unit_test(test_root_chain),
         cmocka_unit_test(test_bad_input),
     };
