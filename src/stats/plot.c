@@ -6,98 +6,28 @@
  * per interval), mix (share per procedure), rank-temperature (iPcress thesis Figure 1,
  * log-log), runs (run-length histogram), hot-set (overlap and persistence per period
  * pair), concurrency (TBBT paper Figure 6: ops/s per window and policy).  A figure
- * without data still gets its files, with a "no data" label.
+ * without data still gets its files, with a "no data" label.  Files and the gnuplot run:
+ * util/gnuplot.h.
  */
 #include "stats/stats.h"
 
-#include <errno.h>
 #include <math.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "util/gnuplot.h"
 #include "util/util.h"
-
-#define TERM_SIZE "size 900,540"
 
 bool tbbt_stats_have_gnuplot(void)
 {
-    char *p = g_find_program_in_path("gnuplot");
-    bool ok = p != NULL;
-    g_free(p);
-    return ok;
+    return tbbt_gnuplot_available();
 }
 
-/* Writes text to DIR/name; 0 or -errno with err. */
-static int put_file(const char *dir, const char *name, const GString *text, char *err,
-                    size_t errlen)
-{
-    char *path = g_build_filename(dir, name, NULL);
-    GError *gerr = NULL;
-    int rc = 0;
-    if (!g_file_set_contents(path, text->str, (gssize)text->len, &gerr)) {
-        tbbt_errbuf(err, errlen, "cannot write '%s': %s", path, gerr->message);
-        g_error_free(gerr);
-        rc = -EIO;
-    }
-    g_free(path);
-    return rc;
-}
-
-/* Runs gnuplot NAME.gp in dir; 0 or -EIO with gnuplot's first error line in err. */
-static int run_gnuplot(const char *dir, const char *script, char *err, size_t errlen)
-{
-    char *argv[] = {"gnuplot", (char *)script, NULL};
-    char *out = NULL, *errs = NULL;
-    int status = 0;
-    GError *gerr = NULL;
-    if (!g_spawn_sync(dir, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &errs, &status,
-                      &gerr)) {
-        tbbt_errbuf(err, errlen, "cannot run gnuplot: %s", gerr->message);
-        g_error_free(gerr);
-        return -EIO;
-    }
-    int rc = 0;
-    if (!g_spawn_check_wait_status(status, NULL)) {
-        char *nl = errs ? strchr(g_strstrip(errs), '\n') : NULL;
-        if (nl)
-            *nl = '\0';
-        tbbt_errbuf(err, errlen, "gnuplot failed on '%s/%s': %s", dir, script,
-                    errs && *errs ? errs : "no message");
-        rc = -EIO;
-    }
-    g_free(out);
-    g_free(errs);
-    return rc;
-}
-
-/*
- * Writes NAME.dat and NAME.gp (setup, then plot_cmd, or a "no data" frame when has_data
- * is false) and runs gnuplot.
- */
+/* One figure of tbbt-stats (util/gnuplot.h). */
 static int figure(const char *dir, const char *name, const GString *dat, const char *setup,
                   const char *plot_cmd, bool has_data, char *err, size_t errlen)
 {
-    char *datname = g_strdup_printf("%s.dat", name), *gpname = g_strdup_printf("%s.gp", name);
-    GString *gp = g_string_new(NULL);
-    int rc;
-    g_string_append_printf(gp, "# tbbt-stats figure '%s': gnuplot %s\n", name, gpname);
-    g_string_append_printf(gp, "set datafile commentschars '#'\n%s\n", setup);
-    if (!has_data)
-        g_string_append(gp, "unset logscale\nset label 1 'no data' at graph 0.45, graph 0.5\n");
-    const char *cmd = has_data ? plot_cmd : "plot [0:1][0:1] 1/0 notitle";
-    g_string_append_printf(gp, "set terminal png %s\nset output '%s.png'\n%s\n", TERM_SIZE, name,
-                           cmd);
-    g_string_append_printf(gp, "set terminal svg %s\nset output '%s.svg'\n%s\nset output\n",
-                           TERM_SIZE, name, cmd);
-    rc = put_file(dir, datname, dat, err, errlen);
-    if (rc == 0)
-        rc = put_file(dir, gpname, gp, err, errlen);
-    if (rc == 0)
-        rc = run_gnuplot(dir, gpname, err, errlen);
-    g_string_free(gp, TRUE);
-    g_free(datname);
-    g_free(gpname);
-    return rc;
+    return tbbt_gnuplot_figure(dir, "tbbt-stats", name, dat, setup, plot_cmd, has_data, err,
+                               errlen);
 }
 
 static int fig_rate(const struct tbbt_stats *st, const char *dir, char *err, size_t errlen)
@@ -248,11 +178,9 @@ static int fig_sim(const struct tbbt_stats *st, const char *dir, char *err, size
 
 int tbbt_stats_plot(const struct tbbt_stats *st, const char *dir, char *err, size_t errlen)
 {
-    if (g_mkdir_with_parents(dir, 0777) != 0) {
-        int e = errno;
-        tbbt_errbuf(err, errlen, "cannot create '%s': %s", dir, strerror(e));
-        return -e;
-    }
+    int rc0 = tbbt_gnuplot_mkdir(dir, err, errlen);
+    if (rc0 < 0)
+        return rc0;
     int (*figs[])(const struct tbbt_stats *, const char *, char *, size_t) = {
         fig_rate, fig_mix, fig_temp, fig_runs, fig_hot, fig_sim,
     };

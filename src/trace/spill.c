@@ -524,7 +524,7 @@ int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec,
                     struct tbbt_spill_defs *defs)
 {
     uint32_t blen;
-    uint64_t present;
+    uint64_t present = 0;   /* set below (the length check guarantees it); for GCC */
     struct hdr h;
     struct cur c;
     int rc;

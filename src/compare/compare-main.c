@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tbbt-compare: compares an original TBBT trace with the trace of its replay, object by
+ * object, and reports operations matched, identical, missing and extra, the argument,
+ * status and reply differences, latency, timing on the wire and rates (text, --json,
+ * --plot).  The command line is in docs/tbbt-compare.md.  A thin shell over
+ * src/compare/.
+ */
+#include "compare/compare.h"
+#include "trace/trace.h"
+#include "util/exit-codes.h"
+#include "util/gnuplot.h"
+#include "util/json.h"
+#include "util/util.h"
+#include "tbbt-version.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct main_opts {
+    char *map_a, *map_b, *root_b, *speed, *json, *plot, *show, *horizon;
+    gboolean quiet, version;
+    char **args;
+};
+
+static int usage_error(const char *msg)
+{
+    fprintf(stderr, "tbbt-compare: %s\nTry 'tbbt-compare --help' for more information.\n", msg);
+    return TBBT_EXIT_USAGE;
+}
+
+static int print_version(void)
+{
+    printf("tbbt-compare (tbbt) %s\n", TBBT_VERSION);
+    printf("trace format %d.%d\n", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
+    printf("glib %u.%u.%u\n", glib_major_version, glib_minor_version, glib_micro_version);
+    return TBBT_EXIT_OK;
+}
+
+static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+    char *end;
+    errno = 0;
+    if (!g_ascii_isdigit(s[0]))
+        return false;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || *end || x < lo || x > hi)
+        return false;
+    *v = x;
+    return true;
+}
+
+/* Fills o from the option strings; 0, or an exit code after a message. */
+static int build_opts(const struct main_opts *m, struct tbbt_compare_opts *o)
+{
+    uint64_t v;
+
+    tbbt_compare_opts_init(o);
+    o->trace_a = m->args[0];
+    o->trace_b = m->args[1];
+    o->map_a = m->map_a;
+    o->map_b = m->map_b;
+    o->root_b = m->root_b;
+    if (m->speed) {
+        char *end;
+        errno = 0;
+        o->speed = strtod(m->speed, &end);
+        if (errno || end == m->speed || *end || !isfinite(o->speed) || o->speed <= 0 ||
+            o->speed > 1e6)
+            return usage_error("--speed: expected a factor > 0");
+    }
+    if (m->show) {
+        if (!parse_u64(m->show, 0, 1000, &v))
+            return usage_error("--show: expected a count 0..1000");
+        o->show = (uint32_t)v;
+    }
+    if (m->horizon && !parse_u64(m->horizon, 1, UINT32_MAX, &o->horizon))
+        return usage_error("--horizon: expected a count of operations >= 1");
+    return 0;
+}
+
+static int output(const struct main_opts *m, const struct tbbt_compare *c)
+{
+    char err[512];
+
+    if (!m->quiet) {
+        tbbt_compare_print(c, stdout);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            tbbt_log(TBBT_LOG_ERROR, "cannot write stdout: %s", strerror(errno));
+            return TBBT_EXIT_FAIL;
+        }
+    }
+    if (m->json) {
+        char *doc = tbbt_compare_json(c);
+        int rc = tbbt_json_write_file(m->json, doc);
+        g_free(doc);
+        if (rc < 0) {
+            tbbt_log(TBBT_LOG_ERROR, "cannot write '%s': %s", m->json, tbbt_strerror(rc));
+            return TBBT_EXIT_FAIL;
+        }
+    }
+    if (m->plot && tbbt_compare_plot(c, m->plot, err, sizeof(err)) < 0) {
+        tbbt_log(TBBT_LOG_ERROR, "%s", err);
+        return TBBT_EXIT_FAIL;
+    }
+    return TBBT_EXIT_OK;
+}
+
+static int run(const struct main_opts *m)
+{
+    struct tbbt_compare_opts o;
+    char err[1024] = "";
+    int rc = build_opts(m, &o);
+
+    if (rc)
+        return rc;
+    if (m->plot && !tbbt_gnuplot_available()) {
+        tbbt_log(TBBT_LOG_ERROR, "--plot needs gnuplot, which is not on PATH");
+        return TBBT_EXIT_FAIL;
+    }
+    struct tbbt_compare *c = tbbt_compare_new(&o);
+    if (tbbt_compare_run(c, err, sizeof(err)) < 0) {
+        tbbt_log(TBBT_LOG_ERROR, "%s", err);
+        rc = TBBT_EXIT_FAIL;
+    } else {
+        rc = output(m, c);
+    }
+    tbbt_compare_free(c);
+    return rc;
+}
+
+static void free_opts(struct main_opts *m)
+{
+    char *s[] = {m->map_a, m->map_b, m->root_b, m->speed, m->json, m->plot, m->show, m->horizon};
+    for (size_t i = 0; i < G_N_ELEMENTS(s); i++)
+        g_free(s[i]);
+    g_strfreev(m->args);
+}
+
+int main(int argc, char **argv)
+{
+    struct main_opts m = {0};
+    GOptionEntry entries[] = {
+        {"map-a", 0, 0, G_OPTION_ARG_FILENAME, &m.map_a,
+         "Hierarchy map of the original (default ORIGINAL.map)", "MAP"},
+        {"map-b", 0, 0, G_OPTION_ARG_FILENAME, &m.map_b,
+         "Hierarchy map of the replay (default REPLAY.map)", "MAP"},
+        {"root-b", 0, 0, G_OPTION_ARG_FILENAME, &m.root_b,
+         "Image root in the replay's map, e.g. img/tbbt-clone-0 (default: found)", "PATH"},
+        {"speed", 0, 0, G_OPTION_ARG_STRING, &m.speed,
+         "The replay's --speed in timestamp timing (default 1)", "X"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &m.json, "Write the results as JSON to FILE",
+         "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &m.plot,
+         "Write figures (.dat, .gp, .png, .svg) into DIR (needs gnuplot)", "DIR"},
+        {"show", 0, 0, G_OPTION_ARG_STRING, &m.show,
+         "Examples printed per difference (default 2; 0: none)", "N"},
+        {"horizon", 0, 0, G_OPTION_ARG_STRING, &m.horizon,
+         "How far (operations) the replay may run ahead of or behind the original "
+         "(default 32768)", "N"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &m.quiet, "No text summary", NULL},
+        {"version", 0, 0, G_OPTION_ARG_NONE, &m.version, "Print versions and exit", NULL},
+        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &m.args, NULL,
+         "ORIGINAL.tbbt REPLAY.tbbt"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *ctx = g_option_context_new(NULL);
+    GError *gerr = NULL;
+    int rc;
+
+    setlocale(LC_CTYPE, "");
+    tbbt_log_init("tbbt-compare", TBBT_LOG_WARN);
+    g_option_context_set_summary(ctx, "Compare an original TBBT trace with the trace of its "
+                                      "replay, object by object:\noperations matched, identical, "
+                                      "missing and extra; argument, status and reply\n"
+                                      "differences; latency, lag and rates.");
+    g_option_context_set_description(
+        ctx, "ORIGINAL.tbbt and REPLAY.tbbt are binary TBBT traces (files: the examples are\n"
+             "read in a second pass), each with its hierarchy map beside it.\n"
+             "Exit status: 0 compared (differences are results), 1 an input cannot be read,\n"
+             "2 usage error.  Algorithm and JSON keys: docs/tbbt-compare.md.\n");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
+        rc = usage_error(gerr->message);
+        g_error_free(gerr);
+    } else if (m.version) {
+        rc = print_version();
+    } else if (!m.args || g_strv_length(m.args) != 2) {
+        rc = usage_error("expected two traces: ORIGINAL.tbbt REPLAY.tbbt");
+    } else {
+        rc = run(&m);
+    }
+    g_option_context_free(ctx);
+    free_opts(&m);
+    return rc;
+}
