@@ -987,15 +987,56 @@ static uint32_t path_ncomp(const struct tbbt_ns *ns, uint32_t ref)
     return k;
 }
 
-/* The export root's depth: the components every mounted path shares. */
+/*
+ * A trace without MOUNT traffic (a capture of the NFS port only): the root is the
+ * handle the identity scan's hints put at the top of the most handles (the parent a
+ * LOOKUP or a ".." names, up to one that nothing names).  Ties go to the handle seen
+ * first.
+ */
+static void infer_root(struct tbbt_ns *ns)
+{
+    uint32_t *count, best = 0, best_n = 0;
+
+    if (ns->nh == 0)
+        return;
+    count = g_new0(uint32_t, ns->nh);
+    for (uint32_t h = 0; h < ns->nh; h++) {
+        uint32_t t = h, steps = 0;
+        if (!ns->hdir[h])
+            continue;
+        while (ns->hdir[t] && ns->hdir[t] - 1 != t && steps++ < 4096)
+            t = ns->hdir[t] - 1;
+        if (steps < 4096 && t < ns->nh)
+            count[t]++;
+    }
+    for (uint32_t h = 0; h < ns->nh; h++)
+        if (count[h] > best_n) {
+            best_n = count[h];
+            best = h;
+        }
+    g_free(count);
+    if (!best_n)
+        return;
+    ns->root = tbbt__ns_fh_resolve(ns, best);
+    tbbt__ns_set_type(ns, ns->root, TBBT_NS_DIR, false);
+    ns->st.root_inferred = 1;
+}
+
+/*
+ * Before the first record: the export root's depth, the components every mounted path
+ * shares; without MOUNT traffic, the root from the hints (infer_root()).
+ */
 static void mounts_prepare(struct tbbt_ns *ns)
 {
     uint32_t common = UINT32_MAX;
     const struct ns_mount *first;
 
     ns->mounts_ready = true;
-    if (!ns->mounts || ns->mounts->len == 0)
+    if (!ns->mounts || ns->mounts->len == 0) {
+        if (!ns->root && !ns->by_id && ns->hdir)
+            infer_root(ns);
         return;
+    }
     first = &g_array_index(ns->mounts, struct ns_mount, 0);
     for (guint i = 0; i < ns->mounts->len; i++) {
         const struct ns_mount *m = &g_array_index(ns->mounts, struct ns_mount, i);
@@ -1022,6 +1063,33 @@ static uint32_t mount_root(struct tbbt_ns *ns)
 }
 
 /*
+ * The handles (+ 1, 0 unknown) of the directories on a mounted path, bottom up from the
+ * mounted handle fh, as the identity scan's hints tell them: the ".." of a LOOKUP or
+ * READDIRPLUS names a directory's parent, a LOOKUP names a handle in its directory
+ * (that name must be the path's).  hs[k] is the directory named by component k.
+ */
+static void mount_hints(const struct tbbt_ns *ns, uint32_t path, uint32_t fh, uint32_t n,
+                        uint32_t *hs)
+{
+    const char *p;
+    size_t len;
+
+    hs[n - 1] = fh + 1;
+    for (uint32_t k = n - 1; k > ns->root_ncomp; k--) {
+        uint32_t h = hs[k] - 1, name;
+        if (h >= ns->nh || !ns->hdir[h])
+            return;
+        if (ns->hname[h]) {
+            path_comp(ns, path, k, &p, &len);
+            name = tbbt__ns_pool_find(&ns->pool, p, len);
+            if (name != ns->hname[h])
+                return;
+        }
+        hs[k - 1] = ns->hdir[h];
+    }
+}
+
+/*
  * Places mounted object x at its path under the root: a client that mounted
  * export/home/u1 works in home/u1.  Directories on the way that the model does not know
  * yet are made (they existed when the mount succeeded).  Nothing changes when x has a
@@ -1045,29 +1113,35 @@ static void place_mount(struct ctx *c, uint32_t fh, uint32_t x)
         ns->st.mount_conflicts++;       /* another handle for the root's path */
         return;
     }
+    uint32_t *hs = g_new0(uint32_t, n);
+    mount_hints(ns, m->path, fh, n, hs);
     for (uint32_t k = ns->root_ncomp; k < n; k++) {
         uint32_t name, child, l;
         path_comp(ns, m->path, k, &p, &len);
         name = tbbt__ns_pool_intern(&ns->pool, p, len);
         child = tbbt__ns_dent_child(ns, d, name);
+        l = tbbt__ns_dent_find(ns, d, name);
         if (k + 1 == n) {
             if (child || tbbt__ns_would_loop(ns, d, x)) {
                 ns->st.mount_conflicts += child != x;
-                return;
+                break;
             }
-            l = tbbt__ns_dent_find(ns, d, name);
             tbbt__ns_link_add(ns, d, name, x, sighting_time(c, d, l));
             ns->st.mounts_placed++;
-            return;
+            break;
         }
         if (!child) {
-            l = tbbt__ns_dent_find(ns, d, name);
-            child = tbbt__ns_obj_new(ns, TBBT_NS_DIR, 0);
+            /* the directory the hints name, if it has no place yet; else a new one */
+            child = hs[k] ? tbbt__ns_fh_resolve(ns, hs[k] - 1) : 0;
+            if (!child || child == ns->root || tbbt__ns_live_link(ns, child) ||
+                tbbt__ns_would_loop(ns, d, child))
+                child = tbbt__ns_obj_new(ns, TBBT_NS_DIR, 0);
             tbbt__ns_link_add(ns, d, name, child, sighting_time(c, d, l));
         }
         tbbt__ns_set_type(ns, child, TBBT_NS_DIR, false);
         d = child;
     }
+    g_free(hs);
 }
 
 static void op_mnt(struct ctx *c)
@@ -1077,8 +1151,6 @@ static void op_mnt(struct ctx *c)
 
     if (!c->ok || !TBBT_HAS(r, TBBT_F_NEW_FH) || c->ns->by_id)
         return;
-    if (!c->ns->mounts_ready)
-        mounts_prepare(c->ns);
     if (!c->ns->root)
         c->ns->root = mount_root(c->ns);
     x = tbbt__ns_fh_resolve(c->ns, r->new_fh);
@@ -1207,6 +1279,8 @@ static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, bool repli
     struct ctx c = { .ns = ns, .rec = rec };
     uint64_t t = rec->call_ns ? rec->call_ns : rec->reply_ns;
 
+    if (!ns->mounts_ready)
+        mounts_prepare(ns);
     ns->last_t = t = MIN(MAX(t, ns->last_t), NS_LIVE - 1);  /* NS_LIVE means "not gone" */
     c.t = t ? t : 1;
     c.op = tbbt__ns_op(rec);
