@@ -36,6 +36,23 @@ static void add_id(uint64_t *v, int *n, uint64_t id)
     v[(*n)++] = id;
 }
 
+/* A listing position: directory id at cookie, never 0 (a key of its own, see admit). */
+static uint64_t page_key(uint64_t id, uint64_t cookie)
+{
+    uint64_t k = (id * 0x9e3779b97f4a7c15ull) ^ (cookie * 0xc2b2ae3d27d4eb4full);
+    return (k ^ (k >> 29)) | 1u;
+}
+
+static void page_sets(const struct tbbt_trace_rec *rec, uint64_t id, struct tbbt_fsdep_sets *s)
+{
+    if (!id)
+        return;
+    if (TBBT_HAS(rec, TBBT_F_COOKIE) && rec->cookie != 0)
+        s->page_r = page_key(id, rec->cookie);
+    if (TBBT_HAS(rec, TBBT_F_ENTRIES) && rec->n_entries > 0)
+        s->page_w = page_key(id, rec->entries[rec->n_entries - 1].cookie);
+}
+
 void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s)
 {
     uint64_t id = TBBT_HAS(rec, TBBT_F_ID) ? rec->id : 0;
@@ -43,12 +60,16 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     uint64_t obj = TBBT_HAS(rec, TBBT_F_ID_OBJ) ? rec->id_obj : 0;
     uint64_t old = TBBT_HAS(rec, TBBT_F_ID_OLD) ? rec->id_old : 0;
     s->nr = s->nw = 0;
+    s->page_r = s->page_w = 0;
     switch (tbbt_ns_op(rec)) {
+    case TBBT_NS_OP_READDIR:
+    case TBBT_NS_OP_READDIRPLUS:
+        page_sets(rec, id, s);
+        add_id(s->r, &s->nr, id);
+        break;
     case TBBT_NS_OP_ATTR:
     case TBBT_NS_OP_READLINK:
     case TBBT_NS_OP_READ:
-    case TBBT_NS_OP_READDIR:
-    case TBBT_NS_OP_READDIRPLUS:
         add_id(s->r, &s->nr, id);
         break;
     case TBBT_NS_OP_LOOKUP:
@@ -195,6 +216,17 @@ static void write_obj(struct tbbt_fsdep *t, uint64_t seq, struct objlock *o)
     o->writer = seq + 1;
 }
 
+/*
+ * Listing positions live in a key space of their own: bit 63 set (object keys are
+ * clone << 32 | ID, IDs below 2^32 and clones below 2^31), the rest a hash of the
+ * position and the clone.  A collision only adds a needless wait.
+ */
+static uint64_t page_lock_key(uint32_t clone, uint64_t page)
+{
+    uint64_t k = page ^ ((uint64_t)clone * 0xff51afd7ed558ccdull);
+    return (k & ~(UINT64_C(1) << 63)) | (UINT64_C(1) << 63);
+}
+
 void tbbt_fsdep_admit(struct tbbt_fsdep *t, uint64_t seq, uint32_t clone,
                       const struct tbbt_fsdep_sets *s)
 {
@@ -203,4 +235,8 @@ void tbbt_fsdep_admit(struct tbbt_fsdep *t, uint64_t seq, uint32_t clone,
         read_obj(t, seq, get(t, base | s->r[i]));
     for (int i = 0; i < s->nw; i++)
         write_obj(t, seq, get(t, base | s->w[i]));
+    if (s->page_r)
+        read_obj(t, seq, get(t, page_lock_key(clone, s->page_r)));
+    if (s->page_w)
+        write_obj(t, seq, get(t, page_lock_key(clone, s->page_w)));
 }

@@ -27,6 +27,10 @@
 struct tbbt_fsdep_sets {
     uint64_t r[TBBT_FSDEP_MAX_OBJS], w[TBBT_FSDEP_MAX_OBJS];
     int nr, nw;
+    /* READDIR(PLUS) paging: a page that continues a listing reads the position (its
+     * directory and cookie) that the page before it writes (the cookie of its last
+     * entry), so it goes out only once that page has answered.  0: none. */
+    uint64_t page_r, page_w;
 };
 
 /*
@@ -35,7 +39,9 @@ struct tbbt_fsdep_sets {
  * COMMIT: the object; CREATE, MKDIR, SYMLINK, MKNOD: the directory and the object made,
  * which the reply writes; REMOVE, RMDIR: the directory and the object removed; RENAME:
  * both directories, the object moved and the one replaced; LINK: the file and the
- * directory).  IDs of 0 are left out.  Thread-safe.
+ * directory).  IDs of 0 are left out.  READDIR and READDIRPLUS also get their listing
+ * positions (page_r: the cookie a continuation starts from; page_w: the cookie of the
+ * page's last traced entry).  Thread-safe.
  */
 void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s);
 

@@ -1,0 +1,3 @@
+# FS-dependency order (src/player/fsdep.c): Table 4's object sets, the locks, and the
+# READDIR(PLUS) paging positions.
+tbbt_unit_test(test-fsdep tbbt_play_fsdep)
