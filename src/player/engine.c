@@ -659,17 +659,18 @@ static int next_record(struct eng *e, struct tbbt_trace_reader *r, struct stage 
 
 /*
  * Trace fields the player never reads: the reader steps over them instead of decoding
- * up to three attribute sets and three wcc sets per record.  --verify's end-state sizes
- * need the object's attributes.
+ * up to two more attribute sets and three wcc sets per record.  The object's
+ * attributes are read: replies are checked against them (rx_check()).
  */
 static uint64_t unused_fields(const struct tbbt_engine_opts *o)
 {
     static const enum tbbt_field unused[] = {
         TBBT_F_FH, TBBT_F_FH2, TBBT_F_NEW_FH, TBBT_F_OBJ_PRE, TBBT_F_DIR_ATTR, TBBT_F_DIR_PRE,
-        TBBT_F_DIR2_ATTR, TBBT_F_DIR2_PRE, TBBT_F_EOF, TBBT_F_COMMITTED,
+        TBBT_F_DIR2_ATTR, TBBT_F_DIR2_PRE, TBBT_F_COMMITTED,
         TBBT_F_WRITEVERF, TBBT_F_ACCESS_RES, TBBT_F_INFO,
     };
-    uint64_t m = o->sizes ? 0 : (uint64_t)1 << TBBT_F_OBJ_ATTR;
+    uint64_t m = 0;   /* obj_attr and eof: the replies are checked against them */
+    (void)o;
     for (size_t i = 0; i < G_N_ELEMENTS(unused); i++)
         m |= (uint64_t)1 << unused[i];
     return m;
@@ -1301,8 +1302,48 @@ static void event_complete(struct eng *e, const struct rxdone *d, const char *wh
             d->recv_ns - e->start_ns, what, d->nfs);
 }
 
+/*
+ * The reply of s, answered with the status the trace recorded, against the traced
+ * reply: the object's post-operation type, mode, owner, group, size (regular files and
+ * symbolic links) and link count (not directories: their size and link count follow
+ * subdirectories and entries the trace never saw), and for READDIR(PLUS) the number of
+ * entries and EOF.  A difference means the image or the server is not as traced, even
+ * when every status matched.  Receive thread (it owns rep).
+ */
+static void rx_check(struct tbbt_report *rep, const struct slot *s, uint32_t vers, uint32_t proc)
+{
+    const struct tbbt_trace_rec *r = &s->rec;
+    struct tbbt_fattr a;
+    uint32_t n;
+    bool eof;
+
+    if (TBBT_HAS(r, TBBT_F_OBJ_ATTR) && tbbt_nfsreq_post_attr(vers, proc, &s->res, &a)) {
+        const struct tbbt_fattr *t = &r->obj_attr;
+        bool sized = t->type == 1 || t->type == 5;
+        if (t->type != a.type)
+            tbbt_report_mismatch(rep, r->prog, r->proc, "type");
+        if ((t->mode & 07777u) != (a.mode & 07777u))
+            tbbt_report_mismatch(rep, r->prog, r->proc, "mode");
+        if (t->uid != a.uid)
+            tbbt_report_mismatch(rep, r->prog, r->proc, "uid");
+        if (t->gid != a.gid)
+            tbbt_report_mismatch(rep, r->prog, r->proc, "gid");
+        if (sized && t->type == a.type && t->size != a.size)
+            tbbt_report_mismatch(rep, r->prog, r->proc, "size");
+        if (t->type != 2 && t->type == a.type && t->nlink != a.nlink)
+            tbbt_report_mismatch(rep, r->prog, r->proc, "nlink");
+    }
+    if (TBBT_HAS(r, TBBT_F_ENTRIES) && !(r->flags & TBBT_RF_REPLY_TRUNC) &&
+        tbbt_nfsreq_readdir_count(vers, proc, &s->res, &n, &eof)) {
+        if (n != r->n_entries)
+            tbbt_report_mismatch(rep, r->prog, r->proc, "entries");
+        if (TBBT_HAS(r, TBBT_F_EOF) && eof != (r->eof != 0))
+            tbbt_report_mismatch(rep, r->prog, r->proc, "eof");
+    }
+}
+
 /* Outside mu: decodes what the player needs from a reply, then frees the results. */
-static void rx_extract(const struct tbbt_rpcconn_reply *rp, struct rxdone *d)
+static void rx_extract(struct eng *e, const struct tbbt_rpcconn_reply *rp, struct rxdone *d)
 {
     struct slot *s = rp->arg;
     const struct tbbt_trace_rec *r = &s->rec;
@@ -1321,6 +1362,8 @@ static void rx_extract(const struct tbbt_rpcconn_reply *rp, struct rxdone *d)
         d->fhlen = tbbt_nfsreq_new_fh(vers, proc, &s->res, d->fh);
         d->tail = tbbt_nfsreq_readdir_tail(vers, proc, &s->res, &d->cookie, &d->verf, &(bool){0});
     }
+    if (s->xres && s->checked && !s->fixup && d->nfs == s->expected)
+        rx_check(e->rep_rx, s, vers, proc);
     if (s->xres)
         xdr_free(s->xres, (char *)&s->res);
 }
@@ -1467,7 +1510,7 @@ static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n
                      struct rxdone *d, struct txctx *t)
 {
     for (int i = 0; i < n; i++)
-        rx_extract(&reps[i], &d[i]);
+        rx_extract(e, &reps[i], &d[i]);
     rx_cookies(e, d, (unsigned)n);
     if (n > 0)
         atomic_store_explicit(&e->last_reply_ns, tbbt_now_ns(), memory_order_relaxed);

@@ -450,7 +450,8 @@ static bool_t xdr_lookup3_fh(XDR *x, LOOKUP3res *r)
 {
     if (!xdr_nfsstat3(x, &r->status))
         return FALSE;
-    return r->status != NFS3_OK || xdr_nfs_fh3(x, &r->LOOKUP3res_u.resok.object);
+    return r->status != NFS3_OK || (xdr_nfs_fh3(x, &r->LOOKUP3res_u.resok.object) &&
+                                     xdr_post_op_attr(x, &r->LOOKUP3res_u.resok.obj_attributes));
 }
 
 #define MADE3_FH(name, type, member)                                                  \
@@ -458,8 +459,25 @@ static bool_t xdr_lookup3_fh(XDR *x, LOOKUP3res *r)
     {                                                                                  \
         if (!xdr_nfsstat3(x, &r->status))                                              \
             return FALSE;                                                              \
-        return r->status != NFS3_OK || xdr_post_op_fh3(x, &r->member.resok.obj);       \
+        return r->status != NFS3_OK || (xdr_post_op_fh3(x, &r->member.resok.obj) &&    \
+                                         xdr_post_op_attr(x, &r->member.resok.obj_attributes)); \
     }
+
+/*
+ * READLINK and READ: the status and the object's attributes, which both arms of the
+ * result start with; the link text and the data are left undecoded.
+ */
+static bool_t xdr_readlink3_attr(XDR *x, READLINK3res *r)
+{
+    return xdr_nfsstat3(x, &r->status) &&
+           xdr_post_op_attr(x, &r->READLINK3res_u.resok.symlink_attributes);
+}
+
+static bool_t xdr_read3_attr(XDR *x, READ3res *r)
+{
+    return xdr_nfsstat3(x, &r->status) &&
+           xdr_post_op_attr(x, &r->READ3res_u.resok.file_attributes);
+}
 MADE3_FH(xdr_create3_fh, CREATE3res, CREATE3res_u)
 MADE3_FH(xdr_mkdir3_fh, MKDIR3res, MKDIR3res_u)
 MADE3_FH(xdr_symlink3_fh, SYMLINK3res, SYMLINK3res_u)
@@ -471,24 +489,29 @@ MADE3_FH(xdr_mknod3_fh, MKNOD3res, MKNOD3res_u)
 #define RES(fn, member) X(fn), sizeof(((union tbbt_nfsreq_res *)0)->member)
 
 /*
- * Fields each procedure needs; beyond these, need_of(): CREATE EXCLUSIVE needs createverf,
+ * Decoders: every NFSv3 result the player reads the object's post-operation attributes
+ * of (checked against the trace, tbbt_nfsreq_post_attr()), its new handle or its
+ * directory positions.  Results of REMOVE, RMDIR and RENAME (directory attributes only)
+ * are not decoded.  Fields each procedure needs; beyond these, need_of(): CREATE EXCLUSIVE needs createverf,
  * MKNOD CHR/BLK needs rdev.  Optional, with their defaults: sattr (set nothing; SETATTR
  * needs it), WRITE stable (UNSTABLE), readdir cookieverf (0).
  */
 static const struct proc_desc procs3[] = {
     [NFSPROC3_NULL] = { 0, 0, NULL, X(encode_void), NULL, 0 },
-    [NFSPROC3_GETATTR] = { ID, USE_ID, b3_obj, X(xdr_GETATTR3args), NULL, 0 },
+    [NFSPROC3_GETATTR] = { ID, USE_ID, b3_obj, X(xdr_GETATTR3args),
+                           RES(xdr_GETATTR3res, getattr3) },
     [NFSPROC3_SETATTR] = { ID | F(TBBT_F_SATTR), USE_ID, b3_setattr, X(xdr_SETATTR3args),
-                           NULL, 0 },
+                           RES(xdr_SETATTR3res, setattr3) },
     [NFSPROC3_LOOKUP] = { DIROP, USE_ID, b3_dirop, X(xdr_LOOKUP3args),
                           RES(xdr_lookup3_fh, lookup3) },
-    [NFSPROC3_ACCESS] = { ID | F(TBBT_F_ACCESS), USE_ID, b3_access, X(xdr_ACCESS3args), NULL,
-                          0 },
-    [NFSPROC3_READLINK] = { ID, USE_ID, b3_obj, X(xdr_READLINK3args), NULL, 0 },
+    [NFSPROC3_ACCESS] = { ID | F(TBBT_F_ACCESS), USE_ID, b3_access, X(xdr_ACCESS3args),
+                          RES(xdr_ACCESS3res, access3) },
+    [NFSPROC3_READLINK] = { ID, USE_ID, b3_obj, X(xdr_READLINK3args),
+                            RES(xdr_readlink3_attr, readlink3) },
     [NFSPROC3_READ] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b3_read,
-                        X(xdr_READ3args), NULL, 0 },
+                        X(xdr_READ3args), RES(xdr_read3_attr, read3) },
     [NFSPROC3_WRITE] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b3_write,
-                         X(xdr_WRITE3args), NULL, 0 },
+                         X(xdr_WRITE3args), RES(xdr_WRITE3res, write3) },
     [NFSPROC3_CREATE] = { DIROP | F(TBBT_F_CREATEMODE), USE_ID, b3_create, X(xdr_CREATE3args),
                           RES(xdr_create3_fh, create3) },
     [NFSPROC3_MKDIR] = { DIROP, USE_ID, b3_mkdir, X(xdr_MKDIR3args),
@@ -502,17 +525,18 @@ static const struct proc_desc procs3[] = {
     [NFSPROC3_RENAME] = { DIROP | F(TBBT_F_ID2) | F(TBBT_F_NAME2), USE_ID | USE_ID2, b3_rename,
                           X(xdr_RENAME3args), NULL, 0 },
     [NFSPROC3_LINK] = { ID | F(TBBT_F_ID2) | F(TBBT_F_NAME2), USE_ID | USE_ID2, b3_link,
-                        X(xdr_LINK3args), NULL, 0 },
+                        X(xdr_LINK3args), RES(xdr_LINK3res, link3) },
     [NFSPROC3_READDIR] = { ID | F(TBBT_F_COOKIE) | F(TBBT_F_COUNT), USE_ID, b3_readdir,
                            X(xdr_READDIR3args), RES(xdr_READDIR3res, readdir3) },
     [NFSPROC3_READDIRPLUS] = { ID | F(TBBT_F_COOKIE) | F(TBBT_F_DIRCOUNT) | F(TBBT_F_MAXCOUNT),
                                USE_ID, b3_readdirplus, X(xdr_READDIRPLUS3args),
                                RES(xdr_READDIRPLUS3res, readdirplus3) },
-    [NFSPROC3_FSSTAT] = { ID, USE_ID, b3_obj, X(xdr_FSSTAT3args), NULL, 0 },
-    [NFSPROC3_FSINFO] = { ID, USE_ID, b3_obj, X(xdr_FSINFO3args), NULL, 0 },
-    [NFSPROC3_PATHCONF] = { ID, USE_ID, b3_obj, X(xdr_PATHCONF3args), NULL, 0 },
+    [NFSPROC3_FSSTAT] = { ID, USE_ID, b3_obj, X(xdr_FSSTAT3args), RES(xdr_FSSTAT3res, fsstat3) },
+    [NFSPROC3_FSINFO] = { ID, USE_ID, b3_obj, X(xdr_FSINFO3args), RES(xdr_FSINFO3res, fsinfo3) },
+    [NFSPROC3_PATHCONF] = { ID, USE_ID, b3_obj, X(xdr_PATHCONF3args),
+                            RES(xdr_PATHCONF3res, pathconf3) },
     [NFSPROC3_COMMIT] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b3_read,
-                          X(xdr_COMMIT3args), NULL, 0 },
+                          X(xdr_COMMIT3args), RES(xdr_COMMIT3res, commit3) },
 };
 
 /* ROOT and WRITECACHE have no entry (xargs NULL): nothing to replay. */
@@ -797,4 +821,96 @@ bool tbbt_nfsreq_readdir_tail(uint32_t vers, uint32_t proc, const union tbbt_nfs
     if (vers == 2 && proc == NFSPROC_READDIR)
         return tail2(&res->readdir2, cookie, verf, eof);
     return false;
+}
+
+/* The object's post-operation attributes of a decoded NFSv3 result, or NULL. */
+static const post_op_attr *post_attr3(uint32_t proc, const union tbbt_nfsreq_res *r)
+{
+    switch (proc) {
+    case NFSPROC3_SETATTR: return &r->setattr3.SETATTR3res_u.resok.obj_wcc.after;
+    case NFSPROC3_LOOKUP:
+        return r->lookup3.status == NFS3_OK ? &r->lookup3.LOOKUP3res_u.resok.obj_attributes
+                                            : NULL;
+    case NFSPROC3_ACCESS: return &r->access3.ACCESS3res_u.resok.obj_attributes;
+    case NFSPROC3_READLINK: return &r->readlink3.READLINK3res_u.resok.symlink_attributes;
+    case NFSPROC3_READ: return &r->read3.READ3res_u.resok.file_attributes;
+    case NFSPROC3_WRITE: return &r->write3.WRITE3res_u.resok.file_wcc.after;
+    case NFSPROC3_CREATE:
+        return r->create3.status == NFS3_OK ? &r->create3.CREATE3res_u.resok.obj_attributes
+                                            : NULL;
+    case NFSPROC3_MKDIR:
+        return r->mkdir3.status == NFS3_OK ? &r->mkdir3.MKDIR3res_u.resok.obj_attributes : NULL;
+    case NFSPROC3_SYMLINK:
+        return r->symlink3.status == NFS3_OK
+                   ? &r->symlink3.SYMLINK3res_u.resok.obj_attributes : NULL;
+    case NFSPROC3_MKNOD:
+        return r->mknod3.status == NFS3_OK ? &r->mknod3.MKNOD3res_u.resok.obj_attributes : NULL;
+    case NFSPROC3_LINK: return &r->link3.LINK3res_u.resok.file_attributes;
+    case NFSPROC3_FSSTAT: return &r->fsstat3.FSSTAT3res_u.resok.obj_attributes;
+    case NFSPROC3_FSINFO: return &r->fsinfo3.FSINFO3res_u.resok.obj_attributes;
+    case NFSPROC3_PATHCONF: return &r->pathconf3.PATHCONF3res_u.resok.obj_attributes;
+    case NFSPROC3_COMMIT: return &r->commit3.COMMIT3res_u.resok.file_wcc.after;
+    default: return NULL;
+    }
+}
+
+static void fattr_of(const fattr3 *a, struct tbbt_fattr *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->type = a->type;
+    out->mode = a->mode;
+    out->nlink = a->nlink;
+    out->uid = a->uid;
+    out->gid = a->gid;
+    out->size = a->size;
+    out->used = a->used;
+    out->rdev = (uint64_t)a->rdev.specdata1 << 32 | a->rdev.specdata2;
+    out->fsid = a->fsid;
+    out->fileid = a->fileid;
+}
+
+bool tbbt_nfsreq_post_attr(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
+                           struct tbbt_fattr *out)
+{
+    if (vers != 3)
+        return false;
+    if (proc == NFSPROC3_GETATTR) {
+        if (res->getattr3.status != NFS3_OK)
+            return false;
+        fattr_of(&res->getattr3.GETATTR3res_u.resok.obj_attributes, out);
+        return true;
+    }
+    const post_op_attr *p = post_attr3(proc, res);
+    if (!p || !p->attributes_follow)
+        return false;
+    fattr_of(&p->post_op_attr_u.attributes, out);
+    return true;
+}
+
+bool tbbt_nfsreq_readdir_count(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
+                               uint32_t *n, bool *eof)
+{
+    uint32_t k = 0;
+
+    if (vers == 3 && proc == NFSPROC3_READDIR && res->readdir3.status == NFS3_OK) {
+        for (const entry3 *e = res->readdir3.READDIR3res_u.resok.reply.entries; e;
+             e = e->nextentry)
+            k++;
+        *eof = res->readdir3.READDIR3res_u.resok.reply.eof != 0;
+    } else if (vers == 3 && proc == NFSPROC3_READDIRPLUS &&
+               res->readdirplus3.status == NFS3_OK) {
+        for (const entryplus3 *e = res->readdirplus3.READDIRPLUS3res_u.resok.reply.entries; e;
+             e = e->nextentry)
+            k++;
+        *eof = res->readdirplus3.READDIRPLUS3res_u.resok.reply.eof != 0;
+    } else if (vers == 2 && proc == NFSPROC_READDIR && res->readdir2.status == NFS_OK) {
+        for (const nfs2_entry *e = res->readdir2.nfs2_readdirres_u.readdirok.entries; e;
+             e = e->nextentry)
+            k++;
+        *eof = res->readdir2.nfs2_readdirres_u.readdirok.eof != 0;
+    } else {
+        return false;
+    }
+    *n = k;
+    return true;
 }

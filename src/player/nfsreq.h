@@ -159,13 +159,25 @@ int tbbt_nfsreq_needs(const struct tbbt_trace_rec *rec, uint64_t ids[2]);
 void tbbt_nfsreq_set_cookie(struct tbbt_nfsreq *q, uint64_t cookie, uint64_t verf);
 
 /*
- * Results the player decodes: NFSv3 LOOKUP, CREATE, MKDIR, SYMLINK, MKNOD, READDIR,
- * READDIRPLUS and NFSv2 LOOKUP, CREATE, MKDIR (diropres) and READDIR.  For these
- * q->xres is set; for all others it is NULL.  Decode only with q->xres into zeroed
- * storage of at least q->res_size bytes; release with xdr_free(q->xres, res) in the
- * scope that decoded it.
+ * Results the player decodes: every NFSv3 procedure but NULL, REMOVE, RMDIR and RENAME
+ * (LOOKUP and the CREATE-like ones up to the object's attributes, READLINK and READ up
+ * to them: not the link text, not the data), and NFSv2 LOOKUP, CREATE, MKDIR (diropres)
+ * and READDIR.  For these q->xres is set; for all others it is NULL.  Decode only with
+ * q->xres into zeroed storage of at least q->res_size bytes; release with
+ * xdr_free(q->xres, res) in the scope that decoded it.
  */
 union tbbt_nfsreq_res {
+    GETATTR3res getattr3;
+    SETATTR3res setattr3;
+    ACCESS3res access3;
+    READLINK3res readlink3;
+    READ3res read3;
+    WRITE3res write3;
+    LINK3res link3;
+    FSSTAT3res fsstat3;
+    FSINFO3res fsinfo3;
+    PATHCONF3res pathconf3;
+    COMMIT3res commit3;
     LOOKUP3res lookup3;
     CREATE3res create3;
     MKDIR3res mkdir3;
@@ -204,5 +216,20 @@ uint32_t tbbt_nfsreq_new_fh(uint32_t vers, uint32_t proc, const union tbbt_nfsre
  */
 bool tbbt_nfsreq_readdir_tail(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
                               uint64_t *cookie, uint64_t *verf, bool *eof);
+
+/*
+ * The post-operation attributes of the object an NFSv3 result (decoded with q->xres)
+ * describes: GETATTR's; the wcc "after" of SETATTR, WRITE, COMMIT; the object's of
+ * LOOKUP and the CREATE-like procedures (when OK); of ACCESS, READLINK, READ, LINK (the
+ * file), FSSTAT, FSINFO, PATHCONF.  Fills *out (type, mode with its type bits, nlink,
+ * uid, gid, size, used, rdev, fsid, fileid; no times) and returns true when the server
+ * sent them.  NFSv2 and other procedures: false.  res borrowed.
+ */
+bool tbbt_nfsreq_post_attr(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
+                           struct tbbt_fattr *out);
+
+/* READDIR(PLUS) results with status OK: the number of entries (*n) and *eof; true. */
+bool tbbt_nfsreq_readdir_count(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
+                               uint32_t *n, bool *eof);
 
 #endif
