@@ -78,6 +78,8 @@ struct slot {
     bool sent;                  /* went out at least once */
     bool cookie_mapped;         /* cookie[] holds the server's cookie for a resend */
     bool client_held;           /* was held back at --client-outstanding (counted once) */
+    bool racy;                  /* overlapped in the trace with a request that changes one
+                                   of its objects: its traced reply is not checked */
     uint64_t cookie[2];         /* READDIR(PLUS) continuation: server cookie, verifier */
     int32_t expected;
     uint32_t xid;
@@ -86,7 +88,8 @@ struct slot {
     uint64_t send_ns;
     uint64_t reply_key;         /* the trace's reply time, NO_REPLY_KEY if none */
     xdrproc_t xres;             /* decoder of the results of the call in flight, or NULL */
-    uint32_t ndeps;             /* fsdep: holders it still waits for */
+    uint32_t ndeps;             /* earlier requests on the same objects it still waits for
+                                   (fsdep.h; both orders) */
     uint32_t nwaiters, wcap;
     uint64_t *waiters;          /* fsdep: requests waiting for this one */
     union tbbt_nfsreq_res res;  /* results decoded by the receive side */
@@ -244,10 +247,53 @@ static bool live(uint64_t seq, void *arg)
     return s->seq == seq && s->state != S_DONE && s->state != S_FREE;
 }
 
+/* The object whose post-operation attributes rec's reply shows (rx_check()), 0 if none. */
+static uint64_t checked_obj(const struct tbbt_trace_rec *rec)
+{
+    switch (tbbt_ns_op(rec)) {
+    case TBBT_NS_OP_LOOKUP: case TBBT_NS_OP_CREATE: case TBBT_NS_OP_MKDIR:
+    case TBBT_NS_OP_SYMLINK: case TBBT_NS_OP_MKNOD:
+        return TBBT_HAS(rec, TBBT_F_ID_OBJ) ? rec->id_obj : 0;
+    default:
+        return TBBT_HAS(rec, TBBT_F_ID) ? rec->id : 0;
+    }
+}
+
+/* True if a writes the object whose attributes b's reply shows. */
+static bool writes_checked(const struct tbbt_trace_rec *a, const struct tbbt_trace_rec *b)
+{
+    uint64_t x = checked_obj(b);
+    struct tbbt_fsdep_sets sa;
+    if (!x)
+        return false;
+    tbbt_fsdep_sets(a, &sa);
+    for (int i = 0; i < sa.nw; i++)
+        if (sa.w[i] == x)
+            return true;
+    return false;
+}
+
+/*
+ * waiter, admitted after holder, uses one of holder's objects.  It waits for holder,
+ * unless the trace shows the traced server answering waiter first: the two overlapped
+ * (waiter was called while holder was in progress) and waiter's reply came first, so
+ * the server handled waiter first (a GETATTR that saw the size from before a slow WRITE
+ * another client had under way).  Then the two go as they may; without the trace's
+ * reply times, waiter waits.
+ */
 static void add_dep(uint64_t holder, uint64_t waiter, void *arg)
 {
     struct eng *e = arg;
     struct slot *h = S(e, holder), *w = S(e, waiter);
+    /* Overlapping in the trace, one of them changing the object whose attributes the
+     * other's reply shows: that reply depends on how the traced server interleaved them. */
+    if (w->rec.call_ns < h->reply_key) {
+        h->racy |= writes_checked(&w->rec, &h->rec);
+        w->racy |= writes_checked(&h->rec, &w->rec);
+    }
+    if (h->reply_key != NO_REPLY_KEY && w->reply_key != NO_REPLY_KEY &&
+        w->reply_key < h->reply_key)
+        return;
     if (h->nwaiters == h->wcap) {
         h->wcap = MAX(4, h->wcap * 2);
         h->waiters = g_renew(uint64_t, h->waiters, h->wcap);
@@ -378,7 +424,7 @@ static void complete_locked(struct eng *e, struct slot *s)
         struct slot *ws = S(e, w);
         if (ws->seq != w || ws->ndeps == 0)
             continue;
-        if (--ws->ndeps == 0 && ws->state == S_WAIT)
+        if (--ws->ndeps == 0 && ws->state == S_WAIT && e->o->order == TBBT_ORDER_FSDEP)
             ready_push(e, ready_key(e, ws), w);
     }
     s->nwaiters = 0;
@@ -450,13 +496,16 @@ static void admit_locked(struct eng *e, uint64_t upto)
     for (uint64_t q = e->admitted; q < upto; q++) {
         struct slot *s = S(e, q);
         s->state = S_WAIT;
-        if (e->o->order == TBBT_ORDER_FSDEP) {
-            struct tbbt_fsdep_sets sets;
-            tbbt_fsdep_sets(&s->rec, &sets);
-            tbbt_fsdep_admit(e->locks, q, s->clone, &sets);
-            if (s->ndeps == 0)
-                ready_push(e, ready_key(e, s), q);
-        }
+        /* Both orders take the object locks: fsdep is made of them; conservative order
+         * adds them to its own rule, so that two requests on one object that overlapped
+         * in the trace (two clients taking one lock file) reach the server in the order
+         * they were called, as the traced server saw them, not in whichever order its
+         * threads pick them up. */
+        struct tbbt_fsdep_sets sets;
+        tbbt_fsdep_sets(&s->rec, &sets);
+        tbbt_fsdep_admit(e->locks, q, s->clone, &sets);
+        if (e->o->order == TBBT_ORDER_FSDEP && s->ndeps == 0)
+            ready_push(e, ready_key(e, s), q);
     }
     e->admitted = upto;
     if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
@@ -494,7 +543,7 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->jb_tries = 0;
     s->jb_first_ns = 0;
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
-    s->cookie_mapped = s->client_held = false;
+    s->cookie_mapped = s->client_held = s->racy = false;
     s->ndeps = 0;
     s->nwaiters = 0;
     s->op = (uint8_t)tbbt_ns_op(r);
@@ -778,8 +827,8 @@ static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due
             tbbt_heap_pop(h);
         if (top && top->key <= s->rec.call_ns)
             continue;   /* a request whose trace reply came before this call is pending */
-        if (needs_pending(e, s))
-            continue;
+        if (s->ndeps || needs_pending(e, s))
+            continue;   /* an earlier request on one of its objects is pending */
         if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
             *due = MIN(*due, s->sched_ns);
             continue;
@@ -1289,6 +1338,7 @@ struct rxdone {
     int32_t nfs;             /* NFS status when OK, else -1 */
     uint32_t fhlen;
     bool tail;
+    bool racy;               /* its reply was not checked (struct slot racy) */
     uint64_t cookie, verf;
     uint64_t lat_ns, recv_ns;
     uint8_t fh[TBBT_HANDLE_MAX];  /* last: rx_extract() clears everything before it */
@@ -1362,8 +1412,12 @@ static void rx_extract(struct eng *e, const struct tbbt_rpcconn_reply *rp, struc
         d->fhlen = tbbt_nfsreq_new_fh(vers, proc, &s->res, d->fh);
         d->tail = tbbt_nfsreq_readdir_tail(vers, proc, &s->res, &d->cookie, &d->verf, &(bool){0});
     }
-    if (s->xres && s->checked && !s->fixup && d->nfs == s->expected)
-        rx_check(e->rep_rx, s, vers, proc);
+    if (s->xres && s->checked && !s->fixup && d->nfs == s->expected) {
+        if (!s->racy)
+            rx_check(e->rep_rx, s, vers, proc);
+        else
+            d->racy = true;
+    }
     if (s->xres)
         xdr_free(s->xres, (char *)&s->res);
 }
@@ -1462,6 +1516,7 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         return;
     }
     e->c.ops_completed++;
+    e->c.replies_racy += d->racy;
     tbbt_report_op(e->rep_rx, s->rec.prog, s->rec.proc, d->lat_ns, now);
     if (!s->checked) {
         e->c.unchecked++;

@@ -162,6 +162,9 @@ struct tbbt_report_counts {
     double jukebox_wait_seconds;      /* summed over those operations: first JUKEBOX to
                                          the final reply */
     double jukebox_wait_max_seconds;  /* the longest of them */
+    uint64_t replies_racy;     /* replies not checked against the trace's: the request
+                                  overlapped in the trace with one that changes one of its
+                                  objects (their order on the traced server is unknown) */
     const char *grace;         /* the probe before the replay (grace.h): "no", "yes",
                                   "unknown"; NULL: not probed (borrowed) */
     double grace_wait_seconds; /* waited before the replay for the grace period to end */
@@ -195,7 +198,7 @@ struct tbbt_report_verify {
  * all {count, mean_us, p50_us, p90_us, p99_us, max_us}, procedures {label: {same}} (by
  * count), verify {ok, mismatches, checked}, reply_mismatches,
  * reply_mismatches_by_kind {kind: n}, jukebox {replies, ops, gave_up, wait_seconds,
- * wait_max_seconds}, grace {state, waited_seconds} (state null when not probed), lag
+ * wait_max_seconds}, replies_racy, grace {state, waited_seconds} (state null when not probed), lag
  * (timestamp timing only, else null) {seconds_behind: seconds whose largest dispatch
  * error exceeds 1 ms, first_behind_second (null if none), series: [[second, mean_us,
  * max_us], ...] for every second with dispatches}.  Undefined numbers (a rate over 0 seconds,
