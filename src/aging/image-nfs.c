@@ -13,8 +13,9 @@
  * MKNOD (FIFO) carry the mode and owner in their sattr3, so no SETATTR follows, except
  * for set-ID bits (a later chown would clear them).  Hard links: LINK.  File data:
  * WRITEs of the server's preferred size, UNSTABLE then one COMMIT per file when
- * the file is written at once, FILE_SYNC when aging (the server allocates at each
- * append) and for spacers.  Everything is pipelined by the request engine
+ * the file is written at once (one FILE_SYNC WRITE when the data fits in one), FILE_SYNC
+ * when aging (the server allocates at each append) and for spacers.  Everything is
+ * pipelined by the request engine
  * (image-nfsq.c): a directory's entries leave as soon as its MKDIR reply gives the
  * handle.  The namespace is the backend's own: a map path through a symbolic link (or
  * a file) finds no directory and fails with the map line, as the local backend does.

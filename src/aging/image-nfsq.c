@@ -775,7 +775,7 @@ int tbbt__nfsq_submit(struct tbbt__nfsq *q, struct tbbt__nfsq_req *r)
     /* send now when the server has little to do, else in batches */
     if (q->unflushed && (q->unflushed >= FLUSH_EVERY || q->inflight < 2 * FLUSH_EVERY))
         flush_all(q, &blocked);
-    while (!q->fatal && (q->queued > MAX_QUEUED || (q->ready.head && q->inflight)))
+    while (!q->fatal && q->queued > MAX_QUEUED)
         wait_round(q);
     return q->fatal;
 }
@@ -814,6 +814,9 @@ int tbbt__nfsq_write(struct tbbt__nfsq *q, uint32_t i, uint64_t len, stable_how 
     int rc = 0;
 
     q->st->appends++;
+    /* data that fits in one WRITE: FILE_SYNC, the COMMIT would follow at once */
+    if (stable == UNSTABLE && len <= wsize && !OBJ(q, i)->dirty)
+        stable = FILE_SYNC;
     while (len > 0 && rc == 0) {
         struct tbbt__nfsq_req *w = tbbt__nfsq_req(TBBT__NFSQ_WRITE, i, NONE, NULL);
         struct tbbt__nfsq_obj *o = OBJ(q, i);

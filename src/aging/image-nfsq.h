@@ -6,8 +6,8 @@
  * whose objects have no handle yet waits on the first of them and is sent as soon as
  * the reply that makes it (MKDIR, CREATE, ...) gives the handle.  At most `outstanding`
  * calls and 16 MiB of WRITE data are in flight; the caller (the thread that builds the
- * image, the only thread here) is held back only when more are ready than that, or
- * when too many wait.
+ * image, the only thread here) runs ahead of the server by up to 16384 requests and is
+ * held back only then.
  *
  * The namespace: objects by path (relative to the current base directory: the root
  * before the clones, then each clone directory), each with its handle once known, its
@@ -201,8 +201,10 @@ int tbbt__nfsq_barrier(struct tbbt__nfsq *q);
 /* Waits until no request works on object i; 0 or the fatal error. */
 int tbbt__nfsq_idle(struct tbbt__nfsq *q, uint32_t i);
 
-/* Queues WRITEs of len bytes (data: the engine's own non-zero bytes) at the end of
- * file i, of at most wsize each, stable as given; counts one append session. */
+/* Queues WRITEs of len bytes (data: wsize bytes or more, borrowed until answered) at the
+ * end of file i, of at most wsize each, stable as given, except that UNSTABLE data that
+ * fits in one WRITE goes FILE_SYNC (the same as the WRITE and the file's COMMIT, one
+ * call fewer); counts one append session. */
 int tbbt__nfsq_write(struct tbbt__nfsq *q, uint32_t i, uint64_t len, stable_how stable,
                      const uint8_t *data, uint32_t wsize);
 
