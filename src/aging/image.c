@@ -76,7 +76,8 @@ struct build {
     GString *esc;                   /* man_path()'s buffer */
     uint64_t reservoir[RESERVOIR];
     uint64_t known;                 /* known sizes seen */
-    uint64_t total_bytes, started_ns, last_progress_ns;
+    uint64_t total_bytes;           /* data planned so far (the progress line) */
+    uint64_t started_ns, last_progress_ns;
     GString *dpaths;                /* NUL-separated paths of directories */
     GArray *dirs;                   /* struct dir: directories of the image */
     GArray *class_dirs[2];          /* indices in dirs: the map's (EXT), synthetic (SYN) */
@@ -246,6 +247,7 @@ static int make_spacers(struct build *b, const char *dir)
             return rc;
         }
         g_string_append_len(b->spacers, path, (gssize)strlen(path) + 1);
+        b->total_bytes += b->o->spacer_size;
         g_free(path);
     }
     return 0;
@@ -297,6 +299,7 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
         }
     }
     f.written = flags != 0;
+    b->total_bytes += pe->size_state != 0 ? pe->size : 0;
     if (flags == TBBT__IMAGE_DATA_NOW)
         progress(b, false);
     b->st->files++;
@@ -573,6 +576,7 @@ static int new_file(struct build *b, guint dir, uint64_t size, bool filler)
         rc = fail(b, rc, "cannot create the synthetic file '%s': %s", path, strerror(-rc));
     if (rc == 0) {
         made(b, 'f', path);
+        b->total_bytes += size;
         g_string_append_len(b->paths, path, (gssize)strlen(path) + 1);
         g_array_append_val(b->files, f);
         placed(b, dir);
@@ -840,6 +844,7 @@ static void resolve_sizes(struct build *b)
         if (f->unknown) {
             f->size = draw_size(b);
             f->unknown = false;
+            b->total_bytes += f->size;
             b->st->unknown_sizes++;
         }
     }
@@ -851,10 +856,8 @@ static int phase_data(struct build *b)
     uint64_t set_bytes = 0;
     int rc = 0;
 
-    for (guint i = 0; i < n; i++) {
+    for (guint i = 0; i < n; i++)
         perm[i] = i;
-        b->total_bytes += g_array_index(b->files, struct file, i).size;
-    }
     if (!aging(b)) {
         for (guint i = 0; i < n && rc == 0; i++) {
             const struct file *f = &g_array_index(b->files, struct file, i);
