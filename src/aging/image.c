@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Building the initial image (see image.h).  Two phases per clone:
+ * Building the initial image (see image.h): the planning, shared by every way of
+ * making the objects.  Two phases per clone:
  *
  *  1. namespace: the map is read once, in its order (every directory before
  *     the names in it); each entry with create time 0 becomes a directory, an
@@ -11,37 +12,32 @@
  *     aging (scope > 0, appends > 1) the files, shuffled by the seed so that
  *     directories mix, are taken in sets whose sizes add up to the scope, and
  *     within a set written in appends of size/appends bytes, each in its own
- *     open/append/close session, the files of the set taking turns in a
- *     seeded order.
+ *     session, the files of the set taking turns in a seeded order.
  *
- * Every directory is reached with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
- * | RESOLVE_NO_XDEV) from the root, and every name is created with O_EXCL /
- * O_NOFOLLOW semantics, so nothing is written outside the root whatever the
- * map says.  The manifest (written as the build goes) lists what was made,
- * for the player (obj lines: where each TBBT-ID lives) and for --force.
+ * Synthetic objects (paper 3.2) are planned between the phases, fillers and spacers
+ * deleted at the end, and the map root's mode and owner given to each clone
+ * directory.  Every random choice comes from the seed, in an order that does not
+ * depend on the backend.  The operations themselves go through a backend
+ * (image-int.h): image-local.c (system calls beneath a local directory, nothing
+ * followed through a symlink) or image-nfs.c (NFSv3 calls).  The manifest (written
+ * as the build goes) lists what was made, for the player (obj lines: where each
+ * TBBT-ID lives) and for --force.
  */
 #include "aging/image.h"
+#include "aging/image-int.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <glib.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "ns/ns.h"
 #include "util/util.h"
 
-#define MARKER ".tbbt-init"
-#define CHUNK (1u << 20)            /* write size */
+#define MARKER TBBT__IMAGE_MARKER
 #define RESERVOIR 4096              /* known sizes kept to draw unknown ones from */
 
 struct file {
@@ -66,8 +62,8 @@ struct build {
     struct tbbt_image_stats *st;
     char *errbuf;
     size_t errlen;
-    int root;                       /* O_PATH fd of the root */
-    int base;                       /* O_PATH fd of the clone directory */
+    const struct tbbt__image_backend_ops *ops;
+    struct tbbt__image_be *be;      /* the backend's context */
     FILE *man;
     GRand *rand;
     GString *paths;                 /* NUL-separated paths of files (phase 2) */
@@ -80,15 +76,8 @@ struct build {
     GString *esc;                   /* man_path()'s buffer */
     uint64_t reservoir[RESERVOIR];
     uint64_t known;                 /* known sizes seen */
-    uint64_t total_bytes, done_bytes, started_ns, last_progress_ns;
-    GThreadPool *pool;              /* data writers (no aging), NULL when idle */
-    GPtrArray *batch;               /* struct wtask * not handed over yet */
-    uid_t euid;
-    gid_t egid;
-    GMutex pool_lock;
-    int pool_err;                   /* first writer error */
-    char *pool_err_path;
-    uint8_t *data;                  /* CHUNK bytes of non-zero data */
+    uint64_t total_bytes;           /* data planned so far (the progress line) */
+    uint64_t started_ns, last_progress_ns;
     GString *dpaths;                /* NUL-separated paths of directories */
     GArray *dirs;                   /* struct dir: directories of the image */
     GArray *class_dirs[2];          /* indices in dirs: the map's (EXT), synthetic (SYN) */
@@ -99,8 +88,7 @@ struct build {
     uint64_t capacity, block;       /* file system bytes and block size */
     char *clone_dir;                /* relative to root: "." or tbbt-clone-K */
     uint32_t clone;
-    int cur_dirfd;                  /* cached parent directory */
-    char *cur_dir;
+    struct tbbt__image_attrs root_attrs;    /* the map root's (path ".") */
 };
 
 void tbbt_image_opts_init(struct tbbt_image_opts *o)
@@ -127,8 +115,7 @@ static int fail(struct build *b, int rc, const char *fmt, ...)
 
 /* ---- paths ------------------------------------------------------------------------ */
 
-/* Path bytes for messages, escaped as in the map and the manifest. */
-static char *shown(const char *p)
+char *tbbt__image_shown(const char *p)
 {
     GString *s = g_string_new(NULL);
 
@@ -136,46 +123,20 @@ static char *shown(const char *p)
     return g_string_free(s, FALSE);
 }
 
-static int open_beneath(int dirfd, const char *path, int flags)
-{
-    struct open_how how = {
-        .flags = (uint64_t)flags,
-        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-                   RESOLVE_NO_XDEV,
-    };
-    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+#define shown tbbt__image_shown
 
-    return fd < 0 ? -errno : fd;
-}
-
-/*
- * The directory fd for the parent of path (relative to the clone directory)
- * and the leaf name.  Consecutive entries mostly share a directory: the last
- * one is cached.
- */
-static int parent_of(struct build *b, const char *path, const char **leaf)
+/* The directory part of path ("." for a name in the clone directory), given: g_free(). */
+static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    const char *d = slash ? path : ".";
-    size_t n = slash ? (size_t)(slash - path) : 1;
-    char *dir;
-    int fd;
 
-    *leaf = slash ? slash + 1 : path;
-    if (b->cur_dir && strlen(b->cur_dir) == n && memcmp(b->cur_dir, d, n) == 0)
-        return b->cur_dirfd;            /* the usual case: the last entry's directory */
-    dir = g_strndup(d, n);
-    fd = open_beneath(b->base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        g_free(dir);
-        return fd;
-    }
-    if (b->cur_dirfd >= 0)
-        close(b->cur_dirfd);
-    g_free(b->cur_dir);
-    b->cur_dir = dir;
-    b->cur_dirfd = fd;
-    return fd;
+    return slash ? g_strndup(path, (gsize)(slash - path)) : g_strdup(".");
+}
+
+/* The backend's step that failed, as the messages say it. */
+static int stage(const struct build *b)
+{
+    return b->be->stage;
 }
 
 /* ---- manifest ---------------------------------------------------------------------- */
@@ -232,21 +193,6 @@ static void note_size(struct build *b, uint64_t size)
         b->reservoir[i] = size;
 }
 
-/* The owner and mode the object had at trace start (not through symlinks). */
-static int set_attrs(struct build *b, int dfd, const char *leaf,
-                     const struct tbbt_ns_map_entry *e)
-{
-    if (e->uid == b->euid && e->gid == b->egid && !(e->mode & 07000) &&
-        e->type == TBBT_NS_DIR)
-        return 0;       /* made with this mode (umask 0) by this owner */
-    if (fchownat(dfd, leaf, e->uid, e->gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
-        return -errno;
-    if (e->type != TBBT_NS_SYMLINK &&
-        fchmodat(dfd, leaf, (mode_t)(e->mode & 07777), 0) < 0)
-        return -errno;
-    return 0;
-}
-
 /* A file (or hard link) whose creation --spread defers: the fields of its map entry. */
 struct pending {
     uint32_t path;                  /* offset in pend_paths */
@@ -276,8 +222,6 @@ static void obj_line(struct build *b, uint64_t id, const char *path)
     man_path(b, "obj", s, path);
 }
 
-static int write_fd(struct build *b, int fd, uint64_t len);
-
 /*
  * Files made right after each file and deleted at the end (--spacers, the
  * paper's unimplemented inode-distance control): empty ones take the next
@@ -285,25 +229,26 @@ static int write_fd(struct build *b, int fd, uint64_t len);
  * blocks after the file's (written and allocated at once), so the next
  * sibling's data lands further from its directory and its inode.
  */
-static int make_spacers(struct build *b, int dfd, const char *dir)
+static int make_spacers(struct build *b, const char *dir)
 {
     for (uint32_t i = 0; i < b->o->spacers; i++) {
         char leaf[40];
-        int fd, rc = 0;
+        char *path;
+        int rc;
         snprintf(leaf, sizeof(leaf), "tbbt-spacer-%" PRIu64, ++b->syn_seq);
-        fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return fail(b, -errno, "cannot create a spacer in '%s': %s", dir, strerror(errno));
-        if (b->o->spacer_size && ((rc = write_fd(b, fd, b->o->spacer_size)) < 0 ||
-                                  (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) < 0 &&
-                                   (rc = -errno))))
-            rc = fail(b, rc, "cannot write a spacer in '%s': %s", dir, strerror(-rc));
-        close(fd);
-        if (rc < 0)
+        path = strcmp(dir, ".") ? g_strconcat(dir, "/", leaf, NULL) : g_strdup(leaf);
+        rc = b->ops->create(b->be, path, NULL, b->o->spacer_size,
+                            b->o->spacer_size ? TBBT__IMAGE_DATA_SYNC : 0);
+        if (rc < 0) {
+            rc = fail(b, rc, "cannot %s a spacer in '%s': %s",
+                      stage(b) == TBBT__IMAGE_AT_WRITE ? "write" : "create", dir,
+                      strerror(-rc));
+            g_free(path);
             return rc;
-        g_string_append_printf(b->spacers, "%s%s%s", strcmp(dir, ".") ? dir : "",
-                               strcmp(dir, ".") ? "/" : "", leaf);
-        g_string_append_c(b->spacers, 0);
+        }
+        g_string_append_len(b->spacers, path, (gssize)strlen(path) + 1);
+        b->total_bytes += b->o->spacer_size;
+        g_free(path);
     }
     return 0;
 }
@@ -318,143 +263,45 @@ static bool aging(const struct build *b)
 
 static void progress(struct build *b, bool last);
 
-/* Writes len bytes of data to fd (counted; any thread); 0 or -errno. */
-static int write_fd(struct build *b, int fd, uint64_t len)
+static void attrs_of(struct tbbt__image_attrs *a, bool known, uint32_t mode, uint32_t uid,
+                     uint32_t gid)
 {
-    while (len > 0) {
-        size_t n = len < CHUNK ? (size_t)len : CHUNK;
-        ssize_t w = write(fd, b->data, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        len -= (uint64_t)w;
-        __atomic_fetch_add(&b->done_bytes, (uint64_t)w, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&b->st->bytes, (uint64_t)w, __ATOMIC_RELAXED);
-    }
-    __atomic_fetch_add(&b->st->appends, 1, __ATOMIC_RELAXED);
-    return 0;
-}
-
-/*
- * Without aging, file data is written by a small pool of threads while the
- * main thread goes on making names: data copies and metadata overlap.
- */
-struct wtask {
-    int fd;
-    uint64_t len;
-    char *path;
-};
-
-static void write_task(gpointer data, gpointer user)
-{
-    struct wtask *t = data;
-    struct build *b = user;
-    int rc = __atomic_load_n(&b->pool_err, __ATOMIC_RELAXED) ? 0 : write_fd(b, t->fd, t->len);
-
-    if (close(t->fd) < 0 && rc == 0)
-        rc = -errno;
-    if (rc < 0) {
-        g_mutex_lock(&b->pool_lock);
-        if (!b->pool_err) {
-            b->pool_err = rc;
-            b->pool_err_path = t->path;
-            t->path = NULL;
-        }
-        g_mutex_unlock(&b->pool_lock);
-    }
-    g_free(t->path);
-    g_free(t);
-}
-
-static void write_batch(gpointer data, gpointer user)
-{
-    GPtrArray *a = data;
-
-    for (guint i = 0; i < a->len; i++)
-        write_task(a->pdata[i], user);
-    g_ptr_array_free(a, TRUE);
-}
-
-/* Waits for the writers; their first error (with the file) or 0. */
-static int pool_wait(struct build *b)
-{
-    int rc;
-
-    if (!b->pool)
-        return 0;
-    if (b->batch) {
-        g_thread_pool_push(b->pool, b->batch, NULL);
-        b->batch = NULL;
-    }
-    g_thread_pool_free(b->pool, FALSE, TRUE);
-    b->pool = NULL;
-    if (!(rc = b->pool_err))
-        return 0;
-    {
-        char *p = shown(b->pool_err_path);
-        rc = fail(b, rc, "cannot write '%s': %s", p, strerror(-rc));
-        g_free(p);
-    }
-    return rc;
+    *a = (struct tbbt__image_attrs){ .known = known, .mode = mode, .uid = uid, .gid = gid };
 }
 
 /* A regular file of the start image (the first name of its ID); its data now or in phase 2. */
 static int create_file(struct build *b, const struct pending *pe, const char *path)
 {
-    const char *leaf;
-    int dfd = parent_of(b, path, &leaf), fd, rc;
     gpointer key = GSIZE_TO_POINTER((gsize)pe->id + 1);
     struct file f = { .path = (uint32_t)b->paths->len, .size = pe->size,
                       .unknown = pe->size_state == 0 };
+    struct tbbt__image_attrs a;
+    unsigned flags = 0;
+    char *dir;
+    int rc;
 
-    if (dfd < 0)
-        return entry_fail(b, dfd, pe->line, "cannot reach the directory beneath the root of",
-                          path);
-    /* the umask is 0 while building: the mode is exact from the start */
-    fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                pe->attrs_known ? (mode_t)(pe->mode & 07777) : 0644);
-    if (fd < 0)
-        return entry_fail(b, -errno, pe->line, "cannot create", path);
-    if (pe->attrs_known && (pe->uid != b->euid || pe->gid != b->egid ||
-                            (pe->mode & 07000))) {   /* set-ID bits: after the chown */
-        if ((fchown(fd, pe->uid, pe->gid) < 0 && errno != EPERM) ||
-            fchmod(fd, (mode_t)(pe->mode & 07777)) < 0) {
-            rc = -errno;
-            close(fd);
+    attrs_of(&a, pe->attrs_known, pe->mode, pe->uid, pe->gid);
+    if (!aging(b) && pe->size_state != 0)   /* no aging: written now, in one go */
+        flags = b->o->spacer_size ? TBBT__IMAGE_DATA_SYNC   /* placed before the spacers */
+                                  : TBBT__IMAGE_DATA_NOW;
+    rc = b->ops->create(b->be, path, &a, pe->size, flags);
+    if (rc < 0) {
+        switch (stage(b)) {
+        case TBBT__IMAGE_AT_PARENT:
+            return entry_fail(b, rc, pe->line, "cannot reach the directory beneath the root of",
+                              path);
+        case TBBT__IMAGE_AT_ATTRS:
             return entry_fail(b, rc, pe->line, "cannot set the mode or owner of", path);
-        }
-    }
-    if (!aging(b) && pe->size_state != 0 && b->o->spacer_size) {
-        /* spacers with data follow: this file's blocks must be placed first */
-        if ((rc = write_fd(b, fd, pe->size)) < 0 ||
-            (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) < 0 && (rc = -errno))) {
-            close(fd);
+        case TBBT__IMAGE_AT_WRITE:
             return entry_fail(b, rc, pe->line, "cannot write", path);
+        default:
+            return entry_fail(b, rc, pe->line, "cannot create", path);
         }
-        f.written = true;
-        if (close(fd) < 0)
-            return entry_fail(b, -errno, pe->line, "cannot write", path);
-    } else if (!aging(b) && pe->size_state != 0) {     /* no aging: written now, in one go */
-        if (!b->pool)
-            b->pool = g_thread_pool_new(write_batch, b, 2, FALSE, NULL);
-        if (!b->batch)
-            b->batch = g_ptr_array_new();
-        struct wtask *t = g_new(struct wtask, 1);
-        *t = (struct wtask){ .fd = fd, .len = pe->size, .path = g_strdup(path) };
-        g_ptr_array_add(b->batch, t);
-        if (b->batch->len >= 64) {      /* a wake-up per 64 files, not per file */
-            g_thread_pool_push(b->pool, b->batch, NULL);
-            b->batch = NULL;
-        }
-        f.written = true;
-        progress(b, false);
-        if (b->pool_err)
-            return pool_wait(b);
-    } else if (close(fd) < 0) {
-        return entry_fail(b, -errno, pe->line, "cannot write", path);
     }
+    f.written = flags != 0;
+    b->total_bytes += pe->size_state != 0 ? pe->size : 0;
+    if (flags == TBBT__IMAGE_DATA_NOW)
+        progress(b, false);
     b->st->files++;
     g_string_append_len(b->paths, path, (gssize)strlen(path) + 1);
     g_array_append_val(b->files, f);
@@ -464,21 +311,26 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
         g_hash_table_insert(b->first, key, g_strdup(path));
     made(b, 'f', path);
     obj_line(b, pe->id, path);
-    return make_spacers(b, dfd, b->cur_dir);
+    if (b->o->spacers == 0)
+        return 0;
+    dir = dir_of(path);
+    rc = make_spacers(b, dir);
+    g_free(dir);
+    return rc;
 }
 
 /* Another name of a file made already. */
 static int create_link(struct build *b, uint64_t id, const char *path, uint64_t line)
 {
-    const char *leaf, *first = g_hash_table_lookup(b->first, GSIZE_TO_POINTER((gsize)id + 1));
-    int dfd = parent_of(b, path, &leaf);
+    const char *first = g_hash_table_lookup(b->first, GSIZE_TO_POINTER((gsize)id + 1));
+    int rc;
 
-    if (dfd < 0)
-        return entry_fail(b, dfd, line, "cannot reach the directory beneath the root of", path);
     if (!first)
         return entry_fail(b, -ENOENT, line, "no first name to link", path);
-    if (linkat(b->base, first, dfd, leaf, 0) < 0)
-        return entry_fail(b, -errno, line, "cannot link", path);
+    if ((rc = b->ops->link(b->be, first, path)) < 0)
+        return entry_fail(b, rc, line, stage(b) == TBBT__IMAGE_AT_PARENT
+                                           ? "cannot reach the directory beneath the root of"
+                                           : "cannot link", path);
     b->st->links++;
     made(b, 'f', path);
     return 0;
@@ -495,15 +347,52 @@ static void pend(struct build *b, GArray *list, const struct tbbt_ns_map_entry *
     g_array_append_val(list, pe);
 }
 
+/* A directory, symbolic link or FIFO of the map. */
+static int make_other(struct build *b, const struct tbbt_ns_map_entry *e, uint64_t line)
+{
+    struct tbbt__image_attrs a;
+    int rc;
+
+    attrs_of(&a, e->attrs_known, e->mode, e->uid, e->gid);
+    switch (e->type) {
+    case TBBT_NS_DIR:
+        rc = b->ops->mkdir(b->be, e->path, &a);
+        break;
+    case TBBT_NS_SYMLINK:
+        rc = b->ops->symlink(b->be, e->path,
+                             e->target && e->target_len ? e->target : "tbbt-unknown-target", &a);
+        break;
+    default:
+        rc = b->ops->mkfifo(b->be, e->path, &a);
+        break;
+    }
+    if (rc < 0 && stage(b) == TBBT__IMAGE_AT_PARENT)
+        return entry_fail(b, rc, line, "cannot reach the directory beneath the root of",
+                          e->path);
+    if (rc < 0 && stage(b) != TBBT__IMAGE_AT_ATTRS)
+        return entry_fail(b, rc, line, "cannot create", e->path);
+    if (e->type == TBBT_NS_DIR)
+        add_dir(b, e->path, false, e->deleted);
+    b->st->dirs += e->type == TBBT_NS_DIR;
+    b->st->symlinks += e->type == TBBT_NS_SYMLINK;
+    b->st->others += e->type != TBBT_NS_DIR && e->type != TBBT_NS_SYMLINK;
+    made(b, e->type == TBBT_NS_DIR ? 'd' : 'f', e->path);
+    if (rc < 0)
+        return entry_fail(b, rc, line, "cannot set the mode or owner of", e->path);
+    obj_line(b, e->id, e->path);
+    return 0;
+}
+
 static int make_entry(struct build *b, const struct tbbt_ns_map_entry *e, uint64_t line)
 {
-    const char *leaf;
-    int dfd, rc = 0;
     bool link = e->type == TBBT_NS_FILE && e->links > 1 &&
                 g_hash_table_contains(b->seen, GSIZE_TO_POINTER((gsize)e->id + 1));
 
-    if (e->path_len == 1 && e->path[0] == '.')
-        return 0;                       /* the root: the clone directory itself */
+    if (e->path_len == 1 && e->path[0] == '.') {
+        /* the root: the clone directory itself; its mode and owner come at the end */
+        attrs_of(&b->root_attrs, e->attrs_known, e->mode, e->uid, e->gid);
+        return 0;
+    }
     if (e->type == TBBT_NS_FILE) {
         if (e->links > 1)
             g_hash_table_add(b->seen, GSIZE_TO_POINTER((gsize)e->id + 1));
@@ -519,39 +408,7 @@ static int make_entry(struct build *b, const struct tbbt_ns_map_entry *e, uint64
                               .size_state = e->size_state, .attrs_known = e->attrs_known };
         return create_file(b, &pe, e->path);
     }
-    if ((dfd = parent_of(b, e->path, &leaf)) < 0)
-        return entry_fail(b, dfd, line, "cannot reach the directory beneath the root of",
-                          e->path);
-    switch (e->type) {
-    case TBBT_NS_DIR:
-        if (mkdirat(dfd, leaf, e->attrs_known ? (mode_t)(e->mode & 07777) : 0755) < 0)
-            rc = -errno;
-        else {
-            b->st->dirs++;
-            add_dir(b, e->path, false, e->deleted);
-        }
-        break;
-    case TBBT_NS_SYMLINK:
-        if (symlinkat(e->target && e->target_len ? e->target : "tbbt-unknown-target", dfd,
-                      leaf) < 0)
-            rc = -errno;
-        else
-            b->st->symlinks++;
-        break;
-    default:
-        if (mkfifoat(dfd, leaf, 0644) < 0)
-            rc = -errno;
-        else
-            b->st->others++;
-        break;
-    }
-    if (rc < 0)
-        return entry_fail(b, rc, line, "cannot create", e->path);
-    made(b, e->type == TBBT_NS_DIR ? 'd' : 'f', e->path);
-    if (e->attrs_known && (rc = set_attrs(b, dfd, leaf, e)) < 0)
-        return entry_fail(b, rc, line, "cannot set the mode or owner of", e->path);
-    obj_line(b, e->id, e->path);
-    return 0;
+    return make_other(b, e, line);
 }
 
 /* --spread: the files in a seeded order across directories, then their other names. */
@@ -582,11 +439,10 @@ static int make_pending(struct build *b)
 static int remove_spacers(struct build *b)
 {
     for (size_t off = 0; off < b->spacers->len; off += strlen(b->spacers->str + off) + 1) {
-        const char *leaf, *path = b->spacers->str + off;
-        int dfd = parent_of(b, path, &leaf);
-        if (dfd < 0 || unlinkat(dfd, leaf, 0) < 0)
-            return fail(b, dfd < 0 ? dfd : -errno, "cannot delete the spacer '%s': %s", path,
-                        strerror(dfd < 0 ? -dfd : errno));
+        const char *path = b->spacers->str + off;
+        int rc = b->ops->unlink(b->be, path);
+        if (rc < 0)
+            return fail(b, rc, "cannot delete the spacer '%s': %s", path, strerror(-rc));
         b->st->spacers++;
     }
     g_string_truncate(b->spacers, 0);
@@ -621,7 +477,6 @@ static int phase_names(struct build *b)
 /* ---- synthetic objects (paper 3.2) -------------------------------------------------- */
 
 static int append(struct build *b, const struct file *f, uint64_t len);
-static bool aging(const struct build *b);
 static int data_fail(struct build *b, const struct file *f, int rc);
 
 enum { EXT = 0, SYN = 1 };
@@ -700,26 +555,28 @@ static uint64_t on_disk(const struct build *b, uint64_t size)
     return (size + b->block - 1) / b->block * b->block;
 }
 
+/* The path of a new synthetic object in directory dir (given: g_free()). */
+static char *syn_path(struct build *b, guint dir)
+{
+    const char *dpath = b->dpaths->str + g_array_index(b->dirs, struct dir, dir).path;
+
+    return strcmp(dpath, ".") == 0 ? g_strdup_printf("tbbt-syn-%" PRIu64, ++b->syn_seq)
+                                   : g_strdup_printf("%s/tbbt-syn-%" PRIu64, dpath, ++b->syn_seq);
+}
+
 /* A synthetic (or filler) file of size bytes in directory dir, to be written in phase 2. */
 static int new_file(struct build *b, guint dir, uint64_t size, bool filler)
 {
-    const char *dpath = b->dpaths->str + g_array_index(b->dirs, struct dir, dir).path;
-    char *path = strcmp(dpath, ".") == 0
-                     ? g_strdup_printf("tbbt-syn-%" PRIu64, ++b->syn_seq)
-                     : g_strdup_printf("%s/tbbt-syn-%" PRIu64, dpath, ++b->syn_seq);
-    const char *leaf;
-    int dfd = parent_of(b, path, &leaf), fd, rc = 0;
+    char *path = syn_path(b, dir);
     struct file f = { .path = (uint32_t)b->paths->len, .size = size, .filler = filler,
                       .synthetic = !filler };
+    int rc = b->ops->create(b->be, path, NULL, 0, 0);
 
-    if (dfd < 0 || (fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-                                O_CLOEXEC, 0644)) < 0)
-        rc = fail(b, dfd < 0 ? dfd : -errno, "cannot create the synthetic file '%s': %s", path,
-                  strerror(dfd < 0 ? -dfd : errno));
-    else
-        close(fd);
+    if (rc < 0)
+        rc = fail(b, rc, "cannot create the synthetic file '%s': %s", path, strerror(-rc));
     if (rc == 0) {
         made(b, 'f', path);
+        b->total_bytes += size;
         g_string_append_len(b->paths, path, (gssize)strlen(path) + 1);
         g_array_append_val(b->files, f);
         placed(b, dir);
@@ -730,16 +587,11 @@ static int new_file(struct build *b, guint dir, uint64_t size, bool filler)
 
 static int new_dir(struct build *b, guint parent, guint *out)
 {
-    const char *dpath = b->dpaths->str + g_array_index(b->dirs, struct dir, parent).path;
-    char *path = strcmp(dpath, ".") == 0
-                     ? g_strdup_printf("tbbt-syn-%" PRIu64, ++b->syn_seq)
-                     : g_strdup_printf("%s/tbbt-syn-%" PRIu64, dpath, ++b->syn_seq);
-    const char *leaf;
-    int dfd = parent_of(b, path, &leaf), rc = 0;
+    char *path = syn_path(b, parent);
+    int rc = b->ops->mkdir(b->be, path, NULL);
 
-    if (dfd < 0 || mkdirat(dfd, leaf, 0755) < 0)
-        rc = fail(b, dfd < 0 ? dfd : -errno, "cannot create the synthetic directory '%s': %s",
-                  path, strerror(dfd < 0 ? -dfd : errno));
+    if (rc < 0)
+        rc = fail(b, rc, "cannot create the synthetic directory '%s': %s", path, strerror(-rc));
     if (rc == 0) {
         made(b, 'd', path);
         *out = b->dirs->len;
@@ -754,15 +606,19 @@ static int new_dir(struct build *b, guint parent, guint *out)
 
 static int fs_usage(struct build *b, uint64_t *used)
 {
-    struct statvfs v;
+    int rc = b->ops->usage(b->be, &b->capacity, used, &b->block);
 
-    if (fstatvfs(b->root, &v) < 0)
-        return fail(b, -errno, "cannot stat the file system of '%s': %s", b->o->root,
-                    strerror(errno));
-    b->block = v.f_frsize ? v.f_frsize : 4096;
-    b->capacity = (uint64_t)v.f_blocks * v.f_frsize;
-    *used = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
+    if (rc < 0)
+        return fail(b, rc, "cannot stat the file system of '%s': %s", b->o->root,
+                    strerror(-rc));
     return 0;
+}
+
+static int fs_sync(struct build *b)
+{
+    int rc = b->ops->sync(b->be);
+
+    return rc < 0 ? fail(b, rc, "cannot sync: %s", strerror(-rc)) : 0;
 }
 
 /* Synthetic files (and directories) of about `bytes` on disk. */
@@ -824,6 +680,27 @@ static int plan_fill(struct build *b)
     return rc;
 }
 
+/* The newest synthetic files go while the file system is over the target. */
+static int trim_over(struct build *b, uint64_t *used, uint64_t target)
+{
+    int rc = 0;
+
+    for (guint i = b->files->len; rc == 0 && i > 0 && *used > target + b->capacity / 400;) {
+        const struct file *f = &g_array_index(b->files, struct file, --i);
+        const char *path = b->paths->str + f->path;
+        if (!f->synthetic)
+            continue;
+        if ((rc = b->ops->unlink(b->be, path)) < 0)
+            return fail(b, rc, "cannot delete '%s': %s", path, strerror(-rc));
+        b->st->synthetic_files--;
+        b->st->synthetic_bytes -= f->size;
+        *used -= MIN(*used, on_disk(b, f->size));
+        if (*used <= target + b->capacity / 400 && (rc = fs_sync(b)) == 0)
+            rc = fs_usage(b, used);
+    }
+    return rc;
+}
+
 /* After the data phase: fillers go, and small synthetic files close the gap to the target. */
 static int finish_fill(struct build *b)
 {
@@ -832,13 +709,11 @@ static int finish_fill(struct build *b)
 
     for (guint i = 0; i < b->files->len && rc == 0; i++) {
         const struct file *f = &g_array_index(b->files, struct file, i);
-        const char *leaf, *path = b->paths->str + f->path;
-        int dfd;
+        const char *path = b->paths->str + f->path;
         if (!f->filler)
             continue;
-        if ((dfd = parent_of(b, path, &leaf)) < 0 || unlinkat(dfd, leaf, 0) < 0)
-            rc = fail(b, dfd < 0 ? dfd : -errno, "cannot delete the filler '%s': %s", path,
-                      strerror(dfd < 0 ? -dfd : errno));
+        if ((rc = b->ops->unlink(b->be, path)) < 0)
+            rc = fail(b, rc, "cannot delete the filler '%s': %s", path, strerror(-rc));
         else
             b->st->filler_bytes += f->size;
     }
@@ -848,40 +723,18 @@ static int finish_fill(struct build *b)
      * preallocation) would count as used: trim it, as a truncate to the size does */
     for (guint i = 0; i < b->files->len && rc == 0; i++) {
         const struct file *f = &g_array_index(b->files, struct file, i);
-        int fd;
-        if (f->filler)
-            continue;
-        fd = open_beneath(b->base, b->paths->str + f->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 || ftruncate(fd, (off_t)f->size) < 0)
-            rc = data_fail(b, f, fd < 0 ? fd : -errno);
-        if (fd >= 0)
-            close(fd);
+        if (!f->filler && (rc = b->ops->trim(b->be, b->paths->str + f->path, f->size)) < 0)
+            rc = data_fail(b, f, rc);
     }
     if (rc < 0 || b->clone + 1 != b->o->clones)
         return rc;
-    if (syncfs(b->root) < 0 || (rc = fs_usage(b, &used)) < 0)
-        return rc < 0 ? rc : fail(b, -errno, "cannot sync: %s", strerror(errno));
+    if ((rc = fs_sync(b)) < 0 || (rc = fs_usage(b, &used)) < 0)
+        return rc;
     target = (uint64_t)(b->o->fill * (double)b->capacity);
     /* over: metadata of fragmented files took more than planned; the newest synthetic
      * files go until the target is met (their made lines just find nothing to remove) */
-    for (guint i = b->files->len; rc == 0 && i > 0 && used > target + b->capacity / 400;) {
-        const struct file *f = &g_array_index(b->files, struct file, --i);
-        const char *leaf, *path = b->paths->str + f->path;
-        int dfd;
-        if (!f->synthetic)
-            continue;
-        if ((dfd = parent_of(b, path, &leaf)) < 0 || unlinkat(dfd, leaf, 0) < 0) {
-            rc = fail(b, dfd < 0 ? dfd : -errno, "cannot delete '%s': %s", path,
-                      strerror(dfd < 0 ? -dfd : errno));
-            break;
-        }
-        b->st->synthetic_files--;
-        b->st->synthetic_bytes -= f->size;
-        used -= MIN(used, on_disk(b, f->size));
-        if (used <= target + b->capacity / 400 && (syncfs(b->root) < 0 ||
-                                                   (rc = fs_usage(b, &used)) < 0))
-            rc = rc < 0 ? rc : fail(b, -errno, "cannot sync: %s", strerror(errno));
-    }
+    if ((rc = trim_over(b, &used, target)) < 0)
+        return rc;
     while (rc == 0 && used + b->capacity / 400 < target) {    /* within 0.25 % */
         guint first = b->files->len;
         if ((rc = add_synthetic(b, (target - used) - (target - used) / 20)) < 0)
@@ -891,8 +744,8 @@ static int finish_fill(struct build *b)
             if (f->size && (rc = append(b, f, f->size)) < 0)
                 rc = data_fail(b, f, rc);
         }
-        if (rc == 0 && (syncfs(b->root) < 0 || (rc = fs_usage(b, &used)) < 0))
-            rc = rc < 0 ? rc : fail(b, -errno, "cannot sync: %s", strerror(errno));
+        if (rc == 0 && (rc = fs_sync(b)) == 0)
+            rc = fs_usage(b, &used);
     }
     return rc;
 }
@@ -901,42 +754,27 @@ static int finish_fill(struct build *b)
 
 static void progress(struct build *b, bool last)
 {
-    uint64_t now = tbbt_now_ns();
+    uint64_t now = tbbt_now_ns(), done;
     double secs, rate;
 
     if (!b->o->progress || (!last && now - b->last_progress_ns < 250000000ull))
         return;
     b->last_progress_ns = now;
+    done = __atomic_load_n(&b->be->done_bytes, __ATOMIC_RELAXED);
     secs = (double)(now - b->started_ns) / 1e9;
-    rate = secs > 0 ? (double)b->done_bytes / secs : 0;
+    rate = secs > 0 ? (double)done / secs : 0;
     fprintf(stderr, "\rtbbt-init: %.1f of %.1f MB written, %.1f MB/s, ETA %.0f s   ",
-            (double)b->done_bytes / 1e6, (double)b->total_bytes / 1e6, rate / 1e6,
-            rate > 0 ? (double)(b->total_bytes - b->done_bytes) / rate : 0.0);
+            (double)done / 1e6, (double)b->total_bytes / 1e6, rate / 1e6,
+            rate > 0 && b->total_bytes > done ? (double)(b->total_bytes - done) / rate : 0.0);
     if (last)
         fputc('\n', stderr);
 }
 
-/* Appends len bytes to file f in one open/write/close session. */
+/* Appends len bytes to file f in one session (with aging: allocated at once). */
 static int append(struct build *b, const struct file *f, uint64_t len)
 {
-    const char *path = b->paths->str + f->path;
-    int fd = open_beneath(b->base, path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    int rc = 0;
+    int rc = b->ops->append(b->be, b->paths->str + f->path, len, aging(b));
 
-    if (fd < 0)
-        return fd;
-    rc = write_fd(b, fd, len);
-    /*
-     * Delayed allocation (ext4, xfs, btrfs) places a file's blocks only at
-     * writeback, all at once: without starting writeback here, interleaved
-     * appends would age nothing.  SYNC_FILE_RANGE_WRITE starts it (blocks are
-     * allocated now, next to what the other files of the set took) without
-     * waiting for the disk.
-     */
-    if (rc == 0 && aging(b) && sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) < 0)
-        rc = -errno;
-    if (close(fd) < 0 && rc == 0)
-        rc = -errno;
     progress(b, false);
     return rc;
 }
@@ -1006,6 +844,7 @@ static void resolve_sizes(struct build *b)
         if (f->unknown) {
             f->size = draw_size(b);
             f->unknown = false;
+            b->total_bytes += f->size;
             b->st->unknown_sizes++;
         }
     }
@@ -1047,92 +886,58 @@ static int phase_data(struct build *b)
 
 /* ---- the root --------------------------------------------------------------------- */
 
-/* 1 if the directory fd holds nothing (or only the marker), 0 if not, -errno. */
-static int only_marker(int fd, bool *has_marker)
+/* Removes what the manifest text's made lines list, newest first. */
+static int remove_listed(struct build *b, const char *mpath, const char *text)
 {
-    int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d;
-    struct dirent *de;
-    int empty = 1;
+    char **lines = g_strsplit(text, "\n", -1);
+    GString *bytes = g_string_new(NULL);
+    int rc = 0;
 
-    *has_marker = false;
-    if (dup_fd < 0 || !(d = fdopendir(dup_fd))) {
-        if (dup_fd >= 0)
-            close(dup_fd);
-        return -errno;
-    }
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        if (!strcmp(de->d_name, MARKER))
-            *has_marker = true;
-        else if (strcmp(de->d_name, "lost+found") != 0)
-            empty = 0;
-    }
-    closedir(d);
-    return empty;
-}
-
-/* Removes what the previous manifest's made lines list, newest first. */
-static int remove_previous(struct build *b)
-{
-    char *mpath = NULL, *text = NULL, **lines;
-    GString *bytes;
-    gsize len;
-    GError *gerr = NULL;
-    int rc = 0, fd = openat(b->root, MARKER, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    char buf[4096];
-    ssize_t n;
-
-    if (fd < 0)
-        return fail(b, -errno, "cannot read the marker %s/%s: %s", b->o->root, MARKER,
-                    strerror(errno));
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return fail(b, -EINVAL, "the marker %s/%s is empty", b->o->root, MARKER);
-    buf[n] = 0;
-    mpath = g_strstrip(g_strdup(buf));
-    if (!g_file_get_contents(mpath, &text, &len, &gerr)) {
-        rc = fail(b, -ENOENT, "cannot read the previous manifest '%s' (from %s/%s): %s", mpath,
-                  b->o->root, MARKER, gerr->message);
-        g_error_free(gerr);
-        g_free(mpath);
-        return rc;
-    }
-    lines = g_strsplit(text, "\n", -1);
-    bytes = g_string_new(NULL);
     for (gint i = (gint)g_strv_length(lines) - 1; i >= 0 && rc == 0; i--) {
         char **f = g_strsplit(lines[i], "\t", 3);
         if (g_strv_length(f) == 3 && !strcmp(f[0], "made")) {
-            const char *path, *slash;
             if (!tbbt_ns_unescape(f[2], strlen(f[2]), bytes)) {
                 rc = fail(b, TBBT_E_SYNTAX, "--force: the previous manifest '%s' has a bad "
                           "path '%s'; nothing else removed", mpath, f[2]);
-                g_strfreev(f);
-                break;
+            } else if ((rc = b->ops->remove_made(b->be, bytes->str, f[1][0] == 'd')) < 0) {
+                rc = fail(b, rc, "--force: cannot remove '%s' (made by the previous run): %s; "
+                          "nothing else removed", bytes->str, strerror(-rc));
             }
-            path = bytes->str;
-            slash = strrchr(path, '/');
-            char *dir = slash ? g_strndup(path, (gsize)(slash - path)) : g_strdup(".");
-            int dfd = open_beneath(b->root, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-            if (dfd >= 0) {
-                if (unlinkat(dfd, slash ? slash + 1 : path,
-                             f[1][0] == 'd' ? AT_REMOVEDIR : 0) < 0 && errno != ENOENT)
-                    rc = fail(b, -errno, "--force: cannot remove '%s' (made by the previous "
-                              "run): %s; nothing else removed", path, strerror(errno));
-                close(dfd);
-            }
-            g_free(dir);
         }
         g_strfreev(f);
     }
     g_string_free(bytes, TRUE);
     g_strfreev(lines);
+    return rc;
+}
+
+/* Removes what the previous manifest's made lines list, newest first. */
+static int remove_previous(struct build *b)
+{
+    char *mpath = NULL, *text = NULL, *marker = NULL;
+    GError *gerr = NULL;
+    int rc = b->ops->read_marker(b->be, &marker);
+
+    if (rc < 0)
+        return fail(b, rc, "cannot read the marker %s/%s: %s", b->o->root, MARKER,
+                    strerror(-rc));
+    mpath = g_strstrip(marker);
+    if (!*mpath) {
+        g_free(marker);
+        return fail(b, -EINVAL, "the marker %s/%s is empty", b->o->root, MARKER);
+    }
+    if (!g_file_get_contents(mpath, &text, NULL, &gerr)) {
+        rc = fail(b, -ENOENT, "cannot read the previous manifest '%s' (from %s/%s): %s", mpath,
+                  b->o->root, MARKER, gerr->message);
+        g_error_free(gerr);
+        g_free(marker);
+        return rc;
+    }
+    rc = remove_listed(b, mpath, text);
     g_free(text);
-    g_free(mpath);
-    if (rc == 0 && unlinkat(b->root, MARKER, 0) < 0)
-        rc = fail(b, -errno, "cannot remove %s/%s: %s", b->o->root, MARKER, strerror(errno));
+    g_free(marker);
+    if (rc == 0 && (rc = b->ops->remove_marker(b->be)) < 0)
+        rc = fail(b, rc, "cannot remove %s/%s: %s", b->o->root, MARKER, strerror(-rc));
     return rc;
 }
 
@@ -1140,13 +945,9 @@ static int prepare_root(struct build *b)
 {
     bool marker;
     int rc;
-    char *abs_manifest;
-    FILE *f;
+    char *abs_manifest, *text;
 
-    b->root = open(b->o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (b->root < 0)
-        return fail(b, -errno, "cannot open the root '%s': %s", b->o->root, strerror(errno));
-    if ((rc = only_marker(b->root, &marker)) < 0)
+    if ((rc = b->ops->root_empty(b->be, &marker)) < 0)
         return fail(b, rc, "cannot list the root '%s': %s", b->o->root, strerror(-rc));
     if (marker && !b->o->force)
         return fail(b, -EEXIST, "the root '%s' holds a tbbt-init image: --force removes it",
@@ -1154,20 +955,23 @@ static int prepare_root(struct build *b)
     if (!marker && !rc)
         return fail(b, -EEXIST, "the root '%s' is not empty and holds no tbbt-init image: "
                     "refusing to write there", b->o->root);
-    if (marker && ((rc = remove_previous(b)) < 0 || (rc = only_marker(b->root, &marker)) < 0))
-        return rc;
+    if (marker && ((rc = remove_previous(b)) < 0 ||
+                   (rc = b->ops->root_empty(b->be, &marker)) < 0))
+        return rc < 0 && !b->errbuf[0] ? fail(b, rc, "cannot list the root '%s': %s",
+                                              b->o->root, strerror(-rc)) : rc;
     if (!rc)
         return fail(b, -ENOTEMPTY, "the root '%s' still holds files tbbt-init did not make "
                     "(left as they are)", b->o->root);
     abs_manifest = g_canonicalize_filename(b->o->manifest, NULL);
-    rc = openat(b->root, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (rc < 0 || !(f = fdopen(rc, "w"))) {
-        g_free(abs_manifest);
-        return fail(b, -errno, "cannot write %s/%s: %s", b->o->root, MARKER, strerror(errno));
-    }
-    fprintf(f, "%s\n", abs_manifest);
+    text = g_strconcat(abs_manifest, "\n", NULL);
+    rc = b->ops->write_marker(b->be, text);
+    g_free(text);
     g_free(abs_manifest);
-    return fclose(f) == 0 ? 0 : fail(b, -errno, "cannot write the marker: %s", strerror(errno));
+    if (rc < 0 && stage(b) == TBBT__IMAGE_AT_WRITE)
+        return fail(b, rc, "cannot write the marker: %s", strerror(-rc));
+    if (rc < 0)
+        return fail(b, rc, "cannot write %s/%s: %s", b->o->root, MARKER, strerror(-rc));
+    return 0;
 }
 
 /* --sizes FILE: "SIZE WEIGHT" per line (bytes, relative weight); '#' starts a comment. */
@@ -1211,22 +1015,9 @@ static int read_table(struct build *b)
 
 /* ---- entry point ------------------------------------------------------------------ */
 
-static int build_clone(struct build *b, uint32_t k)
+/* Forgets the previous clone's plan. */
+static void clone_reset(struct build *b)
 {
-    int rc;
-
-    b->clone = k;
-    b->clone_dir = b->o->clones > 1 ? g_strdup_printf("tbbt-clone-%" PRIu32, k) : g_strdup(".");
-    if (b->o->clones > 1) {
-        if (mkdirat(b->root, b->clone_dir, 0755) < 0)
-            return fail(b, -errno, "cannot make %s/%s: %s", b->o->root, b->clone_dir,
-                        strerror(errno));
-        man_path(b, "made", "d", b->clone_dir);
-    }
-    man_path(b, "clone", NULL, b->clone_dir);
-    b->base = open_beneath(b->root, b->clone_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (b->base < 0)
-        return fail(b, b->base, "cannot open %s/%s", b->o->root, b->clone_dir);
     g_array_set_size(b->files, 0);
     g_string_truncate(b->paths, 0);
     g_hash_table_remove_all(b->first);
@@ -1240,10 +1031,40 @@ static int build_clone(struct build *b, uint32_t k)
         g_array_set_size(b->class_dirs[c], 0);
         g_array_set_size(b->class_parents[c], 0);
     }
+}
+
+/* The map root's mode and owner on the clone directory, once everything is in it. */
+static int root_attrs(struct build *b)
+{
+    int rc;
+
+    if (!b->root_attrs.known)
+        return 0;
+    if ((rc = b->ops->set_dir_attrs(b->be, ".", &b->root_attrs)) < 0)
+        return fail(b, rc, "cannot set the mode or owner of the image root %s/%s: %s",
+                    b->o->root, b->clone_dir, strerror(-rc));
+    return 0;
+}
+
+static int build_clone(struct build *b, uint32_t k)
+{
+    int rc, erc;
+
+    b->clone = k;
+    b->clone_dir = b->o->clones > 1 ? g_strdup_printf("tbbt-clone-%" PRIu32, k) : g_strdup(".");
+    rc = b->ops->begin_clone(b->be, b->clone_dir, b->o->clones > 1);
+    if (rc < 0 && stage(b) == TBBT__IMAGE_AT_CREATE)
+        return fail(b, rc, "cannot make %s/%s: %s", b->o->root, b->clone_dir, strerror(-rc));
+    if (b->o->clones > 1)
+        man_path(b, "made", "d", b->clone_dir);
+    man_path(b, "clone", NULL, b->clone_dir);
+    if (rc < 0)
+        return fail(b, rc, "cannot open %s/%s", b->o->root, b->clone_dir);
+    clone_reset(b);
     add_dir(b, ".", false, false);
     rc = phase_names(b);
-    if (pool_wait(b) < 0 && rc == 0)
-        rc = b->pool_err;
+    if ((erc = b->ops->barrier(b->be)) < 0 && rc == 0)
+        rc = erc;
     if (rc == 0) {
         for (guint i = 0; i < b->dirs->len; i++)
             if (!g_array_index(b->dirs, struct dir, i).keep_empty)
@@ -1257,41 +1078,152 @@ static int build_clone(struct build *b, uint32_t k)
         rc = finish_fill(b);
     if (rc == 0)
         rc = remove_spacers(b);
-    if (b->cur_dirfd >= 0)
-        close(b->cur_dirfd);
-    b->cur_dirfd = -1;
-    g_free(b->cur_dir);
-    b->cur_dir = NULL;
-    close(b->base);
+    if (rc == 0)
+        rc = root_attrs(b);
+    if ((erc = b->ops->end_clone(b->be)) < 0 && rc == 0)
+        rc = fail(b, erc, "cannot finish %s/%s: %s", b->o->root, b->clone_dir, strerror(-erc));
     g_free(b->clone_dir);
     b->clone_dir = NULL;
     return rc;
 }
 
-int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *st, char *errbuf,
-                     size_t errlen)
+/* The manifest must not be part of the image it describes (a local root only). */
+static int manifest_outside(struct build *b)
 {
-    struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .root = -1,
-                       .cur_dirfd = -1 };
-    mode_t old_mask;
+    const struct tbbt_image_opts *o = b->o;
+    char *root, *man;
+    size_t n;
+    bool inside;
+
+    if (o->server)
+        return 0;
+    root = g_canonicalize_filename(o->root, NULL);
+    man = g_canonicalize_filename(o->manifest, NULL);
+    n = strlen(root);
+    inside = strncmp(man, root, n) == 0 && (man[n] == '/' || n == 1);
+    g_free(root);
+    g_free(man);
+    if (inside)
+        return fail(b, -EINVAL, "the manifest '%s' is inside the root '%s': put it elsewhere "
+                    "(--manifest)", o->manifest, o->root);
+    return 0;
+}
+
+static void man_header(struct build *b)
+{
+    const struct tbbt_image_opts *o = b->o;
+
+    fprintf(b->man, "# tbbt-manifest 1\n");
+    man_path(b, "map", NULL, o->map);
+    man_path(b, "root", NULL, o->root);
+    if (o->server) {
+        man_path(b, "server", NULL, o->server);
+        man_path(b, "export", NULL, o->export_path);
+    }
+    man_line(b, "seed", "%" PRIu64, o->seed);
+    man_line(b, "clones", "%" PRIu32, o->clones);
+    man_line(b, "scope", "%" PRIu64, o->scope);
+    man_line(b, "appends", "%" PRIu32, o->appends);
+    man_line(b, "classes", "synthetic_appends %" PRIu32 " filler_appends %" PRIu32
+             " large_size %" PRIu64 " large_appends %" PRIu32, o->synthetic_appends,
+             o->filler_appends, o->large_size, o->large_appends);
+    man_line(b, "fill", "fill %.4f dir_ratio %.4f distortion %.4f merge %.4f fragment_free %d "
+             "spread %d spacers %" PRIu32, o->fill, o->dir_ratio, o->distortion, o->merge,
+             o->fragment_free, o->spread, o->spacers);
+}
+
+static void man_footer(struct build *b, int rc)
+{
+    const struct tbbt_image_stats *st = b->st;
+
+    man_line(b, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
+             " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %" PRIu64
+             " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64 " synthetic_dirs %" PRIu64
+             " synthetic_bytes %" PRIu64 " fillers %" PRIu64 " filler_bytes %" PRIu64
+             " spacers %" PRIu64 " utilization %.4f seconds %.3f", st->dirs, st->files,
+             st->links, st->symlinks, st->others, st->bytes, st->appends, st->unknown_sizes,
+             st->synthetic_files, st->synthetic_dirs, st->synthetic_bytes, st->fillers,
+             st->filler_bytes, st->spacers, st->utilization, st->seconds);
+    if (rc == 0)
+        man_line(b, "status", "complete");
+    else
+        man_path(b, "status", "failed", b->errbuf);
+}
+
+static void build_init(struct build *b)
+{
+    const struct tbbt_image_opts *o = b->o;
+
+    b->esc = g_string_new(NULL);
+    b->rand = g_rand_new_with_seed_array((const guint32[]){ (guint32)o->seed,
+                                                            (guint32)(o->seed >> 32) }, 2);
+    b->paths = g_string_new(NULL);
+    b->files = g_array_new(FALSE, FALSE, sizeof(struct file));
+    b->first = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    b->seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    b->pend_paths = g_string_new(NULL);
+    b->pend_files = g_array_new(FALSE, FALSE, sizeof(struct pending));
+    b->pend_links = g_array_new(FALSE, FALSE, sizeof(struct pending));
+    b->spacers = g_string_new(NULL);
+    b->dpaths = g_string_new(NULL);
+    b->dirs = g_array_new(FALSE, FALSE, sizeof(struct dir));
+    for (int c = 0; c < 2; c++) {
+        b->class_dirs[c] = g_array_new(FALSE, FALSE, sizeof(guint));
+        b->class_parents[c] = g_array_new(FALSE, FALSE, sizeof(guint));
+    }
+    b->table = g_array_new(FALSE, FALSE, sizeof(double));
+}
+
+static void build_fini(struct build *b)
+{
+    g_rand_free(b->rand);
+    g_string_free(b->paths, TRUE);
+    g_array_free(b->files, TRUE);
+    g_hash_table_destroy(b->first);
+    g_hash_table_destroy(b->seen);
+    g_string_free(b->pend_paths, TRUE);
+    g_array_free(b->pend_files, TRUE);
+    g_array_free(b->pend_links, TRUE);
+    g_string_free(b->spacers, TRUE);
+    g_string_free(b->esc, TRUE);
+    g_string_free(b->dpaths, TRUE);
+    g_array_free(b->dirs, TRUE);
+    for (int c = 0; c < 2; c++) {
+        g_array_free(b->class_dirs[c], TRUE);
+        g_array_free(b->class_parents[c], TRUE);
+    }
+    g_array_free(b->table, TRUE);
+}
+
+/* The clones, the final sync and the utilization; 0 or the first error. */
+static int build_all(struct build *b)
+{
+    uint64_t used = 0;
+    int rc = b->o->sizes ? read_table(b) : 0;
+
+    for (uint32_t k = 0; rc == 0 && k < b->o->clones; k++)
+        rc = build_clone(b, k);
+    if (rc == 0 && (rc = b->ops->sync(b->be)) < 0)
+        fail(b, rc, "cannot sync the image: %s", strerror(-rc));
+    b->st->seconds = (double)(tbbt_now_ns() - b->started_ns) / 1e9;
+    if (b->ops->usage(b->be, &b->capacity, &used, &b->block) == 0 && b->capacity)
+        b->st->utilization = (double)used / (double)b->capacity;
+    progress(b, true);
+    return rc;
+}
+
+int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
+                           const struct tbbt_image_opts *o, struct tbbt_image_stats *st,
+                           char *errbuf, size_t errlen)
+{
+    struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .ops = ops };
     int rc;
 
     *st = (struct tbbt_image_stats){ 0 };
     errbuf[0] = '\0';
     b.started_ns = tbbt_now_ns();
-    b.euid = geteuid();
-    b.egid = getegid();
-    {   /* the manifest must not be part of the image it describes */
-        char *root = g_canonicalize_filename(o->root, NULL);
-        char *man = g_canonicalize_filename(o->manifest, NULL);
-        size_t n = strlen(root);
-        bool inside = strncmp(man, root, n) == 0 && (man[n] == '/' || n == 1);
-        g_free(root);
-        g_free(man);
-        if (inside)
-            return fail(&b, -EINVAL, "the manifest '%s' is inside the root '%s': put it "
-                        "elsewhere (--manifest)", o->manifest, o->root);
-    }
+    if ((rc = manifest_outside(&b)) < 0)
+        return rc;
     {   /* a map that does not open must not cost an earlier image (--force) */
         int err = 0;
         struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(o->map, &err);
@@ -1300,103 +1232,33 @@ int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *s
                         tbbt_strerror(err));
         tbbt_ns_map_reader_close(r);
     }
+    if (!(b.be = ops->open(o, st, errbuf, errlen, &rc)))
+        return rc;
     if ((rc = prepare_root(&b)) < 0) {     /* before the manifest: --force reads the old one */
-        if (b.root >= 0)
-            close(b.root);
+        ops->close(b.be);
         return rc;
     }
     if (!(b.man = fopen(o->manifest, "w"))) {
         rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
                   strerror(errno));
-        close(b.root);
+        ops->close(b.be);
         return rc;
     }
-    fprintf(b.man, "# tbbt-manifest 1\n");
-    b.esc = g_string_new(NULL);
-    man_path(&b, "map", NULL, o->map);
-    man_path(&b, "root", NULL, o->root);
-    man_line(&b, "seed", "%" PRIu64, o->seed);
-    man_line(&b, "clones", "%" PRIu32, o->clones);
-    man_line(&b, "scope", "%" PRIu64, o->scope);
-    man_line(&b, "appends", "%" PRIu32, o->appends);
-    man_line(&b, "classes", "synthetic_appends %" PRIu32 " filler_appends %" PRIu32
-             " large_size %" PRIu64 " large_appends %" PRIu32, o->synthetic_appends,
-             o->filler_appends, o->large_size, o->large_appends);
-    man_line(&b, "fill", "fill %.4f dir_ratio %.4f distortion %.4f merge %.4f fragment_free %d "
-             "spread %d spacers %" PRIu32, o->fill, o->dir_ratio, o->distortion, o->merge,
-             o->fragment_free, o->spread, o->spacers);
-    b.rand = g_rand_new_with_seed_array((const guint32[]){ (guint32)o->seed,
-                                                           (guint32)(o->seed >> 32) }, 2);
-    b.paths = g_string_new(NULL);
-    b.files = g_array_new(FALSE, FALSE, sizeof(struct file));
-    b.first = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-    b.seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-    b.pend_paths = g_string_new(NULL);
-    b.pend_files = g_array_new(FALSE, FALSE, sizeof(struct pending));
-    b.pend_links = g_array_new(FALSE, FALSE, sizeof(struct pending));
-    b.spacers = g_string_new(NULL);
-    b.dpaths = g_string_new(NULL);
-    b.dirs = g_array_new(FALSE, FALSE, sizeof(struct dir));
-    for (int c = 0; c < 2; c++) {
-        b.class_dirs[c] = g_array_new(FALSE, FALSE, sizeof(guint));
-        b.class_parents[c] = g_array_new(FALSE, FALSE, sizeof(guint));
-    }
-    b.table = g_array_new(FALSE, FALSE, sizeof(double));
-    if (o->sizes)
-        rc = read_table(&b);
-    b.data = g_malloc(CHUNK);
-    for (size_t i = 0; i < CHUNK; i++)
-        b.data[i] = (uint8_t)('a' + i % 26);
-    old_mask = umask(0);        /* modes from the map are exact */
-    for (uint32_t k = 0; rc == 0 && k < o->clones; k++)
-        rc = build_clone(&b, k);
-    umask(old_mask);
-    if (rc == 0 && syncfs(b.root) < 0)
-        rc = fail(&b, -errno, "cannot sync the image: %s", strerror(errno));
-    st->seconds = (double)(tbbt_now_ns() - b.started_ns) / 1e9;
-    {
-        uint64_t used = 0;
-        if (fs_usage(&b, &used) == 0 && b.capacity)
-            st->utilization = (double)used / (double)b.capacity;
-    }
-    progress(&b, true);
-    man_line(&b, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
-             " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %" PRIu64
-             " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64 " synthetic_dirs %" PRIu64
-             " synthetic_bytes %" PRIu64 " fillers %" PRIu64 " filler_bytes %" PRIu64
-             " spacers %" PRIu64 " utilization %.4f seconds %.3f", st->dirs, st->files, st->links, st->symlinks,
-             st->others, st->bytes, st->appends, st->unknown_sizes, st->synthetic_files,
-             st->synthetic_dirs, st->synthetic_bytes, st->fillers, st->filler_bytes,
-             st->spacers, st->utilization, st->seconds);
-    if (rc == 0)
-        man_line(&b, "status", "complete");
-    else
-        man_path(&b, "status", "failed", errbuf);
+    build_init(&b);
+    man_header(&b);
+    rc = build_all(&b);
+    man_footer(&b, rc);
     if (fclose(b.man) != 0 && rc == 0)
         rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
                   strerror(errno));
-    if (b.root >= 0)
-        close(b.root);
-    g_rand_free(b.rand);
-    g_string_free(b.paths, TRUE);
-    g_array_free(b.files, TRUE);
-    g_hash_table_destroy(b.first);
-    g_free(b.data);
-    if (b.pool)
-        pool_wait(&b);
-    g_free(b.pool_err_path);
-    g_hash_table_destroy(b.seen);
-    g_string_free(b.pend_paths, TRUE);
-    g_array_free(b.pend_files, TRUE);
-    g_array_free(b.pend_links, TRUE);
-    g_string_free(b.spacers, TRUE);
-    g_string_free(b.esc, TRUE);
-    g_string_free(b.dpaths, TRUE);
-    g_array_free(b.dirs, TRUE);
-    for (int c = 0; c < 2; c++) {
-        g_array_free(b.class_dirs[c], TRUE);
-        g_array_free(b.class_parents[c], TRUE);
-    }
-    g_array_free(b.table, TRUE);
+    ops->close(b.be);
+    build_fini(&b);
     return rc;
+}
+
+int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *st, char *errbuf,
+                     size_t errlen)
+{
+    return tbbt__image_build_with(o->server ? &tbbt__image_nfs_ops : &tbbt__image_local_ops, o,
+                                  st, errbuf, errlen);
 }

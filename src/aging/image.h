@@ -2,10 +2,11 @@
 /*
  * The initial file system image of a trace (TBBT paper 3.2, 3.3): every object
  * of the hierarchy map that exists at trace start, created under a root
- * directory through ordinary system calls, its files written with non-zero
- * data, optionally aged by interleaved appends, in one or more clones; and
- * the manifest that tells the player where each TBBT-ID lives.
- * docs/tbbt-init.md.
+ * directory, its files written with non-zero data, optionally aged by
+ * interleaved appends, in one or more clones; and the manifest that tells the
+ * player where each TBBT-ID lives.  The objects are made through ordinary
+ * system calls under a local directory, or through NFSv3 calls to a server
+ * (opts.server), which then makes every object itself.  docs/tbbt-init.md.
  */
 #ifndef TBBT_AGING_IMAGE_H
 #define TBBT_AGING_IMAGE_H
@@ -16,7 +17,8 @@
 
 struct tbbt_image_opts {
     const char *map;            /* hierarchy map (borrowed) */
-    const char *root;           /* target directory (must exist) */
+    const char *root;           /* target directory (must exist); with server, its absolute
+                                 * path on the server (NULL: the export) */
     const char *manifest;       /* manifest path (outside root) */
     uint32_t clones;            /* copies of the image: 1 builds in root itself, N > 1 in
                                  * root/tbbt-clone-0 .. root/tbbt-clone-(N-1) */
@@ -45,6 +47,13 @@ struct tbbt_image_opts {
     /* aging by class: appends per file (0: as `appends`) */
     uint32_t synthetic_appends, filler_appends, large_appends;
     uint64_t large_size;        /* files of at least this size are "large" (0: no class) */
+    /* building through NFSv3 (NULL server: through local system calls) */
+    const char *server;         /* host name or address of the NFS server */
+    const char *export_path;    /* path to MOUNT (the export's real path) */
+    uint16_t nfs_port, mount_port;  /* 0: ask the server's portmapper */
+    uint32_t outstanding;       /* NFS calls in flight (0: 128) */
+    uint32_t connections;       /* NFS connections (0: 2) */
+    int timeout_ms;             /* longest wait for one NFS reply (0: 30000) */
 };
 
 void tbbt_image_opts_init(struct tbbt_image_opts *o);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tbbt-init: builds the initial file system image of a hierarchy map under a
- * root directory, and measures aging (--measure).  docs/tbbt-init.md.
+ * root directory (local system calls, or NFSv3 calls to a server with --server),
+ * and measures aging (--measure).  docs/tbbt-init.md.
  */
 #include <glib.h>
 #include <stdio.h>
@@ -22,12 +23,31 @@ static gboolean opt_json, opt_version, opt_quiet, opt_verbose, opt_force, opt_pr
 static gboolean opt_no_progress;
 static gint opt_clones = 1, opt_appends = 1;
 static gint64 opt_seed = 1;
+static gchar *opt_server, *opt_export;
+static gint opt_nfs_port, opt_mount_port, opt_outstanding, opt_connections, opt_timeout;
 
 static const GOptionEntry entries[] = {
     {"map", 'm', 0, G_OPTION_ARG_FILENAME, &opt_map, "Hierarchy map of the trace (tbbt-convert)",
      "MAP"},
     {"root", 'r', 0, G_OPTION_ARG_FILENAME, &opt_root,
-     "Directory to build the image in (empty, or holding an earlier tbbt-init image)", "DIR"},
+     "Directory to build the image in (empty, or holding an earlier tbbt-init image); with "
+     "--server its absolute path on the server, under --export (default: the export)", "DIR"},
+    {"server", 0, 0, G_OPTION_ARG_STRING, &opt_server,
+     "Build through NFSv3 calls to this server (the server makes every object) instead of "
+     "local system calls", "HOST"},
+    {"export", 'e', 0, G_OPTION_ARG_STRING, &opt_export,
+     "With --server: the path to MOUNT (for NFSv3 the export's real path)", "PATH"},
+    {"nfs-port", 0, 0, G_OPTION_ARG_INT, &opt_nfs_port,
+     "With --server: NFS port (default: ask the portmapper)", "PORT"},
+    {"mount-port", 0, 0, G_OPTION_ARG_INT, &opt_mount_port,
+     "With --server: MOUNT port (default: ask the portmapper)", "PORT"},
+    {"outstanding", 0, 0, G_OPTION_ARG_INT, &opt_outstanding,
+     "With --server: NFS calls in flight (default 128)", "N"},
+    {"connections", 0, 0, G_OPTION_ARG_INT, &opt_connections,
+     "With --server: TCP connections to the server (default 2)", "N"},
+    {"timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout,
+     "With --server: seconds a call may go unanswered before the build fails (default 30)",
+     "S"},
     {"manifest", 0, 0, G_OPTION_ARG_FILENAME, &opt_manifest,
      "Manifest to write (default MAP.manifest; must be outside DIR)", "FILE"},
     {"clones", 'n', 0, G_OPTION_ARG_INT, &opt_clones,
@@ -134,7 +154,14 @@ static int build(void)
 
     tbbt_image_opts_init(&o);
     o.map = opt_map;
-    o.root = opt_root;
+    o.root = opt_root ? opt_root : opt_export;
+    o.server = opt_server;
+    o.export_path = opt_export;
+    o.nfs_port = (uint16_t)opt_nfs_port;
+    o.mount_port = (uint16_t)opt_mount_port;
+    o.outstanding = (uint32_t)opt_outstanding;
+    o.connections = (uint32_t)opt_connections;
+    o.timeout_ms = opt_timeout * 1000;
     o.manifest = manifest;
     o.clones = (uint32_t)opt_clones;
     o.seed = (uint64_t)opt_seed;
@@ -200,8 +227,12 @@ int main(int argc, char **argv)
     int rc;
 
     g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(ctx, "Exit status: 0 success, 1 failure, 2 usage error.\n"
-                                           "See docs/tbbt-init.md.");
+    g_option_context_set_description(ctx,
+        "Local:  tbbt-init --map MAP --root DIR [OPTIONS]\n"
+        "NFS:    tbbt-init --map MAP --server HOST --export PATH [--root SERVER-PATH] [OPTIONS]\n"
+        "Aging:  tbbt-init --measure DIR [--json]\n"
+        "Exit status: 0 success, 1 failure, 2 usage error.\n"
+        "See docs/tbbt-init.md.");
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
         fprintf(stderr, "tbbt-init: %s\nTry 'tbbt-init --help' for more information.\n",
                 gerr->message);
@@ -214,11 +245,24 @@ int main(int argc, char **argv)
     if (opt_version) {
         printf("tbbt-init (tbbt) %s\n", TBBT_VERSION);
         rc = TBBT_EXIT_OK;
+    } else if (opt_measure && opt_server) {
+        fprintf(stderr, "tbbt-init: --measure reads block maps (FIEMAP, GETFSMAP) of a local "
+                        "file system: it cannot work through --server\n");
+        rc = TBBT_EXIT_USAGE;
     } else if (opt_measure) {
         rc = measure();
-    } else if (!opt_map || !opt_root) {
+    } else if (!opt_map || (!opt_root && !opt_server)) {
         fprintf(stderr, "tbbt-init: --map MAP and --root DIR are needed (or --measure DIR)\n"
                         "Try 'tbbt-init --help' for more information.\n");
+        rc = TBBT_EXIT_USAGE;
+    } else if (!opt_server != !opt_export) {
+        fprintf(stderr, "tbbt-init: --server HOST and --export PATH go together\n");
+        rc = TBBT_EXIT_USAGE;
+    } else if (opt_nfs_port < 0 || opt_nfs_port > 65535 || opt_mount_port < 0 ||
+               opt_mount_port > 65535 || opt_outstanding < 0 || opt_connections < 0 ||
+               opt_connections > 16 || opt_timeout < 0) {
+        fprintf(stderr, "tbbt-init: --nfs-port and --mount-port must be ports, --connections "
+                        "0 to 16, --outstanding and --timeout 0 or more\n");
         rc = TBBT_EXIT_USAGE;
     } else if (opt_clones < 1 || opt_appends < 1 || opt_spacers < 0 || opt_syn_appends < 0 ||
                opt_filler_appends < 0 || opt_large_appends < 0) {

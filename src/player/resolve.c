@@ -219,6 +219,10 @@ static int line_path_key(struct mload *l, char **f, guint n)
         return parse_any_path(l, "map", f[1], &l->m->map);
     if (strcmp(f[0], "root") == 0)
         return parse_any_path(l, "root", f[1], &l->m->root);
+    if (strcmp(f[0], "server") == 0)
+        return parse_any_path(l, "server", f[1], &l->m->server);
+    if (strcmp(f[0], "export") == 0)
+        return parse_any_path(l, "export", f[1], &l->m->export_path);
     if (strcmp(f[0], "clone") == 0) {
         if ((rc = parse_rel(l, "clone", f[1], true)) < 0)
             return rc;
@@ -257,6 +261,7 @@ static int manifest_line(struct mload *l, char *s, size_t len)
     else if (g_strv_contains(texts, f[0]))
         rc = need_fields(l, f[0], n, 2) < 0 ? TBBT_E_SYNTAX : check_text(l, f[0], f[1]);
     else if (strcmp(f[0], "map") == 0 || strcmp(f[0], "root") == 0 ||
+             strcmp(f[0], "server") == 0 || strcmp(f[0], "export") == 0 ||
              strcmp(f[0], "clone") == 0 || strcmp(f[0], "made") == 0)
         rc = line_path_key(l, f, n);
     else
@@ -345,6 +350,8 @@ void tbbt_manifest_free(struct tbbt_manifest *m)
         return;
     g_free(m->root);
     g_free(m->map);
+    g_free(m->server);
+    g_free(m->export_path);
     g_ptr_array_free(m->clones, TRUE);
     g_array_free(m->objs, TRUE);
     g_string_chunk_free(m->strings);

@@ -42,6 +42,10 @@ struct tbbt_manifest_obj {
 /* A loaded manifest.  Given by tbbt_manifest_load(): free with tbbt_manifest_free(). */
 struct tbbt_manifest {
     char *root, *map;       /* from the root/map lines (unescaped; NULL if absent) */
+    char *server;           /* from the server line: the image was built through NFS
+                               (tbbt-init --server) on this host; NULL if absent */
+    char *export_path;      /* from the export line (with server): the export it mounted;
+                               root is then a server path under it */
     GPtrArray *clones;      /* char *: clone directories relative to the root ("." for
                                one clone), in manifest order */
     GArray *objs;           /* struct tbbt_manifest_obj, in manifest order (parents
@@ -52,8 +56,8 @@ struct tbbt_manifest {
 
 /*
  * Loads and validates the manifest at path (borrowed).  Strict: the first line must be
- * `# tbbt-manifest 1`; every line must be one of map, root, seed, clones, scope,
- * appends, classes, fill, clone, made, obj, stats, status with its fields (tab
+ * `# tbbt-manifest 1`; every line must be one of map, root, server, export, seed,
+ * clones, scope, appends, classes, fill, clone, made, obj, stats, status with its fields (tab
  * separated, paths escaped as in the map); a path component that is empty, ".", "..",
  * longer than 255 bytes, or holds '/' (also escaped) or NUL is refused; the number of
  * clone lines must match `clones`; the last line must be `status complete`.  Returns 0

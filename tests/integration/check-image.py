@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Checks a tbbt-init image against its hierarchy map: every entry that exists at trace
 start (create time 0) is there with the right type, size, link count, symlink target,
-mode and owner; entries made during the trace are not; hard links share an inode.
+mode and owner; entries made during the trace are not; hard links share an inode; the
+image root (the map's "." entry) has the root's mode and owner.
 
     check-image.py MAP DIR
 """
@@ -40,6 +41,12 @@ def main():
         f = ln.split("\t")
         oid, typ, size, create, path, target, links, attrs = f[0], f[1], f[2], f[3], f[5], f[7], int(f[8]), f[9]
         if path == ".":
+            st = os.stat(root)
+            if attrs != "-":
+                mode, uid, gid = attrs.split(":")
+                if stat.S_IMODE(st.st_mode) != int(mode, 8) or (st.st_uid, st.st_gid) != (int(uid), int(gid)):
+                    sys.exit(f"FAIL: the image root: mode {oct(stat.S_IMODE(st.st_mode))} owner "
+                             f"{st.st_uid}:{st.st_gid}, want {mode} {uid}:{gid}")
             continue
         p = os.path.join(root, unesc(path))
         if create != "0":

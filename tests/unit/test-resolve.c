@@ -156,6 +156,37 @@ static void test_manifest_one_clone(void **state)
     tbbt_manifest_free(m);
 }
 
+/* An image built through NFS (tbbt-init --server): server and export lines. */
+static void test_manifest_nfs(void **state)
+{
+    struct tbbt_manifest *m;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(load_text(HEADER "map\t/tmp/x.map\nroot\t/srv/export/img\n"
+                               "server\tnas1.example\nexport\t/srv/export\nseed\t1\n"
+                               "clone\t.\nobj\t2\ta\n" TAIL, &m, err, sizeof(err)), 0);
+    assert_string_equal(m->server, "nas1.example");
+    assert_string_equal(m->export_path, "/srv/export");
+    assert_string_equal(m->root, "/srv/export/img");
+    char *rel = NULL;
+    assert_int_equal(tbbt_resolve_relpath(m->export_path, m->root, &rel, err, sizeof(err)), 0);
+    assert_string_equal(rel, "img");
+    g_free(rel);
+    tbbt_manifest_free(m);
+    /* a local build has neither */
+    assert_int_equal(load_text(HEADER "clone\t.\n" TAIL, &m, err, sizeof(err)), 0);
+    assert_null(m->server);
+    assert_null(m->export_path);
+    tbbt_manifest_free(m);
+    expect_error(HEADER "clone\t.\nserver\ta\nserver\tb\n" TAIL, TBBT_E_SYNTAX,
+                 "line 4: second server line");
+    expect_error(HEADER "clone\t.\nexport\t/a\texport\n" TAIL, TBBT_E_SYNTAX,
+                 "export line has 3 fields");
+    expect_error(HEADER "clone\t.\nexport\t\\x00\n" TAIL, TBBT_E_SYNTAX, "bad export path");
+    expect_error(HEADER "clone\t.\nserver\t\n" TAIL, TBBT_E_SYNTAX, "bad server path");
+}
+
 static void test_manifest_hostile(void **state)
 {
     static const char *const bad_paths[] = {
@@ -679,6 +710,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_manifest_good),
         cmocka_unit_test(test_manifest_one_clone),
+        cmocka_unit_test(test_manifest_nfs),
         cmocka_unit_test(test_manifest_hostile),
         cmocka_unit_test(test_manifest_status),
         cmocka_unit_test(test_manifest_malformed),
