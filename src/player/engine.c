@@ -116,6 +116,8 @@ struct eng {
     pthread_mutex_t mu;
     pthread_cond_t cv_send, cv_read;
     atomic_bool sender_waiting;
+    atomic_bool want_admit;     /* a dispatcher ran out of admitted requests: the reader
+                                   admits what it has read at once, not by 64 */
     bool wake_send, wake_read;  /* signals owed, sent by unlock_wake() after unlocking */
     uint64_t sender_until;      /* the waiting sender's wake-up time (UINT64_MAX: none) */
     bool reader_waiting;
@@ -493,6 +495,12 @@ static void resend_locked(struct eng *e, struct slot *s, bool same_xid, uint64_t
 
 static void admit_locked(struct eng *e, uint64_t upto)
 {
+    /* The sender is woken only if these requests may go before the next reply, which
+     * would let the receive thread send them: conservative order was waiting for them
+     * (the next request to issue had not been admitted), or fsdep made some ready. */
+    bool wake = false;
+    for (uint32_t k = 0; k < e->n_clones && e->o->order == TBBT_ORDER_CONSERVATIVE; k++)
+        wake |= e->next_issue[k] >= e->admitted;
     for (uint64_t q = e->admitted; q < upto; q++) {
         struct slot *s = S(e, q);
         s->state = S_WAIT;
@@ -504,11 +512,14 @@ static void admit_locked(struct eng *e, uint64_t upto)
         struct tbbt_fsdep_sets sets;
         tbbt_fsdep_sets(&s->rec, &sets);
         tbbt_fsdep_admit(e->locks, q, s->clone, &sets);
-        if (e->o->order == TBBT_ORDER_FSDEP && s->ndeps == 0)
+        if (e->o->order == TBBT_ORDER_FSDEP && s->ndeps == 0) {
             ready_push(e, ready_key(e, s), q);
+            wake = true;
+        }
     }
     e->admitted = upto;
-    if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
+    atomic_store_explicit(&e->want_admit, false, memory_order_relaxed);
+    if (wake && atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
         e->wake_send = true;
 }
 
@@ -750,7 +761,7 @@ static void *reader_main(void *arg)
     unlock_wake(e);
     for (;;) {
         if (next + N > room_end || batch >= 64 ||
-            (batch && atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))) {
+            (batch && atomic_load_explicit(&e->want_admit, memory_order_relaxed))) {
             pthread_mutex_lock(&e->mu);
             admit_locked(e, next);
             batch = 0;
@@ -1230,8 +1241,14 @@ static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, u
                 e->c.corrective_ops++;
         }
     }
-    if (n == 0)
+    if (n == 0) {
+        bool starved = e->o->order == TBBT_ORDER_FSDEP
+                           ? ready_top(e) == NULL
+                           : e->next_issue[0] >= e->admitted;
+        if (starved && !e->eof)
+            atomic_store_explicit(&e->want_admit, true, memory_order_relaxed);
         return 0;
+    }
     unlock_wake(e);
 
     memset(t->touched, 0, e->nconns * sizeof(*t->touched));
