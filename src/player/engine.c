@@ -65,7 +65,7 @@ struct slot {
     uint32_t client;            /* --client-outstanding: endpoint * clones + clone */
     uint8_t state;              /* enum slot_state */
     uint8_t op;                 /* enum tbbt_ns_op of the record */
-    uint8_t conn;
+    uint16_t conn;
     uint8_t attempts;           /* sends with a fresh XID after the first (retries) */
     uint16_t jb_tries;          /* JUKEBOX answers so far */
     uint64_t jb_first_ns;       /* when the first JUKEBOX came, 0 if none */
@@ -890,8 +890,15 @@ static struct slot *pick_resend(struct eng *e, uint64_t now, uint64_t *due)
     return NULL;
 }
 
+/*
+ * The connection of a request: its traced client's own (the connection map), else one
+ * by the hash of its object (a directory operation by its directory), so that requests
+ * on one object keep their order.
+ */
 static unsigned conn_of(struct eng *e, const struct slot *s)
 {
+    if (e->o->conn_map && s->rec.endpoint < e->o->conn_map_len)
+        return e->o->conn_map[s->rec.endpoint] % e->nconns;
     uint64_t id = TBBT_HAS(&s->rec, TBBT_F_ID) ? s->rec.id : 0;
     return (unsigned)(((id * 0x9e3779b97f4a7c15ull) >> 32) + s->clone) % e->nconns;
 }
@@ -908,7 +915,7 @@ static void take_locked(struct eng *e, struct slot *s)
         e->inflight++;
         if (e->cl_inflight)
             (*client_count(e, s->client))++;
-        s->conn = (uint8_t)conn_of(e, s);
+        s->conn = (uint16_t)conn_of(e, s);
         if (is_create(s)) {
             struct tbbt_handle *h = made_handle(e, s);
             if (h && h->state != TBBT_HANDLE_PENDING) {
@@ -1748,7 +1755,7 @@ static int open_conns(struct eng *e, char *err, size_t errlen)
         struct tbbt_rpcconn_opts co = {
             .transport = o->udp ? TBBT_RPCCONN_UDP : TBBT_RPCCONN_TCP,
             .flavor = TBBT_RPCCONN_AUTH_SYS, .uid = o->uid, .gid = o->gid, .machine = "tbbt-play",
-            .ngids = 1, .gids = &o->gid,
+            .ngids = 1, .gids = &o->gid, .reserved_port = o->reserved_ports,
         };
         e->conns[i].rpc = tbbt_rpcconn_new(&co);
         pthread_mutex_init(&e->conns[i].send_mu, NULL);
@@ -1821,7 +1828,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->n_clones = MAX(1u, o->clones);
     e->W = MAX(o->window, 2 * e->n_clones);
     e->W = (e->W + e->n_clones - 1) / e->n_clones * e->n_clones;
-    e->nconns = MAX(1u, MIN(o->connections, 255u));
+    e->nconns = MAX(1u, MIN(o->connections, TBBT_ENGINE_MAX_CONNS));
     e->slots = g_new0(struct slot, e->W);
     for (unsigned i = 0; i < e->W; i++)
         tbbt_trace_rec_init(&e->slots[i].rec);

@@ -43,6 +43,8 @@
 #include "trace/trace.h"
 
 enum tbbt_engine_order { TBBT_ORDER_CONSERVATIVE = 0, TBBT_ORDER_FSDEP = 1 };
+
+#define TBBT_ENGINE_MAX_CONNS 1024u
 enum tbbt_engine_timing { TBBT_TIMING_FULL = 0, TBBT_TIMING_TIMESTAMP = 1 };
 
 /* Keeps a record (spatial scale-down) or not; called on the I/O thread. */
@@ -66,7 +68,13 @@ struct tbbt_engine_opts {
     bool reorder;                       /* swap reads as a sloppy client (reorder.h) */
     struct tbbt_reorder_spec reorder_spec;
     uint64_t reorder_seed;
-    unsigned connections;               /* per run (objects hash onto them) */
+    unsigned connections;               /* per run, at most TBBT_ENGINE_MAX_CONNS */
+    const uint16_t *conn_map;           /* NULL: requests hash onto the connections by
+                                           object; else the connection of each trace
+                                           endpoint (borrowed), e.g. one per traced
+                                           client; endpoints past conn_map_len hash */
+    uint32_t conn_map_len;
+    bool reserved_ports;                /* bind each connection to a port below 1024 */
     unsigned batch;                     /* calls per send() at most */
     unsigned recv_batch;                /* 0, or replies per receive wake-up when the
                                            window is full (SO_RCVLOWAT; see engine.c) */

@@ -37,7 +37,9 @@ static gint opt_client_out;
 static struct tbbt_reorder_spec reorder_spec;
 static gdouble opt_speed = 1.0;
 static gint opt_clones = 1, opt_first_clone, opt_window = 4096, opt_max_out = 64;
-static gint opt_conns = 1, opt_batch = 32, opt_recv_batch;
+static gint opt_batch = 32, opt_recv_batch;
+static gchar *opt_conns = "client";
+static gboolean opt_reserved_ports;
 static gint opt_nfs_port, opt_mount_port, opt_uid = -1, opt_gid = -1, opt_timeout_ms;
 static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30, opt_jukebox_wait_s = 300;
 static gboolean opt_no_grace_wait;
@@ -72,8 +74,12 @@ static const GOptionEntry entries[] = {
      "Lookahead window: trace records held at once (default 4096)", "N"},
     {"max-outstanding", 'k', 0, G_OPTION_ARG_INT, &opt_max_out,
      "Calls in flight at most, over all connections (default 64)", "N"},
-    {"connections", 'c', 0, G_OPTION_ARG_INT, &opt_conns,
-     "Connections to the server; objects stay on one (default 1)", "N"},
+    {"connections", 'c', 0, G_OPTION_ARG_STRING, &opt_conns,
+     "Connections to the server: 'client' (default), one per traced client connection, "
+     "each client's calls on its own; or N (1..1024), objects hashed onto them", "client|N"},
+    {"reserved-ports", 0, 0, G_OPTION_ARG_NONE, &opt_reserved_ports,
+     "Bind every connection to a local port below 1024, as kernel NFS clients do (root)",
+     NULL},
     {"client-outstanding", 0, 0, G_OPTION_ARG_INT, &opt_client_out,
      "Calls in flight per client (trace endpoint, per clone) at most, as a client with N "
      "nfsiod daemons (default 0: no limit)", "N"},
@@ -218,6 +224,9 @@ static void subset_from_manifest(struct subset *ss, const struct tbbt_manifest *
 /* ------------------------------------------------------------------ start-up */
 
 struct run {
+    uint16_t *conn_map;             /* trace endpoint -> connection (scan_trace()) */
+    uint32_t conn_map_len;
+    unsigned nclients;              /* traced client connections */
     const char *grace;              /* the probe's answer (report), NULL: not probed */
     double grace_wait_s;
     struct tbbt_manifest *man;
@@ -239,6 +248,7 @@ static struct tbbt_rpcconn *conn_to(bool udp, const char *host, uint16_t port, c
         .transport = udp ? TBBT_RPCCONN_UDP : TBBT_RPCCONN_TCP,
         .flavor = TBBT_RPCCONN_AUTH_SYS, .machine = "tbbt-play",
         .uid = opt_uid >= 0 ? (uint32_t)opt_uid : 0, .gid = opt_gid >= 0 ? (uint32_t)opt_gid : 0,
+        .reserved_port = opt_reserved_ports,
     };
     struct tbbt_rpcconn *c = tbbt_rpcconn_new(&o);
     if (tbbt_rpcconn_connect(c, host, port) < 0) {
@@ -268,25 +278,69 @@ static int getport(struct run *r, uint32_t prog, uint32_t vers, uint16_t *port)
     return rc < 0 || *port == 0 ? -1 : 0;
 }
 
-/* The NFS version of the trace: that of its first NFS record (3 if none). */
-static uint32_t trace_version(const char *path)
+/*
+ * One pass over the trace's record headers (every optional field skipped): its NFS
+ * version (that of its first NFS record, 3 if none) and, for --connections client, the
+ * connection of each endpoint: the traced client connections (client address, port
+ * and transport) of its NFS records, numbered in order of first use; beyond
+ * TBBT_ENGINE_MAX_CONNS they share round robin.  *map given (g_free()).
+ */
+static int scan_trace(struct run *r, const char *path)
 {
     int err = 0;
     struct tbbt_trace_reader *t = tbbt_trace_reader_open(path, &err);
-    uint32_t v = 3;
-    if (!t)
-        return v;
+    if (!t) {
+        fprintf(stderr, PROG ": cannot open trace '%s': %s\n", path, tbbt_strerror(err));
+        return -1;
+    }
+    tbbt_trace_reader_skip_fields(t, ((uint64_t)1 << TBBT_F_NFIELDS) - 1);
+    GHashTable *clients = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GArray *map = g_array_new(FALSE, TRUE, sizeof(uint16_t));
     struct tbbt_trace_rec rec;
+    bool vers_known = false;
+    int rc;
+    r->vers = 3;
     tbbt_trace_rec_init(&rec);
-    for (int i = 0; i < 1000000 && tbbt_trace_reader_next(t, &rec) == 1; i++) {
-        if (rec.prog == TBBT_PROG_NFS2 || rec.prog == TBBT_PROG_NFS3) {
-            v = rec.prog == TBBT_PROG_NFS2 ? 2 : 3;
-            break;
+    while ((rc = tbbt_trace_reader_next(t, &rec)) == 1) {
+        if (rec.prog != TBBT_PROG_NFS2 && rec.prog != TBBT_PROG_NFS3)
+            continue;
+        if (!vers_known) {
+            r->vers = rec.prog == TBBT_PROG_NFS2 ? 2 : 3;
+            vers_known = true;
         }
+        if (rec.endpoint < map->len && g_array_index(map, uint16_t, rec.endpoint))
+            continue;
+        const struct tbbt_endpoint *ep = tbbt_eptab_get(tbbt_trace_reader_eptab(t), rec.endpoint);
+        char *key = g_strdup_printf("%s|%u|%d", ep->client, ep->client_port, ep->tcp);
+        gpointer v = g_hash_table_lookup(clients, key);
+        if (!v) {
+            v = GUINT_TO_POINTER(g_hash_table_size(clients) + 1);
+            g_hash_table_insert(clients, key, v);
+        } else {
+            g_free(key);
+        }
+        if (rec.endpoint >= map->len)
+            g_array_set_size(map, rec.endpoint + 1);
+        g_array_index(map, uint16_t, rec.endpoint) =
+            (uint16_t)((GPOINTER_TO_UINT(v) - 1) % TBBT_ENGINE_MAX_CONNS + 1);
     }
     tbbt_trace_rec_fini(&rec);
     tbbt_trace_reader_close(t);
-    return v;
+    r->nclients = g_hash_table_size(clients);
+    g_hash_table_destroy(clients);
+    if (rc < 0) {
+        fprintf(stderr, PROG ": trace '%s': %s\n", path, tbbt_strerror(rc));
+        g_array_free(map, TRUE);
+        return -1;
+    }
+    /* stored + 1 (0: no NFS record used the endpoint); the engine wants indexes */
+    for (guint i = 0; i < map->len; i++) {
+        uint16_t *m = &g_array_index(map, uint16_t, i);
+        *m = *m ? (uint16_t)(*m - 1) : 0;
+    }
+    r->conn_map_len = map->len;
+    r->conn_map = (uint16_t *)(void *)g_array_free(map, FALSE);
+    return 0;
 }
 
 /* The map's root ID: its first entry's if that is the export root ("."), else 0. */
@@ -329,7 +383,8 @@ static int startup(struct run *r)
         return -1;
     if (r->root_id == 0)   /* no MOUNT in the trace: the image root gets a slot of its own */
         r->root_id = TBBT_HANDLES_MAX_ID - 1;
-    r->vers = trace_version(opt_trace);
+    if (scan_trace(r, opt_trace) < 0)
+        return -1;
     const char *image_root = opt_image_root ? opt_image_root : r->man->root;
     if (image_root && tbbt_resolve_relpath(opt_export, image_root, &r->root_rel, err,
                                            sizeof(err)) < 0) {
@@ -527,7 +582,14 @@ static int play(void)
     o.reorder = opt_reorder != NULL;
     o.reorder_spec = reorder_spec;
     o.reorder_seed = (uint64_t)opt_reorder_seed;
-    o.connections = (unsigned)opt_conns;
+    if (strcmp(opt_conns, "client") == 0) {
+        o.connections = MAX(1u, MIN(r.nclients, TBBT_ENGINE_MAX_CONNS));
+        o.conn_map = r.conn_map;
+        o.conn_map_len = r.conn_map_len;
+    } else {
+        o.connections = (unsigned)atoi(opt_conns);
+    }
+    o.reserved_ports = opt_reserved_ports;
     o.batch = (unsigned)opt_batch;
     o.recv_batch = (unsigned)opt_recv_batch;
     o.fixed_creds = opt_uid >= 0;
@@ -578,6 +640,7 @@ out:
     g_strfreev(r.ss.clients);
     g_free(r.root_rel);
     g_free(r.map_path);
+    g_free(r.conn_map);
     tbbt_manifest_free(r.man);
     return status;
 }
@@ -595,10 +658,15 @@ static const char *check_usage(void)
     if (!(opt_speed > 0) || opt_speed > 1e6)
         return "--speed must be a number above 0";
     if (opt_clones < 1 || opt_clones > 1000 || opt_first_clone < 0 || opt_window < 2 ||
-        opt_max_out < 1 || opt_conns < 1 || opt_conns > 255 || opt_batch < 1 ||
-        opt_recv_batch < 0)
-        return "--clones (1..1000), --window (2 or more), --max-outstanding, --connections "
-               "(1..255) and --batch must be positive";
+        opt_max_out < 1 || opt_batch < 1 || opt_recv_batch < 0)
+        return "--clones (1..1000), --window (2 or more), --max-outstanding and --batch "
+               "must be positive";
+    if (strcmp(opt_conns, "client") != 0) {
+        char *end;
+        long n = strtol(opt_conns, &end, 10);
+        if (*opt_conns == '\0' || *end || n < 1 || n > (long)TBBT_ENGINE_MAX_CONNS)
+            return "--connections must be 'client' or a number 1..1024";
+    }
     if (opt_retries < 0 || opt_retries > 50 || opt_retrans < 0 || opt_retrans > 50 ||
         opt_dead_s < 1 || opt_timeout_ms < 0 || opt_jukebox_wait_s < 0 ||
         opt_jukebox_wait_s > 86400)

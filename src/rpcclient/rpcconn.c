@@ -89,6 +89,7 @@ struct tbbt_rpcconn {
     bool udp;
     size_t max_record;
     int connect_ms, sock_buf;
+    bool reserved_port;
     struct sockaddr_storage addr;
     socklen_t addrlen;
     int fd;                          /* changed only by exclusive calls */
@@ -414,6 +415,7 @@ struct tbbt_rpcconn *tbbt_rpcconn_new(const struct tbbt_rpcconn_opts *opts)
         c->max_record = 0x7fffffffu;
     c->connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEF_CONNECT_MS;
     c->sock_buf = o->sock_buf > 0 ? o->sock_buf : (c->udp ? DEF_UDP_SOCKBUF : 0);
+    c->reserved_port = o->reserved_port;
     c->fd = -1;
     encode_cred(c, o);
     atomic_init(&c->pending, DEAD);
@@ -496,6 +498,12 @@ static int open_socket(struct tbbt_rpcconn *c, int *fdp)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &c->sock_buf, sizeof(c->sock_buf));
     }
     int rc = 0;
+    if (c->reserved_port && c->addr.ss_family == AF_INET &&
+        bindresvport(fd, NULL) < 0) {
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
     if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) < 0)
         rc = errno == EINPROGRESS ? wait_connected(fd, c->connect_ms) : -errno;
     if (rc < 0) {

@@ -83,6 +83,9 @@ struct tbbt_rpcconn_opts {
                                largest call (UDP: at most 65507 bytes, one datagram) */
     int connect_timeout_ms; /* default 5000 */
     int sock_buf;           /* SO_SNDBUF/SO_RCVBUF if > 0 (UDP default 4 MiB) */
+    bool reserved_port;     /* bind a local port below 1024 first, as kernel NFS clients
+                               do (bindresvport(3); needs root or CAP_NET_BIND_SERVICE:
+                               connecting fails with -EACCES otherwise) */
 };
 
 /* Status of one completed call (struct tbbt_rpcconn_reply.status). */
