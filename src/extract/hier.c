@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "extract/execorder.h"
 #include "trace/spill.h"
 #include "trace/trace.h"
 #include "util/util.h"
@@ -220,23 +221,79 @@ static int step(struct tbbt_ns *ns, struct tbbt__corr *corr, struct tbbt_trace_w
     return rc < 0 ? rc : tbbt_trace_writer_put(w, rec);
 }
 
+#define XORDER_MAX 4096            /* items held for the execution order at most */
+
+/* The model's summary counts the records pass B moved (summary key exec_order_moves). */
+static void ns_note_moved(struct tbbt_ns *ns, const struct tbbt__xorder *x)
+{
+    tbbt_ns_note_reordered(ns, tbbt__xorder_moved(x));
+}
+
+/* Where the execution-order buffer's items go (both ways of running pass B). */
+struct applier {
+    struct tbbt_ns *ns;
+    struct tbbt__corr *corr;
+    struct tbbt_trace_writer *w;
+    const struct src *src;      /* single thread: definitions from the source's tables */
+    uint64_t prev;
+};
+
+static int apply_item(void *arg, struct tbbt_trace_rec *rec, int type, uint32_t ref,
+                      const void *payload, size_t len)
+{
+    struct applier *a = arg;
+
+    if (rec)
+        return step(a->ns, a->corr, a->w, rec, &a->prev);
+    if (a->src)
+        return src_define(a->src, a->w, type, ref);
+    if (type == TBBT_REC_HANDLE)
+        return tbbt_trace_writer_def_handle(a->w, ref, payload, (uint32_t)len);
+    if (type == TBBT_REC_ENDPOINT)
+        return tbbt_trace_writer_def_endpoint(a->w, ref, payload);
+    return tbbt_trace_writer_def_cred(a->w, ref, payload);
+}
+
+/* Whether rec's directory entry exists in the model now (execorder.h). */
+static int probe_entry(void *arg, const struct tbbt_trace_rec *rec, bool second)
+{
+    struct applier *a = arg;
+    const struct tbbt_str *name = second ? &rec->name2 : &rec->name;
+    uint64_t dir = tbbt_ns_rec_dir(a->ns, rec, second), child;
+
+    if (!dir || !name->p)
+        return -1;
+    switch (tbbt_ns_lookup(a->ns, dir, name->p, name->len, &child)) {
+    case TBBT_NS_PRESENT: return 1;
+    case TBBT_NS_ABSENT: return 0;
+    default: return -1;
+    }
+}
+
 static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *src,
                   const char *final, struct tbbt_trace_rec *rec, char *errbuf, size_t errlen)
 {
-    uint64_t prev = 0;
     uint32_t ref = 0;
     int err = 0, rc, wrc = 0;
     struct tbbt_trace_writer *w = tbbt_trace_writer_open(final, NULL, NULL, &err);
+    struct applier a = { .ns = ns, .corr = corr, .w = w, .src = src };
+    struct tbbt__xorder *x;
 
     if (!w) {
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", final, tbbt_strerror(err));
         return err;
     }
+    x = tbbt__xorder_new(XORDER_MAX, apply_item, probe_entry, &a);
     while ((rc = src_next(src, rec, &ref)) > 0) {
-        wrc = rc == TBBT_REC_OP ? step(ns, corr, w, rec, &prev) : src_define(src, w, rc, ref);
+        wrc = rc == TBBT_REC_OP ? tbbt__xorder_put_op(x, rec)
+                                : tbbt__xorder_put_def(x, rc, ref, NULL, 0);
         if (wrc < 0)
             break;
     }
+    if (rc == 0 && wrc >= 0)
+        wrc = tbbt__xorder_flush(x);
+    ns_note_moved(ns, x);
+    tbbt__xorder_free(x);
     if (rc < 0) {
         read_error(src, rc, errbuf, errlen);
         tbbt_trace_writer_abort(w);
@@ -313,26 +370,29 @@ struct consumer {
     struct ring *q;
     struct tbbt_ns *ns;
     struct tbbt__corr *corr;
+    struct tbbt__xorder *x;
 };
 
-static int consume(struct consumer *cs, struct slot *sl, uint64_t *prev)
+static int consume(struct consumer *cs, struct slot *sl)
 {
-    struct ring *q = cs->q;
-
     if (sl->type == SLOT_FH)
-        return tbbt_trace_writer_def_handle(q->w, sl->ref, sl->fh, sl->fh_len);
+        return tbbt__xorder_put_def(cs->x, TBBT_REC_HANDLE, sl->ref, sl->fh, sl->fh_len);
     if (sl->type == SLOT_EP)
-        return tbbt_trace_writer_def_endpoint(q->w, sl->ref, &sl->ep);
+        return tbbt__xorder_put_def(cs->x, TBBT_REC_ENDPOINT, sl->ref, &sl->ep, sizeof(sl->ep));
     if (sl->type == SLOT_CRED)
-        return tbbt_trace_writer_def_cred(q->w, sl->ref, &sl->cred);
-    return step(cs->ns, cs->corr, q->w, &sl->rec, prev);
+        return tbbt__xorder_put_def(cs->x, TBBT_REC_CRED, sl->ref, &sl->cred,
+                                    sizeof(sl->cred));
+    return tbbt__xorder_put_op(cs->x, &sl->rec);
 }
 
 static gpointer consumer_main(gpointer arg)
 {
     struct consumer *cs = arg;
     struct ring *q = cs->q;
-    uint64_t head = 0, prev = 0;
+    uint64_t head = 0;
+    struct applier a = { .ns = cs->ns, .corr = cs->corr, .w = q->w };
+
+    cs->x = tbbt__xorder_new(XORDER_MAX, apply_item, probe_entry, &a);
 
     for (;;) {
         struct slot *sl;
@@ -349,7 +409,7 @@ static gpointer consumer_main(gpointer arg)
         if (sl->type == SLOT_END)
             break;
         if (q->wrc == 0) {
-            int rc = consume(cs, sl, &prev);
+            int rc = consume(cs, sl);
             if (rc < 0)
                 __atomic_store_n(&q->wrc, rc, __ATOMIC_RELAXED);
         }
@@ -357,6 +417,14 @@ static gpointer consumer_main(gpointer arg)
         if (q->ctail % BATCH == 0)
             __atomic_store_n(&q->tail, q->ctail, __ATOMIC_RELEASE);
     }
+    if (q->wrc == 0) {
+        int rc = tbbt__xorder_flush(cs->x);
+        if (rc < 0)
+            __atomic_store_n(&q->wrc, rc, __ATOMIC_RELAXED);
+    }
+    ns_note_moved(cs->ns, cs->x);
+    tbbt__xorder_free(cs->x);
+    cs->x = NULL;
     pthread_mutex_lock(&q->lock);
     __atomic_store_n(&q->tail, q->ctail, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&q->moved);

@@ -274,6 +274,11 @@ uint64_t tbbt_ns_count(const struct tbbt_ns *ns)
     return ns->objs.n - 1;
 }
 
+void tbbt_ns_note_reordered(struct tbbt_ns *ns, uint64_t n)
+{
+    ns->st.exec_order_moves += n;
+}
+
 uint64_t tbbt_ns_root(const struct tbbt_ns *ns)
 {
     return ns->root;
@@ -737,6 +742,7 @@ void tbbt_ns_summary(const struct tbbt_ns *ns, struct tbbt_json *j)
     tbbt_json_kv_uint(j, "mounts_placed", st.mounts_placed);
     tbbt_json_kv_uint(j, "mount_conflicts", st.mount_conflicts);
     tbbt_json_kv_uint(j, "root_inferred", st.root_inferred);
+    tbbt_json_kv_uint(j, "exec_order_moves", st.exec_order_moves);
     tbbt_json_kv_uint(j, "identity_mismatches", st.identity_mismatches);
     tbbt_json_kv_uint(j, "inferred_creates", st.inferred_creates);
     tbbt_json_kv_uint(j, "inferred_removes", st.inferred_removes);

@@ -293,8 +293,12 @@ struct tbbt_ns_stats {
     uint64_t mount_conflicts;   /* mounts whose path the model had given another object */
     uint64_t root_inferred;     /* 1: no MOUNT named the root; the top directory of the
                                    trace's objects was taken for it */
+    uint64_t exec_order_moves;  /* records applied before an earlier call they raced with
+                                   and beat (tbbt-convert pass B; tbbt_ns_note_reordered) */
 };
 void tbbt_ns_stats(const struct tbbt_ns *ns, struct tbbt_ns_stats *st);
+/* Adds n to exec_order_moves (the caller's reordering of the records it applies). */
+void tbbt_ns_note_reordered(struct tbbt_ns *ns, uint64_t n);
 
 /*
  * Writes the summary keys of hierarchy extraction into an open JSON object:

@@ -276,14 +276,15 @@ static bool writes_checked(const struct tbbt_trace_rec *a, const struct tbbt_tra
 }
 
 /*
- * waiter, admitted after holder, uses one of holder's objects.  It waits for holder,
+ * waiter, admitted after holder, uses one of holder's objects or directory entries.  It
+ * waits for holder: always for an entry (tbbt-convert lists the records that race for
+ * one in the order the traced server ran them, docs/tbbt-convert.md); for an object,
  * unless the trace shows the traced server answering waiter first: the two overlapped
- * (waiter was called while holder was in progress) and waiter's reply came first, so
- * the server handled waiter first (a GETATTR that saw the size from before a slow WRITE
- * another client had under way).  Then the two go as they may; without the trace's
- * reply times, waiter waits.
+ * (waiter was called while holder was in progress) and waiter's reply came first (a
+ * GETATTR that saw the size from before a slow WRITE another client had under way).
+ * Then the two go as they may; without the trace's reply times, waiter waits.
  */
-static void add_dep(uint64_t holder, uint64_t waiter, void *arg)
+static void add_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, void *arg)
 {
     struct eng *e = arg;
     struct slot *h = S(e, holder), *w = S(e, waiter);
@@ -293,8 +294,9 @@ static void add_dep(uint64_t holder, uint64_t waiter, void *arg)
         h->racy |= writes_checked(&w->rec, &h->rec);
         w->racy |= writes_checked(&h->rec, &w->rec);
     }
-    if (h->reply_key != NO_REPLY_KEY && w->reply_key != NO_REPLY_KEY &&
-        w->reply_key < h->reply_key)
+    if (kind == TBBT_FSDEP_DEP_INFO ||
+        (kind == TBBT_FSDEP_DEP_OBJECT && h->reply_key != NO_REPLY_KEY &&
+         w->reply_key != NO_REPLY_KEY && w->reply_key < h->reply_key))
         return;
     if (h->nwaiters == h->wcap) {
         h->wcap = MAX(4, h->wcap * 2);
@@ -504,14 +506,16 @@ static void admit_locked(struct eng *e, uint64_t upto)
     for (uint64_t q = e->admitted; q < upto; q++) {
         struct slot *s = S(e, q);
         s->state = S_WAIT;
-        /* Both orders take the object locks: fsdep is made of them; conservative order
-         * adds them to its own rule, so that two requests on one object that overlapped
-         * in the trace (two clients taking one lock file) reach the server in the order
-         * they were called, as the traced server saw them, not in whichever order its
-         * threads pick them up. */
+        /* fsdep is made of the object locks; conservative order adds the locks on
+         * directory entries to its own rule, so that two requests on one name that
+         * overlapped in the trace (two clients racing for one lock file) reach the server
+         * in the order the traced server saw them, not in whichever order its threads
+         * pick them up.  Other overlapping requests keep their traced concurrency (an
+         * attribute read racing a write: its reply is not checked, see rx_check()). */
         struct tbbt_fsdep_sets sets;
         tbbt_fsdep_sets(&s->rec, &sets);
-        tbbt_fsdep_admit(e->locks, q, s->clone, &sets);
+        tbbt_fsdep_admit(e->locks, q, s->clone, &sets,
+                         e->o->order == TBBT_ORDER_FSDEP ? TBBT_FSDEP_ALL : TBBT_FSDEP_NAMES);
         if (e->o->order == TBBT_ORDER_FSDEP && s->ndeps == 0) {
             ready_push(e, ready_key(e, s), q);
             wake = true;

@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "ns/ns.h"
+#include "util/hash.h"
 
 struct objlock {
     uint64_t writer;        /* seq + 1 of the last writer, 0 if none */
@@ -53,6 +54,42 @@ static void page_sets(const struct tbbt_trace_rec *rec, uint64_t id, struct tbbt
         s->page_w = page_key(id, rec->entries[rec->n_entries - 1].cookie);
 }
 
+/* A directory entry: (dir, name), never 0. */
+static uint64_t name_key(uint64_t dir, const struct tbbt_str *name)
+{
+    return tbbt_hash(name->p, name->len, dir * 0x9e3779b97f4a7c15ull) | 1u;
+}
+
+static void name_sets(const struct tbbt_trace_rec *rec, uint64_t id, uint64_t id2,
+                      struct tbbt_fsdep_sets *s)
+{
+    bool n1 = id && TBBT_HAS(rec, TBBT_F_NAME) && rec->name.p;
+    bool n2 = id2 && TBBT_HAS(rec, TBBT_F_NAME2) && rec->name2.p;
+    switch (tbbt_ns_op(rec)) {
+    case TBBT_NS_OP_LOOKUP:
+        if (n1)
+            s->name_r = name_key(id, &rec->name);
+        break;
+    case TBBT_NS_OP_CREATE: case TBBT_NS_OP_MKDIR: case TBBT_NS_OP_SYMLINK:
+    case TBBT_NS_OP_MKNOD: case TBBT_NS_OP_REMOVE: case TBBT_NS_OP_RMDIR:
+        if (n1)
+            s->name_w[0] = name_key(id, &rec->name);
+        break;
+    case TBBT_NS_OP_LINK:
+        if (n2)
+            s->name_w[0] = name_key(id2, &rec->name2);
+        break;
+    case TBBT_NS_OP_RENAME:
+        if (n1)
+            s->name_w[0] = name_key(id, &rec->name);
+        if (n2)
+            s->name_w[1] = name_key(id2, &rec->name2);
+        break;
+    default:
+        break;
+    }
+}
+
 void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s)
 {
     uint64_t id = TBBT_HAS(rec, TBBT_F_ID) ? rec->id : 0;
@@ -61,6 +98,8 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     uint64_t old = TBBT_HAS(rec, TBBT_F_ID_OLD) ? rec->id_old : 0;
     s->nr = s->nw = 0;
     s->page_r = s->page_w = 0;
+    s->name_r = s->name_w[0] = s->name_w[1] = 0;
+    name_sets(rec, id, id2, s);
     switch (tbbt_ns_op(rec)) {
     case TBBT_NS_OP_READDIR:
     case TBBT_NS_OP_READDIRPLUS:
@@ -191,10 +230,11 @@ static struct objlock *get(struct tbbt_fsdep *t, uint64_t key)
     return o;
 }
 
-static void read_obj(struct tbbt_fsdep *t, uint64_t seq, struct objlock *o)
+static void read_obj(struct tbbt_fsdep *t, uint64_t seq, struct objlock *o,
+                     enum tbbt_fsdep_dep kind)
 {
     if (o->writer && t->live(o->writer - 1, t->arg))
-        t->dep(o->writer - 1, seq, t->arg);
+        t->dep(o->writer - 1, seq, kind, t->arg);
     if (o->nreaders == o->cap) {
         compact(t, o);
         if (o->nreaders == o->cap) {
@@ -205,13 +245,14 @@ static void read_obj(struct tbbt_fsdep *t, uint64_t seq, struct objlock *o)
     o->readers[o->nreaders++] = seq;
 }
 
-static void write_obj(struct tbbt_fsdep *t, uint64_t seq, struct objlock *o)
+static void write_obj(struct tbbt_fsdep *t, uint64_t seq, struct objlock *o,
+                      enum tbbt_fsdep_dep kind)
 {
     if (o->writer && t->live(o->writer - 1, t->arg))
-        t->dep(o->writer - 1, seq, t->arg);
+        t->dep(o->writer - 1, seq, kind, t->arg);
     for (uint32_t i = 0; i < o->nreaders; i++)
         if (o->readers[i] != seq && t->live(o->readers[i], t->arg))
-            t->dep(o->readers[i], seq, t->arg);
+            t->dep(o->readers[i], seq, kind, t->arg);
     o->nreaders = 0;
     o->writer = seq + 1;
 }
@@ -228,15 +269,21 @@ static uint64_t page_lock_key(uint32_t clone, uint64_t page)
 }
 
 void tbbt_fsdep_admit(struct tbbt_fsdep *t, uint64_t seq, uint32_t clone,
-                      const struct tbbt_fsdep_sets *s)
+                      const struct tbbt_fsdep_sets *s, enum tbbt_fsdep_scope scope)
 {
     uint64_t base = (uint64_t)clone << 32;
+    enum tbbt_fsdep_dep all = scope == TBBT_FSDEP_ALL ? TBBT_FSDEP_DEP_OBJECT : TBBT_FSDEP_DEP_INFO;
     for (int i = 0; i < s->nr; i++)
-        read_obj(t, seq, get(t, base | s->r[i]));
+        read_obj(t, seq, get(t, base | s->r[i]), all);
     for (int i = 0; i < s->nw; i++)
-        write_obj(t, seq, get(t, base | s->w[i]));
+        write_obj(t, seq, get(t, base | s->w[i]), all);
     if (s->page_r)
-        read_obj(t, seq, get(t, page_lock_key(clone, s->page_r)));
+        read_obj(t, seq, get(t, page_lock_key(clone, s->page_r)), all);
     if (s->page_w)
-        write_obj(t, seq, get(t, page_lock_key(clone, s->page_w)));
+        write_obj(t, seq, get(t, page_lock_key(clone, s->page_w)), all);
+    if (s->name_r)
+        read_obj(t, seq, get(t, page_lock_key(clone, s->name_r)), TBBT_FSDEP_DEP_NAME);
+    for (int i = 0; i < 2; i++)
+        if (s->name_w[i] && (i == 0 || s->name_w[1] != s->name_w[0]))
+            write_obj(t, seq, get(t, page_lock_key(clone, s->name_w[i])), TBBT_FSDEP_DEP_NAME);
 }

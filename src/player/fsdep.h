@@ -31,6 +31,18 @@ struct tbbt_fsdep_sets {
      * directory and cookie) that the page before it writes (the cookie of its last
      * entry), so it goes out only once that page has answered.  0: none. */
     uint64_t page_r, page_w;
+    /* Directory entries, (directory, name): the name a LOOKUP reads; the names a
+     * CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, LINK (its new name) and RENAME (both)
+     * make or take away.  0: none. */
+    uint64_t name_r, name_w[2];
+};
+
+/* Which locks tbbt_fsdep_admit() takes. */
+enum tbbt_fsdep_scope {
+    TBBT_FSDEP_ALL = 0,     /* objects, listing positions and names (fsdep order) */
+    TBBT_FSDEP_NAMES = 1,   /* names bind: two clients racing for one name (a lock file)
+                             * keep their traced order; object conflicts are reported
+                             * without binding, nothing else waits (conservative) */
 };
 
 /*
@@ -49,8 +61,16 @@ struct tbbt_fsdep;
 
 /* True while request seq still holds its locks. */
 typedef bool (*tbbt_fsdep_live_cb)(uint64_t seq, void *arg);
-/* Request `waiter` must wait until `holder` releases. */
-typedef void (*tbbt_fsdep_dep_cb)(uint64_t holder, uint64_t waiter, void *arg);
+/* How request `waiter` conflicts with `holder` (tbbt_fsdep_dep_cb). */
+enum tbbt_fsdep_dep {
+    TBBT_FSDEP_DEP_INFO = 0,    /* an object both use (TBBT_FSDEP_NAMES): no wait */
+    TBBT_FSDEP_DEP_OBJECT = 1,  /* an object or listing position: waiter waits */
+    TBBT_FSDEP_DEP_NAME = 2,    /* a directory entry: waiter waits (the trace lists such
+                                 * records in the order the traced server ran them) */
+};
+/* Request `waiter` conflicts with `holder`, which still holds its lock. */
+typedef void (*tbbt_fsdep_dep_cb)(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind,
+                                  void *arg);
 
 /* A new, empty table.  Given: tbbt_fsdep_free(). */
 struct tbbt_fsdep *tbbt_fsdep_new(tbbt_fsdep_live_cb live, tbbt_fsdep_dep_cb dep, void *arg);
@@ -62,7 +82,7 @@ void tbbt_fsdep_free(struct tbbt_fsdep *t);
  * then records seq as a reader or the writer of its objects.
  */
 void tbbt_fsdep_admit(struct tbbt_fsdep *t, uint64_t seq, uint32_t clone,
-                      const struct tbbt_fsdep_sets *s);
+                      const struct tbbt_fsdep_sets *s, enum tbbt_fsdep_scope scope);
 
 /* Objects the table tracks now (a statistic). */
 unsigned tbbt_fsdep_size(const struct tbbt_fsdep *t);

@@ -66,9 +66,10 @@ static bool live(uint64_t seq, void *arg)
     return x->seq == seq && x->state != S_DONE;
 }
 
-static void add_dep(uint64_t holder, uint64_t waiter, void *arg)
+static void add_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, void *arg)
 {
     struct tbbt_concsim *s = arg;
+    (void)kind;         /* TBBT_FSDEP_ALL: every conflict binds */
     struct slot *h = S(s, holder), *w = S(s, waiter);
     if (h->nwaiters == h->wcap) {
         h->wcap = MAX(4, h->wcap * 2);
@@ -173,7 +174,7 @@ void tbbt_concsim_add(struct tbbt_concsim *s, const struct tbbt_trace_rec *rec,
     if (s->policy == TBBT_CONCSIM_FSDEP) {
         struct tbbt_fsdep_sets sets;
         tbbt_fsdep_sets(rec, &sets);
-        tbbt_fsdep_admit(s->locks, seq, 0, &sets);
+        tbbt_fsdep_admit(s->locks, seq, 0, &sets, TBBT_FSDEP_ALL);
         if (x->ndeps == 0)
             issue(s, x);
     } else {
