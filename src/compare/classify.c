@@ -4,14 +4,16 @@
  * Start-up and verify traffic is the player's own and normal; retries and other extras
  * are the ones that say something about the replay.
  *
- * Today the class follows from the phase (before the first matched replay operation,
- * between, after the last) and the procedure: tbbt-play opens with MNT (MOUNT v3, or v1
- * for NFSv2) and pipelined LOOKUPs of the image's paths, and its --verify walk is
- * READDIRPLUS (NFSv2: READDIR and LOOKUP) with GETATTRs.  When the trace carries the
- * AUTH_SYS machine name, the player's own calls (machine name "tbbt-play") and the
- * replayed ones (the traced credentials) are told apart by origin: then an own call
- * before the replay is start-up and one after it verify whatever its procedure, and a
- * replayed call is never either.
+ * With credentials (cred.c) the origin decides: the player's own calls (AUTH_SYS machine
+ * name "tbbt-play": its MOUNT, the LOOKUPs of the image's paths, the grace probe's
+ * GETATTR and SETATTR of the image root, the --verify walk) are start-up before the
+ * first matched replay operation and verify after the last one, whatever their
+ * procedure; a replayed call (the traced credential) is never either.  Without them
+ * (format 1.0 traces, nfsdump input: origin UNKNOWN) the class follows from the phase
+ * (before the first matched replay operation, between, after the last) and the
+ * procedure: tbbt-play opens with MNT (MOUNT v3, or v1 for NFSv2) and pipelined LOOKUPs
+ * of the image's paths, and its --verify walk is READDIRPLUS (NFSv2: READDIR and
+ * LOOKUP) with GETATTRs.
  */
 #include "compare/compare-int.h"
 

@@ -4,8 +4,10 @@
  *   op.c        the summary of a record that matching and comparing need, keys, labels
  *   objmap.c    the object mapping: maps, image root, original ID -> replay ID
  *   match.c     the pass over both traces: the replay's pending window, matching, extras
+ *   cred.c      credentials: whether the traces carry them, their hash and origin
  *   classify.c  the class of an extra operation
  *   diff.c      the differences of a matched pair, difference tables and examples
+ *   racy.c      original operations whose reply raced another's change of its object
  *   timing.c    latency, lag, turnaround, rates
  *   examples.c  the second pass that formats the example records
  *   report.c    text and JSON;  plot.c  gnuplot figures;  compare.c  the run
@@ -39,6 +41,7 @@ struct tbbt__cmp_op {
     uint64_t offset, cookie, rdev, guard_ns;
     uint64_t last_cookie;       /* READDIR(PLUS): the last entry's cookie (0: no entry) */
     uint64_t key;               /* hash of the matching key (replay operations) */
+    uint64_t cred;              /* hash of the credential for the key, 0: none (cred.c) */
     uint64_t a_at_read;         /* replay operations: the original's index when read */
     int64_t turn_ns;            /* turnaround sample or CMP_NO_TURN */
     struct tbbt_sattr sattr;
@@ -51,6 +54,7 @@ struct tbbt__cmp_op {
     uint16_t name_len, name2_len, target_len;
     uint8_t prog, proc, rpc_stat;
     uint8_t kind;               /* enum tbbt_ns_op */
+    uint8_t origin;             /* enum tbbt__cmp_origin (replay operations) */
     bool matched;
     const char *name, *name2, *target;
     char *own;                  /* the strings' storage when owned, else NULL */
@@ -62,6 +66,7 @@ struct tbbt__cmp_key {
     uint8_t prog, proc;
     uint8_t has;                /* CMP_K_* */
     uint64_t id, id2, offset;
+    uint64_t cred;              /* credential hash, 0: none (always part of the key) */
     const char *name, *name2;
     uint16_t name_len, name2_len;
 };
@@ -98,8 +103,13 @@ struct tbbt__cmp_objmap {
     uint64_t chain_end_b;       /* the end of the replay's opening LOOKUP chain, 0: none */
     uint64_t startup_end_b;     /* index of the first replay record after its start-up */
 };
+/*
+ * Loads both maps, decides whether the traces carry credentials (*creds: the original
+ * does, and the replay too: then the player's start-up is found by the calls' origin),
+ * finds the start-up and the image root, maps the start paths.  0 or an error with err.
+ */
 int tbbt__cmp_objmap_load(struct tbbt__cmp_objmap *m, const struct tbbt_compare_opts *o,
-                          char *err, size_t errlen);
+                          bool *creds, char *err, size_t errlen);
 void tbbt__cmp_objmap_fini(struct tbbt__cmp_objmap *m);
 uint64_t tbbt__cmp_objmap_get(const struct tbbt__cmp_objmap *m, uint64_t a);
 /*
@@ -118,7 +128,7 @@ void tbbt__cmp_objmap_count(const struct tbbt__cmp_objmap *m, struct tbbt_compar
 
 /* classify.c */
 enum tbbt__cmp_phase { CMP_BEFORE, CMP_DURING, CMP_AFTER };
-/* Who sent a call, once the trace tells (AUTH_SYS machine name); today always UNKNOWN. */
+/* Who sent a call (cred.c: the AUTH_SYS machine name), UNKNOWN without credentials. */
 enum tbbt__cmp_origin { CMP_ORIGIN_UNKNOWN, CMP_ORIGIN_PLAYER, CMP_ORIGIN_REPLAYED };
 enum tbbt_compare_extra tbbt__cmp_classify(enum tbbt__cmp_phase phase, int prog, int proc,
                                            bool retry, enum tbbt__cmp_origin origin);
@@ -137,8 +147,10 @@ struct tbbt__cmp_diff {
 struct tbbt__cmp_fields {
     const char *arg[CMP_MAX_FIELDS];
     unsigned n_arg;
-    const char *reply[CMP_MAX_FIELDS];
+    const char *reply[CMP_MAX_FIELDS];      /* not image ones: real, or racy (racy.c) */
     unsigned n_reply;
+    const char *image[4];       /* a directory's "attr.size", "attr.nlink" */
+    unsigned n_image;
     const char *client_time[4];
     unsigned n_client_time;
     bool status_differs, status_unchecked;
@@ -164,10 +176,29 @@ struct tbbt__cmp_timing {
     GArray *prev_reply[2];      /* uint64_t per endpoint: the previous call's reply time */
 };
 
+/* cred.c: one trace's credentials, by reference (the reader's table), hashed once. */
+struct tbbt__cmp_creds {
+    GArray *ent;                /* struct tbbt__cmp_cred_ent per credential reference */
+};
+/*
+ * racy.c: original operations whose reply shows an object another request was changing
+ * at the same time (compare.h).  The original is read in call order; a pair with real
+ * reply differences waits here until no later call can overlap it (its reply is older
+ * than the latest call read), then its differences are counted as real or racy.
+ */
+struct tbbt__cmp_racy {
+    GArray *wreply;             /* uint64_t per original ID: the latest reply of a writer */
+    GQueue pending;             /* struct tbbt__cmp_pend, oldest first */
+    GHashTable *by_obj;         /* original ID -> GQueue of its pending operations */
+    uint64_t now;               /* the latest call time read */
+};
+
 struct tbbt_compare {
     struct tbbt_compare_opts o;
     struct tbbt_compare_counts cnt;
     struct tbbt__cmp_objmap map;
+    struct tbbt__cmp_creds creds[2];    /* [0] original, [1] replay */
+    struct tbbt__cmp_racy racy;
     GHashTable *diffs[TBBT_COMPARE_NKINDS];     /* key -> struct tbbt__cmp_diff */
     GHashTable *cookies;        /* (orig dir, orig page's last cookie) -> replay's */
     struct tbbt__cmp_timing t;
@@ -175,7 +206,52 @@ struct tbbt_compare {
     bool ran;
 };
 
+/* cred.c */
+void tbbt__cmp_creds_init(struct tbbt__cmp_creds *cc);
+void tbbt__cmp_creds_fini(struct tbbt__cmp_creds *cc);
+/*
+ * True when one of the first op records of the trace at path carries a credential; 0
+ * or an error with err (*yes false).
+ */
+int tbbt__cmp_creds_scan(const char *what, const char *path, bool *yes, char *err,
+                         size_t errlen);
+/* The origin of rec (read by r): PLAYER for the machine name "tbbt-play", REPLAYED for
+ * another one, UNKNOWN without a credential. */
+enum tbbt__cmp_origin tbbt__cmp_rec_origin(struct tbbt_trace_reader *r,
+                                           const struct tbbt_trace_rec *rec);
+/*
+ * rec's credential as a key part (0: none, or the player's own machine name) and its
+ * origin, from cc's cache of r's table; UNKNOWN and 0 when c->cnt.credentials is off.
+ */
+uint64_t tbbt__cmp_cred(const struct tbbt_compare *c, struct tbbt__cmp_creds *cc,
+                        struct tbbt_trace_reader *r, const struct tbbt_trace_rec *rec,
+                        enum tbbt__cmp_origin *origin);
+
+/* racy.c */
+void tbbt__cmp_racy_init(struct tbbt__cmp_racy *r);
+void tbbt__cmp_racy_fini(struct tbbt__cmp_racy *r);
+/*
+ * Before original record rec is matched: marks the waiting pairs whose object rec
+ * changes while they were in progress, and counts the pairs no later call can overlap.
+ */
+void tbbt__cmp_racy_before(struct tbbt_compare *c, const struct tbbt_trace_rec *rec);
+/* After it: remembers the objects rec changes, and when. */
+void tbbt__cmp_racy_after(struct tbbt_compare *c, const struct tbbt_trace_rec *rec);
+/*
+ * The real-or-racy reply differences f->reply of the matched pair (a, b): counted now
+ * when a overlapped an earlier change of its object, else when no later call can.
+ */
+void tbbt__cmp_racy_pair(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
+                         const struct tbbt__cmp_op *b, const struct tbbt__cmp_fields *f);
+/* At the original's end: counts every waiting pair. */
+void tbbt__cmp_racy_flush(struct tbbt_compare *c);
+
 /* diff.c */
+/* Counts reply fields[0..n) of the pair (a_seq, b_seq) of procedure (prog, proc) as kind
+ * (a REPLY* table), keyed "PROC.FIELD". */
+void tbbt__cmp_count_reply(struct tbbt_compare *c, enum tbbt_compare_kind kind, int prog,
+                           int proc, uint64_t a_seq, uint64_t b_seq, const char *const *fields,
+                           unsigned n);
 void tbbt__cmp_diffs(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
                      const struct tbbt__cmp_op *b, struct tbbt__cmp_fields *f);
 /* Compares a matched pair and counts its differences; true when identical. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A tbbt-compare run (compare.h): the object mapping from the maps, the pass over both
- * traces, then the examples pass.  Also the results' accessors and the helpers that
- * open traces and word their errors.
+ * A tbbt-compare run (compare.h): the object mapping from the maps (and whether the
+ * traces carry credentials), the pass over both traces, then the examples pass.  Also
+ * the results' accessors and the helpers that open traces and word their errors.
  */
 #include "compare/compare-int.h"
 
@@ -32,6 +32,9 @@ struct tbbt_compare *tbbt_compare_new(const struct tbbt_compare_opts *o)
     tbbt__cmp_diffs_init(c);
     tbbt__cmp_timing_init(&c->t);
     for (int s = 0; s < 2; s++)
+        tbbt__cmp_creds_init(&c->creds[s]);
+    tbbt__cmp_racy_init(&c->racy);
+    for (int s = 0; s < 2; s++)
         c->lines[s] = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     return c;
 }
@@ -43,6 +46,9 @@ void tbbt_compare_free(struct tbbt_compare *c)
     tbbt__cmp_objmap_fini(&c->map);
     tbbt__cmp_diffs_fini(c);
     tbbt__cmp_timing_fini(&c->t);
+    for (int s = 0; s < 2; s++)
+        tbbt__cmp_creds_fini(&c->creds[s]);
+    tbbt__cmp_racy_fini(&c->racy);
     for (int s = 0; s < 2; s++)
         g_hash_table_destroy(c->lines[s]);
     g_free(c);
@@ -69,12 +75,14 @@ void tbbt__cmp_read_error(struct tbbt_trace_reader *r, const char *what, const c
 
 int tbbt_compare_run(struct tbbt_compare *c, char *err, size_t errlen)
 {
+    bool creds = false;
     int rc;
 
     g_return_val_if_fail(!c->ran, -EINVAL);
     c->ran = true;
-    if ((rc = tbbt__cmp_objmap_load(&c->map, &c->o, err, errlen)) < 0)
+    if ((rc = tbbt__cmp_objmap_load(&c->map, &c->o, &creds, err, errlen)) < 0)
         return rc;
+    c->cnt.credentials = creds;
     if ((rc = tbbt__cmp_match(c, err, errlen)) < 0)
         return rc;
     tbbt__cmp_objmap_count(&c->map, &c->cnt);

@@ -25,29 +25,31 @@
  *
  * **Matching** (match.c), one pass over both traces, in original order: each original
  * NFS operation is matched with the earliest not-yet-matched replay operation of the
- * same key: procedure, the mapped objects (id, id2), the names (name, name2) and, for
- * READ and WRITE, the offset.  Among the candidates of one key the first with the same
- * credentials and the same arguments is preferred, then the first with the same
- * credentials, then the first.  Only per-object order is relied on: a replay in
- * FS-dependency order may run operations on different objects in another order, and
- * reads of one object in any order.  The replay is read lazily into a window of pending
- * operations indexed by key, bounded by the frontier F (the largest matched replay
- * index): the replay is read, and candidates are taken, up to F + horizon (plus 2 per
- * original operation missing since the last match); a pending replay operation leaves
- * (extra, if unmatched) once it is `horizon` behind F and was read `horizon` original
- * operations ago.  Memory is O(objects + horizon + unmatched operations within the
- * horizon), never the whole trace; time is linear in the two traces (a hash look-up per
- * operation).
+ * same key: procedure, the mapped objects (id, id2), the names (name, name2), for READ
+ * and WRITE the offset, and, when the original carries AUTH_SYS credentials (cred.c:
+ * decided once from its first records), the credential (machine name, uid, gid, gids:
+ * the whole value, hashed), so that an operation only matches one sent by the same
+ * client user.  Among the candidates of one key the first with the same arguments is
+ * preferred, then the first with the same uid and gid, then the first.  Only per-object
+ * order is relied on: a replay in FS-dependency order may run operations on different
+ * objects in another order, and reads of one object in any order.  The replay is read
+ * lazily into a window of pending operations indexed by key, bounded by the frontier F
+ * (the largest matched replay index): the replay is read, and candidates are taken, up
+ * to F + horizon (plus 2 per original operation missing since the last match); a
+ * pending replay operation leaves (extra, if unmatched) once it is `horizon` behind F
+ * and was read `horizon` original operations ago.  Memory is O(objects + horizon +
+ * unmatched operations within the horizon), never the whole trace; time is linear in
+ * the two traces (a hash look-up per operation).
  *
- * **Extras** (classify.c) are classified by phase and procedure: start-up (MOUNT,
- * NULL, LOOKUP, GETATTR, FSINFO, FSSTAT, PATHCONF, ACCESS before the first matched
- * replay operation: the player's MNT, its LOOKUPs of the image's paths, probes),
- * verify (READDIRPLUS, READDIR, LOOKUP, GETATTR after the last matched one: the
- * --verify walk), retry (same key as a replay operation matched before it:
- * retransmissions, JUKEBOX retries, the LOOKUP that follows a retried create), other.
- * The classifier also takes the call's origin, which the trace does not tell yet: when
- * it carries the AUTH_SYS machine name, the player's own calls (`tbbt-play`) can be told
- * from replayed ones without phases.
+ * **Extras** (classify.c) are classified by origin when the traces carry credentials:
+ * the player's own calls (AUTH_SYS machine name `tbbt-play`: its MOUNT, LOOKUPs of the
+ * image's paths, grace probe, --verify walk) are start-up before the first matched
+ * replay operation and verify after the last one; replayed calls are retries (same key
+ * as a replay operation matched before it: retransmissions, JUKEBOX retries, the LOOKUP
+ * that follows a retried create) or other.  Without credentials, by phase and
+ * procedure: start-up (MOUNT, NULL, LOOKUP, GETATTR, FSINFO, FSSTAT, PATHCONF, ACCESS
+ * before the first matched replay operation), verify (READDIRPLUS, READDIR, LOOKUP,
+ * GETATTR after the last matched one), retry, other.
  *
  * **Differences** (diff.c) of a matched pair, apart from the player's intended
  * rewrites (handles, compared through the mapping; READDIR cookies and verifiers: a
@@ -56,7 +58,12 @@
  * (`write.count`, `setattr.sattr.mode`, `uid`), statuses by `proc:ORIG->REPLAY`, and
  * replies where they matter for fidelity (post-op attribute type, size, nlink, mode,
  * uid, gid; READ/WRITE counts and EOF; READDIR entry counts and EOF) by `proc.field`.
- * A pair is identical when its arguments and status are.
+ * Reply differences fall in three classes: the size and link count of a directory
+ * follow entries and subdirectories the trace never saw, which the image lacks (image);
+ * the reply of an original operation that overlapped another request changing the
+ * object whose attributes it shows (racy.c: the player's rule, engine.c
+ * writes_checked()) depends on how the traced server interleaved the two (racy); the
+ * rest are the real ones.  A pair is identical when its arguments and status are.
  *
  * **Timing** (timing.c): latency per procedure on both sides; the lag of each pair,
  * (replay call - replay origin) - (original call - original origin) / speed, where the
@@ -108,6 +115,8 @@ enum tbbt_compare_kind {
     TBBT_COMPARE_MISSING,       /* by procedure: original operations not replayed */
     TBBT_COMPARE_EXTRA_RETRY,   /* by procedure */
     TBBT_COMPARE_EXTRA_OTHER,   /* by procedure */
+    TBBT_COMPARE_REPLY_IMAGE,   /* "lookup.attr.nlink": a directory's size or link count */
+    TBBT_COMPARE_REPLY_RACY,    /* "getattr.attr.size": the reply of a racy operation */
     TBBT_COMPARE_NKINDS
 };
 
@@ -121,7 +130,9 @@ struct tbbt_compare_counts {
     uint64_t extra[TBBT_COMPARE_NEXTRA];    /* ops_replay = matched + sum(extra) */
     uint64_t pairs_arg_diff;    /* matched pairs with an argument difference */
     uint64_t pairs_status_diff; /* ... with a status difference */
-    uint64_t pairs_reply_diff;  /* ... with a reply difference */
+    uint64_t pairs_reply_diff;  /* ... with a (real) reply difference */
+    uint64_t pairs_reply_image; /* ... with a directory size or link count difference */
+    uint64_t pairs_reply_racy;  /* ... with a reply difference of a racy original */
     uint64_t status_unchecked;  /* matched pairs whose original has no reply */
     uint64_t objects_mapped;    /* original objects with a replay counterpart */
     uint64_t objects_unmapped;  /* original objects its NFS operations name, without one */
@@ -129,6 +140,7 @@ struct tbbt_compare_counts {
     uint64_t mapping_conflicts; /* a matched pair that would map an object a second way */
     uint64_t objects_remapped;  /* ... and a create or LOOKUP that proved the new way */
     uint64_t objects_ambiguous; /* start paths naming different replay objects */
+    bool credentials;           /* the key held the credential (both traces carry them) */
 };
 
 /* Lag and turnaround summary (ns; lag figures are of |lag|). */

@@ -13,7 +13,8 @@
  *               missing since the last match; the replay is read further (up to hi)
  *               while the key has none
  *   best: the first with no argument difference, else the first with the same uid and
- *         gid, else the first (at most CANDIDATES of the key are looked at)
+ *         gid, else the first (at most CANDIDATES of the key are looked at; with
+ *         credentials in the key, cred.c, all candidates have the original's)
  *
  * then the pending operations that are more than `horizon` behind F *and* were read
  * more than `horizon` original operations ago leave the window: matched ones are freed,
@@ -22,17 +23,18 @@
  * whatever a late one did to F; the first keeps the window open while the original has
  * a run of operations the replay lacks (no match moves F; the replay is read ahead by 2
  * operations per missing one), and a run of replay extras longer than the horizon is
- * crossed at that speed too, so that the two traces find each other again.
- * always find each other again.  An extra's phase is known when it
- * leaves (the window leaves in replay order, so every later match has a later index):
- * before the first matched replay operation, between two, or after the last one so
- * far; the last kind waits in `tail` until a later match makes it "between" or the end
- * makes it "after".  An extra is a retry when a replay operation of the same key (or,
+ * crossed at that speed too, so that the two traces always find each other again.  An
+ * extra's phase is known when it leaves (the window leaves in replay order, so every
+ * later match has a later index): before the first matched replay operation, between
+ * two, or after the last one so far; the last kind waits in `tail` until a later match
+ * makes it "between" or the end makes it "after".  An extra is a retry when a replay operation of the same key (or,
  * for a LOOKUP, a create of the same directory and name) was matched before it; the
  * matched keys are kept for twice the horizon.  A matched create whose replay did not
  * make the object (a JUKEBOX reply, say) maps it from the retry or the LOOKUP that
  * follows (want): an original operation that names such an object reads the replay
- * ahead until it is mapped.
+ * ahead until it is mapped.  Every original NFS record also passes through racy.c
+ * (before it is matched, and after), which decides where a pair's reply differences
+ * count.
  */
 #include "compare/compare-int.h"
 
@@ -53,7 +55,7 @@ struct keylist {
 
 struct tail_ent {
     uint64_t seq;
-    uint8_t prog, proc;
+    uint8_t prog, proc, origin;
     bool retry;
 };
 
@@ -137,16 +139,20 @@ static struct tbbt__cmp_op *read_b(struct matcher *m, int *rc)
         return NULL;
     }
     int64_t turn = tbbt__cmp_turnaround(&m->c->t, 1, &m->rec_b);
+    enum tbbt__cmp_origin origin;
+    uint64_t cred = tbbt__cmp_cred(m->c, &m->c->creds[1], m->rb, &m->rec_b, &origin);
     m->c->cnt.ops_replay++;
     if (m->b_read < m->c->map.startup_end_b) {  /* the start-up: before every match */
         const struct tbbt_trace_rec *r = &m->rec_b;
-        count_extra(m, tbbt__cmp_classify(CMP_BEFORE, r->prog, r->proc, false,
-                                          CMP_ORIGIN_UNKNOWN), r->prog, r->proc, m->b_read);
+        count_extra(m, tbbt__cmp_classify(CMP_BEFORE, r->prog, r->proc, false, origin),
+                    r->prog, r->proc, m->b_read);
         m->b_read++;
         return NULL;
     }
     struct tbbt__cmp_op *op = g_new(struct tbbt__cmp_op, 1);
     tbbt__cmp_op_fill(op, &m->rec_b, m->b_read++, true);
+    op->cred = cred;
+    op->origin = (uint8_t)origin;
     op->turn_ns = turn;
     op->a_at_read = m->a_seq;
     tbbt__cmp_key_own(&k, op);
@@ -191,13 +197,13 @@ static void extra(struct matcher *m, struct tbbt__cmp_op *op)
 
     key_unlink(m, op);
     if (m->have_match && op->seq > m->last_b) {
-        struct tail_ent t = {op->seq, op->prog, op->proc, retry};
+        struct tail_ent t = {op->seq, op->prog, op->proc, op->origin, retry};
         g_array_append_val(m->tail, t);
         return;
     }
     enum tbbt__cmp_phase ph = (!m->have_match || op->seq < m->first_b) ? CMP_BEFORE : CMP_DURING;
-    count_extra(m, tbbt__cmp_classify(ph, op->prog, op->proc, retry, CMP_ORIGIN_UNKNOWN),
-                op->prog, op->proc, op->seq);
+    count_extra(m, tbbt__cmp_classify(ph, op->prog, op->proc, retry, op->origin), op->prog,
+                op->proc, op->seq);
 }
 
 /* Classifies the waiting extras before index upto (all with UINT64_MAX) as of phase ph. */
@@ -207,8 +213,8 @@ static void flush_tail(struct matcher *m, uint64_t upto, enum tbbt__cmp_phase ph
         const struct tail_ent *t = &g_array_index(m->tail, struct tail_ent, m->tail_head);
         if (t->seq >= upto)
             break;
-        count_extra(m, tbbt__cmp_classify(ph, t->prog, t->proc, t->retry, CMP_ORIGIN_UNKNOWN),
-                    t->prog, t->proc, t->seq);
+        count_extra(m, tbbt__cmp_classify(ph, t->prog, t->proc, t->retry, t->origin), t->prog,
+                    t->proc, t->seq);
         m->tail_head++;
     }
     if (m->tail_head == m->tail->len) {
@@ -340,6 +346,7 @@ static uint64_t lookup_key(const struct tbbt__cmp_op *op)
         .proc = op->prog == TBBT_PROG_NFS2 ? NFSPROC_LOOKUP : NFSPROC3_LOOKUP,
         .has = CMP_K_ID | CMP_K_NAME,
         .id = op->id,
+        .cred = op->cred,
         .name = op->name,
         .name_len = op->name_len,
     };
@@ -505,14 +512,56 @@ static struct tbbt__cmp_op *find_cands(struct matcher *m, const struct cands *cs
     return best;
 }
 
-/* One original record: matched, missing, or not NFS.  0 or a replay read error. */
+/* One original NFS operation a: matched or missing.  0 or a replay read error. */
+static int one_nfs(struct matcher *m, struct tbbt__cmp_op *a)
+{
+    struct tbbt_compare *c = m->c;
+    struct tbbt__cmp_op *b;
+    struct tbbt__cmp_key k;
+    int rc = 0;
+
+    ref_objects(c, a);
+    uint64_t hi = m->frontier + horizon(m) + 2 * m->lost;
+    while (awaits(m, a) && !m->b_end && m->b_read <= hi) {
+        read_b(m, &rc);
+        if (rc < 0)
+            return rc;
+    }
+    if (!mapped_key(c, a, &k)) {
+        missing(c, a, true);
+        return 0;
+    }
+    struct cands cs;
+    unsigned which = 0;
+    build_cands(c, a, &k, &cs);
+    b = find_cands(m, &cs, a, hi, &which);
+    while (!b && !m->b_end && m->b_read <= hi) {
+        struct tbbt__cmp_op *n = read_b(m, &rc);
+        if (rc < 0)
+            return rc;
+        if (n && in_cands(&cs, n->key))
+            b = find_cands(m, &cs, a, hi, &which);
+    }
+    if (b && cs.a_id)
+        tbbt__cmp_objmap_decide(&c->map, cs.a_id, cs.b_id[which]);
+    if (b) {
+        on_match(m, a, b);
+    } else {
+        missing(c, a, false);
+        m->lost++;
+    }
+    if (m->a_seq > horizon(m))
+        expire(m, (int64_t)m->frontier - (int64_t)horizon(m), m->a_seq - horizon(m));
+    return 0;
+}
+
+/* One original record: an NFS operation, or not NFS.  0 or a replay read error. */
 static int one_original(struct matcher *m)
 {
     struct tbbt_compare *c = m->c;
-    struct tbbt__cmp_op a, *b;
-    struct tbbt__cmp_key k;
+    struct tbbt__cmp_op a;
+    enum tbbt__cmp_origin origin;
     uint64_t seq = m->a_seq++;
-    int rc = 0;
 
     c->cnt.ops_original++;
     int64_t turn = tbbt__cmp_turnaround(&c->t, 0, &m->rec_a);
@@ -521,40 +570,12 @@ static int one_original(struct matcher *m)
         return 0;
     }
     tbbt__cmp_op_fill(&a, &m->rec_a, seq, false);
+    a.cred = tbbt__cmp_cred(c, &c->creds[0], m->ra, &m->rec_a, &origin);
     a.turn_ns = turn;
-    ref_objects(c, &a);
-    uint64_t hi = m->frontier + horizon(m) + 2 * m->lost;
-    while (awaits(m, &a) && !m->b_end && m->b_read <= hi) {
-        read_b(m, &rc);
-        if (rc < 0)
-            return rc;
-    }
-    if (!mapped_key(c, &a, &k)) {
-        missing(c, &a, true);
-        return 0;
-    }
-    struct cands cs;
-    unsigned which = 0;
-    build_cands(c, &a, &k, &cs);
-    b = find_cands(m, &cs, &a, hi, &which);
-    while (!b && !m->b_end && m->b_read <= hi) {
-        struct tbbt__cmp_op *n = read_b(m, &rc);
-        if (rc < 0)
-            return rc;
-        if (n && in_cands(&cs, n->key))
-            b = find_cands(m, &cs, &a, hi, &which);
-    }
-    if (b && cs.a_id)
-        tbbt__cmp_objmap_decide(&c->map, cs.a_id, cs.b_id[which]);
-    if (b) {
-        on_match(m, &a, b);
-    } else {
-        missing(c, &a, false);
-        m->lost++;
-    }
-    if (m->a_seq > horizon(m))
-        expire(m, (int64_t)m->frontier - (int64_t)horizon(m), m->a_seq - horizon(m));
-    return 0;
+    tbbt__cmp_racy_before(c, &m->rec_a);
+    int rc = one_nfs(m, &a);
+    tbbt__cmp_racy_after(c, &m->rec_a);
+    return rc;
 }
 
 /* The rest of the replay after the original's end: all extra. */
@@ -628,6 +649,7 @@ int tbbt__cmp_match(struct tbbt_compare *c, char *err, size_t errlen)
         tbbt__cmp_read_error(m.ra, "original", c->o.trace_a, rc, err, errlen);
         goto out;
     }
+    tbbt__cmp_racy_flush(c);
     if ((rc = drain(&m)) < 0)
         tbbt__cmp_read_error(m.rb, "replay", c->o.trace_b, rc, err, errlen);
 out:

@@ -11,9 +11,11 @@
  * with no start path but its root has nothing to vote with: R is then the end of the
  * chain of LOOKUPs that opens the replay (the player looks up the image root from the
  * export, component by component, before anything else).  The same scan of the replay's
- * head finds where the player's start-up ends (startup_scan): its LOOKUPs are never
- * matched, though a replayed LOOKUP of a start path has the same key.  Objects made during the trace
- * are mapped later by matched operations (tbbt__cmp_objmap_set).
+ * head finds where the player's start-up ends (startup_scan: by the calls' machine name
+ * when the traces carry credentials, else by the LOOKUPs' pattern): its LOOKUPs are never
+ * matched, though a replayed LOOKUP of a start path has the same key (without
+ * credentials).  Objects made during the trace are mapped later by matched operations
+ * (tbbt__cmp_objmap_set).
  *
  * Memory: both maps' start paths while loading, then 9 bytes per original ID.
  */
@@ -166,31 +168,52 @@ static bool startup_rec(const struct tbbt_trace_rec *rec, GHashTable *seen)
     return first_lookup(seen, rec);
 }
 
+/* The scan of the replay's head (startup_scan). */
+struct scan {
+    struct tbbt_trace_reader *r;
+    GHashTable *seen;
+    bool by_origin;             /* the player's records are those of its machine name */
+    enum tbbt__cmp_origin next; /* by_origin: the origin of the record after the prefix */
+};
+
+static bool scan_rec(struct scan *s, const struct tbbt_trace_rec *rec)
+{
+    if (!s->by_origin)
+        return startup_rec(rec, s->seen);
+    enum tbbt__cmp_origin o = tbbt__cmp_rec_origin(s->r, rec);
+    if (!tbbt__cmp_is_nfs(rec->prog) || o == CMP_ORIGIN_PLAYER)
+        return true;
+    s->next = o;
+    return false;
+}
+
 /*
- * The player's start-up at the head of the replay: MOUNT records and successful LOOKUPs,
- * each of a (directory, name) not looked up before (the player looks up every path of
- * the image once, parents first, before it replays anything; a replayed LOOKUP of a
- * start path repeats one, anything else is no LOOKUP, and a LOOKUP of "." or ".." or one
- * that failed is not the player's).  *prefix_end: the index of the first record after
- * it.  *chain_end: along it, the end of the chain from the MNT root of LOOKUPs that each
+ * The player's start-up at the head of the replay.  by_origin: the leading MOUNT
+ * records and calls of the player's machine name ("tbbt-play": its MOUNT, the LOOKUPs
+ * of the image's paths, the grace probe); *traced: the record after them carries a
+ * traced credential (false: the replay does not carry the calls' credentials, and the
+ * caller scans again without).  Otherwise MOUNT records and successful LOOKUPs, each of
+ * a (directory, name) not looked up before (the player looks up every path of the image
+ * once, parents first, before it replays anything; a replayed LOOKUP of a start path
+ * repeats one, anything else is no LOOKUP, and a LOOKUP of "." or ".." or one that
+ * failed is not the player's).  *prefix_end: the index of the first record after it.
+ * *chain_end: along it, the end of the chain from the MNT root of LOOKUPs that each
  * found a directory in the chain's end (the image root when the image holds nothing
  * else); 0 if none.
  */
-static int startup_scan(const char *path, uint64_t *chain_end, uint64_t *prefix_end, char *err,
-                        size_t errlen)
+static int startup_scan(const char *path, bool by_origin, bool *traced, uint64_t *chain_end,
+                        uint64_t *prefix_end, char *err, size_t errlen)
 {
-    struct tbbt_trace_reader *r = tbbt__cmp_open("replay", path, err, errlen);
-    GHashTable *seen = g_hash_table_new_full(dirname_hash, dirname_equal, g_free, NULL);
+    struct scan s = {.r = tbbt__cmp_open("replay", path, err, errlen), .by_origin = by_origin};
     struct tbbt_trace_rec rec;
     uint64_t n = 0, cur = 0;
     int rc;
 
-    if (!r) {
-        g_hash_table_destroy(seen);
+    if (!s.r)
         return -EIO;
-    }
+    s.seen = g_hash_table_new_full(dirname_hash, dirname_equal, g_free, NULL);
     tbbt_trace_rec_init(&rec);
-    while ((rc = tbbt_trace_reader_next(r, &rec)) == 1 && startup_rec(&rec, seen)) {
+    while ((rc = tbbt_trace_reader_next(s.r, &rec)) == 1 && scan_rec(&s, &rec)) {
         n++;
         bool ok = (rec.flags & TBBT_RF_STATUS) && rec.status == 0 && TBBT_HAS(&rec, TBBT_F_ID_OBJ);
         if (tbbt_ns_op(&rec) == TBBT_NS_OP_MNT) {
@@ -202,10 +225,11 @@ static int startup_scan(const char *path, uint64_t *chain_end, uint64_t *prefix_
         }
     }
     if (rc < 0)
-        tbbt__cmp_read_error(r, "replay", path, rc, err, errlen);
+        tbbt__cmp_read_error(s.r, "replay", path, rc, err, errlen);
     tbbt_trace_rec_fini(&rec);
-    tbbt_trace_reader_close(r);
-    g_hash_table_destroy(seen);
+    tbbt_trace_reader_close(s.r);
+    g_hash_table_destroy(s.seen);
+    *traced = s.next == CMP_ORIGIN_REPLAYED;
     *chain_end = cur;
     *prefix_end = n;
     return rc < 0 ? rc : 0;
@@ -326,7 +350,7 @@ static void map_paths(struct tbbt__cmp_objmap *m, GHashTable *a_paths, GHashTabl
 }
 
 int tbbt__cmp_objmap_load(struct tbbt__cmp_objmap *m, const struct tbbt_compare_opts *o,
-                          char *err, size_t errlen)
+                          bool *creds, char *err, size_t errlen)
 {
     GHashTable *a_paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GHashTable *b_paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -342,8 +366,15 @@ int tbbt__cmp_objmap_load(struct tbbt__cmp_objmap *m, const struct tbbt_compare_
     rc = load_start(map_a, "original", a_paths, &m->root_a, err, errlen);
     if (rc == 0)
         rc = load_start(map_b, "replay", b_paths, &root_b_map, err, errlen);
+    *creds = false;
     if (rc == 0)
-        rc = startup_scan(o->trace_b, &m->chain_end_b, &m->startup_end_b, err, errlen);
+        rc = tbbt__cmp_creds_scan("original", o->trace_a, creds, err, errlen);
+    if (rc == 0 && *creds)
+        rc = startup_scan(o->trace_b, true, creds, &m->chain_end_b, &m->startup_end_b, err,
+                          errlen);
+    if (rc == 0 && !*creds)
+        rc = startup_scan(o->trace_b, false, &(bool){false}, &m->chain_end_b,
+                          &m->startup_end_b, err, errlen);
     if (rc == 0)
         rc = find_root(m, o, a_paths, b_paths, err, errlen);
     if (rc == 0)

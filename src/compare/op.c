@@ -3,8 +3,8 @@
  * tbbt-compare's view of one trace record (compare-int.h, struct tbbt__cmp_op): the
  * header, the ID fields, the arguments that are compared and the reply fields that
  * matter for fidelity, but no handles, entries, pre-op attributes or verifiers.  Also the
- * matching key (procedure, objects, names, READ/WRITE offset: compare.h) and its hash,
- * and the labels of procedures and outcomes used as difference keys.
+ * matching key (procedure, objects, names, READ/WRITE offset, credential: compare.h) and
+ * its hash, and the labels of procedures and outcomes used as difference keys.
  */
 #include "compare/compare-int.h"
 
@@ -115,6 +115,7 @@ void tbbt__cmp_key_own(struct tbbt__cmp_key *k, const struct tbbt__cmp_op *op)
     memset(k, 0, sizeof(*k));
     k->prog = op->prog;
     k->proc = op->proc;
+    k->cred = op->cred;
     if (op->present & (UINT64_C(1) << TBBT_F_ID)) {
         k->has |= CMP_K_ID;
         k->id = op->id;
@@ -143,9 +144,9 @@ void tbbt__cmp_key_own(struct tbbt__cmp_key *k, const struct tbbt__cmp_op *op)
 uint64_t tbbt__cmp_key_hash(const struct tbbt__cmp_key *k)
 {
     struct {
-        uint64_t id, id2, offset;
+        uint64_t id, id2, offset, cred;
         uint8_t prog, proc, has, pad[5];
-    } fixed = {k->id, k->id2, k->offset, k->prog, k->proc, k->has, {0}};
+    } fixed = {k->id, k->id2, k->offset, k->cred, k->prog, k->proc, k->has, {0}};
     uint64_t h = tbbt_hash(&fixed, sizeof(fixed), 0);
 
     if (k->has & CMP_K_NAME)
@@ -166,7 +167,7 @@ bool tbbt__cmp_key_equal(const struct tbbt__cmp_key *k, const struct tbbt__cmp_o
 
     tbbt__cmp_key_own(&o, op);
     return k->prog == o.prog && k->proc == o.proc && k->has == o.has && k->id == o.id &&
-           k->id2 == o.id2 && k->offset == o.offset &&
+           k->id2 == o.id2 && k->offset == o.offset && k->cred == o.cred &&
            same_bytes(k->name, k->name_len, o.name, o.name_len) &&
            same_bytes(k->name2, k->name2_len, o.name2, o.name2_len);
 }

@@ -154,6 +154,8 @@ char *tbbt_compare_json(const struct tbbt_compare *c)
     tbbt_json_string(&j, tbbt_compare_root_b(c));
     tbbt_json_kv_double(&j, "speed", c->o.speed);
     tbbt_json_kv_uint(&j, "horizon", c->o.horizon);
+    tbbt_json_key(&j, "credentials");
+    tbbt_json_bool(&j, n->credentials);
     tbbt_json_kv_uint(&j, "ops_original", n->ops_original);
     tbbt_json_kv_uint(&j, "original_not_nfs", n->original_not_nfs);
     tbbt_json_kv_uint(&j, "ops_replay", n->ops_replay);
@@ -173,10 +175,14 @@ char *tbbt_compare_json(const struct tbbt_compare *c)
     tbbt_json_kv_uint(&j, "pairs_with_arg_diffs", n->pairs_arg_diff);
     tbbt_json_kv_uint(&j, "pairs_with_status_diffs", n->pairs_status_diff);
     tbbt_json_kv_uint(&j, "pairs_with_reply_diffs", n->pairs_reply_diff);
+    tbbt_json_kv_uint(&j, "pairs_with_reply_diffs_image", n->pairs_reply_image);
+    tbbt_json_kv_uint(&j, "pairs_with_reply_diffs_racy", n->pairs_reply_racy);
     tbbt_json_kv_uint(&j, "status_unchecked", n->status_unchecked);
     json_table(&j, c, "arg_diffs", TBBT_COMPARE_ARG);
     json_table(&j, c, "status_diffs", TBBT_COMPARE_STATUS);
     json_table(&j, c, "reply_diffs", TBBT_COMPARE_REPLY);
+    json_table(&j, c, "reply_diffs_image", TBBT_COMPARE_REPLY_IMAGE);
+    json_table(&j, c, "reply_diffs_racy", TBBT_COMPARE_REPLY_RACY);
     json_table(&j, c, "client_time_diffs", TBBT_COMPARE_CLIENT_TIME);
     json_latency(&j, c);
     json_timing(&j, c, &t);
@@ -243,6 +249,9 @@ static void print_counts(const struct tbbt_compare *c, FILE *out)
 
     fprintf(out, "original     %s\nreplay       %s (image root %s)\n", c->o.trace_a,
             c->o.trace_b, tbbt_compare_root_b(c));
+    fprintf(out, "key          procedure, objects, names, READ/WRITE offset%s\n",
+            n->credentials ? ", credential (the traces carry them)"
+                           : " (no credentials in the traces)");
     fprintf(out, "operations   original %" PRIu64 " (NFS %" PRIu64 ", MOUNT %" PRIu64
                  " never replayed), replay %" PRIu64 "\n",
             n->ops_original, nfs, n->original_not_nfs, n->ops_replay);
@@ -259,6 +268,13 @@ static void print_counts(const struct tbbt_compare *c, FILE *out)
     fprintf(out, "differences  pairs with argument %" PRIu64 ", status %" PRIu64
                  ", reply %" PRIu64 " differences\n",
             n->pairs_arg_diff, n->pairs_status_diff, n->pairs_reply_diff);
+    if (n->credentials && c->map.startup_end_b == 0)
+        fprintf(out, "note         the replay holds none of the player's start-up: its capture "
+                     "began after the replay did, so the original's first operations are "
+                     "missing and later ones of the same keys may pair one off\n");
+    fprintf(out, "not counted  pairs with image reply differences %" PRIu64
+                 " (directories' size, link count), racy replies %" PRIu64 "\n",
+            n->pairs_reply_image, n->pairs_reply_racy);
     fprintf(out, "objects      mapped %" PRIu64 " (%" PRIu64 " by path, %" PRIu64
                  " with ambiguous paths), unmapped %" PRIu64 ", remapped %" PRIu64
                  ", conflicts %" PRIu64 "\n",
@@ -347,6 +363,12 @@ void tbbt_compare_print(const struct tbbt_compare *c, FILE *out)
     print_table(c, out, "Argument differences", TBBT_COMPARE_ARG, c->cnt.pairs_arg_diff);
     print_table(c, out, "Status differences", TBBT_COMPARE_STATUS, c->cnt.pairs_status_diff);
     print_table(c, out, "Reply differences", TBBT_COMPARE_REPLY, c->cnt.pairs_reply_diff);
+    print_table(c, out, "Reply differences of the image (not counted: a directory's size and "
+                "link count follow entries and subdirectories the trace never saw, which the "
+                "image lacks)", TBBT_COMPARE_REPLY_IMAGE, c->cnt.pairs_reply_image);
+    print_table(c, out, "Racy replies (not counted: the original overlapped another request "
+                "changing the object its reply shows)", TBBT_COMPARE_REPLY_RACY,
+                c->cnt.pairs_reply_racy);
     print_table(c, out, "Set-to-client times (not counted as differences)",
                 TBBT_COMPARE_CLIENT_TIME, UINT64_MAX);
     print_latency(c, out);

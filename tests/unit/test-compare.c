@@ -11,7 +11,11 @@
  * page sent with cookie 0, status and argument differences, a reorder across objects,
  * objects made during the trace (a directory and a file in it), lag and turnaround, a
  * hole and a run of extras longer than the horizon, the image root found by votes
- * (clone 0 of two) and by the start-up LOOKUP chain, and a root with a second start path.
+ * (clone 0 of two) and by the start-up LOOKUP chain, and a root with a second start path;
+ * with AUTH_SYS credentials (format 1.1): two clients' same operations paired by
+ * credential, and the extras classified by origin (the player's machine name); reply
+ * differences of the image (a directory's link count) and of racy operations (a GETATTR
+ * that overlapped a WRITE of its file in the original) counted apart.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -107,6 +111,14 @@ static void opx(struct tb *b, const char *prog, const char *proc, unsigned lat_u
 static void op(struct tb *b, const char *proc, const char *fields)
 {
     opx(b, "v3", proc, 100, NULL, NULL, fields);
+}
+
+/* tb_init() for a format 1.1 trace with the credential lines creds ("cred 0 ...\n"...). */
+static void tb_init_creds(struct tb *b, uint32_t xid, const char *creds)
+{
+    tb_init(b, xid);
+    g_string_overwrite(b->s, strlen("# tbbt-trace "), "1.1");
+    g_string_append(b->s, creds);
 }
 
 /* Writes the trace (binary) to tmpdir/name and the map text beside it; returns the path. */
@@ -732,6 +744,224 @@ static void test_root_chain(void **state)
     g_free(pb);
 }
 
+/* ---- credentials, origin, image and racy replies ------------------------------------------- */
+
+#define PLAYER_CRED "uid=0 gid=0"
+#define CRED_A "uid=1001 gid=100"
+#define CRED_B "uid=1001 gid=100"      /* same uid and gid as A, other machine and gids */
+
+/*
+ * Two clients, A ("ws01", gids 100,2001) and B ("ws02", gids 100), the same uid and gid,
+ * each LOOKUP the same name and WRITE at the same offset; A may (OK), B may not (ACCES:
+ * a supplementary group).  The replay sends B's first.  Without credentials in the key
+ * the pairs would cross (two status differences, other counts); with them every pair is
+ * identical.
+ */
+static void test_pairs_by_credential(void **state)
+{
+    (void)state;
+    struct tb a, b;
+
+    tb_init_creds(&a, 0x1000, "cred 0 \"ws01\" 1001 100 100,2001\n"
+                              "cred 1 \"ws02\" 1001 100 100\n");
+    opx(&a, "v3", "lookup", 100, CRED_A, NULL,
+        "fh=2 name=\"f\" new_fh=3 obj_attr={type=1,size=100} id=2 id_obj=3 cred=0");
+    opx(&a, "v3", "lookup", 100, CRED_B, "ACCES", "fh=2 name=\"f\" id=2 cred=1");
+    opx(&a, "v3", "write", 100, CRED_A, NULL,
+        "fh=3 offset=0 count=10 stable=2 res_count=10 id=3 cred=0");
+    opx(&a, "v3", "write", 100, CRED_B, "ACCES", "fh=3 offset=0 count=20 stable=2 id=3 cred=1");
+    char *pa = tb_finish(&a, "orig", map_a);
+    tb_init_creds(&b, 0x2000, "cred 0 \"tbbt-play\" 0 0 -\n"
+                              "cred 1 \"ws02\" 1001 100 100\n"
+                              "cred 2 \"ws01\" 1001 100 100,2001\n");
+    opx(&b, "mnt3", "mnt", 100, PLAYER_CRED, NULL, "dirpath=\"/export\" new_fh=1 id_obj=1 cred=0");
+    opx(&b, "v3", "lookup", 100, PLAYER_CRED, NULL,
+        "fh=1 name=\"img\" new_fh=2 obj_attr={type=2} id=1 id_obj=2 cred=0");
+    opx(&b, "v3", "lookup", 100, CRED_B, "ACCES", "fh=3 name=\"f\" id=3 cred=1");
+    opx(&b, "v3", "write", 100, CRED_B, "ACCES", "fh=4 offset=0 count=20 stable=2 id=4 cred=1");
+    opx(&b, "v3", "lookup", 100, CRED_A, NULL,
+        "fh=3 name=\"f\" new_fh=4 obj_attr={type=1,size=100} id=3 id_obj=4 cred=2");
+    opx(&b, "v3", "write", 100, CRED_A, NULL,
+        "fh=4 offset=0 count=10 stable=2 res_count=10 id=4 cred=2");
+    char *pb = tb_finish(&b, "replay", map_b);
+    struct tbbt_compare *c = compare(pa, pb, 1);
+    const struct tbbt_compare_counts *n = tbbt_compare_counts(c);
+
+    assert_true(n->credentials);
+    assert_int_equal(n->matched, 4);
+    assert_int_equal(n->identical, 4);
+    assert_int_equal(n->pairs_status_diff, 0);
+    assert_int_equal(n->pairs_arg_diff, 0);
+    assert_int_equal(n->extra[TBBT_COMPARE_STARTUP], 2);
+    tbbt_compare_free(c);
+    g_free(pa);
+    g_free(pb);
+}
+
+/*
+ * The player's own calls (machine name "tbbt-play") are start-up before the replay and
+ * verify after it whatever their procedure (the grace probe's SETATTR, an FSSTAT); a
+ * replayed call (a traced credential) is neither, even a LOOKUP after the last match.
+ */
+static void test_origin(void **state)
+{
+    (void)state;
+    struct tb a, b;
+
+    tb_init_creds(&a, 0x1000, "cred 0 \"ws01\" 1001 100 100\n");
+    opx(&a, "v3", "getattr", 100, CRED_A, NULL, "fh=3 obj_attr={type=1,size=100} id=3 cred=0");
+    char *pa = tb_finish(&a, "orig", map_a);
+    tb_init_creds(&b, 0x2000, "cred 0 \"tbbt-play\" 0 0 -\n"
+                              "cred 1 \"ws01\" 1001 100 100\n");
+    opx(&b, "mnt3", "mnt", 100, PLAYER_CRED, NULL, "dirpath=\"/export\" new_fh=1 id_obj=1 cred=0");
+    opx(&b, "v3", "lookup", 100, PLAYER_CRED, NULL,
+        "fh=1 name=\"img\" new_fh=2 obj_attr={type=2} id=1 id_obj=2 cred=0");
+    opx(&b, "v3", "getattr", 100, PLAYER_CRED, NULL, "fh=2 obj_attr={type=2} id=2 cred=0");
+    opx(&b, "v3", "setattr", 100, PLAYER_CRED, NULL,
+        "fh=2 sattr={mask=mode,mode=0777} obj_attr={type=2} id=2 cred=0");
+    opx(&b, "v3", "getattr", 100, CRED_A, NULL, "fh=4 obj_attr={type=1,size=100} id=4 cred=1");
+    opx(&b, "v3", "lookup", 100, CRED_A, "NOENT", "fh=2 name=\"x\" id=2 cred=1");
+    opx(&b, "v3", "readdirplus", 100, PLAYER_CRED, NULL,
+        "fh=2 cookie=0 dircount=8192 maxcount=65536 res_count=1 eof=1 id=2 cred=0");
+    opx(&b, "v3", "fsstat", 100, PLAYER_CRED, NULL, "fh=2 id=2 cred=0");
+    char *pb = tb_finish(&b, "replay", map_b);
+    struct tbbt_compare *c = compare(pa, pb, 1);
+    const struct tbbt_compare_counts *n = tbbt_compare_counts(c);
+
+    assert_true(n->credentials);
+    assert_int_equal(n->matched, 1);
+    assert_int_equal(n->extra[TBBT_COMPARE_STARTUP], 4);
+    assert_int_equal(n->extra[TBBT_COMPARE_VERIFY], 2);
+    assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 1);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_EXTRA_OTHER, "lookup"), 1);
+    tbbt_compare_free(c);
+
+    /* The same traces without credentials (format 1.0): by phase and procedure, the
+     * SETATTR and FSSTAT are other, the LOOKUP verify. */
+    char *a10 = original();
+    struct tb b10;
+    tb_init(&b10, 0x3000);
+    startup(&b10);
+    op(&b10, "setattr", "fh=2 sattr={mask=mode,mode=0777} obj_attr={type=2} id=2");
+    body(&b10, true);
+    op(&b10, "lookup", "fh=2 name=\"x\" id=2");
+    op(&b10, "fsstat", "fh=2 id=2");
+    char *p10 = tb_finish(&b10, "replay", map_b);
+    c = compare(a10, p10, 1);
+    n = tbbt_compare_counts(c);
+    assert_false(n->credentials);
+    assert_int_equal(n->matched, 6);
+    assert_int_equal(n->extra[TBBT_COMPARE_STARTUP], 4);
+    assert_int_equal(n->extra[TBBT_COMPARE_VERIFY], 1);
+    assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 2);
+    tbbt_compare_free(c);
+    g_free(a10);
+    g_free(p10);
+    g_free(pa);
+    g_free(pb);
+}
+
+/*
+ * A directory's link count and size depend on entries the trace never saw: image
+ * differences, not counted; its mode, and a file's link count, are real ones.
+ */
+static void test_image_diffs(void **state)
+{
+    (void)state;
+    struct tb a, b;
+
+    tb_init(&a, 0x1000);
+    op(&a, "getattr", "fh=2 id=2 obj_attr={type=2,mode=0755,nlink=7,size=4096}");
+    op(&a, "lookup", "fh=1 id=1 name=\"d\" new_fh=2 obj_attr={type=2,mode=0755,nlink=7,"
+                     "size=4096} id_obj=2");
+    op(&a, "getattr", "fh=3 id=3 obj_attr={type=1,mode=0644,nlink=2,size=10}");
+    char *pa = tb_finish(&a, "orig", map_a);
+    tb_init(&b, 0x2000);
+    startup(&b);
+    op(&b, "getattr", "fh=3 id=3 obj_attr={type=2,mode=0755,nlink=2,size=60}");
+    op(&b, "lookup", "fh=2 id=2 name=\"d\" new_fh=3 obj_attr={type=2,mode=0700,nlink=2,"
+                     "size=4096} id_obj=3");
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=1,mode=0644,nlink=1,size=10}");
+    char *pb = tb_finish(&b, "replay", map_b);
+    struct tbbt_compare *c = compare(pa, pb, 1);
+    const struct tbbt_compare_counts *n = tbbt_compare_counts(c);
+
+    assert_int_equal(n->matched, 3);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY_IMAGE, "getattr.attr.nlink"), 1);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY_IMAGE, "getattr.attr.size"), 1);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY_IMAGE, "lookup.attr.nlink"), 1);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "lookup.attr.nlink"), 0);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "lookup.attr.mode"), 1);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "getattr.attr.nlink"), 1);
+    assert_int_equal(n->pairs_reply_image, 2);
+    assert_int_equal(n->pairs_reply_diff, 2);
+    assert_int_equal(n->pairs_reply_racy, 0);
+    tbbt_compare_free(c);
+    g_free(pa);
+    g_free(pb);
+}
+
+/*
+ * In the original a GETATTR of f overlapped a WRITE of f twice: called while the WRITE
+ * was in progress (an earlier writer), and with the WRITE called before its reply (a
+ * later one); both replies showed the size from before the write, the replay's from
+ * after: racy differences, not counted.  A third GETATTR after the writes, with another
+ * size, is a real difference; so is one that overlapped only a WRITE of another file.
+ */
+static void test_racy(void **state)
+{
+    (void)state;
+    static const char map_g[] = MAP_HDR ENTRY("1", "d", ".") ENTRY("2", "d", "d")
+        ENTRY("3", "f", "d/f") ENTRY("4", "f", "d/g");
+    static const char map_gb[] = MAP_HDR ENTRY("1", "d", ".") ENTRY("2", "d", "img")
+        ENTRY("3", "d", "img/d") ENTRY("4", "f", "img/d/f") ENTRY("5", "f", "img/d/g");
+    struct tb a, b;
+
+    tb_init(&a, 0x1000);
+    a.t = 0;
+    opx(&a, "v3", "write", 5000, NULL, NULL, "fh=3 id=3 offset=100 count=10 stable=2 "
+        "res_count=10 obj_attr={type=1,size=110}");
+    a.t = 1 * MS;
+    opx(&a, "v3", "getattr", 1000, NULL, NULL, "fh=3 id=3 obj_attr={type=1,size=100}");
+    a.t = 10 * MS;
+    opx(&a, "v3", "getattr", 5000, NULL, NULL, "fh=3 id=3 obj_attr={type=1,size=110}");
+    a.t = 11 * MS;
+    opx(&a, "v3", "write", 100, NULL, NULL, "fh=3 id=3 offset=110 count=10 stable=2 "
+        "res_count=10 obj_attr={type=1,size=120}");
+    a.t = 20 * MS;
+    opx(&a, "v3", "getattr", 100, NULL, NULL, "fh=3 id=3 obj_attr={type=1,size=120}");
+    a.t = 30 * MS;
+    opx(&a, "v3", "write", 5000, NULL, NULL, "fh=4 id=4 offset=0 count=10 stable=2 "
+        "res_count=10 obj_attr={type=1,size=10}");
+    a.t = 31 * MS;
+    opx(&a, "v3", "getattr", 100, NULL, NULL, "fh=3 id=3 obj_attr={type=1,size=120}");
+    char *pa = tb_finish(&a, "orig", map_g);
+    tb_init(&b, 0x2000);
+    startup(&b);
+    op(&b, "write", "fh=4 id=4 offset=100 count=10 stable=2 res_count=10 "
+                    "obj_attr={type=1,size=110}");
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=1,size=110}");
+    op(&b, "write", "fh=4 id=4 offset=110 count=10 stable=2 res_count=10 "
+                    "obj_attr={type=1,size=120}");
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=1,size=120}");
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=1,size=130}");
+    op(&b, "write", "fh=5 id=5 offset=0 count=10 stable=2 res_count=10 "
+                    "obj_attr={type=1,size=10}");
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=1,size=130}");
+    char *pb = tb_finish(&b, "replay", map_gb);
+    struct tbbt_compare *c = compare(pa, pb, 1);
+    const struct tbbt_compare_counts *n = tbbt_compare_counts(c);
+
+    assert_int_equal(n->matched, 7);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY_RACY, "getattr.attr.size"), 2);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "getattr.attr.size"), 2);
+    assert_int_equal(n->pairs_reply_racy, 2);
+    assert_int_equal(n->pairs_reply_diff, 2);
+    tbbt_compare_free(c);
+    g_free(pa);
+    g_free(pb);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -767,6 +997,10 @@ int main(void)
         cmocka_unit_test(test_root_votes),
         cmocka_unit_test(test_ambiguous_root),
         cmocka_unit_test(test_root_chain),
+        cmocka_unit_test(test_pairs_by_credential),
+        cmocka_unit_test(test_origin),
+        cmocka_unit_test(test_image_diffs),
+        cmocka_unit_test(test_racy),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
