@@ -276,13 +276,13 @@ static bool writes_checked(const struct tbbt_trace_rec *a, const struct tbbt_tra
 }
 
 /*
- * waiter, admitted after holder, uses one of holder's objects or directory entries.  It
- * waits for holder: always for an entry (tbbt-convert lists the records that race for
- * one in the order the traced server ran them, docs/tbbt-convert.md); for an object,
- * unless the trace shows the traced server answering waiter first: the two overlapped
- * (waiter was called while holder was in progress) and waiter's reply came first (a
- * GETATTR that saw the size from before a slow WRITE another client had under way).
- * Then the two go as they may; without the trace's reply times, waiter waits.
+ * waiter, admitted after holder, uses one of holder's objects or directory entries
+ * (fsdep.h): it waits for holder unless the conflict is only reported (INFO: objects
+ * in conservative order).  Records that raced for one directory entry are in the trace
+ * in the order the traced server ran them (tbbt-convert, docs/tbbt-convert.md); for
+ * objects, call order is kept: which of two overlapping requests the server ran first
+ * is not known from their times (a slow GETATTR can answer after a WRITE it ran
+ * before), and the replies of such requests are not checked (racy).
  */
 static void add_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, void *arg)
 {
@@ -294,9 +294,7 @@ static void add_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, 
         h->racy |= writes_checked(&w->rec, &h->rec);
         w->racy |= writes_checked(&h->rec, &w->rec);
     }
-    if (kind == TBBT_FSDEP_DEP_INFO ||
-        (kind == TBBT_FSDEP_DEP_OBJECT && h->reply_key != NO_REPLY_KEY &&
-         w->reply_key != NO_REPLY_KEY && w->reply_key < h->reply_key))
+    if (kind == TBBT_FSDEP_DEP_INFO)
         return;
     if (h->nwaiters == h->wcap) {
         h->wcap = MAX(4, h->wcap * 2);
