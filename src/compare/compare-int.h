@@ -174,6 +174,13 @@ struct tbbt__cmp_timing {
     struct tbbt_hist turn[2];
     uint64_t span_min[2], span_max[2];  /* matched calls: first and last, per side */
     GArray *prev_reply[2];      /* uint64_t per endpoint: the previous call's reply time */
+    GArray *pairs;              /* struct tbbt__cmp_tpair per pair with both calls */
+    bool held_done;             /* tbbt__cmp_timing_held() ran */
+    struct tbbt_hist own, held, react;  /* see timing.c, "held" */
+};
+/* One matched pair's times, for the held/own split (timing.c). */
+struct tbbt__cmp_tpair {
+    uint64_t a_call, a_reply, b_call, b_reply;     /* reply 0: none */
 };
 
 /* cred.c: one trace's credentials, by reference (the reader's table), hashed once. */
@@ -270,6 +277,8 @@ GPtrArray *tbbt__cmp_sorted(const struct tbbt_compare *c, enum tbbt_compare_kind
 
 /* timing.c */
 void tbbt__cmp_timing_init(struct tbbt__cmp_timing *t);
+/* Splits the lag of the pairs into held and own (after the last pair; once). */
+void tbbt__cmp_timing_held(struct tbbt__cmp_timing *t, double speed);
 void tbbt__cmp_timing_fini(struct tbbt__cmp_timing *t);
 /* The turnaround sample of a record of side (0 original, 1 replay), in trace order. */
 int64_t tbbt__cmp_turnaround(struct tbbt__cmp_timing *t, int side,

@@ -86,6 +86,7 @@ int tbbt_compare_run(struct tbbt_compare *c, char *err, size_t errlen)
     if ((rc = tbbt__cmp_match(c, err, errlen)) < 0)
         return rc;
     tbbt__cmp_objmap_count(&c->map, &c->cnt);
+    tbbt__cmp_timing_held(&c->t, c->o.speed);
     if (c->o.show > 0 && (rc = tbbt__cmp_examples(c, err, errlen)) < 0)
         return rc;
     return 0;

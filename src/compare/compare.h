@@ -70,6 +70,14 @@
  * origins are the calls of the pair whose original comes first; the lag per second of
  * the replay; the turnaround (a call that follows the reply of the previous call of its
  * endpoint: the time from that reply to this call); rates over the matched span.
+ * The lag is split by its cause.  A replay call may go only after the replies of the
+ * calls answered before its original call (the conservative rule, which fsdep relaxes):
+ * its dependencies are ready at the latest of those replies in the replay.  A pair whose
+ * dependencies became ready after its due time was held by the replay server (held: by
+ * how long); the player's own error is its call's distance from the later of its due
+ * time and that readiness (sent early: from its due time), and a held pair's reaction is
+ * the time from the releasing reply to its call.  In full-speed replays every call is
+ * due at once (speed very large): reaction and own error are the player's turnaround.
  *
  * Nothing here is thread-safe; one struct tbbt_compare per thread.
  */
@@ -149,6 +157,13 @@ struct tbbt_compare_timing {
     uint64_t lag_p50, lag_p99, lag_max;
     uint64_t turn_count[2];     /* [0] original, [1] replay */
     uint64_t turn_p50[2], turn_p99[2];
+    /* The lag split by its cause (conservative rule, see "Timing" above): the pairs held
+     * past their due time by replies they had to wait for (count; by how long), the
+     * player's own error (|lag| beyond that), and the reaction (held pairs' call after
+     * the reply that released them). */
+    uint64_t held_count, held_p50, held_p99, held_max;
+    uint64_t own_count, own_p50, own_p99, own_max;
+    uint64_t react_count, react_p50, react_p99, react_max;
     double rate[2];             /* matched operations per second over the matched span */
 };
 

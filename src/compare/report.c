@@ -105,6 +105,9 @@ static void json_timing(struct tbbt_json *j, const struct tbbt_compare *c,
     tbbt_json_key(j, "timing");
     tbbt_json_begin_object(j);
     json_quant(j, "lag_us", t->lag_count, t->lag_p50, t->lag_p99, &t->lag_max);
+    json_quant(j, "held_us", t->held_count, t->held_p50, t->held_p99, &t->held_max);
+    json_quant(j, "own_lag_us", t->own_count, t->own_p50, t->own_p99, &t->own_max);
+    json_quant(j, "reaction_us", t->react_count, t->react_p50, t->react_p99, &t->react_max);
     tbbt_json_key(j, "turnaround_us");
     tbbt_json_begin_object(j);
     json_quant(j, "orig", t->turn_count[0], t->turn_p50[0], t->turn_p99[0], NULL);
@@ -339,6 +342,13 @@ static void print_timing(const struct tbbt_compare *c, FILE *out)
     fprintf(out, "  |lag| (replay call - original call / speed, from the first pair): p50 %.1f us,"
                  " p99 %.1f us, max %.1f us (%" PRIu64 " pairs)\n",
             us(t.lag_p50), us(t.lag_p99), us(t.lag_max), t.lag_count);
+    fprintf(out, "  held by replies (calls whose dependencies' replay replies came after their due"
+                 " time): %" PRIu64 ", by p50 %.1f us, p99 %.1f us, max %.1f us\n",
+            t.held_count, us(t.held_p50), us(t.held_p99), us(t.held_max));
+    fprintf(out, "  the player's own |lag| (from the later of due time and those replies): p50 %.1f"
+                 " us, p99 %.1f us, max %.1f us; reaction of held calls (releasing reply -> call):"
+                 " p50 %.1f us, p99 %.1f us\n",
+            us(t.own_p50), us(t.own_p99), us(t.own_max), us(t.react_p50), us(t.react_p99));
     fprintf(out, "  turnaround (reply of the endpoint's previous call -> this call): original "
                  "p50 %.1f us, p99 %.1f us (%" PRIu64 "); replay p50 %.1f us, p99 %.1f us (%"
                  PRIu64 ")\n",

@@ -13,11 +13,16 @@
  *     computes it for every record of each trace in its own order (the player's
  *     conservative order waits for exactly such replies), and a matched pair adds both
  *     sides' samples;
- *   - the matched span of each side (first and last matched call), for the rates.
+ *   - the matched span of each side (first and last matched call), for the rates;
+ *   - held: after the last pair, the lag split by its cause (compare.h, "Timing").  The
+ *     pairs are sorted by original reply; a sweep in original call order keeps the
+ *     latest replay reply among the pairs answered before the call (the conservative
+ *     rule's dependencies), O(n log n) time and 32 bytes per pair.
  */
 #include "compare/compare-int.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NS_PER_S 1000000000ll
@@ -39,6 +44,10 @@ void tbbt__cmp_timing_init(struct tbbt__cmp_timing *t)
         t->span_min[s] = UINT64_MAX;
         t->prev_reply[s] = g_array_new(FALSE, TRUE, sizeof(uint64_t));
     }
+    t->pairs = g_array_new(FALSE, FALSE, sizeof(struct tbbt__cmp_tpair));
+    tbbt_hist_init(&t->own);
+    tbbt_hist_init(&t->held);
+    tbbt_hist_init(&t->react);
 }
 
 void tbbt__cmp_timing_fini(struct tbbt__cmp_timing *t)
@@ -50,6 +59,8 @@ void tbbt__cmp_timing_fini(struct tbbt__cmp_timing *t)
     for (int s = 0; s < 2; s++)
         if (t->prev_reply[s])
             g_array_free(t->prev_reply[s], TRUE);
+    if (t->pairs)
+        g_array_free(t->pairs, TRUE);
     memset(t, 0, sizeof(*t));
 }
 
@@ -118,8 +129,13 @@ void tbbt__cmp_timing_pair(struct tbbt__cmp_timing *t, double speed, const struc
     const struct tbbt__cmp_op *side[2] = {a, b};
 
     add_latency(t, a, b);
-    if (a->call_ns && b->call_ns)
+    if (a->call_ns && b->call_ns) {
         add_lag(t, speed, a, b);
+        struct tbbt__cmp_tpair p = {
+            a->call_ns, (a->flags & TBBT_RF_REPLY) && a->reply_ns >= a->call_ns ? a->reply_ns : 0,
+            b->call_ns, (b->flags & TBBT_RF_REPLY) && b->reply_ns >= b->call_ns ? b->reply_ns : 0};
+        g_array_append_val(t->pairs, p);
+    }
     for (int s = 0; s < 2; s++) {
         if (side[s]->turn_ns != CMP_NO_TURN)
             tbbt_hist_add(&t->turn[s], (uint64_t)side[s]->turn_ns);
@@ -130,6 +146,65 @@ void tbbt__cmp_timing_pair(struct tbbt__cmp_timing *t, double speed, const struc
     }
 }
 
+static gint by_a_call(gconstpointer x, gconstpointer y)
+{
+    const struct tbbt__cmp_tpair *p = x, *q = y;
+    return p->a_call < q->a_call ? -1 : p->a_call > q->a_call;
+}
+
+static gint by_a_reply(gconstpointer x, gconstpointer y)
+{
+    const struct tbbt__cmp_tpair *p = x, *q = y;
+    return p->a_reply < q->a_reply ? -1 : p->a_reply > q->a_reply;
+}
+
+void tbbt__cmp_timing_held(struct tbbt__cmp_timing *t, double speed)
+{
+    if (t->held_done || !t->have_origin)
+        return;
+    t->held_done = true;
+    GArray *by_call = t->pairs;
+    guint n = by_call->len, nr = 0;
+    struct tbbt__cmp_tpair *r = g_new(struct tbbt__cmp_tpair, MAX(n, 1u));
+    for (guint i = 0; i < n; i++) {
+        const struct tbbt__cmp_tpair *p = &g_array_index(by_call, struct tbbt__cmp_tpair, i);
+        if (p->a_reply && p->b_reply)
+            r[nr++] = *p;
+    }
+    qsort(r, nr, sizeof(*r), by_a_reply);
+    g_array_sort(by_call, by_a_call);
+    uint64_t ready = 0;
+    guint j = 0;
+    for (guint i = 0; i < n; i++) {
+        const struct tbbt__cmp_tpair *p = &g_array_index(by_call, struct tbbt__cmp_tpair, i);
+        for (; j < nr && r[j].a_reply < p->a_call; j++)
+            ready = MAX(ready, r[j].b_reply);
+        double rel = ((double)p->a_call - (double)t->origin_a) / speed;
+        int64_t due = (int64_t)t->origin_b + (int64_t)llround(rel);
+        int64_t call = (int64_t)p->b_call, rdy = (int64_t)ready;
+        int64_t own;
+        if (ready && rdy > due) {
+            tbbt_hist_add(&t->held, (uint64_t)(rdy - due));
+            if (call >= rdy)
+                tbbt_hist_add(&t->react, (uint64_t)(call - rdy));
+            own = call >= rdy ? call - rdy : (call >= due ? 0 : due - call);
+        } else {
+            own = call >= due ? call - due : due - call;
+        }
+        tbbt_hist_add(&t->own, (uint64_t)own);
+    }
+    g_free(r);
+}
+
+static void quant(const struct tbbt_hist *h, uint64_t *n, uint64_t *p50, uint64_t *p99,
+                  uint64_t *max)
+{
+    *n = h->count;
+    *p50 = tbbt_hist_quantile(h, 0.5);
+    *p99 = tbbt_hist_quantile(h, 0.99);
+    *max = h->count ? h->max : 0;
+}
+
 void tbbt__cmp_timing_summary(const struct tbbt__cmp_timing *t, uint64_t matched,
                               struct tbbt_compare_timing *out)
 {
@@ -138,6 +213,9 @@ void tbbt__cmp_timing_summary(const struct tbbt__cmp_timing *t, uint64_t matched
     out->lag_p50 = tbbt_hist_quantile(&t->lag, 0.5);
     out->lag_p99 = tbbt_hist_quantile(&t->lag, 0.99);
     out->lag_max = t->lag.count ? t->lag.max : 0;
+    quant(&t->held, &out->held_count, &out->held_p50, &out->held_p99, &out->held_max);
+    quant(&t->own, &out->own_count, &out->own_p50, &out->own_p99, &out->own_max);
+    quant(&t->react, &out->react_count, &out->react_p50, &out->react_p99, &out->react_max);
     for (int s = 0; s < 2; s++) {
         out->turn_count[s] = t->turn[s].count;
         out->turn_p50[s] = tbbt_hist_quantile(&t->turn[s], 0.5);

@@ -56,7 +56,7 @@ struct tbbt__conv_msg {
     uint32_t *flow_cache;
 };
 
-/* An input reader (STYLE 9: one file per implementation). */
+/* An input reader (one file per implementation). */
 struct tbbt__source_ops {
     const char *name;           /* "pcap", "nfsdump" */
     int version;

@@ -240,6 +240,11 @@ static uint8_t lookup_proc(const struct tbbt_trace_rec *rec)
 
 /* ------------------------------------------------------------------ completion */
 
+static double tv_diff(const struct timeval *a, const struct timeval *b)
+{
+    return (double)(a->tv_sec - b->tv_sec) + (double)(a->tv_usec - b->tv_usec) / 1e6;
+}
+
 static bool live(uint64_t seq, void *arg)
 {
     struct eng *e = arg;
@@ -1878,6 +1883,8 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->c.max_outstanding = o->max_outstanding;
 
     int rc = open_conns(e, err, errlen);
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
     e->start_ns = tbbt_now_ns();
     e->rep_tx = tbbt_report_new(e->start_ns);
     e->rep_rx = tbbt_report_new(e->start_ns);
@@ -1908,6 +1915,9 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
         }
     }
     uint64_t end_ns = tbbt_now_ns();
+    getrusage(RUSAGE_SELF, &ru1);
+    e->c.cpu_user_seconds = tv_diff(&ru1.ru_utime, &ru0.ru_utime);
+    e->c.cpu_system_seconds = tv_diff(&ru1.ru_stime, &ru0.ru_stime);
     e->c.trace_ops = e->kept * e->n_clones;
     e->c.skipped_filtered = e->filtered;
     e->c.wall_seconds = (double)(end_ns - e->start_ns) / 1e9;

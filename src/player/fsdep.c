@@ -37,6 +37,12 @@ static void add_id(uint64_t *v, int *n, uint64_t id)
     v[(*n)++] = id;
 }
 
+/* A directory's listing (READDIR against name changes), 0 for no directory. */
+static uint64_t list_key(uint64_t dir)
+{
+    return dir ? ((dir * 0xd6e8feb86659fd93ull) ^ 0x5bd1e9955bd1e995ull) | 1u : 0;
+}
+
 /* A listing position: directory id at cookie, never 0 (a key of its own, see admit). */
 static uint64_t page_key(uint64_t id, uint64_t cookie)
 {
@@ -99,11 +105,13 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     s->nr = s->nw = 0;
     s->page_r = s->page_w = 0;
     s->name_r = s->name_w[0] = s->name_w[1] = 0;
+    s->list_r = s->list_w[0] = s->list_w[1] = 0;
     name_sets(rec, id, id2, s);
     switch (tbbt_ns_op(rec)) {
     case TBBT_NS_OP_READDIR:
     case TBBT_NS_OP_READDIRPLUS:
         page_sets(rec, id, s);
+        s->list_r = list_key(id);
         add_id(s->r, &s->nr, id);
         break;
     case TBBT_NS_OP_ATTR:
@@ -125,19 +133,24 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     case TBBT_NS_OP_MKNOD:
     case TBBT_NS_OP_REMOVE:
     case TBBT_NS_OP_RMDIR:
-        add_id(s->w, &s->nw, id);
+        s->list_w[0] = list_key(id);
+        add_id(s->r, &s->nr, id);
         add_id(s->w, &s->nw, obj);
         add_id(s->w, &s->nw, old);
         break;
     case TBBT_NS_OP_RENAME:
-        add_id(s->w, &s->nw, id);
-        add_id(s->w, &s->nw, id2);
+        s->list_w[0] = list_key(id);
+        s->list_w[1] = list_key(id2);
+        add_id(s->r, &s->nr, id);
+        if (id2 != id)
+            add_id(s->r, &s->nr, id2);
         add_id(s->w, &s->nw, obj);
         add_id(s->w, &s->nw, old);
         break;
     case TBBT_NS_OP_LINK:
         add_id(s->w, &s->nw, id);
-        add_id(s->w, &s->nw, id2);
+        s->list_w[0] = list_key(id2);
+        add_id(s->r, &s->nr, id2);
         add_id(s->w, &s->nw, old);
         break;
     case TBBT_NS_OP_NONE:
@@ -281,6 +294,11 @@ void tbbt_fsdep_admit(struct tbbt_fsdep *t, uint64_t seq, uint32_t clone,
         read_obj(t, seq, get(t, page_lock_key(clone, s->page_r)), all);
     if (s->page_w)
         write_obj(t, seq, get(t, page_lock_key(clone, s->page_w)), all);
+    if (s->list_r)
+        read_obj(t, seq, get(t, page_lock_key(clone, s->list_r)), all);
+    for (int i = 0; i < 2; i++)
+        if (s->list_w[i] && (i == 0 || s->list_w[1] != s->list_w[0]))
+            write_obj(t, seq, get(t, page_lock_key(clone, s->list_w[i])), all);
     if (s->name_r)
         read_obj(t, seq, get(t, page_lock_key(clone, s->name_r)), TBBT_FSDEP_DEP_NAME);
     for (int i = 0; i < 2; i++)

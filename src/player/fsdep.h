@@ -35,6 +35,10 @@ struct tbbt_fsdep_sets {
      * CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, LINK (its new name) and RENAME (both)
      * make or take away.  0: none. */
     uint64_t name_r, name_w[2];
+    /* Directory listings: what READDIR(PLUS) reads of a directory and every name change
+     * in it writes (a name change does not write the directory object itself: a LOOKUP
+     * of another name in it need not wait).  0: none. */
+    uint64_t list_r, list_w[2];
 };
 
 /* Which locks tbbt_fsdep_admit() takes. */
@@ -46,14 +50,16 @@ enum tbbt_fsdep_scope {
 };
 
 /*
- * Table 4 for rec: read set (READ, READDIR, GETATTR, READLINK, ACCESS, FS info: the
- * object; LOOKUP: the directory and the object found) and write set (WRITE, SETATTR,
- * COMMIT: the object; CREATE, MKDIR, SYMLINK, MKNOD: the directory and the object made,
- * which the reply writes; REMOVE, RMDIR: the directory and the object removed; RENAME:
- * both directories, the object moved and the one replaced; LINK: the file and the
- * directory).  IDs of 0 are left out.  READDIR and READDIRPLUS also get their listing
- * positions (page_r: the cookie a continuation starts from; page_w: the cookie of the
- * page's last traced entry).  Thread-safe.
+ * Table 4 for rec, at the granularity of directory entries for name changes: read set
+ * (READ, READDIR, GETATTR, READLINK, ACCESS, FS info: the object; LOOKUP: the directory,
+ * the entry and the object found; every name change: its directories, whose handles it
+ * needs) and write set (WRITE, SETATTR, COMMIT: the object; CREATE, MKDIR, SYMLINK,
+ * MKNOD: the entry, the directory's listing and the object made, which the reply writes;
+ * REMOVE, RMDIR: the entry, the listing and the object removed; RENAME: both entries and
+ * listings, the object moved and the one replaced; LINK: the file, the new entry and its
+ * listing).  READDIR also reads the listing and gets its
+ * listing positions (page_r: the cookie a continuation starts from; page_w: the cookie
+ * of the page's last traced entry).  IDs of 0 are left out.  Thread-safe.
  */
 void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s);
 

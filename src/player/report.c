@@ -727,6 +727,13 @@ static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
 {
     tbbt_json_kv_double(j, "trace_seconds", c->trace_seconds);
     tbbt_json_kv_double(j, "wall_seconds", c->wall_seconds);
+    tbbt_json_key(j, "cpu");
+    tbbt_json_begin_object(j);
+    tbbt_json_kv_double(j, "user_seconds", c->cpu_user_seconds);
+    tbbt_json_kv_double(j, "system_seconds", c->cpu_system_seconds);
+    tbbt_json_kv_double(j, "us_per_op", ratio((c->cpu_user_seconds + c->cpu_system_seconds) * 1e6,
+                                              (double)c->ops_issued));
+    tbbt_json_end_object(j);
     tbbt_json_kv_double(j, "throughput_ops", ratio((double)c->ops_completed, c->wall_seconds));
     tbbt_json_kv_double(j, "read_mb_per_s", ratio((double)c->read_bytes / 1e6, c->wall_seconds));
     tbbt_json_kv_double(j, "trace_rate_ops", trace_rate(c));
@@ -841,6 +848,9 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
     fprintf(out, "  run          %.3f s wall, trace span %.3f s, %s%s%s\n", c->wall_seconds,
             c->trace_seconds, c->finished ? "finished" : "stopped early",
             c->error ? ": " : "", c->error ? c->error : "");
+    fprintf(out, "  cpu          %.3f s user, %.3f s system (the replay): %.1f us per operation\n",
+            c->cpu_user_seconds, c->cpu_system_seconds,
+            ratio((c->cpu_user_seconds + c->cpu_system_seconds) * 1e6, (double)c->ops_issued));
     text_rate(out, "  throughput  ", ratio((double)c->ops_completed, c->wall_seconds));
     text_rate(out, " (trace rate", trace_rate(c));
     fprintf(out, " x speed %g =", c->speed);

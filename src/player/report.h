@@ -169,6 +169,8 @@ struct tbbt_report_counts {
                                   "unknown"; NULL: not probed (borrowed) */
     double grace_wait_seconds; /* waited before the replay for the grace period to end */
     double wall_seconds;       /* replay time */
+    double cpu_user_seconds, cpu_system_seconds;    /* the player's, over the replay
+                                                       (start-up and --verify not included) */
     double trace_seconds;      /* span of the trace's call times */
     double speed;              /* --speed (1 for full speed's "trace rate x speed" line) */
     const char *order, *timing, *transport; /* "conservative"/"fsdep", "full"/"timestamp",
@@ -191,7 +193,9 @@ struct tbbt_report_verify {
  * incomplete, filtered}, replay_failures, replay_failures_by_kind {kind: n} (by count),
  * retries, reconnects, timeouts, unchecked, window_stalls, peak_outstanding,
  * reordered_reads, client_stalls, read_bytes, read_mb_per_s, trace_ops,
- * trace_seconds, wall_seconds, throughput_ops (completed / wall), trace_rate_ops
+ * trace_seconds, wall_seconds, cpu {user_seconds, system_seconds, us_per_op (user +
+ * system over ops_issued)} (the replay, without start-up and verify), throughput_ops
+ * (completed / wall), trace_rate_ops
  * (trace_ops / trace_seconds), target_rate_ops (trace rate x speed, null in full-speed
  * timing), speed, order, timing, transport, clones, connections, window,
  * max_outstanding, finished, error, dispatch_error_us {count, p50, p99, max},

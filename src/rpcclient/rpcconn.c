@@ -4,7 +4,7 @@
  * threading contract).  References: RFC 5531 sections 9 (call and reply messages) and
  * 11 (record marking), RFC 1833 (portmap GETPORT), RFC 1813 Appendix I (MOUNT v3).
  *
- * Ownership of a call (struct req), one owner at a time (STYLE 5):
+ * Ownership of a call (struct req), one owner at a time:
  *   send side: allocates it in tbbt_rpcconn_call() and pushes it on `pending`, a
  *     lock-free LIFO (Treiber stack), *before* its bytes enter the send queue; it never
  *     touches it again;
