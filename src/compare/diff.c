@@ -18,7 +18,8 @@
  * "readlink.target".  Three tables take them: a directory's "attr.size" and
  * "attr.nlink" when both sides show a directory go to the image's (TBBT_COMPARE_REPLY_IMAGE:
  * they follow entries and subdirectories the trace never saw, which tbbt-init does not
- * make); racy.c sends the others to the real ones (TBBT_COMPARE_REPLY) or, when the
+ * make), and so do the entry count and EOF of a page of a listing longer than one page
+ * (the split follows the file system's directory order); racy.c sends the others to the real ones (TBBT_COMPARE_REPLY) or, when the
  * original raced another request's change of the object, to the racy ones.
  */
 #include "compare/compare-int.h"
@@ -267,15 +268,36 @@ static void attr_diffs(const struct tbbt__cmp_attr *a, const struct tbbt__cmp_at
         REPLY(f, "attr.gid");
 }
 
+static bool has_arg(const struct tbbt__cmp_fields *f, const char *name)
+{
+    for (unsigned i = 0; i < f->n_arg; i++)
+        if (strcmp(f->arg[i], name) == 0)
+            return true;
+    return false;
+}
+
 static void reply_diffs(const struct tbbt__cmp_op *a, const struct tbbt__cmp_op *b,
                         struct tbbt__cmp_fields *f)
 {
     if (HAS(a, TBBT_F_OBJ_ATTR) && HAS(b, TBBT_F_OBJ_ATTR))
         attr_diffs(&a->attr, &b->attr, f);
-    if (field_differs(a, b, TBBT_F_RES_COUNT, a->res_count, b->res_count))
-        REPLY(f, is_readdir(a) ? "entries" : "res_count");
-    if (field_differs(a, b, TBBT_F_EOF, a->eof, b->eof))
-        REPLY(f, "eof");
+    /* A page of a longer listing: where the server splits it follows its directory order
+     * (ext4: a hash with a per-file-system seed), the image's, not the replay's doing;
+     * unless the page was asked for from another place than traced. */
+    bool part = is_readdir(a) && (a->cookie != 0 || !HAS(a, TBBT_F_EOF) || !a->eof) &&
+                !has_arg(f, "cookie");
+    if (field_differs(a, b, TBBT_F_RES_COUNT, a->res_count, b->res_count)) {
+        if (part)
+            IMAGE(f, "entries");
+        else
+            REPLY(f, is_readdir(a) ? "entries" : "res_count");
+    }
+    if (field_differs(a, b, TBBT_F_EOF, a->eof, b->eof)) {
+        if (part)
+            IMAGE(f, "eof");
+        else
+            REPLY(f, "eof");
+    }
     if (field_differs(a, b, TBBT_F_COMMITTED, a->committed, b->committed))
         REPLY(f, "committed");
     if (field_differs(a, b, TBBT_F_ACCESS_RES, a->access_res, b->access_res))

@@ -5,7 +5,7 @@
  * object a LOOKUP found or a create made, else the object of fh) raced another request
  * Y when the two overlapped in the original trace (one's call before the other's reply)
  * and Y changes that object (it is in Y's write set, tbbt_fsdep_sets(), TBBT paper
- * Table 4): what X's reply showed depends on how the traced server interleaved them, and
+ * Table 4, or Y changes entries of that directory: tbbt_fsdep_changes()): what X's reply showed depends on how the traced server interleaved them, and
  * the replay may interleave them otherwise.  The same rule as tbbt-play's, which does not
  * check such replies (engine.c: add_dep(), writes_checked(), checked_obj()).
  *
@@ -114,9 +114,11 @@ void tbbt__cmp_racy_before(struct tbbt_compare *c, const struct tbbt_trace_rec *
         return;
     r->now = MAX(r->now, rec->call_ns);
     if (g_hash_table_size(r->by_obj)) {
+        uint64_t chg[TBBT_FSDEP_MAX_CHANGES];
         tbbt_fsdep_sets(rec, &s);
-        for (int i = 0; i < s.nw; i++) {
-            GQueue *q = g_hash_table_lookup(r->by_obj, (gpointer)(uintptr_t)s.w[i]);
+        int n = tbbt_fsdep_changes(&s, chg);
+        for (int i = 0; i < n; i++) {
+            GQueue *q = g_hash_table_lookup(r->by_obj, (gpointer)(uintptr_t)chg[i]);
             for (GList *l = q ? q->head : NULL; l; l = l->next) {
                 struct tbbt__cmp_pend *p = l->data;
                 p->racy |= rec->call_ns < p->reply_ns;
@@ -133,9 +135,11 @@ void tbbt__cmp_racy_after(struct tbbt_compare *c, const struct tbbt_trace_rec *r
 
     if (!(rec->flags & TBBT_RF_REPLY) || !rec->reply_ns)
         return;
+    uint64_t chg[TBBT_FSDEP_MAX_CHANGES];
     tbbt_fsdep_sets(rec, &s);
-    for (int i = 0; i < s.nw; i++) {
-        uint64_t o = s.w[i];
+    int n = tbbt_fsdep_changes(&s, chg);
+    for (int i = 0; i < n; i++) {
+        uint64_t o = chg[i];
         if (o > UINT32_MAX)
             continue;
         if (o >= r->wreply->len)

@@ -109,6 +109,7 @@ struct conn {
 
 struct eng {
     const struct tbbt_engine_opts *o;
+    GHashTable *rx_listings;    /* receive thread: (clone, dir) -> struct listing */
     uint32_t n_clones;
     unsigned W;
     struct slot *slots;
@@ -266,16 +267,18 @@ static uint64_t checked_obj(const struct tbbt_trace_rec *rec)
     }
 }
 
-/* True if a writes the object whose attributes b's reply shows. */
+/* True if a changes the object whose attributes (or entries) b's reply shows. */
 static bool writes_checked(const struct tbbt_trace_rec *a, const struct tbbt_trace_rec *b)
 {
     uint64_t x = checked_obj(b);
     struct tbbt_fsdep_sets sa;
     if (!x)
         return false;
+    uint64_t chg[TBBT_FSDEP_MAX_CHANGES];
     tbbt_fsdep_sets(a, &sa);
-    for (int i = 0; i < sa.nw; i++)
-        if (sa.w[i] == x)
+    int n = tbbt_fsdep_changes(&sa, chg);
+    for (int i = 0; i < n; i++)
+        if (chg[i] == x)
             return true;
     return false;
 }
@@ -579,7 +582,7 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
  * server's threads.  The player's threads run SCHED_FIFO where allowed (root or
  * CAP_SYS_NICE): the send thread at priority 2, so that even the I/O thread refilling
  * the window cannot hold it up on its CPU, the others at 1; else at nice -10; else as
- * they are (best effort).  The sender only spins for the last 100 us before a due
+ * they are (best effort).  The sender only spins for the last --spin-us before a due
  * request, and the kernel's RT throttling bounds what runaway RT threads could take.
  */
 static void boost_thread(const char *who, int prio)
@@ -1166,9 +1169,10 @@ static void sender_wait(struct eng *e, uint64_t due)
     struct timespec ts;
     uint64_t now = tbbt_now_ns();
     uint64_t until = MIN(due, now + 100000000ull);
-    if (until > now + 150000) {
+    uint64_t spin = (uint64_t)e->o->spin_us * 1000u;
+    if (until > now + spin + spin / 2) {
         e->sender_until = due;
-        until -= 100000;   /* wake early, spin the rest (dispatch precision) */
+        until -= spin;   /* wake early, spin the rest (dispatch precision) */
         ts.tv_sec = (time_t)(until / 1000000000ull);
         ts.tv_nsec = (long)(until % 1000000000ull);
         wake_locked(e);
@@ -1383,16 +1387,71 @@ static void event_complete(struct eng *e, const struct rxdone *d, const char *wh
             d->recv_ns - e->start_ns, what, d->nfs);
 }
 
+/* A listing read in several pages, as far as its replies came (struct eng rx_listings). */
+struct listing {
+    uint64_t next_cookie;       /* the traced cookie the next page continues from */
+    uint64_t traced, got;       /* entries so far */
+};
+
+static uint64_t listing_key(const struct slot *s)
+{
+    return (uint64_t)s->clone << 32 | (s->rec.id & 0xffffffffu);
+}
+
+/*
+ * READDIR(PLUS) entry counts.  A page that holds a whole listing (cookie 0, EOF) is
+ * checked on its own; pages of a longer listing are summed from its first page to its
+ * last, which must end it as traced: where a server splits a listing into pages follows
+ * its directory order (ext4: a hash with a per-file-system seed), so a page's count
+ * differs when only the split does.
+ */
+static void rx_check_entries(struct eng *e, const struct slot *s, uint32_t n, bool eof)
+{
+    const struct tbbt_trace_rec *r = &s->rec;
+    bool first = !TBBT_HAS(r, TBBT_F_COOKIE) || r->cookie == 0;
+    bool last = TBBT_HAS(r, TBBT_F_EOF) && r->eof;
+    uint64_t key = listing_key(s);
+    if (first && last) {
+        if (n != r->n_entries)
+            tbbt_report_mismatch(e->rep_rx, r->prog, r->proc, "entries");
+        if (!eof)
+            tbbt_report_mismatch(e->rep_rx, r->prog, r->proc, "eof");
+        return;
+    }
+    struct listing *l = g_hash_table_lookup(e->rx_listings, GSIZE_TO_POINTER(key));
+    if (first) {
+        if (!l) {
+            l = g_new(struct listing, 1);
+            g_hash_table_insert(e->rx_listings, GSIZE_TO_POINTER(key), l);
+        }
+        l->traced = l->got = 0;
+    } else if (!l || l->next_cookie != r->cookie) {
+        if (l)      /* the page before this one was not seen: the sum is unknown */
+            g_hash_table_remove(e->rx_listings, GSIZE_TO_POINTER(key));
+        return;
+    }
+    l->traced += r->n_entries;
+    l->got += n;
+    l->next_cookie = r->n_entries ? r->entries[r->n_entries - 1].cookie : r->cookie;
+    if (last || eof) {
+        if (l->traced != l->got || eof != last)
+            tbbt_report_mismatch(e->rep_rx, r->prog, r->proc, "entries");
+        g_hash_table_remove(e->rx_listings, GSIZE_TO_POINTER(key));
+    }
+}
+
 /*
  * The reply of s, answered with the status the trace recorded, against the traced
  * reply: the object's post-operation type, mode, owner, group, size (regular files and
  * symbolic links) and link count (not directories: their size and link count follow
  * subdirectories and entries the trace never saw), and for READDIR(PLUS) the number of
- * entries and EOF.  A difference means the image or the server is not as traced, even
- * when every status matched.  Receive thread (it owns rep).
+ * entries and EOF (rx_check_entries()).  A difference means the image or the server is not as traced, even
+ * when every status matched.  Receive thread (it owns rep_rx and
+ * rx_listings).
  */
-static void rx_check(struct tbbt_report *rep, const struct slot *s, uint32_t vers, uint32_t proc)
+static void rx_check(struct eng *e, const struct slot *s, uint32_t vers, uint32_t proc)
 {
+    struct tbbt_report *rep = e->rep_rx;
     const struct tbbt_trace_rec *r = &s->rec;
     struct tbbt_fattr a;
     uint32_t n;
@@ -1415,12 +1474,8 @@ static void rx_check(struct tbbt_report *rep, const struct slot *s, uint32_t ver
             tbbt_report_mismatch(rep, r->prog, r->proc, "nlink");
     }
     if (TBBT_HAS(r, TBBT_F_ENTRIES) && !(r->flags & TBBT_RF_REPLY_TRUNC) &&
-        tbbt_nfsreq_readdir_count(vers, proc, &s->res, &n, &eof)) {
-        if (n != r->n_entries)
-            tbbt_report_mismatch(rep, r->prog, r->proc, "entries");
-        if (TBBT_HAS(r, TBBT_F_EOF) && eof != (r->eof != 0))
-            tbbt_report_mismatch(rep, r->prog, r->proc, "eof");
-    }
+        tbbt_nfsreq_readdir_count(vers, proc, &s->res, &n, &eof))
+        rx_check_entries(e, s, n, eof);
 }
 
 /* Outside mu: decodes what the player needs from a reply, then frees the results. */
@@ -1445,7 +1500,7 @@ static void rx_extract(struct eng *e, const struct tbbt_rpcconn_reply *rp, struc
     }
     if (s->xres && s->checked && !s->fixup && d->nfs == s->expected) {
         if (!s->racy)
-            rx_check(e->rep_rx, s, vers, proc);
+            rx_check(e, s, vers, proc);
         else
             d->racy = true;
     }
@@ -1751,6 +1806,7 @@ void tbbt_engine_defaults(struct tbbt_engine_opts *o)
         .server = "127.0.0.1", .nfs_port = 2049, .clones = 1, .speed = 1.0, .window = 4096,
         .max_outstanding = 64, .connections = 1, .batch = 32, .max_retries = 5,
         .max_retrans = 3, .timeout_ms = 0, .dead_ms = 30000, .jukebox_wait_ms = 300000,
+        .spin_us = 20,
     };
 }
 
@@ -1780,6 +1836,8 @@ static int open_conns(struct eng *e, char *err, size_t errlen)
 
 static void eng_free(struct eng *e)
 {
+    if (e->rx_listings)
+        g_hash_table_destroy(e->rx_listings);
     for (unsigned i = 0; i < e->nconns && e->conns; i++) {
         tbbt_rpcconn_free(e->conns[i].rpc);
         if (e->conns[i].rpc)
@@ -1866,6 +1924,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     }
     g_queue_init(&e->resend);
     e->locks = tbbt_fsdep_new(live, add_dep, e);
+    e->rx_listings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     g_mutex_init(&e->cookie_mu);
     e->cookies = g_hash_table_new_full(cookie_hash, cookie_equal, g_free, g_free);
     e->creds = g_ptr_array_new_with_free_func(g_free);

@@ -86,6 +86,8 @@ struct tbbt_engine_opts {
     unsigned max_retrans;               /* retransmissions (same XID) after a timeout */
     int timeout_ms;                     /* per attempt */
     int dead_ms;                        /* end the run after so long without the server */
+    unsigned spin_us;                   /* timestamp timing: the send thread wakes this
+                                           long before a due request and spins the rest */
     tbbt_engine_filter_cb filter;       /* NULL: every record */
     void *filter_arg;
     struct tbbt_verify_sizes *sizes;    /* NULL, or noted for every kept record */

@@ -106,6 +106,7 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     s->page_r = s->page_w = 0;
     s->name_r = s->name_w[0] = s->name_w[1] = 0;
     s->list_r = s->list_w[0] = s->list_w[1] = 0;
+    s->wdir[0] = s->wdir[1] = 0;
     name_sets(rec, id, id2, s);
     switch (tbbt_ns_op(rec)) {
     case TBBT_NS_OP_READDIR:
@@ -134,6 +135,7 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     case TBBT_NS_OP_REMOVE:
     case TBBT_NS_OP_RMDIR:
         s->list_w[0] = list_key(id);
+        s->wdir[0] = id;
         add_id(s->r, &s->nr, id);
         add_id(s->w, &s->nw, obj);
         add_id(s->w, &s->nw, old);
@@ -141,6 +143,8 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     case TBBT_NS_OP_RENAME:
         s->list_w[0] = list_key(id);
         s->list_w[1] = list_key(id2);
+        s->wdir[0] = id;
+        s->wdir[1] = id2 != id ? id2 : 0;
         add_id(s->r, &s->nr, id);
         if (id2 != id)
             add_id(s->r, &s->nr, id2);
@@ -150,6 +154,7 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     case TBBT_NS_OP_LINK:
         add_id(s->w, &s->nw, id);
         s->list_w[0] = list_key(id2);
+        s->wdir[0] = id2;
         add_id(s->r, &s->nr, id2);
         add_id(s->w, &s->nw, old);
         break;
@@ -208,6 +213,21 @@ void tbbt_fsdep_free(struct tbbt_fsdep *t)
 unsigned tbbt_fsdep_size(const struct tbbt_fsdep *t)
 {
     return g_hash_table_size(t->objs);
+}
+
+int tbbt_fsdep_changes(const struct tbbt_fsdep_sets *s, uint64_t *out)
+{
+    int n = 0;
+    for (int i = 0; i < s->nw; i++)
+        out[n++] = s->w[i];
+    for (int i = 0; i < 2; i++) {
+        bool dup = s->wdir[i] == 0;
+        for (int k = 0; k < n && !dup; k++)
+            dup = out[k] == s->wdir[i];
+        if (!dup)
+            out[n++] = s->wdir[i];
+    }
+    return n;
 }
 
 /* Drops readers that released; true if the entry holds nothing live. */

@@ -39,7 +39,13 @@ struct tbbt_fsdep_sets {
      * in it writes (a name change does not write the directory object itself: a LOOKUP
      * of another name in it need not wait).  0: none. */
     uint64_t list_r, list_w[2];
+    /* The directories behind list_w (0: none): not locked as objects, but a name change
+     * changes their attributes and listing (tbbt_fsdep_changes()). */
+    uint64_t wdir[2];
 };
+
+/* Room for tbbt_fsdep_changes(). */
+#define TBBT_FSDEP_MAX_CHANGES (TBBT_FSDEP_MAX_OBJS + 2)
 
 /* Which locks tbbt_fsdep_admit() takes. */
 enum tbbt_fsdep_scope {
@@ -62,6 +68,14 @@ enum tbbt_fsdep_scope {
  * of the page's last traced entry).  IDs of 0 are left out.  Thread-safe.
  */
 void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s);
+
+/*
+ * The objects whose attributes or contents the request of s changes: its write set and
+ * the directories whose entries it changes, each once, into out (room for
+ * TBBT_FSDEP_MAX_CHANGES); returns how many.  For the racy-reply rule (a reply that
+ * shows an object such a request was changing at the same time is not checked).
+ */
+int tbbt_fsdep_changes(const struct tbbt_fsdep_sets *s, uint64_t *out);
 
 struct tbbt_fsdep;
 

@@ -412,6 +412,40 @@ static void test_early_continuation(void **state)
     g_free(pb);
 }
 
+/* The replay's server splits the same listing elsewhere (its directory order): the
+ * pages' counts are the image's differences, not the replay's. */
+static void test_page_split(void **state)
+{
+    (void)state;
+    struct tb a, b;
+
+    tb_init(&a, 0x1000);
+    op(&a, "readdirplus", "fh=2 id=2 cookie=0 dircount=512 maxcount=4096 res_count=2 eof=0 "
+                          "entries=[{fileid=5,cookie=100,name=\"x\"},{fileid=6,cookie=111,"
+                          "name=\"y\"}]");
+    op(&a, "readdirplus", "fh=2 id=2 cookie=111 dircount=512 maxcount=4096 res_count=1 eof=1 "
+                          "entries=[{fileid=7,cookie=222,name=\"z\"}]");
+    char *pa = tb_finish(&a, "orig", map_a);
+    tb_init(&b, 0x2000);
+    startup(&b);
+    op(&b, "readdirplus", "fh=3 id=3 cookie=0 dircount=512 maxcount=4096 res_count=1 eof=0 "
+                          "entries=[{fileid=8,cookie=500,name=\"y\"}]");
+    op(&b, "readdirplus", "fh=3 id=3 cookie=500 dircount=512 maxcount=4096 res_count=2 eof=1 "
+                          "entries=[{fileid=9,cookie=600,name=\"x\"},{fileid=10,cookie=700,"
+                          "name=\"z\"}]");
+    char *pb = tb_finish(&b, "replay", map_b);
+    struct tbbt_compare *c = compare(pa, pb, 1);
+    const struct tbbt_compare_counts *n = tbbt_compare_counts(c);
+
+    assert_int_equal(n->matched, 2);
+    assert_int_equal(n->identical, 2);
+    assert_int_equal(n->pairs_reply_diff, 0);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY_IMAGE, "readdirplus.entries"), 2);
+    tbbt_compare_free(c);
+    g_free(pa);
+    g_free(pb);
+}
+
 static void test_status_and_args(void **state)
 {
     (void)state;
@@ -989,6 +1023,7 @@ int main(void)
         cmocka_unit_test(test_retry),
         cmocka_unit_test(test_rewrites),
         cmocka_unit_test(test_early_continuation),
+        cmocka_unit_test(test_page_split),
         cmocka_unit_test(test_status_and_args),
         cmocka_unit_test(test_reorder),
         cmocka_unit_test(test_created_objects),

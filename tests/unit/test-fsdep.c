@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the FS-dependency locks (src/player/fsdep.c, TBBT paper 3.4.1 and
- * Table 4): who waits for whom, object by object, and READDIR(PLUS) paging: a page that
- * continues a listing waits for the page whose last entry it continues from.
+ * Table 4): who waits for whom, object by object, entry by entry and listing by listing,
+ * and READDIR(PLUS) paging: a page that continues a listing waits for the page whose
+ * last entry it continues from.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -177,12 +178,49 @@ static void test_names(void **state)
     tbbt_fsdep_free(t);
 }
 
+/* fsdep: name changes lock their entry and the directory's listing, not the directory. */
+static void test_listing(void **state)
+{
+    struct deps d = {0};
+    struct tbbt_fsdep *t = tbbt_fsdep_new(always_live, record_dep, &d);
+    struct tbbt_trace_rec r;
+    struct tbbt_fsdep_sets s;
+    uint64_t chg[TBBT_FSDEP_MAX_CHANGES];
+    (void)state;
+    tbbt_trace_rec_init(&r);
+    dirop(&r, 9, 4, "new");             /* MKDIR dir 4 "new", making 30 */
+    r.id_obj = 30;
+    TBBT_SET(&r, TBBT_F_ID_OBJ);
+    admit(t, 1, &r);
+    tbbt_fsdep_sets(&r, &s);
+    int n = tbbt_fsdep_changes(&s, chg);
+    assert_int_equal(n, 2);             /* the new directory and dir 4 */
+    assert_true((chg[0] == 30 && chg[1] == 4) || (chg[0] == 4 && chg[1] == 30));
+    dirop(&r, 3, 4, "other");           /* LOOKUP of another name in 4: no wait */
+    admit(t, 2, &r);
+    assert_int_equal(d.n, 0);
+    dirop(&r, 8, 30, "f");              /* CREATE in the new directory: needs its handle */
+    admit(t, 3, &r);
+    assert_true(has_dep(&d, 1, 3));
+    page(&r, 4, 0, 400);                /* READDIRPLUS of 4: waits for the MKDIR in it */
+    admit(t, 4, &r);
+    assert_true(has_dep(&d, 1, 4));
+    assert_false(has_dep(&d, 2, 4));
+    dirop(&r, 12, 4, "other");          /* REMOVE in 4: waits for the listing's reader and
+                                           the LOOKUP of that name */
+    admit(t, 5, &r);
+    assert_true(has_dep(&d, 4, 5) && has_dep(&d, 2, 5));
+    tbbt_trace_rec_fini(&r);
+    tbbt_fsdep_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_objects),
         cmocka_unit_test(test_readdir_pages),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_listing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# roundtrip.sh: one round trip of a lab capture (tools/capture-workload.sh) through the
+# whole pipeline, the way docs/tbbt-compare.md tells users to check a replay:
+#
+#   1. tbbt-convert CAPTURE/capture.pcap -> OUT/orig.tbbt + map (summary: conv.json);
+#   2. a fresh lab (tools/tbbt-lab start: a new image, nothing cached);
+#   3. tbbt-init builds the initial image into the lab's export, locally (default) or
+#      through NFS (--init server); the server is restarted (--grace N: into a grace
+#      period of N seconds, as after a reboot);
+#   4. tbbt-play replays it (--order, --timing, more player options after --) while
+#      tcpdump captures the replay (OUT/replay.pcap); report OUT/play.json;
+#   5. a snapshot of the export after the replay (tools/tree-snap.py), the lab stopped;
+#   6. tbbt-convert of the replay's capture and tbbt-compare with the original
+#      (OUT/compare.json);
+#   7. tools/roundtrip-check.py: the end state against the capture's after.snap on the
+#      paths the trace knows, and one summary, OUT/summary.json (with --expect: the
+#      acceptance figures checked, exit 1 when one misses).
+#
+# The lab's state directory is $TBBT_LAB_DIR (default /var/tmp/tbbt-lab); when other labs
+# run on the machine run it inside tools/lab-ns.  Needs root (the lab, tcpdump).
+# Exit codes: 0 success, 1 failure, 2 usage error.  See docs/tbbt-compare.md.
+set -euo pipefail
+
+readonly PROG=roundtrip.sh
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+
+msg() { [ "$quiet" -eq 1 ] || echo "$PROG: $*" >&2; }
+die() { echo "$PROG: $*" >&2; exit 1; }
+usage_die() { echo "$PROG: $* (try --help)" >&2; exit 2; }
+
+usage() {
+  cat <<EOF
+Usage: $PROG --capture DIR --out DIR [--order conservative|fsdep] [--timing full|timestamp]
+       [--speed X] [--init local|server] [--grace SECONDS] [--lab-size SIZE] [--build DIR]
+       [--expect] [-q] [-- TBBT-PLAY-OPTIONS...]
+One round trip of a capture made by tools/capture-workload.sh (DIR/capture.pcap,
+DIR/after.snap): convert, init, replay while capturing, convert the replay, compare.
+  --capture DIR     the capture's directory
+  --out DIR         results: orig.tbbt, replay.pcap, play.json, compare.json,
+                    summary.json, ... (made if missing)
+  --order O         tbbt-play --order (default conservative)
+  --timing T        tbbt-play --timing (default full)
+  --speed X         tbbt-play --speed in timestamp timing (default 1)
+  --init I          local: tbbt-init writes the export's directory; server: through
+                    NFS (tbbt-init --server) (default local)
+  --grace N         restart the server into an N-second grace period before the replay
+  --lab-size SIZE   lab image size (default 1G)
+  --build DIR       build tree (default $top/build)
+  --expect          check the acceptance figures (roundtrip-check.py --expect)
+  -q                quiet
+EOF
+}
+
+capture="" out="" order=conservative timing=full speed=1 init_mode=local grace=""
+lab_size=1G build="$top/build" expect=0 quiet=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --capture) capture=${2:-}; shift ;;
+    --out) out=${2:-}; shift ;;
+    --order) order=${2:-}; shift ;;
+    --timing) timing=${2:-}; shift ;;
+    --speed) speed=${2:-}; shift ;;
+    --init) init_mode=${2:-}; shift ;;
+    --grace) grace=${2:-}; shift ;;
+    --lab-size) lab_size=${2:-}; shift ;;
+    --build) build=${2:-}; shift ;;
+    --expect) expect=1 ;;
+    -q) quiet=1 ;;
+    -h | --help) usage; exit 0 ;;
+    --) shift; break ;;
+    *) usage_die "unknown argument '$1'" ;;
+  esac
+  [ $# -gt 0 ] || usage_die "option needs a value"
+  shift
+done
+[ -n "$capture" ] && [ -n "$out" ] || usage_die "--capture and --out are required"
+[ -f "$capture/capture.pcap" ] || die "no capture.pcap in $capture"
+case "$order" in conservative | fsdep) ;; *) usage_die "bad --order '$order'" ;; esac
+case "$timing" in full | timestamp) ;; *) usage_die "bad --timing '$timing'" ;; esac
+case "$init_mode" in local | server) ;; *) usage_die "bad --init '$init_mode'" ;; esac
+[[ -z "$grace" || "$grace" =~ ^[0-9]+$ ]] || usage_die "bad --grace '$grace'"
+[ "$(id -u)" -eq 0 ] || die "must run as root (the lab server, tcpdump)"
+for t in tcpdump python3; do
+  command -v "$t" >/dev/null || die "$t is missing (tools/install-deps.sh)"
+done
+convert=$build/src/extract/tbbt-convert
+init=$build/src/aging/tbbt-init
+play=$build/src/player/tbbt-play
+compare=$build/src/compare/tbbt-compare
+for b in "$convert" "$init" "$play" "$compare"; do
+  [ -x "$b" ] || die "$b is not built"
+done
+lab=$here/tbbt-lab
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+capture=$(cd "$capture" && pwd)
+chmod 755 "$out"    # tcpdump may drop to its own user
+rm -f "$out"/{orig.tbbt,orig.tbbt.map,replay.pcap,replay.tbbt,replay.tbbt.map,play.json,compare.json,summary.json}
+
+lab_up=0 tcpdump_pid=""
+cleanup() {
+  if [ -n "$tcpdump_pid" ]; then kill -INT "$tcpdump_pid" 2>/dev/null || true; wait "$tcpdump_pid" 2>/dev/null || true; fi
+  [ "$lab_up" -eq 0 ] || bash "$lab" stop -q >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+msg "convert $capture/capture.pcap"
+"$convert" -q --summary-json "$out/conv.json" -o "$out/orig.tbbt" "$capture/capture.pcap" ||
+  die "tbbt-convert of the capture failed"
+
+msg "lab start (fresh image)"
+lab_up=1
+bash "$lab" start -q --size "$lab_size" >/dev/null || die "cannot start the lab"
+eval "$(bash "$lab" env)"
+E=$TBBT_LAB_EXPORT
+
+msg "tbbt-init ($init_mode)"
+init_args=(--map "$out/orig.tbbt.map" --root "$E" --manifest "$out/image.manifest" -q --no-progress)
+[ "$init_mode" = local ] || init_args+=(--server 127.0.0.1 --export "$E")
+start=$EPOCHREALTIME
+"$init" "${init_args[@]}" >"$out/init.out" 2>&1 || die "tbbt-init failed: $(tail -n 3 "$out/init.out")"
+end=$EPOCHREALTIME
+echo "{\"mode\": \"$init_mode\", \"start\": $start, \"end\": $end}" >"$out/init.json"
+sync
+restart_args=(restart -q)
+[ -z "$grace" ] || restart_args+=(--grace "$grace")
+bash "$lab" "${restart_args[@]}" >/dev/null || die "lab restart failed"
+"$here/tree-snap.py" snap "$E" -o "$out/image.snap"
+
+msg "replay: $order order, $timing timing $*"
+tcpdump -i lo -s 0 -B 262144 -U -Z root -w "$out/replay.pcap" 'port 2049 or port 20048 or port 111' \
+  2>"$out/tcpdump.err" &
+tcpdump_pid=$!
+for ((i = 0; i < 300; i++)); do
+  grep -qs 'listening on' "$out/tcpdump.err" && break
+  kill -0 "$tcpdump_pid" 2>/dev/null || die "tcpdump failed: $(tail -n 1 "$out/tcpdump.err")"
+  sleep 0.1
+done
+grep -qs 'listening on' "$out/tcpdump.err" || die "tcpdump did not start within 30 s"
+play_rc=0
+"$play" --trace "$out/orig.tbbt" --manifest "$out/image.manifest" --server 127.0.0.1 \
+  --export "$E" --order "$order" --timing "$timing" --speed "$speed" \
+  --report-json "$out/play.json" --timeseries "$out/play.csv" --no-progress "$@" \
+  >"$out/play.txt" 2>&1 || play_rc=$?
+sleep 2     # libpcap's last block
+kill -INT "$tcpdump_pid"
+wait "$tcpdump_pid" || true
+tcpdump_pid=""
+[ "$play_rc" -eq 0 ] || die "tbbt-play exited $play_rc: $(tail -n 2 "$out/play.txt")"
+sync
+"$here/tree-snap.py" snap "$E" -o "$out/after-replay.snap"
+bash "$lab" stop -q >/dev/null 2>&1 || msg "lab stop failed"
+lab_up=0
+
+msg "convert the replay, compare"
+"$convert" -q -o "$out/replay.tbbt" "$out/replay.pcap" || die "tbbt-convert of the replay failed"
+"$compare" "$out/orig.tbbt" "$out/replay.tbbt" --speed "$speed" --json "$out/compare.json" \
+  >"$out/compare.txt" 2>&1 || die "tbbt-compare failed: $(tail -n 2 "$out/compare.txt")"
+
+check_args=(--capture "$capture" --out "$out")
+[ "$expect" -eq 0 ] || check_args+=(--expect)
+[ "$timing" = full ] || check_args+=(--timestamp)
+[ "$quiet" -eq 0 ] || check_args+=(-q)
+python3 "$here/roundtrip-check.py" "${check_args[@]}"
