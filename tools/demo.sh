@@ -8,7 +8,11 @@
 # (synthetic files to 30 % full, interleaved appends) and measures the aging, restarts
 # the server (no stale caches), then replays the trace with tbbt-play at 1x in
 # timestamp mode and at full speed with both ordering policies, each on its own fresh
-# copy with --verify, and prints the reports.  Everything it starts is stopped at the end.
+# copy with --verify, and prints the reports.  Then the round trip (docs/tbbt-compare.md):
+# libnfs clients run a mail-like workload against a fresh lab while tcpdump captures it
+# (tools/capture-workload.sh), and tools/roundtrip.sh converts that capture, builds its
+# image, replays it while capturing the replay, converts the replay and compares the two
+# traces and the two servers' trees.  Everything it starts is stopped at the end.
 #
 #   bash tools/demo.sh [--trace PCAP] [--out DIR]
 set -euo pipefail
@@ -109,4 +113,20 @@ if rate > top:
           "behind, hence its large dispatch error; --speed %.2g or less would keep up)"
           % (rate, top, max(0.01, int(top / rate * 0.9 * 100) / 100)))
 PY
+bash tools/tbbt-lab stop -q
+
+say "round trip: a mail-like workload of 4 libnfs clients captured on a fresh lab server"
+bash tools/capture-workload.sh --start-lab --mix mail --clients 4 --ops 500 --users 6 \
+  --out "$out/mail-capture" 2>"$out/mail-capture.log" ||
+  { tail -n 5 "$out/mail-capture.log" >&2; exit 1; }
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["capture"]
+print("  %d NFS calls in %.2f s (%.0f calls/s)" % (c["nfs_calls"], c["duration_s"], c["nfs_calls"] / c["duration_s"]))' \
+  "$out/mail-capture/workload.json"
+for order in conservative fsdep; do
+  say "round trip: convert, tbbt-init, tbbt-play --order $order while capturing, convert, tbbt-compare"
+  bash tools/roundtrip.sh --capture "$out/mail-capture" --out "$out/roundtrip-$order" \
+    --order "$order" -q -- --verify
+done
+say "round trip details: $out/roundtrip-*/compare.txt (tbbt-compare), summary.json, play.txt"
+
 say "done: trace $out/demo.tbbt, map $out/demo.tbbt.map, manifest $out/demo.manifest, reports $out/play-*.json"

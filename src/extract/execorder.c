@@ -2,7 +2,8 @@
 /*
  * Pass B's records in the traced server's execution order (execorder.h): a FIFO of held
  * items in which a record naming a directory entry may move back past records it
- * overlapped, to just before the earliest one it raced with and beat.
+ * overlapped, to just before the earliest one it raced with and beat (a record on the
+ * same entry, or a listing of its directory that shows its effect).
  */
 #include "extract/execorder.h"
 
@@ -27,10 +28,13 @@ struct item {
     bool replied;
     uint64_t call, reply;
     uint32_t endpoint;      /* the client connection */
+    bool listing;           /* a READDIR(PLUS) page with its entries, answered OK */
+    uint32_t ldir;          /* ... of this directory handle */
 };
 
 struct tbbt__xorder {
     tbbt__xorder_probe_cb probe;
+    tbbt__xorder_same_cb same;
     GPtrArray *held;        /* struct item *, in emission order */
     GPtrArray *spare;       /* items for reuse */
     unsigned max_held;
@@ -60,6 +64,11 @@ static void item_free(gpointer p)
 
     tbbt_trace_rec_fini(&it->rec);
     g_free(it);
+}
+
+void tbbt__xorder_set_same(struct tbbt__xorder *x, tbbt__xorder_same_cb same)
+{
+    x->same = same;
 }
 
 void tbbt__xorder_free(struct tbbt__xorder *x)
@@ -135,6 +144,30 @@ static void keys_of(const struct tbbt_trace_rec *rec, uint64_t keys[2], bool sec
 static bool keyed(const struct item *it)
 {
     return it->op && (it->keys[0] || it->keys[1]);
+}
+
+static bool is_listing(const struct tbbt_trace_rec *rec)
+{
+    int op = tbbt_ns_op(rec);
+    return (op == TBBT_NS_OP_READDIR || op == TBBT_NS_OP_READDIRPLUS) &&
+           TBBT_HAS(rec, TBBT_F_FH) && TBBT_HAS(rec, TBBT_F_ENTRIES) &&
+           (rec->flags & TBBT_RF_STATUS) && rec->status == 0;
+}
+
+/* Held while a later call may still move before it: names an entry or lists a directory. */
+static bool racy_kind(const struct item *it)
+{
+    return keyed(it) || (it->op && it->listing);
+}
+
+/* The entry of listing r named name, or NULL. */
+static const struct tbbt_entry *listed(const struct tbbt_trace_rec *r, const struct tbbt_str *name)
+{
+    for (uint32_t i = 0; i < r->n_entries; i++)
+        if (r->entries[i].name.len == name->len &&
+            memcmp(r->entries[i].name.p, name->p, name->len) == 0)
+            return &r->entries[i];
+    return NULL;
 }
 
 /* a and b name a common entry and one of them changes it. */
@@ -250,6 +283,57 @@ static int status_order(struct tbbt__xorder *x, guint ai, const struct item *b)
     return ab == ba ? 0 : ab ? 1 : 2;
 }
 
+/*
+ * A listing r (held at ri) that overlapped b, called after it, shows b's effect on an
+ * entry of r's directory (execorder.h), no held record before b naming that entry.
+ */
+static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r,
+                          guint bi, const struct item *b)
+{
+    const struct tbbt_trace_rec *br = &b->rec;
+    int op = tbbt_ns_op(br);
+    bool whole = (!TBBT_HAS(&r->rec, TBBT_F_COOKIE) || r->rec.cookie == 0) &&
+                 TBBT_HAS(&r->rec, TBBT_F_EOF) && r->rec.eof;
+
+    if (!b->writes || !(br->flags & TBBT_RF_STATUS) || br->rpc_stat != TBBT_RPC_SUCCESS ||
+        br->status != ST_OK)
+        return false;
+    for (int j = 0; j < 2; j++) {
+        if (!b->keys[j])
+            continue;
+        bool second = b->second[j];
+        if ((second ? br->fh2 : br->fh) != r->ldir)
+            continue;
+        bool named = false;
+        for (guint i = 0; i < bi && !named; i++) {
+            const struct item *h = g_ptr_array_index(x->held, i);
+            named = i != ri && h->op && (h->keys[0] == b->keys[j] || h->keys[1] == b->keys[j]);
+        }
+        if (named)
+            continue;
+        const struct tbbt_entry *e = listed(&r->rec, second ? &br->name2 : &br->name);
+        int before = x->probe ? x->probe(x->arg, br, second) : -1;
+        bool removes = op == TBBT_NS_OP_REMOVE || op == TBBT_NS_OP_RMDIR ||
+                       (op == TBBT_NS_OP_RENAME && j == 0);
+        if (removes) {
+            if (!e && whole && before != 0)
+                return true;
+            continue;
+        }
+        if (!e)
+            continue;
+        bool absent = before == 0 || op == TBBT_NS_OP_MKDIR || op == TBBT_NS_OP_SYMLINK ||
+                      op == TBBT_NS_OP_MKNOD || op == TBBT_NS_OP_LINK ||
+                      (op == TBBT_NS_OP_CREATE && TBBT_HAS(br, TBBT_F_CREATEMODE) &&
+                       br->createmode != CREATE_UNCHECKED);
+        if (absent)
+            return true;
+        if (op == TBBT_NS_OP_RENAME && before != 1 && x->same && x->same(x->arg, br, e) == 1)
+            return true;
+    }
+    return false;
+}
+
 /* What an op item's reply time says about passing it: its reply, else its call. */
 static uint64_t done_at(const struct item *it)
 {
@@ -292,6 +376,10 @@ static void move_back(struct tbbt__xorder *x)
             continue;
         if (done_at(r) <= b->call && !keyed(r))
             b_pinned |= needed_by(r, b);
+        if (r->listing && done_at(r) > b->call && listing_shows(x, i, r, bi, b)) {
+            at = i;
+            break;
+        }
         if (!keyed(r) || !conflict(r, b) || done_at(r) <= b->call)
             continue;           /* no race with b (a conflict answered before b: kept) */
         int order = status_order(x, i, b);
@@ -352,7 +440,8 @@ static int drain(struct tbbt__xorder *x, bool all)
 
     while (n < h->len && rc == 0) {
         struct item *it = g_ptr_array_index(h, n);
-        if (!all && keyed(it) && it->replied && it->reply > x->newest && h->len - n <= x->max_held)
+        if (!all && racy_kind(it) && it->replied && it->reply > x->newest &&
+            h->len - n <= x->max_held)
             break;
         rc = emit_item(x, it);
         n++;
@@ -367,12 +456,14 @@ int tbbt__xorder_put_op(struct tbbt__xorder *x, struct tbbt_trace_rec *rec)
 {
     uint64_t keys[2];
     bool second[2], writes, replied = (rec->flags & TBBT_RF_REPLY) && rec->reply_ns;
+    bool listing = is_listing(rec);
     struct item *it;
 
     if (rec->call_ns > x->newest)
         x->newest = rec->call_ns;
     keys_of(rec, keys, second, &writes);
-    if (x->held->len == 0 && !((keys[0] || keys[1]) && replied && rec->reply_ns > x->newest))
+    if (x->held->len == 0 &&
+        !((keys[0] || keys[1] || listing) && replied && rec->reply_ns > x->newest))
         return x->emit(x->arg, rec, 0, 0, NULL, 0);     /* nothing to wait for: no copy */
     it = item_get(x);
     it->op = true;
@@ -386,6 +477,8 @@ int tbbt__xorder_put_op(struct tbbt__xorder *x, struct tbbt_trace_rec *rec)
     it->call = rec->call_ns;
     it->reply = rec->reply_ns;
     it->endpoint = rec->endpoint;
+    it->listing = listing;
+    it->ldir = listing ? rec->fh : 0;
     g_ptr_array_add(x->held, it);
     if (keys[0] || keys[1])
         move_back(x);

@@ -23,12 +23,20 @@
  *     called: one of B's own client (the same connection) or one that names the same
  *     entry (those stay before B; another client's unrelated call may be passed:
  *     conservative replay would only have made B wait for it).
+ * Also, B moves just before an earlier-called READDIR or READDIRPLUS A of its directory
+ * that it overlapped when A's entries show B's effect while the entry was the other way
+ * before B: a name B made is listed (B's success proves it was absent: MKDIR, SYMLINK,
+ * MKNOD, LINK, a guarded or exclusive CREATE; else the model says so; for a RENAME's
+ * target, or the listed entry is the object B moved, the same callback), or a name B
+ * removed is missing from a whole listing (cookie 0, EOF): the server listed the
+ * directory after it ran B (a READDIRPLUS of new/ racing another client's RENAME of a
+ * message into it lists the message).
  * Records without a reply never move.  Definitions (handles, endpoints, credentials)
  * between A and B move before A with B, so that every record still follows the
  * definitions it uses.  Everything else keeps call order.
  *
  * A record is held (copied) only while a later call could still move before it: while
- * it names an entry and its reply is later than the latest call seen, or while an
+ * it names an entry or lists a directory and its reply is later than the latest call seen, or while an
  * earlier held record is held; at most max_held items are held.
  *
  * Not thread-safe: one per pass B, on the thread that applies the records.
@@ -58,10 +66,19 @@ typedef int (*tbbt__xorder_emit_cb)(void *arg, struct tbbt_trace_rec *rec, int t
  */
 typedef int (*tbbt__xorder_probe_cb)(void *arg, const struct tbbt_trace_rec *rec, bool second);
 
+/*
+ * Whether readdir entry e names the object that rec's entry (fh, name) names now, in the
+ * same model: 1 yes, 0 no, -1 unknown.
+ */
+typedef int (*tbbt__xorder_same_cb)(void *arg, const struct tbbt_trace_rec *rec,
+                                    const struct tbbt_entry *e);
+
 /* A new, empty buffer.  probe may be NULL.  Given: tbbt__xorder_free(). */
 struct tbbt__xorder *tbbt__xorder_new(unsigned max_held, tbbt__xorder_emit_cb emit,
                                       tbbt__xorder_probe_cb probe, void *arg);
 void tbbt__xorder_free(struct tbbt__xorder *x);
+/* Sets the object test of the listing rule (NULL: none). */
+void tbbt__xorder_set_same(struct tbbt__xorder *x, tbbt__xorder_same_cb same);
 
 /*
  * The next record in call order (rec borrowed for the call; it is copied if it must

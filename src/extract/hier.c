@@ -270,6 +270,19 @@ static int probe_entry(void *arg, const struct tbbt_trace_rec *rec, bool second)
     }
 }
 
+static int same_entry(void *arg, const struct tbbt_trace_rec *rec, const struct tbbt_entry *e)
+{
+    struct applier *a = arg;
+    uint64_t dir = tbbt_ns_rec_dir(a->ns, rec, false), child, obj;
+
+    if (!dir || !rec->name.p || !(e->flags & TBBT_ENT_FH))
+        return -1;
+    if (tbbt_ns_lookup(a->ns, dir, rec->name.p, rec->name.len, &child) != TBBT_NS_PRESENT)
+        return -1;
+    obj = tbbt_ns_handle_obj(a->ns, e->fh);
+    return obj ? obj == child : -1;
+}
+
 static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *src,
                   const char *final, struct tbbt_trace_rec *rec, char *errbuf, size_t errlen)
 {
@@ -284,6 +297,7 @@ static int replay(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *src,
         return err;
     }
     x = tbbt__xorder_new(XORDER_MAX, apply_item, probe_entry, &a);
+    tbbt__xorder_set_same(x, same_entry);
     while ((rc = src_next(src, rec, &ref)) > 0) {
         wrc = rc == TBBT_REC_OP ? tbbt__xorder_put_op(x, rec)
                                 : tbbt__xorder_put_def(x, rc, ref, NULL, 0);
@@ -393,6 +407,7 @@ static gpointer consumer_main(gpointer arg)
     struct applier a = { .ns = cs->ns, .corr = cs->corr, .w = q->w };
 
     cs->x = tbbt__xorder_new(XORDER_MAX, apply_item, probe_entry, &a);
+    tbbt__xorder_set_same(cs->x, same_entry);
 
     for (;;) {
         struct slot *sl;

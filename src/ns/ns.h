@@ -163,6 +163,9 @@ enum tbbt_ns_op tbbt_ns_op(const struct tbbt_trace_rec *rec);
 uint64_t tbbt_ns_rec_dir(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
                          bool second);
 
+/* The object handle reference ref stands for now, 0 if the model does not know it. */
+uint64_t tbbt_ns_handle_obj(const struct tbbt_ns *ns, uint32_t ref);
+
 /*
  * Closed world: names the model has never heard of are absent (the model
  * holds the whole image, as after loading the map's start state).  Default:

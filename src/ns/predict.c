@@ -10,8 +10,6 @@
  */
 #include "ns/ns-int.h"
 
-#include <string.h>
-
 enum {
     ST_OK = 0, ST_NOENT = 2, ST_EXIST = 17, ST_NOTDIR = 20, ST_ISDIR = 21, ST_INVAL = 22,
     ST_NOTEMPTY = 66, ST_STALE = 70,
@@ -20,15 +18,12 @@ enum {
 #define CREATE_GUARDED 1
 #define CREATE_EXCLUSIVE 2
 
-/* The object a record field names: its ID field, else its handle's (no new binding). */
-static uint32_t rec_obj(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec, int id_field,
-                        uint64_t id, int fh_field, uint32_t ref)
+/* The object handle reference ref stands for (no new binding), 0 if unknown. */
+static uint32_t handle_obj(const struct tbbt_ns *ns, uint32_t ref)
 {
     uint32_t k, x;
 
-    if (TBBT_HAS(rec, id_field))
-        return id && id < ns->objs.n ? (uint32_t)id : 0;
-    if (ns->by_id || !TBBT_HAS(rec, fh_field) || ref >= ns->nh)
+    if (ns->by_id || ref >= ns->nh)
         return 0;
     if (ns->hid[ref])
         return ns->hid[ref];
@@ -37,11 +32,25 @@ static uint32_t rec_obj(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r
     return x && !tbbt__ns_obj_gone(ns, x) ? x : 0;
 }
 
+/* The object a record field names: its ID field, else its handle's (no new binding). */
+static uint32_t rec_obj(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec, int id_field,
+                        uint64_t id, int fh_field, uint32_t ref)
+{
+    if (TBBT_HAS(rec, id_field))
+        return id && id < ns->objs.n ? (uint32_t)id : 0;
+    return TBBT_HAS(rec, fh_field) ? handle_obj(ns, ref) : 0;
+}
+
 uint64_t tbbt_ns_rec_dir(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
                          bool second)
 {
     return second ? rec_obj(ns, rec, TBBT_F_ID2, rec->id2, TBBT_F_FH2, rec->fh2)
                   : rec_obj(ns, rec, TBBT_F_ID, rec->id, TBBT_F_FH, rec->fh);
+}
+
+uint64_t tbbt_ns_handle_obj(const struct tbbt_ns *ns, uint32_t ref)
+{
+    return handle_obj(ns, ref);
 }
 
 static int type_of(const struct tbbt_ns *ns, uint32_t id)

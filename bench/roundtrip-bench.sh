@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# roundtrip-bench.sh: the player on real-client captures, measured by the round trip
+# (tools/roundtrip.sh) against the capture made in the same run on the same lab server:
+#
+#   1. captures (tools/capture-workload.sh, libnfs clients of tools/nfs-workload; each on
+#      a fresh lab): mixed with subdirectory mounts, mail, home, mixed on port 2049 only,
+#      and mail paced by think time (for timestamp timing);
+#   2. round trips: conservative and fsdep at full speed of each; the paced mail capture in
+#      timestamp timing in both orders; mixed with the image built by tbbt-init --server;
+#   3. a table: replay failures, reply mismatches, identical fraction, status and real
+#      reply differences, end state, the replay's rate as a ratio to the capture's own
+#      (both measured here), wall time to capture time, the player's CPU per operation
+#      (default options), and in timestamp timing the lag on the wire (p99), the player's
+#      own part of it and its reaction to releasing replies (tbbt-compare's split).
+#      bench-out/roundtrip-bench.json holds every round trip's summary.
+#
+#   bench/roundtrip-bench.sh [--captures DIR] [--out DIR] [--quick] [--build DIR]
+#     --captures DIR  reuse captures made earlier (DIR/NAME/capture.pcap ...) instead of
+#                     making new ones (the ratios are then to another run's captures)
+#     --quick         smaller captures (2 clients x 300 operations)
+#
+# Needs root, the lab's packages and a build; runs the lab in its own state directory
+# (inside tools/lab-ns when other labs run).  Exit 0, 1 failure, 2 usage.
+set -euo pipefail
+readonly PROG=roundtrip-bench.sh
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+build=$top/build captures="" out=bench-out quick=0
+die() { echo "$PROG: $*" >&2; exit 1; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --captures) captures=${2:-}; shift ;;
+    --out) out=${2:-}; shift ;;
+    --build) build=${2:-}; shift ;;
+    --quick) quick=1 ;;
+    -h | --help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "$PROG: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  [ $# -gt 0 ] || { echo "$PROG: option needs a value" >&2; exit 2; }
+  shift
+done
+[ "$(id -u)" -eq 0 ] || die "must run as root"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+export TBBT_LAB_DIR=${TBBT_LAB_DIR:-/var/tmp/tbbt-lab-rtbench}
+
+clients=6 ops=1000
+[ "$quick" -eq 0 ] || { clients=2; ops=300; }
+if [ -z "$captures" ]; then
+  captures=$out/captures
+  mk() {
+    local name=$1; shift
+    echo "$PROG: capturing $name" >&2
+    bash "$top/tools/capture-workload.sh" --start-lab --build "$build" --out "$captures/$name" \
+      --clients "$clients" "$@" >"$out/capture-$name.log" 2>&1 ||
+      die "capture $name failed: $(tail -n 2 "$out/capture-$name.log")"
+  }
+  mk mixed-subdir --mix mixed --ops "$ops" --users 12 --subdir-mounts 0.4 --seed 1
+  mk mail --mix mail --ops "$ops" --users 8 --seed 2
+  mk home --mix home --ops "$ops" --users 8 --seed 3
+  mk mixed-portonly --mix mixed --ops "$ops" --users 12 --port-only --seed 4
+  mk mail-paced --mix mail --ops "$ops" --users 8 --seed 5 --think-us 2000
+fi
+captures=$(cd "$captures" && pwd)
+
+runs=()
+rt() {
+  local cap=$1 tag=$2; shift 2
+  [ -f "$captures/$cap/capture.pcap" ] || { echo "$PROG: no capture $cap, skipped" >&2; return 0; }
+  echo "$PROG: round trip $cap $tag" >&2
+  bash "$top/tools/roundtrip.sh" --capture "$captures/$cap" --out "$out/rt-$cap-$tag" \
+    --build "$build" -q "$@" >"$out/rt-$cap-$tag.log" 2>&1 ||
+    die "round trip $cap $tag failed: $(tail -n 3 "$out/rt-$cap-$tag.log")"
+  runs+=("$out/rt-$cap-$tag/summary.json")
+}
+for cap in mixed-subdir mail home mixed-portonly mail-paced; do
+  rt "$cap" conservative-full --order conservative
+  rt "$cap" fsdep-full --order fsdep
+done
+rt mail-paced conservative-ts --order conservative --timing timestamp
+rt mail-paced fsdep-ts --order fsdep --timing timestamp
+rt mixed-subdir fsdep-full-server --order fsdep --init server
+
+python3 - "$out/roundtrip-bench.json" "${runs[@]}" <<'PY'
+import json, sys
+rows = [json.load(open(p)) for p in sys.argv[2:]]
+json.dump(rows, open(sys.argv[1], "w"), indent=1)
+def f(x, fmt="{:.2f}"):
+    return "-" if x is None else fmt.format(x)
+print("| capture | order | timing | init | ops | failures | mismatches | identical | status/reply diffs | end state (missing/differ/extra) | rate / capture | wall / capture | CPU us/op | lag p99 us | own p99 us | reaction p50/p99 us |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    t = r["tree"]
+    ts = r["timing"] == "timestamp"
+    print(f"| {r['capture']} | {r['order']} | {r['timing']} | {r['init']['mode']} | {r['ops']} | "
+          f"{r['replay_failures']} | {r['reply_mismatches']} | {f(r['identical_fraction'], '{:.4f}')} | "
+          f"{r['status_diffs']}/{r['reply_diffs']} | {t['missing']}/{t['differ']}/{t['extra']} | "
+          f"{f(r['rate_to_trace'])} | {f(r['wall_to_capture'])} | {f(r['cpu_us_per_op'], '{:.1f}')} | "
+          f"{f(r['lag_us']['p99'], '{:.0f}') if ts else '-'} | "
+          f"{f(r['own_lag_us']['p99'], '{:.0f}') if ts else '-'} | "
+          f"{(f(r['reaction_us']['p50'], '{:.0f}') + '/' + f(r['reaction_us']['p99'], '{:.0f}')) if ts else '-'} |")
+PY
