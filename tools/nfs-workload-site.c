@@ -24,7 +24,8 @@
  *
  * File sizes are lognormal (median a few KiB, from ~100 bytes to 2 MiB); mtimes are
  * spread over the year before WL_SITE_EPOCH (object files newer than their sources
- * unless stale).  Deterministic for a seed: names, contents, owners and modes.  Around 40 MB for 12 users at --scale 1.
+ * unless stale).  Deterministic for a seed: names, contents, owners and modes.  Around
+ * 40 MB for 12 users at --scale 1.
  */
 #include <errno.h>
 #include <fcntl.h>

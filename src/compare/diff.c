@@ -19,8 +19,9 @@
  * "attr.nlink" when both sides show a directory go to the image's (TBBT_COMPARE_REPLY_IMAGE:
  * they follow entries and subdirectories the trace never saw, which tbbt-init does not
  * make), and so do the entry count and EOF of a page of a listing longer than one page
- * (the split follows the file system's directory order); racy.c sends the others to the real ones (TBBT_COMPARE_REPLY) or, when the
- * original raced another request's change of the object, to the racy ones.
+ * (the split follows the file system's directory order); racy.c sends the others to the
+ * real ones (TBBT_COMPARE_REPLY) or, when the original raced another request's change of
+ * the object, to the racy ones.
  */
 #include "compare/compare-int.h"
 

@@ -5,8 +5,9 @@
  * object a LOOKUP found or a create made, else the object of fh) raced another request
  * Y when the two overlapped in the original trace (one's call before the other's reply)
  * and Y changes that object (it is in Y's write set, tbbt_fsdep_sets(), TBBT paper
- * Table 4, or Y changes entries of that directory: tbbt_fsdep_changes()): what X's reply showed depends on how the traced server interleaved them, and
- * the replay may interleave them otherwise.  The same rule as tbbt-play's, which does not
+ * Table 4, or Y changes entries of that directory: tbbt_fsdep_changes()): what X's reply
+ * showed depends on how the traced server interleaved them, and the replay may
+ * interleave them otherwise.  The same rule as tbbt-play's, which does not
  * check such replies (engine.c: add_dep(), writes_checked(), checked_obj()).
  *
  * The original is read once, in call order.  A Y called before X raced it when Y's reply

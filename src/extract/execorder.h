@@ -36,8 +36,8 @@
  * definitions it uses.  Everything else keeps call order.
  *
  * A record is held (copied) only while a later call could still move before it: while
- * it names an entry or lists a directory and its reply is later than the latest call seen, or while an
- * earlier held record is held; at most max_held items are held.
+ * it names an entry or lists a directory and its reply is later than the latest call
+ * seen, or while an earlier held record is held; at most max_held items are held.
  *
  * Not thread-safe: one per pass B, on the thread that applies the records.
  */

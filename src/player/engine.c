@@ -1445,8 +1445,8 @@ static void rx_check_entries(struct eng *e, const struct slot *s, uint32_t n, bo
  * reply: the object's post-operation type, mode, owner, group, size (regular files and
  * symbolic links) and link count (not directories: their size and link count follow
  * subdirectories and entries the trace never saw), and for READDIR(PLUS) the number of
- * entries and EOF (rx_check_entries()).  A difference means the image or the server is not as traced, even
- * when every status matched.  Receive thread (it owns rep_rx and
+ * entries and EOF (rx_check_entries()).  A difference means the image or the server is
+ * not as traced, even when every status matched.  Receive thread (it owns rep_rx and
  * rx_listings).
  */
 static void rx_check(struct eng *e, const struct slot *s, uint32_t vers, uint32_t proc)

@@ -492,8 +492,8 @@ MADE3_FH(xdr_mknod3_fh, MKNOD3res, MKNOD3res_u)
  * Decoders: every NFSv3 result the player reads the object's post-operation attributes
  * of (checked against the trace, tbbt_nfsreq_post_attr()), its new handle or its
  * directory positions.  Results of REMOVE, RMDIR and RENAME (directory attributes only)
- * are not decoded.  Fields each procedure needs; beyond these, need_of(): CREATE EXCLUSIVE needs createverf,
- * MKNOD CHR/BLK needs rdev.  Optional, with their defaults: sattr (set nothing; SETATTR
+ * are not decoded.  Fields each procedure needs; beyond these, need_of(): CREATE
+ * EXCLUSIVE needs createverf, MKNOD CHR/BLK needs rdev.  Optional, with their defaults: sattr (set nothing; SETATTR
  * needs it), WRITE stable (UNSTABLE), readdir cookieverf (0).
  */
 static const struct proc_desc procs3[] = {

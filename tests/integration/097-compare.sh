@@ -11,7 +11,8 @@
 # SETATTR of the image root, repeated while the restarted server is in its grace period)
 # as start-up, and the READDIRPLUS of its --verify walk; the traces carry credentials,
 # which are part of the matching key; no argument or status difference.  An fsdep replay
-# of the same trace must match every operation too.  Also: the JSON keys, --plot, the exit status of unreadable inputs (1)
+# of the same trace must match every operation too.  Also: the JSON keys, --plot, the
+# exit status of unreadable inputs (1)
 # and usage errors (2).  Needs root (lab, tcpdump); fails, never skips, without it.
 #   097-compare.sh BUILD_DIR
 set -euo pipefail

@@ -85,7 +85,8 @@ assert g and g["state"] == "yes" and g["waited_seconds"] > 1, g
 print("098-roundtrip: grace: state %s, waited %.1f s, jukebox %s" % (g["state"], g["waited_seconds"], s["jukebox"]))
 PY
 
-# The mixed capture has subdirectory mounts; the home capture has no MOUNT traffic.  Make sure the captures had what they claim.
+# The mixed capture has subdirectory mounts; the home capture has no MOUNT traffic.
+# Make sure the captures had what they claim.
 python3 - "$work" <<'PY' || fail "the captures lack what the test needs"
 import json, sys
 w = sys.argv[1]

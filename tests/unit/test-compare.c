@@ -561,8 +561,8 @@ static void test_created_objects(void **state)
 /*
  * Lag: original calls at 0, 10, 20 ms (each answered after 1 ms), replay calls at 0,
  * 15, 40 ms after its start-up: lags 0, 5, 20 ms.  Turnaround: 9 ms in the original
- * (reply at 1 ms, next call at 10), 5.9 (after the start-up), 14 and 24 ms in the replay.  At --speed 2 the same
- * replay lags 0, 10 and 30 ms.
+ * (reply at 1 ms, next call at 10), 5.9 (after the start-up), 14 and 24 ms in the
+ * replay.  At --speed 2 the same replay lags 0, 10 and 30 ms.
  */
 static void test_lag(void **state)
 {
@@ -597,12 +597,54 @@ static void test_lag(void **state)
     assert_true(t.turn_p99[1] > 23000000 && t.turn_p99[1] < 24500000);
     assert_true(t.rate[0] > 149 && t.rate[0] < 151);      /* 3 ops over 20 ms */
     assert_true(t.rate[1] > 74 && t.rate[1] < 76);        /* 3 ops over 40 ms */
+    /* every call's dependencies were ready before it was due: the lag is the player's */
+    assert_int_equal(t.held_count, 0);
+    assert_int_equal(t.own_max, 20 * MS);
     tbbt_compare_free(c);
 
     c = compare(pa, pb, 2);
     tbbt_compare_get_timing(c, &t);
     assert_int_equal(t.lag_max, 30 * MS);
     assert_true(t.lag_p50 > 9800000 && t.lag_p50 < 10200000);
+    tbbt_compare_free(c);
+    g_free(pa);
+    g_free(pb);
+}
+
+/*
+ * The lag by cause: the replay's first GETATTR is answered after 12 ms (1 ms in the
+ * original), so the second, due at 10 ms, is held until 12 ms (held 2 ms) and sent at
+ * 15 ms (reaction and own error 3 ms).
+ */
+static void test_lag_held(void **state)
+{
+    (void)state;
+    struct tb a, b;
+
+    tb_init(&a, 0x1000);
+    a.t = 0;
+    opx(&a, "v3", "getattr", 1000, NULL, NULL, "fh=3 id=3");
+    a.t = 10 * MS;
+    opx(&a, "v3", "getattr", 1000, NULL, NULL, "fh=3 id=3");
+    char *pa = tb_finish(&a, "orig", map_a);
+    tb_init(&b, 0x2000);
+    startup(&b);
+    uint64_t base = b.t + 5 * MS;
+    b.t = base;
+    opx(&b, "v3", "getattr", 12000, NULL, NULL, "fh=4 id=4");
+    b.t = base + 15 * MS;
+    opx(&b, "v3", "getattr", 1000, NULL, NULL, "fh=4 id=4");
+    char *pb = tb_finish(&b, "replay", map_b);
+    struct tbbt_compare *c = compare(pa, pb, 1);
+    struct tbbt_compare_timing t;
+
+    tbbt_compare_get_timing(c, &t);
+    assert_int_equal(t.lag_count, 2);
+    assert_int_equal(t.held_count, 1);
+    assert_true(t.held_max > 1900000 && t.held_max < 2100000);
+    assert_int_equal(t.react_count, 1);
+    assert_true(t.react_max > 2900000 && t.react_max < 3100000);
+    assert_true(t.own_max > 2900000 && t.own_max < 3100000);
     tbbt_compare_free(c);
     g_free(pa);
     g_free(pb);
@@ -1028,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_reorder),
         cmocka_unit_test(test_created_objects),
         cmocka_unit_test(test_lag),
+        cmocka_unit_test(test_lag_held),
         cmocka_unit_test(test_hole_and_extras_run),
         cmocka_unit_test(test_root_votes),
         cmocka_unit_test(test_ambiguous_root),
