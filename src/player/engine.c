@@ -949,6 +949,7 @@ struct txjob {
     int skip;           /* -1: sent; else enum skip_why */
     bool requeue;       /* the connection refused it: send again later */
     bool first;         /* its first send (dispatch error, issued counts) */
+    unsigned conn;      /* its connection */
     uint64_t sched_ns;  /* when it was due */
     char ev[160];       /* its event log line, "" if none */
 };
@@ -1056,33 +1057,37 @@ static void tx_one(struct eng *e, struct txjob *j, struct tbbt_nfsreq *q, bool n
         call.uid = s->rec.uid;
         call.gid = s->rec.gid;
     }
-    if (s->same_xid) {
+    bool same_xid = s->same_xid;
+    if (same_xid) {
         call.flags |= TBBT_RPCCONN_CALL_XID;
         call.xid = s->xid;
     }
     struct conn *cn = &e->conns[s->conn];
-    uint32_t xid;
+    j->conn = s->conn;
     if (!nonblock)
         pthread_mutex_lock(&cn->send_mu);
     else if (pthread_mutex_trylock(&cn->send_mu) != 0) {
         j->requeue = true;
         return;
     }
-    int crc = tbbt_rpcconn_call(cn->rpc, &call, &xid);
-    pthread_mutex_unlock(&cn->send_mu);
-    if (crc == -EINVAL) {
-        j->skip = SKIP_UNSENDABLE;   /* larger than a record (UDP: a datagram) may be */
-        return;
-    }
-    if (crc < 0) {
-        j->requeue = true;   /* not sent: the connection is down */
-        return;
-    }
-    s->xid = xid;
+    /* Once the call is queued, a thread that flushes this connection may get its reply,
+     * complete the request and recycle its slot: the slot's fields for the reply are set
+     * before, and the slot is not touched after (the XID is written by the call itself,
+     * before the call is handed over). */
     s->xres = q->xres;
     s->same_xid = false;
     s->send_ns = tbbt_now_ns();
     event_dispatch(e, s, j);
+    int crc = tbbt_rpcconn_call(cn->rpc, &call, &s->xid);
+    pthread_mutex_unlock(&cn->send_mu);
+    if (crc < 0) {
+        s->same_xid = same_xid;     /* not queued: the slot is still ours */
+        j->ev[0] = '\0';
+        if (crc == -EINVAL)
+            j->skip = SKIP_UNSENDABLE;   /* larger than a record (UDP: a datagram) may be */
+        else
+            j->requeue = true;   /* not sent: the connection is down */
+    }
 }
 
 /*
@@ -1273,7 +1278,7 @@ static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, u
     for (unsigned i = 0; i < n; i++) {
         tx_one(e, &t->jobs[i], t->q, t->nonblock);
         if (t->jobs[i].skip < 0 && !t->jobs[i].requeue)
-            t->touched[t->jobs[i].s->conn] = true;
+            t->touched[t->jobs[i].conn] = true;
     }
     bool owed = false;
     for (unsigned i = 0; i < e->nconns; i++) {
@@ -1281,7 +1286,7 @@ static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, u
             flush_conn(e, i, t->nonblock);
         owed |= t->nonblock && atomic_load(&e->conns[i].flush_owed);
     }
-    /* From here on a sent request's slot may be completed and reused: only jobs[]. */
+    /* A sent request's slot may be completed and reused by now: only jobs[]. */
     uint64_t sent_ns = tbbt_now_ns();
     for (unsigned i = 0; i < n; i++) {
         const struct txjob *j = &t->jobs[i];

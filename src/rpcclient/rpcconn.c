@@ -769,6 +769,8 @@ int tbbt_rpcconn_call(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *ca
     struct req *e = g_new(struct req, 1);
     *e = (struct req){.xid = xid, .queued_ns = tbbt_now_ns(), .xres = call->xres,
                       .res = call->res, .res_size = call->res_size, .arg = call->arg};
+    if (xidp)
+        *xidp = xid;    /* before the hand-over: the reply may be read at once */
     atomic_fetch_add_explicit(&c->outstanding, 1, memory_order_relaxed);
     if (!push_pending(c, e)) {
         atomic_fetch_sub_explicit(&c->outstanding, 1, memory_order_relaxed);
@@ -789,8 +791,6 @@ int tbbt_rpcconn_call(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *ca
     }
     c->slen += len;
     STAT_ADD(c, calls, 1);
-    if (xidp)
-        *xidp = xid;
     return 0;
 }
 

@@ -215,8 +215,10 @@ bool tbbt_rpcconn_is_up(const struct tbbt_rpcconn *c);
 
 /*
  * Encodes call into the send queue (send side).  Nothing is written to the socket:
- * queue a batch, then tbbt_rpcconn_flush().  On success stores the XID in *xid (may be
- * NULL) and returns 0: from then on the call completes exactly once through
+ * queue a batch, then tbbt_rpcconn_flush().  Stores the XID in *xid (may be NULL)
+ * before the call is handed to the receive side (whose thread may read its reply as soon
+ * as any thread flushes; *xid may be written on failure too) and returns 0: from then
+ * on the call completes exactly once through
  * tbbt_rpcconn_recv() or tbbt_rpcconn_expire().  On failure returns -EPIPE/-ENOTCONN
  * (connection down; the error says why) or -EINVAL (arguments did not encode within
  * max_record); the call is not queued and never completes.
