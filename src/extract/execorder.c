@@ -334,6 +334,50 @@ static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r
     return false;
 }
 
+/*
+ * The other way round: a listing b, called after a (held at ai) while a was in progress,
+ * shows an entry of its directory as it was before a (a name a removed still listed, or
+ * a name a made, absent before as a's success proves, missing from a whole listing),
+ * and no held record between them names that entry: the server listed the directory
+ * before it ran a.
+ */
+static bool listing_predates(struct tbbt__xorder *x, guint ai, const struct item *a,
+                             guint bi, const struct item *b)
+{
+    const struct tbbt_trace_rec *ar = &a->rec;
+    int op = tbbt_ns_op(ar);
+    bool whole = (!TBBT_HAS(&b->rec, TBBT_F_COOKIE) || b->rec.cookie == 0) &&
+                 TBBT_HAS(&b->rec, TBBT_F_EOF) && b->rec.eof;
+
+    if (!a->writes || !(ar->flags & TBBT_RF_STATUS) || ar->rpc_stat != TBBT_RPC_SUCCESS ||
+        ar->status != ST_OK)
+        return false;
+    for (int j = 0; j < 2; j++) {
+        if (!a->keys[j])
+            continue;
+        bool second = a->second[j];
+        if ((second ? ar->fh2 : ar->fh) != b->ldir)
+            continue;
+        bool named = false;
+        for (guint i = ai + 1; i < bi && !named; i++) {
+            const struct item *h = g_ptr_array_index(x->held, i);
+            named = h->op && (h->keys[0] == a->keys[j] || h->keys[1] == a->keys[j]);
+        }
+        if (named)
+            continue;
+        const struct tbbt_entry *e = listed(&b->rec, second ? &ar->name2 : &ar->name);
+        bool removes = op == TBBT_NS_OP_REMOVE || op == TBBT_NS_OP_RMDIR ||
+                       (op == TBBT_NS_OP_RENAME && j == 0);
+        bool made_new = op == TBBT_NS_OP_MKDIR || op == TBBT_NS_OP_SYMLINK ||
+                        op == TBBT_NS_OP_MKNOD || op == TBBT_NS_OP_LINK ||
+                        (op == TBBT_NS_OP_CREATE && TBBT_HAS(ar, TBBT_F_CREATEMODE) &&
+                         ar->createmode != CREATE_UNCHECKED);
+        if (removes ? e != NULL : (made_new && whole && !e))
+            return true;
+    }
+    return false;
+}
+
 /* What an op item's reply time says about passing it: its reply, else its call. */
 static uint64_t done_at(const struct item *it)
 {
@@ -374,6 +418,16 @@ static void move_back(struct tbbt__xorder *x)
         const struct item *r = g_ptr_array_index(h, i);
         if (!r->op)
             continue;
+        if (b->listing && !keyed(b)) {
+            /* a listing moves before a change it does not show yet */
+            if (done_at(r) <= b->call && !keyed(r))
+                b_pinned |= needed_by(r, b);
+            if (keyed(r) && done_at(r) > b->call && listing_predates(x, i, r, bi, b)) {
+                at = i;
+                break;
+            }
+            continue;
+        }
         if (done_at(r) <= b->call && !keyed(r))
             b_pinned |= needed_by(r, b);
         if (r->listing && done_at(r) > b->call && listing_shows(x, i, r, bi, b)) {
@@ -480,7 +534,7 @@ int tbbt__xorder_put_op(struct tbbt__xorder *x, struct tbbt_trace_rec *rec)
     it->listing = listing;
     it->ldir = listing ? rec->fh : 0;
     g_ptr_array_add(x->held, it);
-    if (keys[0] || keys[1])
+    if (keys[0] || keys[1] || listing)
         move_back(x);
     return drain(x, false);
 }

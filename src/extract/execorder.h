@@ -30,7 +30,9 @@
  * target, or the listed entry is the object B moved, the same callback), or a name B
  * removed is missing from a whole listing (cookie 0, EOF): the server listed the
  * directory after it ran B (a READDIRPLUS of new/ racing another client's RENAME of a
- * message into it lists the message).
+ * message into it lists the message).  The other way round, a listing B moves before an
+ * earlier-called A that it overlapped when it shows A's entry as it was before A (a name
+ * A removed still listed, a name A made missing from a whole listing).
  * Records without a reply never move.  Definitions (handles, endpoints, credentials)
  * between A and B move before A with B, so that every record still follows the
  * definitions it uses.  Everything else keeps call order.

@@ -1027,11 +1027,15 @@ static int parse_asm(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int
     }
     uint32_t flen;
     bool last;
-    *stop = !take_mark(c, &flen, &last);
-    if (!*stop && flen > c->max_record - c->alen) {
+    if (!take_mark(c, &flen, &last)) {
+        *stop = true;           /* the next mark is not all here yet (or went down) */
+        return n;
+    }
+    if (flen > c->max_record - c->alen) {
         go_down(c, TBBT_E_BADREC, "bogus record from server: more than %zu bytes in fragments",
                 c->max_record);
         *stop = true;
+        return n;
     }
     c->frag_left = flen;
     c->frag_last = last;

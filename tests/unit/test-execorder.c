@@ -193,11 +193,36 @@ static void test_listing_shows_rename(void **state)
     recs_fini(r, 2);
 }
 
+/* Client 2's listing, called while client 1's RENAME .b -> b was in progress, still
+ * shows ".b": the server listed the directory first. */
+static void test_listing_predates_rename(void **state)
+{
+    static const char *const old[] = {".", "..", ".b"}, *const new_[] = {".", "..", "b"};
+    struct fake f = {.probe = -1, .same = -1};
+    struct tbbt_trace_rec r[2];
+    (void)state;
+    recs_init(r, 2);
+    rec_set(&r[0], 14, 1, 1, 10, 40);           /* RENAME d/.b -> d/b */
+    name_at(&r[0], false, 7, ".b");
+    name_at(&r[0], true, 7, "b");
+    listing(&r[1], 2, 2, 20, 30, 7, old, 3);
+    run(&f, r, 2);
+    assert_int_equal(f.out[0], 2);
+    assert_int_equal(f.out[1], 1);
+    /* the listing shows the rename done: call order */
+    f = (struct fake){.probe = -1, .same = -1};
+    listing(&r[1], 2, 2, 20, 30, 7, new_, 3);
+    run(&f, r, 2);
+    assert_int_equal(f.out[0], 1);
+    recs_fini(r, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_entry_race),
         cmocka_unit_test(test_listing_shows_rename),
+        cmocka_unit_test(test_listing_predates_rename),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
