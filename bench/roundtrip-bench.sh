@@ -61,7 +61,7 @@ if [ -z "$captures" ]; then
   mk mail --mix mail --ops "$ops" --users 8 --seed 2
   mk home --mix home --ops "$ops" --users 8 --seed 3
   mk mixed-portonly --mix mixed --ops "$ops" --users 12 --port-only --seed 4
-  mk mail-paced --mix mail --ops "$ops" --users 8 --seed 5 --think-us 2000
+  mk mail-paced --mix mail --ops 100000 --seconds 10 --users 8 --seed 5 --think-us 15000
 fi
 captures=$(cd "$captures" && pwd)
 

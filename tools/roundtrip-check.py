@@ -51,27 +51,15 @@ def load_json(path):
         die(f"cannot read {path}: {e}")
 
 
-def unescape_map(s):
-    """A map path field (docs/hierarchy-map.md: \\\\ and \\xNN) as bytes."""
+def unescape(s, pairs):
+    """A map field (docs/hierarchy-map.md: \\\\ and \\xNN, pairs=True) or a tree-snap.py
+    field (\\xHH only) as bytes."""
     out, i = bytearray(), 0
     while i < len(s):
-        if s[i] == "\\" and s[i + 1:i + 2] == "\\":
+        if pairs and s[i] == "\\" and s[i + 1:i + 2] == "\\":
             out.append(0x5C)
             i += 2
         elif s[i] == "\\" and s[i + 1:i + 2] == "x" and i + 4 <= len(s):
-            out.append(int(s[i + 2:i + 4], 16))
-            i += 4
-        else:
-            out.extend(s[i].encode("ascii", "replace"))
-            i += 1
-    return bytes(out)
-
-
-def unescape_snap(s):
-    """A tree-snap.py field (\\xHH) as bytes."""
-    out, i = bytearray(), 0
-    while i < len(s):
-        if s[i] == "\\" and s[i + 1:i + 2] == "x" and i + 4 <= len(s):
             out.append(int(s[i + 2:i + 4], 16))
             i += 4
         else:
@@ -91,7 +79,7 @@ def load_snap(path):
                 f8 = line.rstrip("\n").split("\t")
                 if len(f8) < 8:
                     die(f"{path}: malformed line {line[:60]!r}")
-                d[unescape_snap(f8[0])] = (f8[1], f8[2], unescape_snap(f8[3]) if f8[3] != "-" else None)
+                d[unescape(f8[0], False)] = (f8[1], f8[2], unescape(f8[3], False) if f8[3] != "-" else None)
     except OSError as e:
         die(f"cannot read {path}: {e}")
     return d
@@ -110,8 +98,8 @@ def load_map_end(path):
                     die(f"{path}: malformed entry {line[:60]!r}")
                 if f10[4] != "-" or f10[0] == "0":
                     continue
-                target = unescape_map(f10[7]) if f10[7] != "-" else None
-                end[b"." if f10[6] == "." else unescape_map(f10[6])] = (f10[1], target)
+                target = unescape(f10[7], True) if f10[7] != "-" else None
+                end[b"." if f10[6] == "." else unescape(f10[6], True)] = (f10[1], target)
     except OSError as e:
         die(f"cannot read {path}: {e}")
     return end
