@@ -1237,9 +1237,11 @@ static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, u
     uint64_t now = tbbt_now_ns();
     unsigned n = 0;
     *due = UINT64_MAX;
-    while (n < t->cap && e->inflight < e->o->max_outstanding) {
+    while (n < t->cap) {
+        /* A resend is in flight already (counted in inflight): it may always go, or a
+         * run whose calls in flight all wait to be sent again would stall. */
         struct slot *s = pick_resend(e, now, due);
-        if (!s) {
+        if (!s && e->inflight < e->o->max_outstanding) {
             s = e->o->order == TBBT_ORDER_FSDEP ? pick_fsdep(e, now, due)
                                                 : pick_conservative(e, now, due);
         }
