@@ -283,6 +283,17 @@ static int status_order(struct tbbt__xorder *x, guint ai, const struct item *b)
     return ab == ba ? 0 : ab ? 1 : 2;
 }
 
+/* True if a held record in [from, to), other than the one at skip, names entry key k. */
+static bool held_names(const struct tbbt__xorder *x, guint from, guint to, guint skip, uint64_t k)
+{
+    for (guint i = from; i < to; i++) {
+        const struct item *h = g_ptr_array_index(x->held, i);
+        if (i != skip && h->op && (h->keys[0] == k || h->keys[1] == k))
+            return true;
+    }
+    return false;
+}
+
 /*
  * A listing r (held at ri) that overlapped b, called after it, shows b's effect on an
  * entry of r's directory (execorder.h), no held record before b naming that entry.
@@ -304,12 +315,7 @@ static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r
         bool second = b->second[j];
         if ((second ? br->fh2 : br->fh) != r->ldir)
             continue;
-        bool named = false;
-        for (guint i = 0; i < bi && !named; i++) {
-            const struct item *h = g_ptr_array_index(x->held, i);
-            named = i != ri && h->op && (h->keys[0] == b->keys[j] || h->keys[1] == b->keys[j]);
-        }
-        if (named)
+        if (held_names(x, 0, bi, ri, b->keys[j]))
             continue;
         const struct tbbt_entry *e = listed(&r->rec, second ? &br->name2 : &br->name);
         int before = x->probe ? x->probe(x->arg, br, second) : -1;
@@ -358,12 +364,7 @@ static bool listing_predates(struct tbbt__xorder *x, guint ai, const struct item
         bool second = a->second[j];
         if ((second ? ar->fh2 : ar->fh) != b->ldir)
             continue;
-        bool named = false;
-        for (guint i = ai + 1; i < bi && !named; i++) {
-            const struct item *h = g_ptr_array_index(x->held, i);
-            named = h->op && (h->keys[0] == a->keys[j] || h->keys[1] == a->keys[j]);
-        }
-        if (named)
+        if (held_names(x, ai + 1, bi, bi, a->keys[j]))
             continue;
         const struct tbbt_entry *e = listed(&b->rec, second ? &ar->name2 : &ar->name);
         bool removes = op == TBBT_NS_OP_REMOVE || op == TBBT_NS_OP_RMDIR ||
