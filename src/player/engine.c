@@ -80,6 +80,9 @@ struct slot {
     bool client_held;           /* was held back at --client-outstanding (counted once) */
     bool racy;                  /* overlapped in the trace with a request that changes one
                                    of its objects: its traced reply is not checked */
+    uint8_t nchg;               /* chg[0 .. nchg): the objects it changes (admission) */
+    uint64_t chg[TBBT_FSDEP_MAX_CHANGES];
+    uint64_t shown;             /* the object whose attributes its reply shows, 0: none */
     uint64_t cookie[2];         /* READDIR(PLUS) continuation: server cookie, verifier */
     int32_t expected;
     uint32_t xid;
@@ -268,17 +271,10 @@ static uint64_t checked_obj(const struct tbbt_trace_rec *rec)
 }
 
 /* True if a changes the object whose attributes (or entries) b's reply shows. */
-static bool writes_checked(const struct tbbt_trace_rec *a, const struct tbbt_trace_rec *b)
+static bool writes_checked(const struct slot *a, const struct slot *b)
 {
-    uint64_t x = checked_obj(b);
-    struct tbbt_fsdep_sets sa;
-    if (!x)
-        return false;
-    uint64_t chg[TBBT_FSDEP_MAX_CHANGES];
-    tbbt_fsdep_sets(a, &sa);
-    int n = tbbt_fsdep_changes(&sa, chg);
-    for (int i = 0; i < n; i++)
-        if (chg[i] == x)
+    for (unsigned i = 0; i < a->nchg && b->shown; i++)
+        if (a->chg[i] == b->shown)
             return true;
     return false;
 }
@@ -299,8 +295,8 @@ static void add_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, 
     /* Overlapping in the trace, one of them changing the object whose attributes the
      * other's reply shows: that reply depends on how the traced server interleaved them. */
     if (w->rec.call_ns < h->reply_key) {
-        h->racy |= writes_checked(&w->rec, &h->rec);
-        w->racy |= writes_checked(&h->rec, &w->rec);
+        h->racy |= writes_checked(w, h);
+        w->racy |= writes_checked(h, w);
     }
     if (kind == TBBT_FSDEP_DEP_INFO)
         return;
@@ -418,7 +414,8 @@ static void client_release(struct eng *e, const struct slot *s)
 static void complete_locked(struct eng *e, struct slot *s)
 {
     if (s->jb_first_ns) {
-        double w = (double)(tbbt_now_ns() - MIN(tbbt_now_ns(), s->jb_first_ns)) / 1e9;
+        uint64_t now = tbbt_now_ns();
+        double w = (double)(now - MIN(now, s->jb_first_ns)) / 1e9;
         e->c.jukebox_wait_seconds += w;
         e->c.jukebox_wait_max_seconds = MAX(e->c.jukebox_wait_max_seconds, w);
         s->jb_first_ns = 0;
@@ -520,6 +517,8 @@ static void admit_locked(struct eng *e, uint64_t upto)
          * attribute read racing a write: its reply is not checked, see rx_check()). */
         struct tbbt_fsdep_sets sets;
         tbbt_fsdep_sets(&s->rec, &sets);
+        s->nchg = (uint8_t)tbbt_fsdep_changes(&sets, s->chg);
+        s->shown = checked_obj(&s->rec);
         tbbt_fsdep_admit(e->locks, q, s->clone, &sets,
                          e->o->order == TBBT_ORDER_FSDEP ? TBBT_FSDEP_ALL : TBBT_FSDEP_NAMES);
         if (e->o->order == TBBT_ORDER_FSDEP && s->ndeps == 0) {
@@ -732,7 +731,7 @@ static int next_record(struct eng *e, struct tbbt_trace_reader *r, struct stage 
  * up to two more attribute sets and three wcc sets per record.  The object's
  * attributes are read: replies are checked against them (rx_check()).
  */
-static uint64_t unused_fields(const struct tbbt_engine_opts *o)
+static uint64_t unused_fields(void)
 {
     static const enum tbbt_field unused[] = {
         TBBT_F_FH, TBBT_F_FH2, TBBT_F_NEW_FH, TBBT_F_OBJ_PRE, TBBT_F_DIR_ATTR, TBBT_F_DIR_PRE,
@@ -740,7 +739,6 @@ static uint64_t unused_fields(const struct tbbt_engine_opts *o)
         TBBT_F_WRITEVERF, TBBT_F_ACCESS_RES, TBBT_F_INFO,
     };
     uint64_t m = 0;   /* obj_attr and eof: the replies are checked against them */
-    (void)o;
     for (size_t i = 0; i < G_N_ELEMENTS(unused); i++)
         m |= (uint64_t)1 << unused[i];
     return m;
@@ -757,7 +755,7 @@ static void *reader_main(void *arg)
         unlock_wake(e);
         return NULL;
     }
-    tbbt_trace_reader_skip_fields(r, unused_fields(e->o));
+    tbbt_trace_reader_skip_fields(r, unused_fields());
     if (e->o->timing == TBBT_TIMING_TIMESTAMP)
         boost_thread("I/O", 1);
     const uint32_t N = e->n_clones;

@@ -37,10 +37,10 @@ static void add_id(uint64_t *v, int *n, uint64_t id)
     v[(*n)++] = id;
 }
 
-/* A directory's listing (READDIR against name changes), 0 for no directory. */
+/* A directory's listing (READDIR against name changes), never 0 (see admit). */
 static uint64_t list_key(uint64_t dir)
 {
-    return dir ? ((dir * 0xd6e8feb86659fd93ull) ^ 0x5bd1e9955bd1e995ull) | 1u : 0;
+    return ((dir * 0xd6e8feb86659fd93ull) ^ 0x5bd1e9955bd1e995ull) | 1u;
 }
 
 /* A listing position: directory id at cookie, never 0 (a key of its own, see admit). */
@@ -106,13 +106,12 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     s->page_r = s->page_w = 0;
     s->name_r = s->name_w[0] = s->name_w[1] = 0;
     s->list_r = s->list_w[0] = s->list_w[1] = 0;
-    s->wdir[0] = s->wdir[1] = 0;
     name_sets(rec, id, id2, s);
     switch (tbbt_ns_op(rec)) {
     case TBBT_NS_OP_READDIR:
     case TBBT_NS_OP_READDIRPLUS:
         page_sets(rec, id, s);
-        s->list_r = list_key(id);
+        s->list_r = id;
         add_id(s->r, &s->nr, id);
         break;
     case TBBT_NS_OP_ATTR:
@@ -134,17 +133,14 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
     case TBBT_NS_OP_MKNOD:
     case TBBT_NS_OP_REMOVE:
     case TBBT_NS_OP_RMDIR:
-        s->list_w[0] = list_key(id);
-        s->wdir[0] = id;
+        s->list_w[0] = id;
         add_id(s->r, &s->nr, id);
         add_id(s->w, &s->nw, obj);
         add_id(s->w, &s->nw, old);
         break;
     case TBBT_NS_OP_RENAME:
-        s->list_w[0] = list_key(id);
-        s->list_w[1] = list_key(id2);
-        s->wdir[0] = id;
-        s->wdir[1] = id2 != id ? id2 : 0;
+        s->list_w[0] = id;
+        s->list_w[1] = id2 != id ? id2 : 0;
         add_id(s->r, &s->nr, id);
         if (id2 != id)
             add_id(s->r, &s->nr, id2);
@@ -153,8 +149,7 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
         break;
     case TBBT_NS_OP_LINK:
         add_id(s->w, &s->nw, id);
-        s->list_w[0] = list_key(id2);
-        s->wdir[0] = id2;
+        s->list_w[0] = id2;
         add_id(s->r, &s->nr, id2);
         add_id(s->w, &s->nw, old);
         break;
@@ -221,11 +216,11 @@ int tbbt_fsdep_changes(const struct tbbt_fsdep_sets *s, uint64_t *out)
     for (int i = 0; i < s->nw; i++)
         out[n++] = s->w[i];
     for (int i = 0; i < 2; i++) {
-        bool dup = s->wdir[i] == 0;
+        bool dup = s->list_w[i] == 0;
         for (int k = 0; k < n && !dup; k++)
-            dup = out[k] == s->wdir[i];
+            dup = out[k] == s->list_w[i];
         if (!dup)
-            out[n++] = s->wdir[i];
+            out[n++] = s->list_w[i];
     }
     return n;
 }
@@ -315,10 +310,10 @@ void tbbt_fsdep_admit(struct tbbt_fsdep *t, uint64_t seq, uint32_t clone,
     if (s->page_w)
         write_obj(t, seq, get(t, page_lock_key(clone, s->page_w)), all);
     if (s->list_r)
-        read_obj(t, seq, get(t, page_lock_key(clone, s->list_r)), all);
+        read_obj(t, seq, get(t, page_lock_key(clone, list_key(s->list_r))), all);
     for (int i = 0; i < 2; i++)
-        if (s->list_w[i] && (i == 0 || s->list_w[1] != s->list_w[0]))
-            write_obj(t, seq, get(t, page_lock_key(clone, s->list_w[i])), all);
+        if (s->list_w[i])
+            write_obj(t, seq, get(t, page_lock_key(clone, list_key(s->list_w[i]))), all);
     if (s->name_r)
         read_obj(t, seq, get(t, page_lock_key(clone, s->name_r)), TBBT_FSDEP_DEP_NAME);
     for (int i = 0; i < 2; i++)

@@ -35,13 +35,10 @@ struct tbbt_fsdep_sets {
      * CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, LINK (its new name) and RENAME (both)
      * make or take away.  0: none. */
     uint64_t name_r, name_w[2];
-    /* Directory listings: what READDIR(PLUS) reads of a directory and every name change
-     * in it writes (a name change does not write the directory object itself: a LOOKUP
-     * of another name in it need not wait).  0: none. */
+    /* Directory listings, by directory ID: the one a READDIR(PLUS) reads, the ones a name
+     * change writes (each once; not the directory objects themselves: a LOOKUP of another
+     * name need not wait, but their attributes change, tbbt_fsdep_changes()).  0: none. */
     uint64_t list_r, list_w[2];
-    /* The directories behind list_w (0: none): not locked as objects, but a name change
-     * changes their attributes and listing (tbbt_fsdep_changes()). */
-    uint64_t wdir[2];
 };
 
 /* Room for tbbt_fsdep_changes(). */
