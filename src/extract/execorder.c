@@ -294,6 +294,50 @@ static bool held_names(const struct tbbt__xorder *x, guint from, guint to, guint
     return false;
 }
 
+/* A READDIR(PLUS) page that holds its directory's whole listing (cookie 0, EOF). */
+static bool whole_listing(const struct tbbt_trace_rec *r)
+{
+    return (!TBBT_HAS(r, TBBT_F_COOKIE) || r->cookie == 0) && TBBT_HAS(r, TBBT_F_EOF) && r->eof;
+}
+
+/* What an entry change did to entry j of its record, succeeded as traced. */
+enum effect {
+    EFF_NONE,
+    EFF_REMOVED,            /* REMOVE, RMDIR, RENAME's source: it existed before */
+    EFF_MADE_NEW,           /* MKDIR, SYMLINK, MKNOD, LINK, a guarded or exclusive CREATE:
+                             * it did not exist before */
+    EFF_MADE,               /* an unchecked CREATE, RENAME's target: maybe it did */
+};
+
+static enum effect effect_on(const struct item *it, int j)
+{
+    const struct tbbt_trace_rec *r = &it->rec;
+    if (!it->writes || !it->keys[j] || !(r->flags & TBBT_RF_STATUS) ||
+        r->rpc_stat != TBBT_RPC_SUCCESS || r->status != ST_OK)
+        return EFF_NONE;
+    switch (tbbt_ns_op(r)) {
+    case TBBT_NS_OP_REMOVE: case TBBT_NS_OP_RMDIR:
+        return EFF_REMOVED;
+    case TBBT_NS_OP_RENAME:
+        return j == 0 ? EFF_REMOVED : EFF_MADE;
+    case TBBT_NS_OP_CREATE:
+        return TBBT_HAS(r, TBBT_F_CREATEMODE) && r->createmode != CREATE_UNCHECKED
+                   ? EFF_MADE_NEW : EFF_MADE;
+    default:
+        return EFF_MADE_NEW;
+    }
+}
+
+/* The entry of listing r that c's entry j names, if c's entry j is in r's directory:
+ * *in true then, and the entry or NULL. */
+static const struct tbbt_entry *entry_in(const struct item *r, const struct item *c, int j,
+                                         bool *in)
+{
+    bool second = c->second[j];
+    *in = (second ? c->rec.fh2 : c->rec.fh) == r->ldir;
+    return *in ? listed(&r->rec, second ? &c->rec.name2 : &c->rec.name) : NULL;
+}
+
 /*
  * A listing r (held at ri) that overlapped b, called after it, shows b's effect on an
  * entry of r's directory (execorder.h), no held record before b naming that entry.
@@ -301,40 +345,18 @@ static bool held_names(const struct tbbt__xorder *x, guint from, guint to, guint
 static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r,
                           guint bi, const struct item *b)
 {
-    const struct tbbt_trace_rec *br = &b->rec;
-    int op = tbbt_ns_op(br);
-    bool whole = (!TBBT_HAS(&r->rec, TBBT_F_COOKIE) || r->rec.cookie == 0) &&
-                 TBBT_HAS(&r->rec, TBBT_F_EOF) && r->rec.eof;
-
-    if (!b->writes || !(br->flags & TBBT_RF_STATUS) || br->rpc_stat != TBBT_RPC_SUCCESS ||
-        br->status != ST_OK)
-        return false;
     for (int j = 0; j < 2; j++) {
-        if (!b->keys[j])
+        enum effect eff = effect_on(b, j);
+        bool in;
+        const struct tbbt_entry *e = eff ? entry_in(r, b, j, &in) : NULL;
+        if (!eff || !in || held_names(x, 0, bi, ri, b->keys[j]))
             continue;
-        bool second = b->second[j];
-        if ((second ? br->fh2 : br->fh) != r->ldir)
-            continue;
-        if (held_names(x, 0, bi, ri, b->keys[j]))
-            continue;
-        const struct tbbt_entry *e = listed(&r->rec, second ? &br->name2 : &br->name);
-        int before = x->probe ? x->probe(x->arg, br, second) : -1;
-        bool removes = op == TBBT_NS_OP_REMOVE || op == TBBT_NS_OP_RMDIR ||
-                       (op == TBBT_NS_OP_RENAME && j == 0);
-        if (removes) {
-            if (!e && whole && before != 0)
-                return true;
-            continue;
-        }
-        if (!e)
-            continue;
-        bool absent = before == 0 || op == TBBT_NS_OP_MKDIR || op == TBBT_NS_OP_SYMLINK ||
-                      op == TBBT_NS_OP_MKNOD || op == TBBT_NS_OP_LINK ||
-                      (op == TBBT_NS_OP_CREATE && TBBT_HAS(br, TBBT_F_CREATEMODE) &&
-                       br->createmode != CREATE_UNCHECKED);
-        if (absent)
+        int before = x->probe ? x->probe(x->arg, &b->rec, b->second[j]) : -1;
+        if (eff == EFF_REMOVED ? !e && whole_listing(&r->rec) && before != 0
+                               : e && (eff == EFF_MADE_NEW || before == 0))
             return true;
-        if (op == TBBT_NS_OP_RENAME && before != 1 && x->same && x->same(x->arg, br, e) == 1)
+        if (eff == EFF_MADE && e && tbbt_ns_op(&b->rec) == TBBT_NS_OP_RENAME && before != 1 &&
+            x->same && x->same(x->arg, &b->rec, e) == 1)
             return true;
     }
     return false;
@@ -350,30 +372,14 @@ static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r
 static bool listing_predates(struct tbbt__xorder *x, guint ai, const struct item *a,
                              guint bi, const struct item *b)
 {
-    const struct tbbt_trace_rec *ar = &a->rec;
-    int op = tbbt_ns_op(ar);
-    bool whole = (!TBBT_HAS(&b->rec, TBBT_F_COOKIE) || b->rec.cookie == 0) &&
-                 TBBT_HAS(&b->rec, TBBT_F_EOF) && b->rec.eof;
-
-    if (!a->writes || !(ar->flags & TBBT_RF_STATUS) || ar->rpc_stat != TBBT_RPC_SUCCESS ||
-        ar->status != ST_OK)
-        return false;
     for (int j = 0; j < 2; j++) {
-        if (!a->keys[j])
+        enum effect eff = effect_on(a, j);
+        bool in;
+        const struct tbbt_entry *e = eff ? entry_in(b, a, j, &in) : NULL;
+        if (!eff || !in || held_names(x, ai + 1, bi, bi, a->keys[j]))
             continue;
-        bool second = a->second[j];
-        if ((second ? ar->fh2 : ar->fh) != b->ldir)
-            continue;
-        if (held_names(x, ai + 1, bi, bi, a->keys[j]))
-            continue;
-        const struct tbbt_entry *e = listed(&b->rec, second ? &ar->name2 : &ar->name);
-        bool removes = op == TBBT_NS_OP_REMOVE || op == TBBT_NS_OP_RMDIR ||
-                       (op == TBBT_NS_OP_RENAME && j == 0);
-        bool made_new = op == TBBT_NS_OP_MKDIR || op == TBBT_NS_OP_SYMLINK ||
-                        op == TBBT_NS_OP_MKNOD || op == TBBT_NS_OP_LINK ||
-                        (op == TBBT_NS_OP_CREATE && TBBT_HAS(ar, TBBT_F_CREATEMODE) &&
-                         ar->createmode != CREATE_UNCHECKED);
-        if (removes ? e != NULL : (made_new && whole && !e))
+        if (eff == EFF_REMOVED ? e != NULL
+                               : eff == EFF_MADE_NEW && !e && whole_listing(&b->rec))
             return true;
     }
     return false;
