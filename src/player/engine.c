@@ -258,18 +258,6 @@ static bool live(uint64_t seq, void *arg)
     return s->seq == seq && s->state != S_DONE && s->state != S_FREE;
 }
 
-/* The object whose post-operation attributes rec's reply shows (rx_check()), 0 if none. */
-static uint64_t checked_obj(const struct tbbt_trace_rec *rec)
-{
-    switch (tbbt_ns_op(rec)) {
-    case TBBT_NS_OP_LOOKUP: case TBBT_NS_OP_CREATE: case TBBT_NS_OP_MKDIR:
-    case TBBT_NS_OP_SYMLINK: case TBBT_NS_OP_MKNOD:
-        return TBBT_HAS(rec, TBBT_F_ID_OBJ) ? rec->id_obj : 0;
-    default:
-        return TBBT_HAS(rec, TBBT_F_ID) ? rec->id : 0;
-    }
-}
-
 /* True if a changes the object whose attributes (or entries) b's reply shows. */
 static bool writes_checked(const struct slot *a, const struct slot *b)
 {
@@ -518,7 +506,7 @@ static void admit_locked(struct eng *e, uint64_t upto)
         struct tbbt_fsdep_sets sets;
         tbbt_fsdep_sets(&s->rec, &sets);
         s->nchg = (uint8_t)tbbt_fsdep_changes(&sets, s->chg);
-        s->shown = checked_obj(&s->rec);
+        s->shown = tbbt_fsdep_shown(&s->rec);
         tbbt_fsdep_admit(e->locks, q, s->clone, &sets,
                          e->o->order == TBBT_ORDER_FSDEP ? TBBT_FSDEP_ALL : TBBT_FSDEP_NAMES);
         if (e->o->order == TBBT_ORDER_FSDEP && s->ndeps == 0) {

@@ -225,6 +225,17 @@ int tbbt_fsdep_changes(const struct tbbt_fsdep_sets *s, uint64_t *out)
     return n;
 }
 
+uint64_t tbbt_fsdep_shown(const struct tbbt_trace_rec *rec)
+{
+    switch (tbbt_ns_op(rec)) {
+    case TBBT_NS_OP_LOOKUP: case TBBT_NS_OP_CREATE: case TBBT_NS_OP_MKDIR:
+    case TBBT_NS_OP_SYMLINK: case TBBT_NS_OP_MKNOD:
+        return TBBT_HAS(rec, TBBT_F_ID_OBJ) ? rec->id_obj : 0;
+    default:
+        return TBBT_HAS(rec, TBBT_F_ID) ? rec->id : 0;
+    }
+}
+
 /* Drops readers that released; true if the entry holds nothing live. */
 static bool compact(struct tbbt_fsdep *t, struct objlock *o)
 {

@@ -74,6 +74,13 @@ void tbbt_fsdep_sets(const struct tbbt_trace_rec *rec, struct tbbt_fsdep_sets *s
  */
 int tbbt_fsdep_changes(const struct tbbt_fsdep_sets *s, uint64_t *out);
 
+/*
+ * The object whose post-operation attributes rec's reply shows: the object a LOOKUP
+ * found or a create made, else the object of its handle; 0 if none.  With
+ * tbbt_fsdep_changes(), the racy-reply rule of tbbt-play and tbbt-compare.
+ */
+uint64_t tbbt_fsdep_shown(const struct tbbt_trace_rec *rec);
+
 struct tbbt_fsdep;
 
 /* True while request seq still holds its locks. */
