@@ -1442,13 +1442,12 @@ static void rx_check_entries(struct eng *e, const struct slot *s, uint32_t n, bo
  * not as traced, even when every status matched.  Receive thread (it owns rep_rx and
  * rx_listings).
  */
-static void rx_check(struct eng *e, const struct slot *s, uint32_t vers, uint32_t proc)
+static void rx_check(struct eng *e, const struct slot *s, uint32_t vers, uint32_t proc,
+                     const struct tbbt_nfsreq_listing *l)
 {
     struct tbbt_report *rep = e->rep_rx;
     const struct tbbt_trace_rec *r = &s->rec;
     struct tbbt_fattr a;
-    uint32_t n;
-    bool eof;
 
     if (TBBT_HAS(r, TBBT_F_OBJ_ATTR) && tbbt_nfsreq_post_attr(vers, proc, &s->res, &a)) {
         const struct tbbt_fattr *t = &r->obj_attr;
@@ -1466,9 +1465,8 @@ static void rx_check(struct eng *e, const struct slot *s, uint32_t vers, uint32_
         if (t->type != 2 && t->type == a.type && t->nlink != a.nlink)
             tbbt_report_mismatch(rep, r->prog, r->proc, "nlink");
     }
-    if (TBBT_HAS(r, TBBT_F_ENTRIES) && !(r->flags & TBBT_RF_REPLY_TRUNC) &&
-        tbbt_nfsreq_readdir_count(vers, proc, &s->res, &n, &eof))
-        rx_check_entries(e, s, n, eof);
+    if (l && TBBT_HAS(r, TBBT_F_ENTRIES) && !(r->flags & TBBT_RF_REPLY_TRUNC))
+        rx_check_entries(e, s, l->n, l->eof);
 }
 
 /* Outside mu: decodes what the player needs from a reply, then frees the results. */
@@ -1487,13 +1485,18 @@ static void rx_extract(struct eng *e, const struct tbbt_rpcconn_reply *rp, struc
     uint32_t vers = r->prog == TBBT_PROG_NFS2 ? 2 : 3;
     uint32_t proc = s->fixup ? lookup_proc(r) : r->proc;
     d->nfs = proc == 0 ? 0 : rp->res_status;
-    if (d->nfs == 0) {
+    struct tbbt_nfsreq_listing l;
+    bool listing = false;
+    if (d->nfs == 0 && s->xres) {
         d->fhlen = tbbt_nfsreq_new_fh(vers, proc, &s->res, d->fh);
-        d->tail = tbbt_nfsreq_readdir_tail(vers, proc, &s->res, &d->cookie, &d->verf, &(bool){0});
+        listing = tbbt_nfsreq_readdir(vers, proc, &s->res, &l);
+        d->tail = listing && l.n > 0;
+        d->cookie = l.last_cookie;
+        d->verf = l.verf;
     }
     if (s->xres && s->checked && !s->fixup && d->nfs == s->expected) {
         if (!s->racy)
-            rx_check(e, s, vers, proc);
+            rx_check(e, s, vers, proc, listing ? &l : NULL);
         else
             d->racy = true;
     }

@@ -492,7 +492,8 @@ MADE3_FH(xdr_mknod3_fh, MKNOD3res, MKNOD3res_u)
  * Decoders: every NFSv3 result the player reads the object's post-operation attributes
  * of (checked against the trace, tbbt_nfsreq_post_attr()), its new handle or its
  * directory positions.  Results of REMOVE, RMDIR and RENAME (directory attributes only)
- * are not decoded.  Fields each procedure needs; beyond these, need_of(): CREATE
+ * are not decoded, nor those of the procedures whose results are only read for the
+ * object's attributes when the record has none to check them against (attrs_only()).  Fields each procedure needs; beyond these, need_of(): CREATE
  * EXCLUSIVE needs createverf, MKNOD CHR/BLK needs rdev.  Optional, with their defaults: sattr (set nothing; SETATTR
  * needs it), WRITE stable (UNSTABLE), readdir cookieverf (0).
  */
@@ -639,6 +640,19 @@ static int take_handle(struct tbbt_nfsreq *q, int slot, const struct tbbt_handle
     return 0;
 }
 
+/* NFSv3 procedures whose results the player reads only for the object's attributes. */
+static bool attrs_only(uint32_t proc)
+{
+    switch (proc) {
+    case NFSPROC3_GETATTR: case NFSPROC3_SETATTR: case NFSPROC3_ACCESS:
+    case NFSPROC3_READLINK: case NFSPROC3_READ: case NFSPROC3_WRITE: case NFSPROC3_LINK:
+    case NFSPROC3_FSSTAT: case NFSPROC3_FSINFO: case NFSPROC3_PATHCONF: case NFSPROC3_COMMIT:
+        return true;
+    default:
+        return false;
+    }
+}
+
 int tbbt_nfsreq_build(struct tbbt_nfsreq *q, const struct tbbt_trace_rec *rec,
                       const struct tbbt_handles *h, uint64_t *missing)
 {
@@ -667,6 +681,10 @@ int tbbt_nfsreq_build(struct tbbt_nfsreq *q, const struct tbbt_trace_rec *rec,
     q->xargs = d->xargs;
     q->xres = d->xres;
     q->res_size = d->res_size;
+    if (vers == 3 && attrs_only(rec->proc) && !TBBT_HAS(rec, TBBT_F_OBJ_ATTR)) {
+        q->xres = NULL;     /* nothing to check the result against: its status will do */
+        q->res_size = 0;
+    }
     return 0;
 }
 
@@ -763,64 +781,31 @@ uint32_t tbbt_nfsreq_new_fh(uint32_t vers, uint32_t proc, const union tbbt_nfsre
     return copy_fh(fh, res->dirop2.nfs2_diropres_u.diropok.file, NFS2_FHSIZE);
 }
 
-static bool tail3(const READDIR3res *r, uint64_t *cookie, uint64_t *verf, bool *eof)
+bool tbbt_nfsreq_readdir(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
+                         struct tbbt_nfsreq_listing *l)
 {
-    const entry3 *e = r->READDIR3res_u.resok.reply.entries;
-
-    if (r->status != NFS3_OK)
+    memset(l, 0, sizeof(*l));
+    if (vers == 3 && proc == NFSPROC3_READDIR && res->readdir3.status == NFS3_OK) {
+        const READDIR3resok *ok = &res->readdir3.READDIR3res_u.resok;
+        for (const entry3 *e = ok->reply.entries; e; e = e->nextentry, l->n++)
+            l->last_cookie = e->cookie;
+        l->verf = get_be(ok->cookieverf, NFS3_COOKIEVERFSIZE);
+        l->eof = ok->reply.eof != 0;
+    } else if (vers == 3 && proc == NFSPROC3_READDIRPLUS && res->readdirplus3.status == NFS3_OK) {
+        const READDIRPLUS3resok *ok = &res->readdirplus3.READDIRPLUS3res_u.resok;
+        for (const entryplus3 *e = ok->reply.entries; e; e = e->nextentry, l->n++)
+            l->last_cookie = e->cookie;
+        l->verf = get_be(ok->cookieverf, NFS3_COOKIEVERFSIZE);
+        l->eof = ok->reply.eof != 0;
+    } else if (vers == 2 && proc == NFSPROC_READDIR && res->readdir2.status == NFS_OK) {
+        const nfs2_readdirok *ok = &res->readdir2.nfs2_readdirres_u.readdirok;
+        for (const nfs2_entry *e = ok->entries; e; e = e->nextentry, l->n++)
+            l->last_cookie = get_be(e->cookie, NFS2_COOKIESIZE);
+        l->eof = ok->eof != 0;
+    } else {
         return false;
-    *verf = get_be(r->READDIR3res_u.resok.cookieverf, NFS3_COOKIEVERFSIZE);
-    *eof = r->READDIR3res_u.resok.reply.eof != 0;
-    if (!e)
-        return false;
-    while (e->nextentry)
-        e = e->nextentry;
-    *cookie = e->cookie;
+    }
     return true;
-}
-
-static bool tail3plus(const READDIRPLUS3res *r, uint64_t *cookie, uint64_t *verf, bool *eof)
-{
-    const entryplus3 *e = r->READDIRPLUS3res_u.resok.reply.entries;
-
-    if (r->status != NFS3_OK)
-        return false;
-    *verf = get_be(r->READDIRPLUS3res_u.resok.cookieverf, NFS3_COOKIEVERFSIZE);
-    *eof = r->READDIRPLUS3res_u.resok.reply.eof != 0;
-    if (!e)
-        return false;
-    while (e->nextentry)
-        e = e->nextentry;
-    *cookie = e->cookie;
-    return true;
-}
-
-static bool tail2(const nfs2_readdirres *r, uint64_t *cookie, uint64_t *verf, bool *eof)
-{
-    const nfs2_entry *e = r->nfs2_readdirres_u.readdirok.entries;
-
-    if (r->status != NFS_OK)
-        return false;
-    *verf = 0;
-    *eof = r->nfs2_readdirres_u.readdirok.eof != 0;
-    if (!e)
-        return false;
-    while (e->nextentry)
-        e = e->nextentry;
-    *cookie = get_be(e->cookie, NFS2_COOKIESIZE);
-    return true;
-}
-
-bool tbbt_nfsreq_readdir_tail(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
-                              uint64_t *cookie, uint64_t *verf, bool *eof)
-{
-    if (vers == 3 && proc == NFSPROC3_READDIR)
-        return tail3(&res->readdir3, cookie, verf, eof);
-    if (vers == 3 && proc == NFSPROC3_READDIRPLUS)
-        return tail3plus(&res->readdirplus3, cookie, verf, eof);
-    if (vers == 2 && proc == NFSPROC_READDIR)
-        return tail2(&res->readdir2, cookie, verf, eof);
-    return false;
 }
 
 /* The object's post-operation attributes of a decoded NFSv3 result, or NULL. */
@@ -887,30 +872,3 @@ bool tbbt_nfsreq_post_attr(uint32_t vers, uint32_t proc, const union tbbt_nfsreq
     return true;
 }
 
-bool tbbt_nfsreq_readdir_count(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
-                               uint32_t *n, bool *eof)
-{
-    uint32_t k = 0;
-
-    if (vers == 3 && proc == NFSPROC3_READDIR && res->readdir3.status == NFS3_OK) {
-        for (const entry3 *e = res->readdir3.READDIR3res_u.resok.reply.entries; e;
-             e = e->nextentry)
-            k++;
-        *eof = res->readdir3.READDIR3res_u.resok.reply.eof != 0;
-    } else if (vers == 3 && proc == NFSPROC3_READDIRPLUS &&
-               res->readdirplus3.status == NFS3_OK) {
-        for (const entryplus3 *e = res->readdirplus3.READDIRPLUS3res_u.resok.reply.entries; e;
-             e = e->nextentry)
-            k++;
-        *eof = res->readdirplus3.READDIRPLUS3res_u.resok.reply.eof != 0;
-    } else if (vers == 2 && proc == NFSPROC_READDIR && res->readdir2.status == NFS_OK) {
-        for (const nfs2_entry *e = res->readdir2.nfs2_readdirres_u.readdirok.entries; e;
-             e = e->nextentry)
-            k++;
-        *eof = res->readdir2.nfs2_readdirres_u.readdirok.eof != 0;
-    } else {
-        return false;
-    }
-    *n = k;
-    return true;
-}

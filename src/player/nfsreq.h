@@ -162,7 +162,10 @@ void tbbt_nfsreq_set_cookie(struct tbbt_nfsreq *q, uint64_t cookie, uint64_t ver
  * Results the player decodes: every NFSv3 procedure but NULL, REMOVE, RMDIR and RENAME
  * (LOOKUP and the CREATE-like ones up to the object's attributes, READLINK and READ up
  * to them: not the link text, not the data), and NFSv2 LOOKUP, CREATE, MKDIR (diropres)
- * and READDIR.  For these q->xres is set; for all others it is NULL.  Decode only with
+ * and READDIR; of the procedures read only for the object's attributes (GETATTR, SETATTR,
+ * ACCESS, READLINK, READ, WRITE, LINK, FSSTAT, FSINFO, PATHCONF, COMMIT) only when the
+ * record has the traced attributes to check them against (TBBT_F_OBJ_ATTR).  For these
+ * q->xres is set; for all others it is NULL.  Decode only with
  * q->xres into zeroed storage of at least q->res_size bytes; release with
  * xdr_free(q->xres, res) in the scope that decoded it.
  */
@@ -207,15 +210,22 @@ xdrproc_t tbbt_nfsreq_lookup_xres(uint32_t vers, size_t *res_size);
 uint32_t tbbt_nfsreq_new_fh(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
                             uint8_t fh[TBBT_HANDLE_MAX]);
 
+/* What a READDIR(PLUS) reply said (tbbt_nfsreq_readdir()). */
+struct tbbt_nfsreq_listing {
+    uint32_t n;                 /* entries */
+    uint64_t last_cookie;       /* the last entry's cookie (v2: big-endian value of its 4
+                                   bytes); meaningful when n > 0 */
+    uint64_t verf;              /* v3 cookieverf as a big-endian u64, v2 0 */
+    bool eof;
+};
+
 /*
- * READDIR(PLUS) replies (v3 READDIR, READDIRPLUS; v2 READDIR): when the status is OK,
- * sets *verf (v3 cookieverf as big-endian u64, v2 0) and *eof; when there are entries,
- * sets *cookie to the last entry's cookie (v2: big-endian value of its 4 bytes) and
- * returns true.  Returns false with no entries, a status not OK or another procedure
- * (*cookie then untouched; *verf and *eof untouched unless the status was OK).
+ * A READDIR(PLUS) reply (v3 READDIR, READDIRPLUS; v2 READDIR) with status OK, in one
+ * walk of its entries: fills *l and returns true.  Another status or procedure: false.
+ * res borrowed.
  */
-bool tbbt_nfsreq_readdir_tail(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
-                              uint64_t *cookie, uint64_t *verf, bool *eof);
+bool tbbt_nfsreq_readdir(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
+                         struct tbbt_nfsreq_listing *l);
 
 /*
  * The post-operation attributes of the object an NFSv3 result (decoded with q->xres)
@@ -227,9 +237,5 @@ bool tbbt_nfsreq_readdir_tail(uint32_t vers, uint32_t proc, const union tbbt_nfs
  */
 bool tbbt_nfsreq_post_attr(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
                            struct tbbt_fattr *out);
-
-/* READDIR(PLUS) results with status OK: the number of entries (*n) and *eof; true. */
-bool tbbt_nfsreq_readdir_count(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
-                               uint32_t *n, bool *eof);
 
 #endif

@@ -6,7 +6,7 @@
  * the same rpcgen routine, and the key fields are checked (handles, names, offsets,
  * counts, sattr mapping, no SETATTR guard, write data).  Also: the TBBT_NFSREQ_* refusals
  * (NOT_NFS, MISSING, NO_HANDLE, UNSENDABLE), tbbt_nfsreq_needs(), set_cookie, and the
- * reply helpers new_fh and readdir_tail on results encoded by hand and decoded with
+ * reply helpers new_fh and readdir on results encoded by hand and decoded with
  * q->xres.  No server is needed.
  */
 #include <stdarg.h>
@@ -254,6 +254,13 @@ static void test_v3_null(void **state)
     assert_int_equal(roundtrip(f, out, sizeof(out)), 0);
 }
 
+/* The record carries the traced reply's object attributes (the player checks them). */
+static void set_attrs(struct tbbt_trace_rec *r)
+{
+    r->obj_attr.type = 1;
+    TBBT_SET(r, TBBT_F_OBJ_ATTR);
+}
+
 /* GETATTR, READLINK, FSSTAT, FSINFO, PATHCONF: just the object's handle. */
 static void test_v3_obj(void **state)
 {
@@ -265,6 +272,9 @@ static void test_v3_obj(void **state)
         GETATTR3args out;
 
         set_id(rec_new(f, TBBT_PROG_NFS3, procs[i]), ID_A);
+        build_ok(f, 3);
+        assert_null(f->q.xres);       /* no traced attributes: nothing to decode */
+        set_attrs(&f->rec);
         build_ok(f, 3);
         assert_non_null(f->q.xres);   /* the object's attributes are checked */
         roundtrip(f, &out, sizeof(out));
@@ -1203,6 +1213,7 @@ static void test_post_attr(void **state)
     rr.READ3res_u.resok.data.data_val = data;
     set_id(rec_new(f, TBBT_PROG_NFS3, NFSPROC3_READ), ID_A);
     set_io(&f->rec, 0, 16);
+    set_attrs(&f->rec);
     build_ok(f, 3);
     encode_decode_res(f, (xdrproc_t)xdr_READ3res, &rr, &res);
     assert_true(tbbt_nfsreq_post_attr(3, NFSPROC3_READ, &res, &a));
@@ -1216,6 +1227,7 @@ static void test_post_attr(void **state)
     wr.WRITE3res_u.resok.file_wcc.after.post_op_attr_u.attributes = fa;
     set_id(rec_new(f, TBBT_PROG_NFS3, NFSPROC3_WRITE), ID_A);
     set_io(&f->rec, 0, 16);
+    set_attrs(&f->rec);
     build_ok(f, 3);
     encode_decode_res(f, (xdrproc_t)xdr_WRITE3res, &wr, &res);
     assert_true(tbbt_nfsreq_post_attr(3, NFSPROC3_WRITE, &res, &a));
@@ -1229,6 +1241,7 @@ static void test_post_attr(void **state)
     /* GETATTR not OK: nothing. */
     GETATTR3res gr = { .status = NFS3ERR_STALE };
     set_id(rec_new(f, TBBT_PROG_NFS3, NFSPROC3_GETATTR), ID_A);
+    set_attrs(&f->rec);
     build_ok(f, 3);
     encode_decode_res(f, (xdrproc_t)xdr_GETATTR3res, &gr, &res);
     assert_false(tbbt_nfsreq_post_attr(3, NFSPROC3_GETATTR, &res, &a));
@@ -1243,35 +1256,34 @@ static void test_readdir_tail_v3(void **state)
     };
     READDIR3res rd = { .status = NFS3_OK };
     union tbbt_nfsreq_res res;
-    uint64_t cookie = 0, verf = 0;
-    bool eof = false;
+    struct tbbt_nfsreq_listing l;
 
     memcpy(rd.READDIR3res_u.resok.cookieverf, "\0\0\0\0\0\0\1\2", 8);
     rd.READDIR3res_u.resok.reply.entries = e;
     rd.READDIR3res_u.resok.reply.eof = TRUE;
     build_readdir3(f, NFSPROC3_READDIR);
     encode_decode_res(f, (xdrproc_t)xdr_READDIR3res, &rd, &res);
-    assert_true(tbbt_nfsreq_readdir_tail(3, NFSPROC3_READDIR, &res, &cookie, &verf, &eof));
-    assert_int_equal(cookie, 0x7777);
-    assert_int_equal(verf, 0x0102);
-    assert_true(eof);
+    assert_true(tbbt_nfsreq_readdir(3, NFSPROC3_READDIR, &res, &l));
+    assert_int_equal(l.n, 3);
+    assert_int_equal(l.last_cookie, 0x7777);
+    assert_int_equal(l.verf, 0x0102);
+    assert_true(l.eof);
     xdr_free(f->q.xres, &res);
 
-    /* No entries: false, but verf and eof are reported. */
+    /* No entries: true, no entries, verf and eof reported. */
     rd.READDIR3res_u.resok.reply.entries = NULL;
     rd.READDIR3res_u.resok.reply.eof = FALSE;
     encode_decode_res(f, (xdrproc_t)xdr_READDIR3res, &rd, &res);
-    cookie = 5;
-    eof = true;
-    assert_false(tbbt_nfsreq_readdir_tail(3, NFSPROC3_READDIR, &res, &cookie, &verf, &eof));
-    assert_int_equal(cookie, 5);
-    assert_false(eof);
+    assert_true(tbbt_nfsreq_readdir(3, NFSPROC3_READDIR, &res, &l));
+    assert_int_equal(l.n, 0);
+    assert_int_equal(l.verf, 0x0102);
+    assert_false(l.eof);
     xdr_free(f->q.xres, &res);
 
     /* Not OK. */
     rd = (READDIR3res){ .status = NFS3ERR_BAD_COOKIE };
     encode_decode_res(f, (xdrproc_t)xdr_READDIR3res, &rd, &res);
-    assert_false(tbbt_nfsreq_readdir_tail(3, NFSPROC3_READDIR, &res, &cookie, &verf, &eof));
+    assert_false(tbbt_nfsreq_readdir(3, NFSPROC3_READDIR, &res, &l));
     xdr_free(f->q.xres, &res);
 }
 
@@ -1283,8 +1295,7 @@ static void test_readdir_tail_v3plus(void **state)
                         { .fileid = 8, .name = "y", .cookie = 20, .nextentry = NULL } };
     READDIRPLUS3res rd = { .status = NFS3_OK };
     union tbbt_nfsreq_res res;
-    uint64_t cookie = 0, verf = 0;
-    bool eof = true;
+    struct tbbt_nfsreq_listing l;
 
     e[1].name_handle.handle_follows = TRUE;
     e[1].name_handle.post_op_fh3_u.handle.data.data_len = sizeof(h);
@@ -1293,12 +1304,13 @@ static void test_readdir_tail_v3plus(void **state)
     rd.READDIRPLUS3res_u.resok.reply.entries = e;
     build_readdir3(f, NFSPROC3_READDIRPLUS);
     encode_decode_res(f, (xdrproc_t)xdr_READDIRPLUS3res, &rd, &res);
-    assert_true(tbbt_nfsreq_readdir_tail(3, NFSPROC3_READDIRPLUS, &res, &cookie, &verf, &eof));
-    assert_int_equal(cookie, 20);
-    assert_int_equal(verf, 0xff00000000000000ull);
-    assert_false(eof);
+    assert_true(tbbt_nfsreq_readdir(3, NFSPROC3_READDIRPLUS, &res, &l));
+    assert_int_equal(l.n, 2);
+    assert_int_equal(l.last_cookie, 20);
+    assert_int_equal(l.verf, 0xff00000000000000ull);
+    assert_false(l.eof);
     /* Not a readdir procedure: false. */
-    assert_false(tbbt_nfsreq_readdir_tail(3, NFSPROC3_LOOKUP, &res, &cookie, &verf, &eof));
+    assert_false(tbbt_nfsreq_readdir(3, NFSPROC3_LOOKUP, &res, &l));
     xdr_free(f->q.xres, &res);
 }
 
@@ -1309,8 +1321,7 @@ static void test_readdir_tail_v2(void **state)
     nfs2_readdirres rd = { .status = NFS_OK };
     struct tbbt_trace_rec *r = rec_new(f, TBBT_PROG_NFS2, NFSPROC_READDIR);
     union tbbt_nfsreq_res res;
-    uint64_t cookie = 0, verf = 9;
-    bool eof = false;
+    struct tbbt_nfsreq_listing l;
 
     set_id(r, ID_A);
     r->count = 1024;
@@ -1320,23 +1331,25 @@ static void test_readdir_tail_v2(void **state)
     rd.nfs2_readdirres_u.readdirok.entries = e;
     rd.nfs2_readdirres_u.readdirok.eof = TRUE;
     encode_decode_res(f, (xdrproc_t)xdr_nfs2_readdirres, &rd, &res);
-    assert_true(tbbt_nfsreq_readdir_tail(2, NFSPROC_READDIR, &res, &cookie, &verf, &eof));
-    assert_int_equal(cookie, 0x00010002);
-    assert_int_equal(verf, 0);
-    assert_true(eof);
+    assert_true(tbbt_nfsreq_readdir(2, NFSPROC_READDIR, &res, &l));
+    assert_int_equal(l.n, 2);
+    assert_int_equal(l.last_cookie, 0x00010002);
+    assert_int_equal(l.verf, 0);
+    assert_true(l.eof);
     xdr_free(f->q.xres, &res);
 
     rd = (nfs2_readdirres){ .status = NFSERR_STALE };
     encode_decode_res(f, (xdrproc_t)xdr_nfs2_readdirres, &rd, &res);
-    assert_false(tbbt_nfsreq_readdir_tail(2, NFSPROC_READDIR, &res, &cookie, &verf, &eof));
+    assert_false(tbbt_nfsreq_readdir(2, NFSPROC_READDIR, &res, &l));
     xdr_free(f->q.xres, &res);
 }
 
-/* Every procedure that builds has an encoder, and only the listed ones a decoder. */
+/* Every procedure that builds has an encoder, and only the listed ones a decoder (those
+ * read only for the object's attributes when the record has traced attributes). */
 static void test_xres_only_where_needed(void **state)
 {
     struct fix *f = *state;
-    int decoded3 = 0, decoded2 = 0;
+    int decoded3 = 0, plain3 = 0, decoded2 = 0;
 
     for (int p = 0; p < 22; p++) {
         struct tbbt_trace_rec *r = rec_new(f, TBBT_PROG_NFS3, p);
@@ -1353,6 +1366,9 @@ static void test_xres_only_where_needed(void **state)
                       (uint64_t)1 << TBBT_F_FTYPE | (uint64_t)1 << TBBT_F_DIRCOUNT |
                       (uint64_t)1 << TBBT_F_MAXCOUNT;
         r->ftype = NF3SOCK;
+        build_ok(f, 3);
+        plain3 += f->q.xres != NULL;
+        set_attrs(r);
         build_ok(f, 3);
         if (f->q.xres) {
             decoded3++;
@@ -1378,6 +1394,8 @@ static void test_xres_only_where_needed(void **state)
         decoded2 += f->q.xres != NULL;
     }
     assert_int_equal(decoded3, 18);   /* all but NULL, REMOVE, RMDIR, RENAME */
+    assert_int_equal(plain3, 7);      /* without traced attributes: LOOKUP, the four
+                                         creates, READDIR, READDIRPLUS */
     assert_int_equal(decoded2, 4);
 }
 
