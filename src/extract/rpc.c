@@ -31,9 +31,6 @@
 #define RPC_VERSION 2u            /* rpcvers of RFC 5531 */
 #define AUTH_BYTES_MAX 400u       /* MAX_AUTH_BYTES: opaque_auth body bound */
 #define AUTH_SYS_FLAVOR 1u
-#define MACHNAME_MAX 255u         /* AUTH_SYS machine name bound */
-#define GIDS_MAX 16u              /* AUTH_SYS gids bound */
-G_STATIC_ASSERT(MACHNAME_MAX == TBBT_MACHINE_MAX && GIDS_MAX == TBBT_CRED_GIDS_MAX);
 #define ACCEPTED 0u               /* reply_stat MSG_ACCEPTED; 1 is MSG_DENIED */
 #define ACC_PROG_MISMATCH 2u
 #define ACC_SYSTEM_ERR 5u
@@ -60,52 +57,64 @@ static bool get_auth(struct tbbt_buf *b, uint32_t *flavor, const uint8_t **body,
     return tbbt_buf_skip(b, padded(*len));
 }
 
-/* AUTH_SYS credential body (RFC 5531 appendix A); false if it does not parse. */
-static bool parse_authsys(const uint8_t *p, uint32_t len, struct tbbt__rpc_hdr *h)
-{
-    struct tbbt_buf b;
-    uint32_t n, uid, gid;
-
-    tbbt_buf_init(&b, p, len);
-    tbbt_buf_skip(&b, 4);                 /* stamp */
-    n = tbbt_buf_get_be32(&b);            /* machine name */
-    if (b.trunc || n > MACHNAME_MAX || !tbbt_buf_skip(&b, padded(n)))
-        return false;
-    uid = tbbt_buf_get_be32(&b);
-    gid = tbbt_buf_get_be32(&b);
-    n = tbbt_buf_get_be32(&b);            /* gids */
-    if (b.trunc || n > GIDS_MAX || !tbbt_buf_skip(&b, (size_t)n * 4))
-        return false;
-    h->uid = uid;
-    h->gid = gid;
-    h->sys = p + 4;                       /* up to the last gid: not any bytes after */
-    h->sys_len = (uint32_t)(b.p - h->sys);
-    return true;
-}
-
-bool tbbt__rpc_authsys(const uint8_t *sys, uint32_t len, struct tbbt_cred *cred)
+/*
+ * The AUTH_SYS credential after its stamp (machine name, uid, gid, gids; RFC 5531
+ * appendix A) at sys[0..len): false if it does not parse.  Sets *uid, *gid and *used
+ * (bytes up to the last gid); fills *cred too when cred is not NULL.
+ */
+static bool walk_authsys(const uint8_t *sys, uint32_t len, uint32_t *uid, uint32_t *gid,
+                         size_t *used, struct tbbt_cred *cred)
 {
     struct tbbt_buf b;
     const uint8_t *name;
     uint32_t n;
 
-    memset(cred, 0, sizeof(*cred));
     tbbt_buf_init(&b, sys, len);
-    n = tbbt_buf_get_be32(&b);
-    if (b.trunc || n > MACHNAME_MAX || !(name = tbbt_buf_get(&b, n)) ||
+    n = tbbt_buf_get_be32(&b);            /* machine name */
+    if (b.trunc || n > TBBT_MACHINE_MAX || !(name = tbbt_buf_get(&b, n)) ||
         !tbbt_buf_skip(&b, padded(n) - n))
         return false;
-    memcpy(cred->machine, name, n);
-    cred->machine_len = n;
-    cred->uid = tbbt_buf_get_be32(&b);
-    cred->gid = tbbt_buf_get_be32(&b);
-    n = tbbt_buf_get_be32(&b);
-    if (b.trunc || n > GIDS_MAX)
+    if (cred) {
+        memcpy(cred->machine, name, n);
+        cred->machine_len = n;
+    }
+    *uid = tbbt_buf_get_be32(&b);
+    *gid = tbbt_buf_get_be32(&b);
+    n = tbbt_buf_get_be32(&b);            /* gids */
+    if (b.trunc || n > TBBT_CRED_GIDS_MAX)
         return false;
-    for (uint32_t i = 0; i < n; i++)
-        cred->gids[i] = tbbt_buf_get_be32(&b);
-    cred->ngids = n;
+    if (cred) {
+        for (uint32_t i = 0; i < n; i++)
+            cred->gids[i] = tbbt_buf_get_be32(&b);
+        cred->ngids = n;
+    } else {
+        tbbt_buf_skip(&b, (size_t)n * 4);
+    }
+    *used = (size_t)(b.p - sys);
     return !b.trunc;
+}
+
+/* The AUTH_SYS credential body of a call (stamp first): uid, gid and where its fields are. */
+static bool parse_authsys(const uint8_t *p, uint32_t len, struct tbbt__rpc_hdr *h)
+{
+    size_t used;
+    uint32_t uid, gid;
+
+    if (len < 4 || !walk_authsys(p + 4, len - 4, &uid, &gid, &used, NULL))
+        return false;
+    h->uid = uid;
+    h->gid = gid;
+    h->sys = p + 4;                       /* up to the last gid: not any bytes after */
+    h->sys_len = (uint32_t)used;
+    return true;
+}
+
+bool tbbt__rpc_authsys(const uint8_t *sys, uint32_t len, struct tbbt_cred *cred)
+{
+    size_t used;
+
+    memset(cred, 0, sizeof(*cred));
+    return walk_authsys(sys, len, &cred->uid, &cred->gid, &used, cred);
 }
 
 /* After xid and msg_type CALL: rpcvers, prog, vers, proc, cred, verf. */
