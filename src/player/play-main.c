@@ -250,7 +250,7 @@ static struct tbbt_rpcconn *conn_to(bool udp, const char *host, uint16_t port, c
 {
     struct tbbt_rpcconn_opts o = {
         .transport = udp ? TBBT_RPCCONN_UDP : TBBT_RPCCONN_TCP,
-        .flavor = TBBT_RPCCONN_AUTH_SYS, .machine = "tbbt-play",
+        .flavor = TBBT_RPCCONN_AUTH_SYS, .machine = TBBT_PLAYER_MACHINE,
         .uid = opt_uid >= 0 ? (uint32_t)opt_uid : 0, .gid = opt_gid >= 0 ? (uint32_t)opt_gid : 0,
         .reserved_port = opt_reserved_ports,
     };

@@ -37,6 +37,9 @@
 #define TBBT_INFO_MAX 12      /* values in an fsstat/fsinfo/pathconf/statfs result */
 #define TBBT_CRED_GIDS_MAX 16 /* supplementary gids of an AUTH_SYS credential (RFC 5531 A) */
 #define TBBT_MACHINE_MAX 255  /* longest AUTH_SYS machine name (RFC 5531 appendix A) */
+/* The machine name of tbbt-play's own calls (start-up, grace probe, --verify, --uid):
+ * tbbt-compare tells them from replayed ones by it. */
+#define TBBT_PLAYER_MACHINE "tbbt-play"
 
 /* Which protocol a record belongs to. */
 enum tbbt_prog {
