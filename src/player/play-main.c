@@ -39,6 +39,7 @@ static gdouble opt_speed = 1.0;
 static gint opt_clones = 1, opt_first_clone, opt_window = 4096, opt_max_out = 64;
 static gint opt_batch = 32, opt_recv_batch;
 static gchar *opt_conns = "client";
+static unsigned opt_nconns;         /* --connections N, 0 for 'client' (check_usage()) */
 static gboolean opt_reserved_ports;
 static gint opt_nfs_port, opt_mount_port, opt_uid = -1, opt_gid = -1, opt_timeout_ms;
 static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30, opt_jukebox_wait_s = 300;
@@ -284,7 +285,8 @@ static int getport(struct run *r, uint32_t prog, uint32_t vers, uint16_t *port)
 
 /*
  * One pass over the trace's record headers (every optional field skipped): its NFS
- * version (that of its first NFS record, 3 if none) and, for --connections client, the
+ * version (that of its first NFS record, 3 if none; with --connections N it stops
+ * there) and, for --connections client, the
  * connection of each endpoint: the traced client connections (client address, port
  * and transport) of its NFS records, numbered in order of first use; beyond
  * TBBT_ENGINE_MAX_CONNS they share round robin.  *map given (g_free()).
@@ -311,6 +313,8 @@ static int scan_trace(struct run *r, const char *path)
         if (!vers_known) {
             r->vers = rec.prog == TBBT_PROG_NFS2 ? 2 : 3;
             vers_known = true;
+            if (opt_nconns)
+                break;      /* --connections N: the version is all it needs */
         }
         if (rec.endpoint < map->len && g_array_index(map, uint16_t, rec.endpoint))
             continue;
@@ -586,12 +590,12 @@ static int play(void)
     o.reorder = opt_reorder != NULL;
     o.reorder_spec = reorder_spec;
     o.reorder_seed = (uint64_t)opt_reorder_seed;
-    if (strcmp(opt_conns, "client") == 0) {
+    if (opt_nconns == 0) {
         o.connections = MAX(1u, MIN(r.nclients, TBBT_ENGINE_MAX_CONNS));
         o.conn_map = r.conn_map;
         o.conn_map_len = r.conn_map_len;
     } else {
-        o.connections = (unsigned)atoi(opt_conns);
+        o.connections = opt_nconns;
     }
     o.reserved_ports = opt_reserved_ports;
     o.batch = (unsigned)opt_batch;
@@ -666,11 +670,13 @@ static const char *check_usage(void)
         opt_max_out < 1 || opt_batch < 1 || opt_recv_batch < 0)
         return "--clones (1..1000), --window (2 or more), --max-outstanding and --batch "
                "must be positive";
+    opt_nconns = 0;
     if (strcmp(opt_conns, "client") != 0) {
         char *end;
         long n = strtol(opt_conns, &end, 10);
         if (*opt_conns == '\0' || *end || n < 1 || n > (long)TBBT_ENGINE_MAX_CONNS)
             return "--connections must be 'client' or a number 1..1024";
+        opt_nconns = (unsigned)n;
     }
     if (opt_retries < 0 || opt_retries > 50 || opt_retrans < 0 || opt_retrans > 50 ||
         opt_dead_s < 1 || opt_timeout_ms < 0 || opt_jukebox_wait_s < 0 ||
