@@ -12,6 +12,7 @@
 
 #include "proto/nfs3.h"
 #include "proto/proto.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 /* One synchronous NFSv3 call; 0 with *status, or a negative error with the reason. */
@@ -25,8 +26,8 @@ static int call3(struct tbbt_rpcconn *c, uint32_t proc, xdrproc_t xa, const void
     struct tbbt_rpcconn_reply rep;
     int rc = tbbt_rpcconn_call_sync(c, &call, timeout_ms, &rep);
     if (rc < 0) {
-        tbbt_errbuf(err, errlen, "grace probe %s: %s", proc == NFSPROC3_GETATTR ? "GETATTR"
-                    : "SETATTR", rc == -ETIMEDOUT ? "no reply" : tbbt_rpcconn_error(c));
+        tbbt_errbuf(err, errlen, "grace probe %s: %s", tbbt_proc_name(TBBT_PROG_NFS3, (int)proc),
+                    rc == -ETIMEDOUT ? "no reply" : tbbt_rpcconn_error(c));
         return rc;
     }
     *status = rep.status == TBBT_RPCCONN_OK ? rep.res_status : -1;
@@ -69,4 +70,10 @@ int tbbt_grace_probe(struct tbbt_rpcconn *c, uint32_t vers, const struct tbbt_rp
     *state = st == NFS3_OK ? TBBT_GRACE_NO
              : st == NFS3ERR_JUKEBOX ? TBBT_GRACE_YES : TBBT_GRACE_UNKNOWN;
     return 0;
+}
+
+const char *tbbt_grace_state_name(enum tbbt_grace_state st)
+{
+    static const char *const names[] = {"no", "yes", "unknown"};
+    return (unsigned)st < G_N_ELEMENTS(names) ? names[st] : "unknown";
 }

@@ -37,4 +37,7 @@ enum tbbt_grace_state {
 int tbbt_grace_probe(struct tbbt_rpcconn *c, uint32_t vers, const struct tbbt_rpcconn_fh *root,
                      int timeout_ms, enum tbbt_grace_state *state, char *err, size_t errlen);
 
+/* The state's name in the report ("no", "yes", "unknown"). */
+const char *tbbt_grace_state_name(enum tbbt_grace_state st);
+
 #endif

@@ -456,7 +456,6 @@ static int startup(struct run *r)
  */
 static int grace_check(struct run *r)
 {
-    static const char *const names[] = {"no", "yes", "unknown"};
     char err[512];
     const struct tbbt_handle *h = tbbt_handles_known(r->handles[0], r->root_id);
     if (!h || r->vers != 3)
@@ -476,7 +475,7 @@ static int grace_check(struct run *r)
                 "root was answered NFS3ERR_JUKEBOX): %s\n", opt_no_grace_wait
                 ? "replaying anyway (--no-grace-wait); calls that change state will wait"
                 : "waiting for it to end before the replay (--no-grace-wait: start at once)");
-        r->grace = names[st];
+        r->grace = tbbt_grace_state_name(st);
         while (!opt_no_grace_wait && rc == 0 && st == TBBT_GRACE_YES &&
                tbbt_now_ns() - t0 < limit) {
             g_usleep(250000);
@@ -488,7 +487,7 @@ static int grace_check(struct run *r)
                     ? "still in the grace period at --jukebox-wait; replaying anyway"
                     : "grace period over", r->grace_wait_s);
     } else if (rc == 0) {
-        r->grace = names[st];
+        r->grace = tbbt_grace_state_name(st);
     }
     tbbt_rpcconn_free(c);
     if (rc < 0)
