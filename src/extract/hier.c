@@ -332,10 +332,12 @@ struct slot {
     int type;
     struct tbbt_trace_rec rec;      /* SLOT_OP; owned by the slot, reused */
     uint32_t ref;                   /* SLOT_FH, SLOT_EP, SLOT_CRED */
-    uint32_t fh_len;
-    uint8_t fh[TBBT_FH_MAX];
-    struct tbbt_endpoint ep;
-    struct tbbt_cred cred;
+    uint32_t fh_len;                /* SLOT_FH */
+    union {                         /* the definition, by type */
+        uint8_t fh[TBBT_FH_MAX];
+        struct tbbt_endpoint ep;
+        struct tbbt_cred cred;
+    };
 };
 
 struct ring {
