@@ -52,9 +52,11 @@ static const GOptionEntry entries[] = {
      "TRACE"},
     {"manifest", 'm', 0, G_OPTION_ARG_FILENAME, &opt_manifest,
      "Manifest of the initial image (tbbt-init)", "FILE"},
-    {"server", 's', 0, G_OPTION_ARG_STRING, &opt_server, "NFS server (name or address)", "HOST"},
+    {"server", 's', 0, G_OPTION_ARG_STRING, &opt_server,
+     "NFS server (name or address; default: the manifest's server line)", "HOST"},
     {"export", 'e', 0, G_OPTION_ARG_STRING, &opt_export,
-     "Path to MOUNT on the server (for NFSv3 the export's real path)", "PATH"},
+     "Path to MOUNT on the server (for NFSv3 the export's real path; default: the "
+     "manifest's export line)", "PATH"},
     {"map", 0, 0, G_OPTION_ARG_FILENAME, &opt_map,
      "Hierarchy map (default: the manifest's, else TRACE.map)", "MAP"},
     {"image-root", 0, 0, G_OPTION_ARG_STRING, &opt_image_root,
@@ -244,6 +246,7 @@ struct run {
     struct tbbt_handles **handles;
     char *root_rel;
     struct subset ss;
+    bool usage_error;               /* startup(): no server or export to replay to */
 };
 
 static struct tbbt_rpcconn *conn_to(bool udp, const char *host, uint16_t port, char *err,
@@ -377,6 +380,17 @@ static int startup(struct run *r)
     int rc = tbbt_manifest_load(opt_manifest, &r->man, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, PROG ": %s\n", err);
+        return -1;
+    }
+    /* An image built through NFS (tbbt-init --server) names where it was built. */
+    if (!opt_server && r->man->server)
+        opt_server = g_strdup(r->man->server);
+    if (!opt_export && r->man->server && r->man->export_path)
+        opt_export = g_strdup(r->man->export_path);
+    if (!opt_server || !opt_export) {
+        fprintf(stderr, PROG ": --server and --export are needed (the manifest '%s' has no "
+                "server and export lines: its image was built locally)\n", opt_manifest);
+        r->usage_error = true;
         return -1;
     }
     if ((guint)(opt_first_clone + opt_clones) > r->man->clones->len) {
@@ -566,8 +580,11 @@ static int play(void)
     int status = TBBT_EXIT_FAIL;
     FILE *events = NULL;
     struct tbbt_verify_sizes *sizes = opt_verify ? tbbt_verify_sizes_new() : NULL;
-    if (startup(&r) < 0 || grace_check(&r) < 0)
+    if (startup(&r) < 0 || grace_check(&r) < 0) {
+        if (r.usage_error)
+            status = TBBT_EXIT_USAGE;
         goto out;
+    }
     if (opt_events && !(events = fopen(opt_events, "w"))) {
         fprintf(stderr, PROG ": cannot write '%s': %s\n", opt_events, g_strerror(errno));
         goto out;
@@ -655,8 +672,9 @@ out:
 
 static const char *check_usage(void)
 {
-    if (!opt_trace || !opt_manifest || !opt_server || !opt_export)
-        return "--trace, --manifest, --server and --export are needed";
+    if (!opt_trace || !opt_manifest)
+        return "--trace and --manifest are needed (--server and --export too unless the "
+               "manifest names them)";
     if (strcmp(opt_proto, "tcp") && strcmp(opt_proto, "udp"))
         return "--proto must be tcp or udp";
     if (strcmp(opt_order, "conservative") && strcmp(opt_order, "fsdep"))

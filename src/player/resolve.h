@@ -43,9 +43,10 @@ struct tbbt_manifest_obj {
 struct tbbt_manifest {
     char *root, *map;       /* from the root/map lines (unescaped; NULL if absent) */
     char *server;           /* from the server line: the image was built through NFS
-                               (tbbt-init --server) on this host; NULL if absent */
+                               (tbbt-init --server) on this host; NULL if absent.
+                               tbbt-play's default --server */
     char *export_path;      /* from the export line (with server): the export it mounted;
-                               root is then a server path under it */
+                               root is then a server path under it.  Default --export */
     GPtrArray *clones;      /* char *: clone directories relative to the root ("." for
                                one clone), in manifest order */
     GArray *objs;           /* struct tbbt_manifest_obj, in manifest order (parents

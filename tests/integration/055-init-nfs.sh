@@ -175,9 +175,10 @@ expect_fail "a server that stops answering" 1 "no reply from $S within 2 s" \
 kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; proxy_pid=""
 
 # ------------------------------------------------------------------ 4. replays
-replay() {   # replay NAME TRACE MANIFEST ARGS...: tbbt-play --verify, zero failures
-  local name=$1 trace=$2 man=$3; shift 3
-  timeout 300 "$play" --trace "$trace" --manifest "$man" --server "$S" --export "$E" \
+replay() {   # replay NAME TRACE MANIFEST [--from-manifest] ARGS...: --verify, zero failures
+  local name=$1 trace=$2 man=$3 where=(--server "$S" --export "$E"); shift 3
+  [ "${1:-}" != --from-manifest ] || { where=(); shift; }
+  timeout 300 "$play" --trace "$trace" --manifest "$man" "${where[@]}" \
     --verify -q --report-json "$work/$name.json" "$@" 2> "$work/$name.err" ||
     fail "$name: tbbt-play exit status $?: $(cat "$work/$name.err")"
   python3 - "$work/$name.json" "$name" <<'PY' || fail "$name: report $(cat "$work/$name.json")"
@@ -202,6 +203,15 @@ for t in mid scn; do
     --clones 3 --scope 1M --appends 4 || fail "build of $t over NFS, 3 clones, aged"
   replay "$t-clones3" "$work/$t.tbbt" "$work/p3-$t.manifest" --clones 3
 done
+# The manifest of an image built through NFS names its server and export: tbbt-play's
+# defaults.  A locally built image's names neither: without --server, a usage error.
+mkdir "$E/pd"
+nfs --map "$work/scn.tbbt.map" --root "$E/pd" --manifest "$work/pd.manifest" ||
+  fail "build of scn over NFS for the manifest's defaults"
+replay "scn-manifest-defaults" "$work/scn.tbbt" "$work/pd.manifest" --from-manifest
+expect_fail "tbbt-play with a local image's manifest and no --server" 2 \
+  "the manifest '$work/b.manifest' has no server and export lines" \
+  "$play" --trace "$work/scn.tbbt" --manifest "$work/b.manifest"
 # A non-root user (1000:100) owns the traced export root and makes a file in it: the image
 # root gets the map root's mode and owner, so the replay is allowed to.
 python3 - "$work/user.txt" <<'PY'
