@@ -131,6 +131,18 @@ extern const struct tbbt__image_backend_ops tbbt__image_nfs_ops;
 char *tbbt__image_shown(const char *path);
 
 /*
+ * What one name of the root's listing tells root_empty(): TBBT__IMAGE_ROOT_OTHER makes
+ * the root not empty, TBBT__IMAGE_ROOT_MARKER is the marker; ".", ".." and lost+found
+ * (mkfs's) are TBBT__IMAGE_ROOT_IGNORED.  Both backends list the root this way.
+ */
+enum tbbt__image_root_name {
+    TBBT__IMAGE_ROOT_IGNORED,
+    TBBT__IMAGE_ROOT_MARKER,
+    TBBT__IMAGE_ROOT_OTHER,
+};
+enum tbbt__image_root_name tbbt__image_root_name(const char *name);
+
+/*
  * Builds with the backend ops instead of the one the options choose (the unit tests'
  * seam: a recording fake).  Otherwise as tbbt_image_build().
  */

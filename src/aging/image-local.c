@@ -420,11 +420,9 @@ static int l_root_empty(struct tbbt__image_be *be, bool *has_marker)
         return rc;
     }
     while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        if (!strcmp(de->d_name, MARKER))
-            *has_marker = true;
-        else if (strcmp(de->d_name, "lost+found") != 0)
+        enum tbbt__image_root_name k = tbbt__image_root_name(de->d_name);
+        *has_marker |= k == TBBT__IMAGE_ROOT_MARKER;
+        if (k == TBBT__IMAGE_ROOT_OTHER)
             empty = 0;
     }
     closedir(d);

@@ -340,6 +340,32 @@ static int parent(struct nfs *n, const char *path, uint32_t *dir, const char **l
     return 0;
 }
 
+/* An entry request of kind in directory dir whose name (leaf) the request owns. */
+static struct tbbt__nfsq_req *entry_req(enum tbbt__nfsq_kind kind, uint32_t obj, uint32_t dir,
+                                        const char *leaf)
+{
+    struct tbbt__nfsq_req *r = tbbt__nfsq_req(kind, obj, dir, NULL);
+
+    r->own = g_strdup(leaf);
+    r->name = r->own;
+    return r;
+}
+
+/* The directory and leaf of path and the existing object at obj_path (link, unlink). */
+static int existing(struct nfs *n, const char *obj_path, const char *path, uint32_t *dir,
+                    const char **leaf, uint32_t *obj)
+{
+    int rc;
+
+    if (n->q.fatal)
+        return n->q.fatal;
+    if ((rc = parent(n, path, dir, leaf)) < 0)
+        return rc;
+    if ((*obj = tbbt__nfsq_find(&n->q, obj_path)) == NONE)
+        return fail_at(n, TBBT__IMAGE_AT_CREATE, -ENOENT);
+    return 0;
+}
+
 /* A new object at path (not there yet), the request that makes it (given), its leaf. */
 static int make(struct nfs *n, const char *path, uint32_t type, enum tbbt__nfsq_kind kind,
                 const struct tbbt__image_attrs *a, struct tbbt__nfsq_req **out)
@@ -419,23 +445,15 @@ static int n_link(struct tbbt__image_be *be, const char *first, const char *path
 {
     struct nfs *n = N(be);
     const char *leaf;
-    uint32_t dir, obj = tbbt__nfsq_find(&n->q, first);
-    struct tbbt__nfsq_req *r;
+    uint32_t dir, obj;
     int rc;
 
-    if (n->q.fatal)
-        return n->q.fatal;
-    if ((rc = parent(n, path, &dir, &leaf)) < 0)
+    if ((rc = existing(n, first, path, &dir, &leaf, &obj)) < 0)
         return rc;
-    if (obj == NONE)
-        return fail_at(n, TBBT__IMAGE_AT_CREATE, -ENOENT);
     if (tbbt__nfsq_find(&n->q, path) != NONE)
         return fail_at(n, TBBT__IMAGE_AT_CREATE, -EEXIST);
     tbbt__nfsq_alias(&n->q, path, obj);
-    r = tbbt__nfsq_req(TBBT__NFSQ_LINK, obj, dir, NULL);
-    r->own = g_strdup(leaf);
-    r->name = r->own;
-    return submitted(n, tbbt__nfsq_submit(&n->q, r));
+    return submitted(n, tbbt__nfsq_submit(&n->q, entry_req(TBBT__NFSQ_LINK, obj, dir, leaf)));
 }
 
 static int n_symlink(struct tbbt__image_be *be, const char *path, const char *target,
@@ -523,21 +541,15 @@ static int n_unlink(struct tbbt__image_be *be, const char *path)
 {
     struct nfs *n = N(be);
     const char *leaf;
-    uint32_t dir, obj = tbbt__nfsq_find(&n->q, path);
+    uint32_t dir, obj;
     struct tbbt__nfsq_req *r;
     int rc;
 
-    if (n->q.fatal)
-        return n->q.fatal;
-    if ((rc = parent(n, path, &dir, &leaf)) < 0)
+    if ((rc = existing(n, path, path, &dir, &leaf, &obj)) < 0)
         return rc;
-    if (obj == NONE)
-        return fail_at(n, TBBT__IMAGE_AT_CREATE, -ENOENT);
     if ((rc = tbbt__nfsq_idle(&n->q, obj)) < 0)     /* its data calls first */
         return rc;
-    r = tbbt__nfsq_req(TBBT__NFSQ_REMOVE, NONE, dir, NULL);
-    r->own = g_strdup(leaf);
-    r->name = r->own;
+    r = entry_req(TBBT__NFSQ_REMOVE, NONE, dir, leaf);
     tbbt__nfsq_forget(&n->q, path);
     return tbbt__nfsq_submit(&n->q, r);
 }
@@ -647,12 +659,10 @@ static int n_root_empty(struct tbbt__image_be *be, bool *has_marker)
             eof = ok->reply.eof || !e;
             memcpy(verf, ok->cookieverf, sizeof(verf));
             for (; e; e = e->nextentry) {
+                enum tbbt__image_root_name k = tbbt__image_root_name(e->name);
                 cookie = e->cookie;
-                if (!strcmp(e->name, ".") || !strcmp(e->name, ".."))
-                    continue;
-                if (!strcmp(e->name, MARKER))
-                    *has_marker = true;
-                else if (strcmp(e->name, "lost+found") != 0)
+                *has_marker |= k == TBBT__IMAGE_ROOT_MARKER;
+                if (k == TBBT__IMAGE_ROOT_OTHER)
                     empty = 0;
             }
         }
@@ -788,9 +798,7 @@ static int n_remove_made(struct tbbt__image_be *be, const char *path, bool dir)
     if (dir && (self = tbbt__nfsq_find(&n->q, path)) != NONE &&
         (rc = tbbt__nfsq_idle(&n->q, self)) < 0)     /* the removals in it first */
         return rc;
-    r = tbbt__nfsq_req(dir ? TBBT__NFSQ_RMDIR : TBBT__NFSQ_REMOVE, NONE, pdir, NULL);
-    r->own = g_strdup(slash ? slash + 1 : path);
-    r->name = r->own;
+    r = entry_req(dir ? TBBT__NFSQ_RMDIR : TBBT__NFSQ_REMOVE, NONE, pdir, slash ? slash + 1 : path);
     r->flags = TBBT__NFSQ_FORCE;
     tbbt__nfsq_forget(&n->q, path);
     return tbbt__nfsq_submit(&n->q, r);

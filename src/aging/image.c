@@ -123,6 +123,13 @@ char *tbbt__image_shown(const char *p)
     return g_string_free(s, FALSE);
 }
 
+enum tbbt__image_root_name tbbt__image_root_name(const char *name)
+{
+    if (!strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "lost+found"))
+        return TBBT__IMAGE_ROOT_IGNORED;
+    return strcmp(name, MARKER) ? TBBT__IMAGE_ROOT_OTHER : TBBT__IMAGE_ROOT_MARKER;
+}
+
 #define shown tbbt__image_shown
 
 /* The directory part of path ("." for a name in the clone directory), given: g_free(). */
