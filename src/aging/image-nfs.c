@@ -407,38 +407,39 @@ static int submitted(struct nfs *n, int rc)
 
 /* ---- objects -------------------------------------------------------------------------- */
 
-static int n_mkdir(struct tbbt__image_be *be, const char *path, const struct tbbt__image_attrs *a)
+/*
+ * A directory, file or FIFO made at path with mode by default (a's if known), then the
+ * file's data (flags, len), then the set-ID bits.
+ */
+static int make_node(struct nfs *n, const char *path, uint32_t type, enum tbbt__nfsq_kind kind,
+                     const struct tbbt__image_attrs *a, uint32_t mode, uint64_t len,
+                     unsigned flags)
 {
-    struct nfs *n = N(be);
     struct tbbt__nfsq_req *r;
     uint32_t obj;
-    int rc = make(n, path, NF3DIR, TBBT__NFSQ_MKDIR, a, &r);
+    int rc = make(n, path, type, kind, a, &r);
 
     if (rc < 0)
         return rc;
-    r->dflt_mode = 0755;
+    r->type = type;         /* MKNOD's */
+    r->dflt_mode = mode;
     obj = r->obj;           /* r is the engine's once submitted */
-    rc = tbbt__nfsq_submit(&n->q, r);
-    return submitted(n, rc == 0 ? setid_after(n, obj, a) : rc);
-}
-
-static int n_create(struct tbbt__image_be *be, const char *path, const struct tbbt__image_attrs *a,
-                    uint64_t len, unsigned flags)
-{
-    struct nfs *n = N(be);
-    struct tbbt__nfsq_req *r;
-    uint32_t obj;
-    int rc = make(n, path, NF3REG, TBBT__NFSQ_CREATE, a, &r);
-
-    if (rc < 0)
-        return rc;
-    r->dflt_mode = 0644;
-    obj = r->obj;
     if ((rc = tbbt__nfsq_submit(&n->q, r)) == 0 && flags)
         rc = tbbt__nfsq_write(&n->q, obj, len,
                               (flags & TBBT__IMAGE_DATA_SYNC) ? FILE_SYNC : UNSTABLE, n->data,
                               n->wsize);
     return submitted(n, rc == 0 ? setid_after(n, obj, a) : rc);
+}
+
+static int n_mkdir(struct tbbt__image_be *be, const char *path, const struct tbbt__image_attrs *a)
+{
+    return make_node(N(be), path, NF3DIR, TBBT__NFSQ_MKDIR, a, 0755, 0, 0);
+}
+
+static int n_create(struct tbbt__image_be *be, const char *path, const struct tbbt__image_attrs *a,
+                    uint64_t len, unsigned flags)
+{
+    return make_node(N(be), path, NF3REG, TBBT__NFSQ_CREATE, a, 0644, len, flags);
 }
 
 static int n_link(struct tbbt__image_be *be, const char *first, const char *path)
@@ -473,18 +474,7 @@ static int n_symlink(struct tbbt__image_be *be, const char *path, const char *ta
 
 static int n_mkfifo(struct tbbt__image_be *be, const char *path, const struct tbbt__image_attrs *a)
 {
-    struct nfs *n = N(be);
-    struct tbbt__nfsq_req *r;
-    uint32_t obj;
-    int rc = make(n, path, NF3FIFO, TBBT__NFSQ_MKNOD, a, &r);
-
-    if (rc < 0)
-        return rc;
-    r->type = NF3FIFO;
-    r->dflt_mode = 0644;
-    obj = r->obj;
-    rc = tbbt__nfsq_submit(&n->q, r);
-    return submitted(n, rc == 0 ? setid_after(n, obj, a) : rc);
+    return make_node(N(be), path, NF3FIFO, TBBT__NFSQ_MKNOD, a, 0644, 0, 0);
 }
 
 static int n_set_dir_attrs(struct tbbt__image_be *be, const char *path,
