@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -267,6 +268,17 @@ static void sleep_us(double us)
         nanosleep(&ts, NULL);
 }
 
+/* This process's CPU time so far (user + system), microseconds. */
+static gint64 cpu_us(void)
+{
+    struct rusage u;
+
+    if (getrusage(RUSAGE_SELF, &u) < 0)
+        return 0;
+    return (gint64)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * G_USEC_PER_SEC +
+           u.ru_utime.tv_usec + u.ru_stime.tv_usec;
+}
+
 /* Runs in the child: mount, say ready, wait for the start, work, exit. */
 static void __attribute__((noreturn))
 client_main(const struct run_cfg *cfg, struct wl_stats *st, int ready_fd, int go_fd)
@@ -279,6 +291,7 @@ client_main(const struct run_cfg *cfg, struct wl_stats *st, int ready_fd, int go
     client_mount(&c, cfg->server, st->mount);
     if (write(ready_fd, "r", 1) != 1 || read(go_fd, &b, 1) != 0)
         wl_fail(&c, "lost contact with the parent process");
+    gint64 cpu0 = cpu_us();
     st->start_us = g_get_real_time();
     deadline = cfg->seconds > 0 ? st->start_us + (gint64)(cfg->seconds * 1e6) : G_MAXINT64;
     if (c.role == WL_ROLE_HOME)
@@ -292,6 +305,7 @@ client_main(const struct run_cfg *cfg, struct wl_stats *st, int ready_fd, int go
             sleep_us(wl_rand_exp(c.timing, cfg->think_us));
     }
     st->end_us = g_get_real_time();
+    st->cpu_us = cpu_us() - cpu0;
     nfs_destroy_context(c.nfs);
     st->exited = 1;
     _exit(0);
@@ -436,6 +450,7 @@ static void json_client(struct tbbt_json *j, const struct wl_stats *s)
     tbbt_json_kv_double(j, "end", s->end_us / 1e6);
     tbbt_json_kv_double(j, "duration_s", s->end_us > s->start_us ?
                                              (s->end_us - s->start_us) / 1e6 : 0.0);
+    tbbt_json_kv_double(j, "cpu_s", s->cpu_us / 1e6);
     tbbt_json_key(j, "status");
     tbbt_json_string(j, s->exited ? "ok" : "failed");
     if (!s->exited) {
@@ -459,6 +474,7 @@ static void totals(const struct run_cfg *cfg, const struct wl_stats *st, struct 
         t->bytes_read += s->bytes_read;
         t->bytes_written += s->bytes_written;
         t->lock_retries += s->lock_retries;
+        t->cpu_us += s->cpu_us;
         for (int k = 0; k < s->ntol; k++) {
             int m = 0;
 
@@ -521,6 +537,7 @@ static int write_json(const struct run_cfg *cfg, const struct wl_stats *st, gint
     tbbt_json_kv_uint(&j, "bytes_read", t.bytes_read);
     tbbt_json_kv_uint(&j, "bytes_written", t.bytes_written);
     tbbt_json_kv_uint(&j, "lock_retries", t.lock_retries);
+    tbbt_json_kv_double(&j, "cpu_s", t.cpu_us / 1e6);
     json_tolerated(&j, t.tol, t.ntol);
     tbbt_json_kv_uint(&j, "failed_clients", (uint64_t)t.failed);
     tbbt_json_end_object(&j);

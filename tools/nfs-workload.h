@@ -105,6 +105,7 @@ struct wl_stats {
     char mount[WL_PATH];          /* the exported path the client mounted */
     int local_port;               /* the client's end of its NFS connection */
     gint64 start_us, end_us;      /* wall clock, microseconds */
+    gint64 cpu_us;                /* the client's CPU (user + system) from start to end */
     uint64_t ops[WL_N_OPS];
     uint64_t calls[WL_N_CALLS];
     uint64_t bytes_read, bytes_written, lock_retries;
