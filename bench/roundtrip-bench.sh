@@ -12,8 +12,9 @@
 #   3. a table: replay failures, reply mismatches, identical fraction, status and real
 #      reply differences, end state, the replay's rate as a ratio to the capture's own
 #      (both measured here), wall time to capture time, the player's CPU per operation
-#      (default options), and in timestamp timing the lag on the wire (p99), the player's
-#      own part of it and its reaction to releasing replies (tbbt-compare's split).
+#      (default options) beside the traced clients' CPU per NFS call, and in timestamp
+#      timing the lag on the wire (p99), the player's own part of it and its reaction to
+#      releasing replies (tbbt-compare's split).
 #      bench-out/roundtrip-bench.json holds every round trip's summary.
 #
 #   bench/roundtrip-bench.sh [--captures DIR] [--out DIR] [--quick] [--build DIR]
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     --out) out=${2:-}; shift ;;
     --build) build=${2:-}; shift ;;
     --quick) quick=1 ;;
-    -h | --help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "$PROG: unknown argument '$1'" >&2; exit 2 ;;
   esac
   [ $# -gt 0 ] || { echo "$PROG: option needs a value" >&2; exit 2; }
@@ -83,14 +84,23 @@ rt mail-paced conservative-ts --order conservative --timing timestamp
 rt mail-paced fsdep-ts --order fsdep --timing timestamp
 rt mixed-subdir fsdep-full-server --order fsdep --init server
 
-python3 - "$out/roundtrip-bench.json" "${runs[@]}" <<'PY'
-import json, sys
-rows = [json.load(open(p)) for p in sys.argv[2:]]
+python3 - "$out/roundtrip-bench.json" "$captures" "${runs[@]}" <<'PY'
+import json, os, sys
+rows = [json.load(open(p)) for p in sys.argv[3:]]
+def clients_cpu(name):
+    """The traced clients' CPU per NFS call (nfs-workload's cpu_s over the capture's calls)."""
+    try:
+        w = json.load(open(os.path.join(sys.argv[2], name, "workload.json")))
+        return w["totals"]["cpu_s"] * 1e6 / w["capture"]["nfs_calls"]
+    except (OSError, KeyError, ValueError, ZeroDivisionError):
+        return None     # a capture made before nfs-workload reported its CPU
+for r in rows:
+    r["clients_cpu_us_per_call"] = clients_cpu(os.path.basename(r["capture"]))
 json.dump(rows, open(sys.argv[1], "w"), indent=1)
 def f(x, fmt="{:.2f}"):
     return "-" if x is None else fmt.format(x)
-print("| capture | order | timing | init | ops | failures | mismatches | identical | status/reply diffs | end state (missing/differ/extra) | rate / capture | wall / capture | CPU us/op | lag p99 us | own p99 us | reaction p50/p99 us |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| capture | order | timing | init | ops | failures | mismatches | identical | status/reply diffs | end state (missing/differ/extra) | rate / capture | wall / capture | CPU us/op | clients' CPU us/call | lag p99 us | own p99 us | reaction p50/p99 us |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     t = r["tree"]
     ts = r["timing"] == "timestamp"
@@ -98,6 +108,7 @@ for r in rows:
           f"{r['replay_failures']} | {r['reply_mismatches']} | {f(r['identical_fraction'], '{:.4f}')} | "
           f"{r['status_diffs']}/{r['reply_diffs']} | {t['missing']}/{t['differ']}/{t['extra']} | "
           f"{f(r['rate_to_trace'])} | {f(r['wall_to_capture'])} | {f(r['cpu_us_per_op'], '{:.1f}')} | "
+          f"{f(r['clients_cpu_us_per_call'], '{:.1f}')} | "
           f"{f(r['lag_us']['p99'], '{:.0f}') if ts else '-'} | "
           f"{f(r['own_lag_us']['p99'], '{:.0f}') if ts else '-'} | "
           f"{(f(r['reaction_us']['p50'], '{:.0f}') + '/' + f(r['reaction_us']['p99'], '{:.0f}')) if ts else '-'} |")
