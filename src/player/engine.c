@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -108,6 +109,7 @@ struct conn {
     uint64_t down_since;
     uint64_t next_try;
     int lowat;                  /* receive side: SO_RCVLOWAT set now (1 = off) */
+    bool polled;                /* receive side: its socket is in the receiver's epoll set */
 };
 
 struct eng {
@@ -145,6 +147,7 @@ struct eng {
     GArray *cl_inflight;        /* --client-outstanding: unsigned per client key */
     GPtrArray *cl_parked;       /* ... GQueue of seqs (+1) held back per client key, fsdep */
     int rx_wake;                /* eventfd: wakes the receiver */
+    int rx_ep;                  /* the receiver's epoll set: rx_wake and the sockets up */
 
     uint64_t start_ns;
     uint64_t trace_t0, trace_t1;
@@ -1703,6 +1706,10 @@ static void conn_down(struct eng *e, unsigned i)
 {
     pthread_mutex_lock(&e->mu);
     struct conn *cn = &e->conns[i];
+    if (cn->polled) {           /* before the sender may close the socket and reconnect */
+        epoll_ctl(e->rx_ep, EPOLL_CTL_DEL, tbbt_rpcconn_fd(cn->rpc), NULL);
+        cn->polled = false;
+    }
     if (cn->up) {
         cn->up = false;
         cn->lowat = 1;          /* the next socket starts without one */
@@ -1715,12 +1722,41 @@ static void conn_down(struct eng *e, unsigned i)
     unlock_wake(e);
 }
 
+/* The receiver's epoll set gets the sockets that came up (the sender connected them). */
+static void poll_new_conns(struct eng *e, const unsigned *idx, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++) {
+        struct conn *cn = &e->conns[idx[k]];
+        if (cn->polled)
+            continue;
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = idx[k]};
+        if (epoll_ctl(e->rx_ep, EPOLL_CTL_ADD, tbbt_rpcconn_fd(cn->rpc), &ev) == 0)
+            cn->polled = true;
+    }
+}
+
+/* Reads every reply waiting on connection i and completes them. */
+static void rx_conn(struct eng *e, unsigned i, struct tbbt_rpcconn_reply *reps,
+                    struct rxdone *d, struct txctx *t)
+{
+    struct tbbt_rpcconn *c = e->conns[i].rpc;
+    for (;;) {
+        int got = tbbt_rpcconn_recv(c, reps, REPLY_BATCH);
+        if (got > 0)
+            rx_batch(e, reps, got, d, t);
+        if (got < 0)
+            conn_down(e, i);
+        if (got < REPLY_BATCH)
+            break;
+    }
+}
+
 static void *receiver_main(void *arg)
 {
     struct eng *e = arg;
     struct tbbt_rpcconn_reply *reps = g_new(struct tbbt_rpcconn_reply, REPLY_BATCH);
     struct rxdone *d = g_new(struct rxdone, REPLY_BATCH);
-    struct pollfd *pf = g_new(struct pollfd, e->nconns + 1);
+    struct epoll_event *ev = g_new(struct epoll_event, e->nconns + 1);
     unsigned *idx = g_new(unsigned, e->nconns + 1);
     uint64_t timeout_ns = (uint64_t)e->o->timeout_ms * 1000000ull;
     uint64_t next_expire = tbbt_now_ns() + timeout_ns / 4;
@@ -1734,40 +1770,30 @@ static void *receiver_main(void *arg)
         bool done = e->stop || (e->eof && e->oldest == e->total);
         bool full = e->inflight >= e->o->max_outstanding;
         unsigned inflight = e->inflight;
-        for (unsigned i = 0; i < e->nconns; i++) {
-            if (!e->conns[i].up)
-                continue;
-            pf[n] = (struct pollfd){.fd = tbbt_rpcconn_fd(e->conns[i].rpc), .events = POLLIN};
-            idx[n++] = i;
-        }
+        for (unsigned i = 0; i < e->nconns; i++)
+            if (e->conns[i].up)
+                idx[n++] = i;
         unlock_wake(e);
         if (done)
             break;
+        poll_new_conns(e, idx, n);
         bool batched = set_lowats(e, idx, n, full);
-        pf[n] = (struct pollfd){.fd = e->rx_wake, .events = POLLIN};
-        int rc = poll(pf, n + 1, batched ? 2 : 50);
+        int rc = epoll_wait(e->rx_ep, ev, (int)e->nconns + 1, batched ? 2 : 50);
         if (rc < 0 && errno != EINTR)
             break;
-        if (pf[n].revents & POLLIN) {
-            uint64_t v;
-            ssize_t r = read(e->rx_wake, &v, sizeof(v));
-            (void)r;
-        }
-        for (unsigned k = 0; k < n; k++) {
-            /* With a low-water mark, replies below it are read when poll times out. */
-            if (!pf[k].revents && !(rc == 0 && e->conns[idx[k]].lowat > 1))
-                continue;
-            struct tbbt_rpcconn *c = e->conns[idx[k]].rpc;
-            for (;;) {
-                int got = tbbt_rpcconn_recv(c, reps, REPLY_BATCH);
-                if (got > 0)
-                    rx_batch(e, reps, got, d, &t);
-                if (got < 0)
-                    conn_down(e, idx[k]);
-                if (got < REPLY_BATCH)
-                    break;
+        for (int k = 0; k < rc; k++) {
+            if (ev[k].data.u32 == UINT32_MAX) {
+                uint64_t v;
+                ssize_t r = read(e->rx_wake, &v, sizeof(v));
+                (void)r;
+            } else {
+                rx_conn(e, ev[k].data.u32, reps, d, &t);
             }
         }
+        /* With a low-water mark, replies below it are read when the wait times out. */
+        for (unsigned k = 0; rc == 0 && k < n; k++)
+            if (e->conns[idx[k]].lowat > 1)
+                rx_conn(e, idx[k], reps, d, &t);
         uint64_t now = tbbt_now_ns();
         if (now >= next_expire) {
             next_expire = now + MAX(timeout_ns / 4, 10000000ull);
@@ -1788,7 +1814,7 @@ static void *receiver_main(void *arg)
     }
     txctx_fini(&t);
     g_free(idx);
-    g_free(pf);
+    g_free(ev);
     g_free(d);
     g_free(reps);
     return NULL;
@@ -1866,6 +1892,8 @@ static void eng_free(struct eng *e)
     tbbt_report_free(e->rep_tx);
     if (e->rx_wake >= 0)
         close(e->rx_wake);
+    if (e->rx_ep >= 0)
+        close(e->rx_ep);
     pthread_cond_destroy(&e->cv_send);
     pthread_cond_destroy(&e->cv_read);
     pthread_mutex_destroy(&e->mu);
@@ -1928,6 +1956,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->total = UINT64_MAX;
     e->sender_until = UINT64_MAX;
     e->rx_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    e->rx_ep = epoll_create1(EPOLL_CLOEXEC);
     e->c.order = o->order == TBBT_ORDER_FSDEP ? "fsdep" : "conservative";
     e->c.timing = o->timing == TBBT_TIMING_TIMESTAMP ? "timestamp" : "full";
     e->c.transport = o->udp ? "udp" : "tcp";
@@ -1937,7 +1966,16 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->c.window = e->W;
     e->c.max_outstanding = o->max_outstanding;
 
-    int rc = open_conns(e, err, errlen);
+    struct epoll_event wake = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+    int rc = 0;
+    if (e->rx_wake < 0 || e->rx_ep < 0 ||
+        epoll_ctl(e->rx_ep, EPOLL_CTL_ADD, e->rx_wake, &wake) < 0) {
+        rc = -errno;
+        g_snprintf(err, errlen, "cannot set up the receive thread's wake-ups: %s",
+                   g_strerror(errno));
+    }
+    if (rc == 0)
+        rc = open_conns(e, err, errlen);
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     e->start_ns = tbbt_now_ns();
