@@ -34,7 +34,6 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=$2; shift ;;
     --size) size=$2; shift ;;
     --nfs-opts) nfs_opts=$2; shift ;;
-    --inside) inside=1 ;;
     -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "init-nfs-bench: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -43,13 +42,9 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "init-nfs-bench: needs root" >&2; exit 1; }
 init=$build/src/aging/tbbt-init
 [ -x "$init" ] || { echo "init-nfs-bench: build first (cmake --build $build)" >&2; exit 1; }
-if [ -z "${inside:-}" ]; then
-  state=$(mktemp -d /var/tmp/tbbt-lab-initbench.XXXXXX)
-  rc=0
-  tools/lab-ns --dir "$state" -- bash "$0" "${args[@]}" --build "$build" --inside || rc=$?
-  mountpoint -q "$state/mnt" 2>/dev/null || rm -rf "$state"
-  exit $rc
-fi
+# Again inside a private namespace with a fresh state directory (TBBT_LAB_DIR).
+[ -n "${TBBT_LAB_NS:-}" ] ||
+  exec tools/lab-ns --tmp initbench -- bash "$0" "${args[@]}" --build "$build"
 
 lab=$top/tools/tbbt-lab
 out=$top/bench/out; mkdir -p "$out"

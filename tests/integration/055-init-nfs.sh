@@ -22,16 +22,13 @@
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: 055-init-nfs.sh BUILD_DIR" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
-if [ "${2:-}" != --inside ]; then
+if [ -z "${TBBT_LAB_NS:-}" ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "FAIL: 055-init-nfs needs root (it starts the lab NFS server)" >&2
     exit 1
   fi
-  state=$(mktemp -d /var/tmp/tbbt-lab-055.XXXXXX)
-  rc=0
-  "$top/tools/lab-ns" --dir "$state" -- bash "$0" "$1" --inside || rc=$?
-  mountpoint -q "$state/mnt" 2>/dev/null || rm -rf "$state"
-  exit $rc
+  # Again inside a private namespace with a fresh state directory (TBBT_LAB_DIR).
+  exec "$top/tools/lab-ns" --tmp 055 -- bash "$0" "$@"
 fi
 
 build=$(cd "$1" && pwd)

@@ -41,7 +41,9 @@ tcpdump_pid=""
 cleanup() {
   [ -z "$tcpdump_pid" ] || kill "$tcpdump_pid" 2>/dev/null || true
   bash "$lab" stop --dir "$dir" -q || true
-  mountpoint -q "$dir/mnt" 2>/dev/null || rm -rf "$dir"
+  # Kept when the image is still mounted or on a loop device (stop failed).
+  mountpoint -q "$dir/mnt" 2>/dev/null || [ -n "$(losetup -n -j "$dir/image.img")" ] ||
+    rm -rf "$dir"
   rm -rf "$work"
 }
 trap cleanup EXIT
