@@ -118,27 +118,13 @@ done
 
 # ------------------------------------------------------------------ lab
 
+# shellcheck source=tools/capture-lib.sh
+. "$here/capture-lib.sh"
 lab_started=0
-tcpdump_pid=""
 work=$(mktemp -d /tmp/capture-workload.XXXXXX)
 
-# Stops tcpdump: SIGINT (it flushes and prints its counts), SIGTERM, then SIGKILL.
-stop_tcpdump() {
-  local sig i
-  for sig in INT TERM KILL; do
-    kill -"$sig" "$tcpdump_pid" 2>/dev/null || break
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$tcpdump_pid" 2>/dev/null || break 2
-      sleep 0.1
-    done
-    msg "tcpdump ignored SIG$sig for 10 s"
-  done
-  wait "$tcpdump_pid" 2>/dev/null || true
-  tcpdump_pid=""
-}
-
 cleanup() {
-  [ -z "$tcpdump_pid" ] || stop_tcpdump
+  capture_stop 0 || true
   if [ "$lab_started" -eq 1 ]; then
     "$here/tbbt-lab" -q stop || msg "tbbt-lab stop failed"
   fi
@@ -173,14 +159,7 @@ sync
 filter=$FULL_FILTER
 [ "$port_only" -eq 0 ] || filter=$PORT_FILTER
 errf="$work/tcpdump.err"
-tcpdump -i lo -s 0 -B 262144 -U -Z root -w "$out/capture.pcap" "$filter" 2>"$errf" &
-tcpdump_pid=$!
-for ((i = 0; i < 300; i++)); do
-  grep -qs 'listening on' "$errf" && break
-  kill -0 "$tcpdump_pid" 2>/dev/null || die "tcpdump failed: $(tail -n 1 "$errf")"
-  sleep 0.1
-done
-grep -qs 'listening on' "$errf" || die "tcpdump did not start capturing within 30 s"
+capture_start "$out/capture.pcap" "$errf" 0 "$filter" || exit 1
 
 run_args=(run "$url" --mix "$mix" --clients "$clients" --ops "$ops" --users "$users"
   --seed "$seed" --think-us "$think" --subdir-mounts "$subdir" --json "$out/nfs-workload.json")
@@ -188,10 +167,7 @@ run_args=(run "$url" --mix "$mix" --clients "$clients" --ops "$ops" --users "$us
 msg "run: ${run_args[*]:2}"
 run_rc=0
 "$workload" "${run_args[@]}" -v >&2 || run_rc=$?
-# libpcap hands packets over in blocks retired after a 1 s timeout; a block still open
-# at SIGINT would be lost.
-sleep 2
-stop_tcpdump
+capture_stop || exit 1
 [ "$run_rc" -eq 0 ] || die "nfs-workload run failed (exit $run_rc); the capture is in $out"
 dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$errf")
 [ "${dropped:-0}" -eq 0 ] || msg "warning: tcpdump: $dropped packets dropped by kernel"

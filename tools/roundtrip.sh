@@ -97,12 +97,13 @@ lab=$here/tbbt-lab
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 capture=$(cd "$capture" && pwd)
-chmod 755 "$out"    # tcpdump may drop to its own user
 rm -f "$out"/{orig.tbbt,orig.tbbt.map,replay.pcap,replay.tbbt,replay.tbbt.map,play.json,compare.json,summary.json}
 
-lab_up=0 tcpdump_pid=""
+# shellcheck source=tools/capture-lib.sh
+. "$here/capture-lib.sh"
+lab_up=0
 cleanup() {
-  if [ -n "$tcpdump_pid" ]; then kill -INT "$tcpdump_pid" 2>/dev/null || true; wait "$tcpdump_pid" 2>/dev/null || true; fi
+  capture_stop 0 || true
   [ "$lab_up" -eq 0 ] || bash "$lab" stop -q >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -132,24 +133,14 @@ bash "$lab" "${restart_args[@]}" >/dev/null || die "lab restart failed"
 "$here/tree-snap.py" snap "$E" -o "$out/image.snap"
 
 msg "replay: $order order, $timing timing $*"
-tcpdump -i lo -s 0 -B 262144 -U -Z root -w "$out/replay.pcap" 'port 2049 or port 20048 or port 111' \
-  2>"$out/tcpdump.err" &
-tcpdump_pid=$!
-for ((i = 0; i < 300; i++)); do
-  grep -qs 'listening on' "$out/tcpdump.err" && break
-  kill -0 "$tcpdump_pid" 2>/dev/null || die "tcpdump failed: $(tail -n 1 "$out/tcpdump.err")"
-  sleep 0.1
-done
-grep -qs 'listening on' "$out/tcpdump.err" || die "tcpdump did not start within 30 s"
+capture_start "$out/replay.pcap" "$out/tcpdump.err" 0 'port 2049 or port 20048 or port 111' ||
+  exit 1
 play_rc=0
 "$play" --trace "$out/orig.tbbt" --manifest "$out/image.manifest" --server 127.0.0.1 \
   --export "$E" --order "$order" --timing "$timing" --speed "$speed" \
   --report-json "$out/play.json" --timeseries "$out/play.csv" --no-progress "$@" \
   >"$out/play.txt" 2>&1 || play_rc=$?
-sleep 2     # libpcap's last block
-kill -INT "$tcpdump_pid"
-wait "$tcpdump_pid" || true
-tcpdump_pid=""
+capture_stop || exit 1
 [ "$play_rc" -eq 0 ] || die "tbbt-play exited $play_rc: $(tail -n 2 "$out/play.txt")"
 sync
 "$here/tree-snap.py" snap "$E" -o "$out/after-replay.snap"
