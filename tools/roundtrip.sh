@@ -130,7 +130,6 @@ sync
 restart_args=(restart -q)
 [ -z "$grace" ] || restart_args+=(--grace "$grace")
 bash "$lab" "${restart_args[@]}" >/dev/null || die "lab restart failed"
-"$here/tree-snap.py" snap "$E" -o "$out/image.snap"
 
 msg "replay: $order order, $timing timing $*"
 capture_start "$out/replay.pcap" "$out/tcpdump.err" 0 'port 2049 or port 20048 or port 111' ||
