@@ -78,7 +78,7 @@ wants() { [[ ",$only," == *",$1,"* ]]; }
 nfs_scenario=${NFS_SCENARIO:-$build/tools/nfs-scenario}
 udp_scenario=${UDP_SCENARIO:-$build/tools/udp-scenario}
 [ -x "$nfs_scenario" ] || die "no nfs-scenario at $nfs_scenario (build it, or set NFS_SCENARIO)"
-for t in tcpdump tshark editcap capinfos rpcinfo; do
+for t in tcpdump tshark editcap rpcinfo; do
   command -v "$t" >/dev/null || die "$t is missing (tools/install-deps.sh)"
 done
 [ "$(id -u)" -eq 0 ] || die "must run as root (tcpdump on lo)"

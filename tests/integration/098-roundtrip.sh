@@ -28,7 +28,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
-for t in python3 tcpdump tshark capinfos; do
+for t in python3 tcpdump tshark; do
   command -v "$t" >/dev/null || { echo "FAIL: $t is not installed" >&2; exit 1; }
 done
 [ -x "$build/tools/nfs-workload" ] || { echo "FAIL: $build/tools/nfs-workload not built" >&2; exit 1; }
