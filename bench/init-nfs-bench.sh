@@ -52,7 +52,8 @@ work=$(mktemp -d)
 cleanup() { bash "$lab" stop -q || true; rm -rf "$work"; }
 trap cleanup EXIT
 bash "$lab" start --size "$size" -q
-eval "$(bash "$lab" env)"
+lab_env=$(bash "$lab" env) || { echo "init-nfs-bench: tbbt-lab env failed" >&2; exit 1; }
+eval "$lab_env"
 E=$TBBT_LAB_EXPORT S=$TBBT_LAB_SERVER
 
 python3 tests/integration/gen-map.py "$work/small.map" --dirs "$dirs" --files "$files" --seed 3

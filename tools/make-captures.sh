@@ -110,7 +110,8 @@ if [ "${TBBT_LAB_RUNNING:-0}" != 1 ]; then
   "$here/tbbt-lab" -q start --transport both >/dev/null
   lab_started=1
 fi
-eval "$("$here/tbbt-lab" env)"
+lab_env=$("$here/tbbt-lab" env) || die "tbbt-lab env failed (no running lab?)"
+eval "$lab_env"
 url=$TBBT_LAB_URL
 
 # ------------------------------------------------------------------ capture

@@ -107,10 +107,17 @@ rm -f "$out"/{orig.tbbt,orig.tbbt.map,conv.json,replay.pcap,replay.tbbt,replay.t
 # shellcheck source=tools/capture-lib.sh
 . "$here/capture-lib.sh"
 lab_up=0
+# Stops the lab; a failure is reported whatever -q says (a server or loop device may be
+# left behind).
+lab_stop() {
+  local err
+  err=$(bash "$lab" stop -q 2>&1 >/dev/null) ||
+    { echo "$PROG: tbbt-lab stop failed: ${err:-no message}" >&2; return 1; }
+}
 cleanup() {
   capture_stop 0 || true
   [ -z "$conv_tmp" ] || rm -rf "$conv_tmp"
-  [ "$lab_up" -eq 0 ] || bash "$lab" stop -q >/dev/null 2>&1 || true
+  [ "$lab_up" -eq 0 ] || lab_stop || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -163,7 +170,9 @@ convert_original
 msg "lab start (fresh image)"
 lab_up=1
 bash "$lab" start -q --size "$lab_size" >/dev/null || die "cannot start the lab"
-eval "$(bash "$lab" env)"
+# Captured first: a failing command substitution inside eval would go unnoticed.
+lab_env=$(bash "$lab" env) || die "tbbt-lab env failed"
+eval "$lab_env"
 E=$TBBT_LAB_EXPORT
 
 msg "tbbt-init ($init_mode)"
@@ -190,7 +199,7 @@ capture_stop || exit 1
 [ "$play_rc" -eq 0 ] || die "tbbt-play exited $play_rc: $(tail -n 2 "$out/play.txt")"
 sync
 "$here/tree-snap.py" snap "$E" -o "$out/after-replay.snap"
-bash "$lab" stop -q >/dev/null 2>&1 || msg "lab stop failed"
+lab_stop || true
 lab_up=0
 
 msg "convert the replay, compare"

@@ -53,7 +53,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 say() { echo "055-init-nfs: $*"; }
 
 bash "$lab" start --size 512M -q || fail "cannot start the lab server in $TBBT_LAB_DIR"
-eval "$(bash "$lab" env)"
+lab_env=$(bash "$lab" env) || fail "tbbt-lab env failed"
+eval "$lab_env"
 E=$TBBT_LAB_EXPORT
 S=$TBBT_LAB_SERVER
 nfs() { "$init" -q --server "$S" --export "$E" "$@"; }   # tbbt-init over NFS
