@@ -34,7 +34,6 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=$2; shift ;;
     --size) size=$2; shift ;;
     --nfs-opts) nfs_opts=$2; shift ;;
-    --inside) inside=1 ;;
     -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "init-nfs-bench: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -43,13 +42,9 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "init-nfs-bench: needs root" >&2; exit 1; }
 init=$build/src/aging/tbbt-init
 [ -x "$init" ] || { echo "init-nfs-bench: build first (cmake --build $build)" >&2; exit 1; }
-if [ -z "${inside:-}" ]; then
-  state=$(mktemp -d /var/tmp/tbbt-lab-initbench.XXXXXX)
-  rc=0
-  tools/lab-ns --dir "$state" -- bash "$0" "${args[@]}" --build "$build" --inside || rc=$?
-  mountpoint -q "$state/mnt" 2>/dev/null || rm -rf "$state"
-  exit $rc
-fi
+# Again inside a private namespace with a fresh state directory (TBBT_LAB_DIR).
+[ -n "${TBBT_LAB_NS:-}" ] ||
+  exec tools/lab-ns --tmp initbench -- bash "$0" "${args[@]}" --build "$build"
 
 lab=$top/tools/tbbt-lab
 out=$top/bench/out; mkdir -p "$out"
@@ -57,7 +52,8 @@ work=$(mktemp -d)
 cleanup() { bash "$lab" stop -q || true; rm -rf "$work"; }
 trap cleanup EXIT
 bash "$lab" start --size "$size" -q
-eval "$(bash "$lab" env)"
+lab_env=$(bash "$lab" env) || { echo "init-nfs-bench: tbbt-lab env failed" >&2; exit 1; }
+eval "$lab_env"
 E=$TBBT_LAB_EXPORT S=$TBBT_LAB_SERVER
 
 python3 tests/integration/gen-map.py "$work/small.map" --dirs "$dirs" --files "$files" --seed 3
@@ -77,25 +73,38 @@ open(out, "w").write("\n".join(lines) + "\n")
 PY
 
 now() { date +%s.%N; }
-cold() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-# run KIND MAP N: one timed build; prints "seconds objects bytes"
+cold() { sync && echo 3 > /proc/sys/vm/drop_caches; }
+# run KIND MAP N: one timed build; prints "seconds objects bytes".  Runs in a command
+# substitution, where set -e does not hold: every step is checked.
 run() {
-  local kind=$1 map=$2 n=$3 dir=$E/$1-$2-$3 t0 t1
-  mkdir "$dir"
-  cold
+  local kind=$1 map=$2 n=$3 dir t0 t1
+  dir=$E/$kind-$map-$n
+  mkdir "$dir" || return 1
+  cold || return 1
+  rm -f "$work/m"
   t0=$(now)
   if [ "$kind" = local ]; then
-    "$init" -q --no-progress --map "$work/$map.map" --root "$dir" --manifest "$work/m"
+    "$init" -q --no-progress --map "$work/$map.map" --root "$dir" --manifest "$work/m" || return 1
   else
     # shellcheck disable=SC2086
     "$init" -q --no-progress --map "$work/$map.map" --server "$S" --export "$E" --root "$dir" \
-      --manifest "$work/m" $nfs_opts
+      --manifest "$work/m" $nfs_opts || return 1
   fi
-  sync -f "$E"
+  sync -f "$E" || return 1
   t1=$(now)
   awk -v a="$t0" -v b="$t1" '$1 == "stats" {
         for (i = 2; i < NF; i += 2) s[$i] = $(i + 1)
         printf "%.3f %d %d\n", b - a, s["dirs"] + s["files"] + s["links"] + s["symlinks"] + s["others"], s["bytes"] }' "$work/m"
+}
+# timed KIND MAP N: sets t_s, t_objects, t_bytes from run, or ends the bench.
+timed() {
+  local res=""
+  t_bytes=""
+  if res=$(run "$@"); then read -r t_s t_objects t_bytes <<<"$res" || true; fi
+  if [ -z "$t_bytes" ]; then
+    echo "init-nfs-bench: the $1 build of the $2 map (run $3) failed" >&2
+    exit 1
+  fi
 }
 
 rows=()
@@ -103,11 +112,12 @@ printf '%-6s %4s %8s %8s %8s %8s %10s %10s %8s %8s %6s\n' map run objects MB "lo
   "local ob/s" "nfs ob/s" "local MB/s" "nfs MB/s" ratio
 for map in small large; do
   for r in $(seq "$repeat"); do
-    if [ $((r % 2)) -eq 1 ]; then
-      read -r ls lo lb < <(run local "$map" "$r"); read -r ns no nb < <(run nfs "$map" "$r")
-    else
-      read -r ns no nb < <(run nfs "$map" "$r"); read -r ls lo lb < <(run local "$map" "$r")
-    fi
+    if [ $((r % 2)) -eq 1 ]; then order="local nfs"; else order="nfs local"; fi
+    for kind in $order; do
+      timed "$kind" "$map" "$r"
+      if [ "$kind" = local ]; then ls=$t_s lo=$t_objects lb=$t_bytes
+      else ns=$t_s no=$t_objects nb=$t_bytes; fi
+    done
     [ "$lo" = "$no" ] && [ "$lb" = "$nb" ] || { echo "init-nfs-bench: the builds differ ($lo/$lb, $no/$nb)" >&2; exit 1; }
     ro=$(awk -v l="$ls" -v n="$ns" 'BEGIN { printf "%.3f", l / n }')
     awk -v m="$map" -v r="$r" -v o="$lo" -v b="$lb" -v l="$ls" -v n="$ns" -v q="$ro" 'BEGIN {

@@ -15,9 +15,10 @@
 #      (default options) beside the traced clients' CPU per NFS call, and in timestamp
 #      timing the lag on the wire (p99), the player's own part of it and its reaction to
 #      releasing replies (tbbt-compare's split).
-#      bench-out/roundtrip-bench.json holds every round trip's summary.
+#      bench/out/roundtrip/roundtrip-bench.json holds every round trip's summary.
 #
 #   bench/roundtrip-bench.sh [--captures DIR] [--out DIR] [--quick] [--build DIR]
+#     --out DIR       captures, round trips, logs and the JSON (default bench/out/roundtrip)
 #     --captures DIR  reuse captures made earlier (DIR/NAME/capture.pcap ...) instead of
 #                     making new ones (the ratios are then to another run's captures)
 #     --quick         smaller captures (2 clients x 300 operations)
@@ -28,7 +29,7 @@ set -euo pipefail
 readonly PROG=roundtrip-bench.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
-build=$top/build captures="" out=bench-out quick=0
+build=$top/build captures="" out=$top/bench/out/roundtrip quick=0
 die() { echo "$PROG: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
     --out) out=${2:-}; shift ;;
     --build) build=${2:-}; shift ;;
     --quick) quick=1 ;;
-    -h | --help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "$PROG: unknown argument '$1'" >&2; exit 2 ;;
   esac
   [ $# -gt 0 ] || { echo "$PROG: option needs a value" >&2; exit 2; }

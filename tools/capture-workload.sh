@@ -32,7 +32,7 @@
 #
 #   tools/lab-ns --dir /var/tmp/tbbt-lab-wl -- tools/capture-workload.sh --start-lab --mix mail
 #
-# Needs root (tcpdump), tcpdump, tshark, capinfos, python3.  Exit codes: 0 success,
+# Needs root (tcpdump), tcpdump, tshark, python3.  Exit codes: 0 success,
 # 1 failure, 2 usage error.  See docs/lab.md.
 set -euo pipefail
 
@@ -111,34 +111,20 @@ out=${out:-./capture-$mix}
 
 workload="$build/tools/nfs-workload"
 [ -x "$workload" ] || die "no nfs-workload at $workload (build it, or give --build)"
-for t in tcpdump tshark capinfos python3; do
+for t in tcpdump tshark python3; do
   command -v "$t" >/dev/null || die "$t is missing (tools/install-deps.sh)"
 done
 [ "$(id -u)" -eq 0 ] || die "must run as root (tcpdump on lo, AUTH_SYS as any user)"
 
 # ------------------------------------------------------------------ lab
 
+# shellcheck source=tools/capture-lib.sh
+. "$here/capture-lib.sh"
 lab_started=0
-tcpdump_pid=""
 work=$(mktemp -d /tmp/capture-workload.XXXXXX)
 
-# Stops tcpdump: SIGINT (it flushes and prints its counts), SIGTERM, then SIGKILL.
-stop_tcpdump() {
-  local sig i
-  for sig in INT TERM KILL; do
-    kill -"$sig" "$tcpdump_pid" 2>/dev/null || break
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$tcpdump_pid" 2>/dev/null || break 2
-      sleep 0.1
-    done
-    msg "tcpdump ignored SIG$sig for 10 s"
-  done
-  wait "$tcpdump_pid" 2>/dev/null || true
-  tcpdump_pid=""
-}
-
 cleanup() {
-  [ -z "$tcpdump_pid" ] || stop_tcpdump
+  capture_stop 0 || true
   if [ "$lab_started" -eq 1 ]; then
     "$here/tbbt-lab" -q stop || msg "tbbt-lab stop failed"
   fi
@@ -173,14 +159,7 @@ sync
 filter=$FULL_FILTER
 [ "$port_only" -eq 0 ] || filter=$PORT_FILTER
 errf="$work/tcpdump.err"
-tcpdump -i lo -s 0 -B 262144 -U -Z root -w "$out/capture.pcap" "$filter" 2>"$errf" &
-tcpdump_pid=$!
-for ((i = 0; i < 300; i++)); do
-  grep -qs 'listening on' "$errf" && break
-  kill -0 "$tcpdump_pid" 2>/dev/null || die "tcpdump failed: $(tail -n 1 "$errf")"
-  sleep 0.1
-done
-grep -qs 'listening on' "$errf" || die "tcpdump did not start capturing within 30 s"
+capture_start "$out/capture.pcap" "$errf" 0 "$filter" || exit 1
 
 run_args=(run "$url" --mix "$mix" --clients "$clients" --ops "$ops" --users "$users"
   --seed "$seed" --think-us "$think" --subdir-mounts "$subdir" --json "$out/nfs-workload.json")
@@ -188,12 +167,12 @@ run_args=(run "$url" --mix "$mix" --clients "$clients" --ops "$ops" --users "$us
 msg "run: ${run_args[*]:2}"
 run_rc=0
 "$workload" "${run_args[@]}" -v >&2 || run_rc=$?
-# libpcap hands packets over in blocks retired after a 1 s timeout; a block still open
-# at SIGINT would be lost.
-sleep 2
-stop_tcpdump
+capture_stop || exit 1
 [ "$run_rc" -eq 0 ] || die "nfs-workload run failed (exit $run_rc); the capture is in $out"
 dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$errf")
+# tcpdump's own count of the packets it wrote.
+packets=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured.*/\1/p' "$errf")
+[ -n "$packets" ] || die "tcpdump did not report its packet count: $(tail -n 3 "$errf")"
 [ "${dropped:-0}" -eq 0 ] || msg "warning: tcpdump: $dropped packets dropped by kernel"
 sync
 "$here/tree-snap.py" snap "$TBBT_LAB_EXPORT" -o "$out/after.snap"
@@ -206,14 +185,13 @@ tshark -r "$out/capture.pcap" -q "${TSHARK_DECODE[@]}" -z rpc,srt,100003,3 >"$wo
 tshark -r "$out/capture.pcap" -n "${TSHARK_DECODE[@]}" -Y rpc -T fields -E separator=/t \
   -e frame.time_epoch -e tcp.srcport -e tcp.dstport -e rpc.msgtyp -e rpc.xid \
   >"$work/rpc.tsv" 2>/dev/null || die "tshark cannot read the capture"
-capinfos -M -c -u -a -e "$out/capture.pcap" >"$work/capinfos.txt" 2>/dev/null || true
 
 commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
-python3 - "$out" "$work" "$port_only" "${dropped:-0}" "$commit" <<'PY'
+python3 - "$out" "$work" "$port_only" "${dropped:-0}" "$commit" "$packets" <<'PY'
 import json, re, sys
 
 out, work, port_only, dropped = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
-commit = sys.argv[5]
+commit, packets = sys.argv[5], int(sys.argv[6])
 NFS, MOUNT, PMAP = 2049, 20048, 111
 
 calls = {}        # (client port, xid) -> time, NFS calls
@@ -246,11 +224,6 @@ for line in open(f"{work}/srt.txt"):
         procs[m.group(2)] = int(m.group(3))
 srt_calls = sum(procs.values())
 
-cap = {}
-for line in open(f"{work}/capinfos.txt"):
-    k, _, v = line.partition(":")
-    cap[k.strip()] = v.strip()
-
 span = (max(calls.values()) - min(calls.values())) if calls else 0.0
 first_pkt = min(times) if times else 0.0
 last_pkt = max(times) if times else 0.0
@@ -262,7 +235,7 @@ report["source_commit"] = commit
 report["capture"] = {
     "file": "capture.pcap",
     "filter": "port 2049" if port_only else "port 2049 or port 20048 or port 111",
-    "packets": int(cap.get("Number of packets", "0").split()[0] or 0),
+    "packets": packets,
     "duration_s": round(last_pkt - first_pkt, 6),
     "nfs_calls": ncalls,
     "nfs_replies_matched": ncalls - len(unanswered),

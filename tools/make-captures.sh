@@ -78,7 +78,7 @@ wants() { [[ ",$only," == *",$1,"* ]]; }
 nfs_scenario=${NFS_SCENARIO:-$build/tools/nfs-scenario}
 udp_scenario=${UDP_SCENARIO:-$build/tools/udp-scenario}
 [ -x "$nfs_scenario" ] || die "no nfs-scenario at $nfs_scenario (build it, or set NFS_SCENARIO)"
-for t in tcpdump tshark editcap capinfos rpcinfo; do
+for t in tcpdump tshark editcap rpcinfo; do
   command -v "$t" >/dev/null || die "$t is missing (tools/install-deps.sh)"
 done
 [ "$(id -u)" -eq 0 ] || die "must run as root (tcpdump on lo)"
@@ -88,30 +88,16 @@ work=$(mktemp -d /tmp/make-captures.XXXXXX)
 
 # ------------------------------------------------------------------ lab
 
+# shellcheck source=tools/capture-lib.sh
+. "$here/capture-lib.sh"
 lab_started=0
-tcpdump_pid=""
 client_pids=()
-# Stops tcpdump: SIGINT (it flushes and prints its counts), SIGTERM, then SIGKILL.
-stop_tcpdump() {
-  local sig i
-  for sig in INT TERM KILL; do
-    kill -"$sig" "$tcpdump_pid" 2>/dev/null || break
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$tcpdump_pid" 2>/dev/null || break 2
-      sleep 0.1
-    done
-    msg "tcpdump ignored SIG$sig for 10 s"
-  done
-  wait "$tcpdump_pid" 2>/dev/null || true
-  tcpdump_pid=""
-}
-
 cleanup() {
   local pid
   for pid in "${client_pids[@]}"; do
     kill -TERM "$pid" 2>/dev/null || true
   done
-  [ -z "$tcpdump_pid" ] || stop_tcpdump
+  capture_stop 0 || true
   if [ "$lab_started" -eq 1 ]; then
     "$here/tbbt-lab" -q stop || msg "tbbt-lab stop failed"
   fi
@@ -124,7 +110,8 @@ if [ "${TBBT_LAB_RUNNING:-0}" != 1 ]; then
   "$here/tbbt-lab" -q start --transport both >/dev/null
   lab_started=1
 fi
-eval "$("$here/tbbt-lab" env)"
+lab_env=$("$here/tbbt-lab" env) || die "tbbt-lab env failed (no running lab?)"
+eval "$lab_env"
 url=$TBBT_LAB_URL
 
 # ------------------------------------------------------------------ capture
@@ -132,27 +119,14 @@ url=$TBBT_LAB_URL
 # capture SNAPLEN FILE CMD...: runs CMD while tcpdump writes FILE; CMD's stderr goes to
 # FILE's .log in the work dir.
 capture() {
-  local snap=$1 file=$2 log="$work/$(basename "$2").log" errf="$work/$(basename "$2").tcpdump" i
+  local snap=$1 file=$2 log="$work/$(basename "$2").log" errf="$work/$(basename "$2").tcpdump"
   shift 2
-  # A fresh file: the shell truncates it only once the background child runs, so an
-  # old one could show an earlier "listening on" line.
-  rm -f "$file" "$errf"
-  tcpdump -i lo -s "$snap" -B 262144 -U -Z root -w "$file" "$FILTER" 2>"$errf" &
-  tcpdump_pid=$!
-  for ((i = 0; i < 300; i++)); do
-    grep -qs 'listening on' "$errf" && break
-    kill -0 "$tcpdump_pid" 2>/dev/null || die "tcpdump failed: $(tail -n 1 "$errf")"
-    sleep 0.1
-  done
-  grep -qs 'listening on' "$errf" || die "tcpdump did not start capturing within 30 s"
+  capture_start "$file" "$errf" "$snap" "$FILTER" || exit 1
   if ! "$@" 2>"$log"; then
     sed "s/^/$PROG: client: /" "$log" >&2
     die "client failed: $*"
   fi
-  # libpcap hands packets over in blocks retired after a 1 s timeout; a block still
-  # open at SIGINT would be lost.
-  sleep 2
-  stop_tcpdump
+  capture_stop || exit 1
   if ! grep -q '^0 packets dropped by kernel' "$errf"; then
     msg "warning: $(basename "$file"): $(grep 'dropped by kernel' "$errf" || echo 'no stats')"
   fi

@@ -25,6 +25,7 @@ ran); tbbt-compare found no status difference, no real reply difference, and at 
 --timestamp, the player's own timing error on the wire (compare.json timing.own_lag_us)
 p99 at most 1 ms.  Exit 1 when one misses, naming it.
 
+The snapshot format and the map's escaping come from tools/tbbtfmt.py.
 Exit codes: 0 success, 1 failure (or a missed expectation), 2 usage error.  Standard
 library only.
 """
@@ -32,6 +33,8 @@ import argparse
 import json
 import os
 import sys
+
+import tbbtfmt
 
 PROG = "roundtrip-check.py"
 OWN_LAG_P99_US = 1000.0
@@ -51,38 +54,17 @@ def load_json(path):
         die(f"cannot read {path}: {e}")
 
 
-def unescape(s, pairs):
-    """A map field (docs/hierarchy-map.md: \\\\ and \\xNN, pairs=True) or a tree-snap.py
-    field (\\xHH only) as bytes."""
-    out, i = bytearray(), 0
-    while i < len(s):
-        if pairs and s[i] == "\\" and s[i + 1:i + 2] == "\\":
-            out.append(0x5C)
-            i += 2
-        elif s[i] == "\\" and s[i + 1:i + 2] == "x" and i + 4 <= len(s):
-            out.append(int(s[i + 2:i + 4], 16))
-            i += 4
-        else:
-            out.extend(s[i].encode("ascii", "replace"))
-            i += 1
-    return bytes(out)
-
-
 def load_snap(path):
-    """PATH -> (TYPE, SIZE, TARGET) of a tree-snap.py snapshot, paths as bytes."""
-    d = {}
+    """PATH -> (TYPE, SIZE, TARGET) of a tree-snap.py snapshot, paths and targets as bytes."""
     try:
-        with open(path, encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("#") or not line.strip():
-                    continue
-                f8 = line.rstrip("\n").split("\t")
-                if len(f8) < 8:
-                    die(f"{path}: malformed line {line[:60]!r}")
-                d[unescape(f8[0], False)] = (f8[1], f8[2], unescape(f8[3], False) if f8[3] != "-" else None)
+        snap = tbbtfmt.snap_load(path)
+        return {tbbtfmt.unescape(p): (r["type"], r["size"],
+                                      tbbtfmt.unescape(r["target"]) if r["target"] != "-" else None)
+                for p, r in snap.items()}
     except OSError as e:
-        die(f"cannot read {path}: {e}")
-    return d
+        die(f"cannot read {path}: {e.strerror}")
+    except ValueError as e:
+        die(f"{path}: {e}")
 
 
 def load_map_end(path):
@@ -98,10 +80,12 @@ def load_map_end(path):
                     die(f"{path}: malformed entry {line[:60]!r}")
                 if f10[4] != "-" or f10[0] == "0":
                     continue
-                target = unescape(f10[7], True) if f10[7] != "-" else None
-                end[b"." if f10[6] == "." else unescape(f10[6], True)] = (f10[1], target)
+                target = tbbtfmt.unescape(f10[7]) if f10[7] != "-" else None
+                end[b"." if f10[6] == "." else tbbtfmt.unescape(f10[6])] = (f10[1], target)
     except OSError as e:
         die(f"cannot read {path}: {e}")
+    except ValueError as e:
+        die(f"{path}: {e}")
     return end
 
 

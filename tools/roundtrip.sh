@@ -4,7 +4,10 @@
 # roundtrip.sh: one round trip of a lab capture (tools/capture-workload.sh) through the
 # whole pipeline, the way docs/tbbt-compare.md tells users to check a replay:
 #
-#   1. tbbt-convert CAPTURE/capture.pcap -> OUT/orig.tbbt + map (summary: conv.json);
+#   1. tbbt-convert CAPTURE/capture.pcap -> OUT/orig.tbbt + map (summary: conv.json),
+#      kept in CAPTURE/converted/ (OUT/converted/ when CAPTURE is not writable) and
+#      reused while the capture (size, mtime) and tbbt-convert (--version, a SHA-256 of
+#      the binary) are the same: CAPTURE/converted/key;
 #   2. a fresh lab (tools/tbbt-lab start: a new image, nothing cached);
 #   3. tbbt-init builds the initial image into the lab's export, locally (default) or
 #      through NFS (--init server); the server is restarted (--grace N: into a grace
@@ -38,7 +41,9 @@ Usage: $PROG --capture DIR --out DIR [--order conservative|fsdep] [--timing full
        [--expect] [-q] [-- TBBT-PLAY-OPTIONS...]
 One round trip of a capture made by tools/capture-workload.sh (DIR/capture.pcap,
 DIR/after.snap): convert, init, replay while capturing, convert the replay, compare.
-  --capture DIR     the capture's directory
+  --capture DIR     the capture's directory (its conversion is kept in DIR/converted/,
+                    or in the --out directory's when DIR is not writable, and reused
+                    until the capture or tbbt-convert changes)
   --out DIR         results: orig.tbbt, replay.pcap, play.json, compare.json,
                     summary.json, ... (made if missing)
   --order O         tbbt-play --order (default conservative)
@@ -97,25 +102,77 @@ lab=$here/tbbt-lab
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 capture=$(cd "$capture" && pwd)
-chmod 755 "$out"    # tcpdump may drop to its own user
-rm -f "$out"/{orig.tbbt,orig.tbbt.map,replay.pcap,replay.tbbt,replay.tbbt.map,play.json,compare.json,summary.json}
+rm -f "$out"/{orig.tbbt,orig.tbbt.map,conv.json,replay.pcap,replay.tbbt,replay.tbbt.map,play.json,compare.json,summary.json}
 
-lab_up=0 tcpdump_pid=""
+# shellcheck source=tools/capture-lib.sh
+. "$here/capture-lib.sh"
+lab_up=0
+# Stops the lab; a failure is reported whatever -q says (a server or loop device may be
+# left behind).
+lab_stop() {
+  local err
+  err=$(bash "$lab" stop -q 2>&1 >/dev/null) ||
+    { echo "$PROG: tbbt-lab stop failed: ${err:-no message}" >&2; return 1; }
+}
 cleanup() {
-  if [ -n "$tcpdump_pid" ]; then kill -INT "$tcpdump_pid" 2>/dev/null || true; wait "$tcpdump_pid" 2>/dev/null || true; fi
-  [ "$lab_up" -eq 0 ] || bash "$lab" stop -q >/dev/null 2>&1 || true
+  capture_stop 0 || true
+  [ -z "$conv_tmp" ] || rm -rf "$conv_tmp"
+  [ "$lab_up" -eq 0 ] || lab_stop || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-msg "convert $capture/capture.pcap"
-"$convert" -q --summary-json "$out/conv.json" -o "$out/orig.tbbt" "$capture/capture.pcap" ||
-  die "tbbt-convert of the capture failed"
+# The original's conversion, cached (see the top): prints what the cache is keyed by.
+convert_key() {
+  echo "capture $(stat -c '%s %.9Y' "$capture/capture.pcap")"
+  echo "tbbt-convert $("$convert" --version | head -n 1) $(sha256sum <"$convert" | cut -c1-64)"
+}
+
+# Prints a cache directory that can be written: CAPTURE/converted, else OUT/converted.
+convert_cache() {
+  local dir probe
+  for dir in "$capture/converted" "$out/converted"; do
+    if mkdir -p "$dir" 2>/dev/null && probe=$(mktemp "$dir/.probe.XXXXXX" 2>/dev/null); then
+      rm -f "$probe"
+      echo "$dir"
+      return 0
+    fi
+  done
+  return 1
+}
+
+conv_tmp=""
+convert_original() {
+  local cache key f
+  cache=$(convert_cache) || die "cannot write $capture/converted or $out/converted"
+  key=$(convert_key)
+  if [ "$(cat "$cache/key" 2>/dev/null)" = "$key" ] && [ -s "$cache/orig.tbbt" ] &&
+    [ -f "$cache/orig.tbbt.map" ] && [ -f "$cache/conv.json" ]; then
+    msg "reuse the conversion of $capture/capture.pcap in $cache"
+  else
+    msg "convert $capture/capture.pcap (into $cache)"
+    conv_tmp=$(mktemp -d "$cache/.new.XXXXXX")
+    "$convert" -q --summary-json "$conv_tmp/conv.json" -o "$conv_tmp/orig.tbbt" \
+      "$capture/capture.pcap" || die "tbbt-convert of the capture failed"
+    rm -f "$cache/key"
+    mv -f "$conv_tmp/orig.tbbt" "$conv_tmp/orig.tbbt.map" "$conv_tmp/conv.json" "$cache/"
+    echo "$key" >"$conv_tmp/key"
+    mv -f "$conv_tmp/key" "$cache/key"
+    rmdir "$conv_tmp"
+    conv_tmp=""
+  fi
+  for f in orig.tbbt orig.tbbt.map conv.json; do
+    ln -f "$cache/$f" "$out/$f" 2>/dev/null || cp -f "$cache/$f" "$out/$f"
+  done
+}
+convert_original
 
 msg "lab start (fresh image)"
 lab_up=1
 bash "$lab" start -q --size "$lab_size" >/dev/null || die "cannot start the lab"
-eval "$(bash "$lab" env)"
+# Captured first: a failing command substitution inside eval would go unnoticed.
+lab_env=$(bash "$lab" env) || die "tbbt-lab env failed"
+eval "$lab_env"
 E=$TBBT_LAB_EXPORT
 
 msg "tbbt-init ($init_mode)"
@@ -129,31 +186,20 @@ sync
 restart_args=(restart -q)
 [ -z "$grace" ] || restart_args+=(--grace "$grace")
 bash "$lab" "${restart_args[@]}" >/dev/null || die "lab restart failed"
-"$here/tree-snap.py" snap "$E" -o "$out/image.snap"
 
 msg "replay: $order order, $timing timing $*"
-tcpdump -i lo -s 0 -B 262144 -U -Z root -w "$out/replay.pcap" 'port 2049 or port 20048 or port 111' \
-  2>"$out/tcpdump.err" &
-tcpdump_pid=$!
-for ((i = 0; i < 300; i++)); do
-  grep -qs 'listening on' "$out/tcpdump.err" && break
-  kill -0 "$tcpdump_pid" 2>/dev/null || die "tcpdump failed: $(tail -n 1 "$out/tcpdump.err")"
-  sleep 0.1
-done
-grep -qs 'listening on' "$out/tcpdump.err" || die "tcpdump did not start within 30 s"
+capture_start "$out/replay.pcap" "$out/tcpdump.err" 0 'port 2049 or port 20048 or port 111' ||
+  exit 1
 play_rc=0
 "$play" --trace "$out/orig.tbbt" --manifest "$out/image.manifest" --server 127.0.0.1 \
   --export "$E" --order "$order" --timing "$timing" --speed "$speed" \
   --report-json "$out/play.json" --timeseries "$out/play.csv" --no-progress "$@" \
   >"$out/play.txt" 2>&1 || play_rc=$?
-sleep 2     # libpcap's last block
-kill -INT "$tcpdump_pid"
-wait "$tcpdump_pid" || true
-tcpdump_pid=""
+capture_stop || exit 1
 [ "$play_rc" -eq 0 ] || die "tbbt-play exited $play_rc: $(tail -n 2 "$out/play.txt")"
 sync
 "$here/tree-snap.py" snap "$E" -o "$out/after-replay.snap"
-bash "$lab" stop -q >/dev/null 2>&1 || msg "lab stop failed"
+lab_stop || true
 lab_up=0
 
 msg "convert the replay, compare"

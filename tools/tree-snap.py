@@ -26,6 +26,7 @@ another server's export.  Contents and times are not recorded; what is:
         Prints a summary and the first N (default 20) differences; exit 0 when equal
         on the chosen fields, 1 otherwise.
 
+The format (escaping, fields) is defined in tools/tbbtfmt.py, which this imports.
 Exit codes: 0 success (equal), 1 failure (or different), 2 usage error.  Standard
 library only.  See docs/lab.md.
 """
@@ -37,26 +38,14 @@ import signal
 import stat
 import sys
 
+from tbbtfmt import SNAP_FIELDS as FIELDS, SNAP_FORMAT as FORMAT, snap_escape as escape, snap_load
+
 PROG = "tree-snap.py"
-FIELDS = ("type", "size", "target", "mode", "uid", "gid", "nlink")
-FORMAT = "tree-snap 1"
 
 
 def die(msg, code=1):
     print(f"{PROG}: {msg}", file=sys.stderr)
     sys.exit(code)
-
-
-def escape(raw: bytes) -> str:
-    """Printable ASCII as is; tab, backslash, a leading '#' and everything else as \\xHH."""
-    out = []
-    for i, b in enumerate(raw):
-        printable = 0x20 <= b < 0x7F and b != 0x5C and not (i == 0 and b == 0x23)
-        if printable:
-            out.append(chr(b))
-        else:
-            out.append(f"\\x{b:02x}")
-    return "".join(out)
 
 
 def type_of(mode):
@@ -116,22 +105,13 @@ def cmd_snap(args):
 
 
 def load(path):
-    """{escaped path: {field: value}} of snapshot PATH."""
-    snap = {}
+    """{escaped path: {field: value}} of snapshot PATH (tbbtfmt.snap_load)."""
     try:
-        with open(path, encoding="ascii") as f:
-            for n, line in enumerate(f, 1):
-                if line.startswith("#") or not line.strip():
-                    continue
-                cols = line.rstrip("\n").split("\t")
-                if len(cols) != 1 + len(FIELDS):
-                    die(f"{path}:{n}: not a snapshot line ({len(cols)} fields)")
-                snap[cols[0]] = dict(zip(FIELDS, cols[1:]))
+        return snap_load(path)
     except OSError as e:
         die(f"cannot read '{path}': {e.strerror}")
-    except UnicodeDecodeError:
-        die(f"'{path}' is not a snapshot (not ASCII)")
-    return snap
+    except ValueError as e:
+        die(str(e))
 
 
 def ignored(path, globs):

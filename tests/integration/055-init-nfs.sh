@@ -7,7 +7,7 @@
 #     on the export's local directory (check-image.py: types, sizes, links, symlink
 #     targets, modes, owners, the image root's mode and owner); the manifest names the
 #     server and the export; a local build of the same map with the same seed makes the
-#     same manifest and the same tree;
+#     same manifest and the same tree; --clones 1 builds the image at the root itself;
 #  2. --fill with aging and fillers reaches the target utilization within 2 %; --clones 2,
 #     --spread, spacers and aging by class give exact images; --force removes the
 #     earlier image over NFS, and refuses a root holding a file it did not make;
@@ -22,16 +22,13 @@
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: 055-init-nfs.sh BUILD_DIR" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
-if [ "${2:-}" != --inside ]; then
+if [ -z "${TBBT_LAB_NS:-}" ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "FAIL: 055-init-nfs needs root (it starts the lab NFS server)" >&2
     exit 1
   fi
-  state=$(mktemp -d /var/tmp/tbbt-lab-055.XXXXXX)
-  rc=0
-  "$top/tools/lab-ns" --dir "$state" -- bash "$0" "$1" --inside || rc=$?
-  mountpoint -q "$state/mnt" 2>/dev/null || rm -rf "$state"
-  exit $rc
+  # Again inside a private namespace with a fresh state directory (TBBT_LAB_DIR).
+  exec "$top/tools/lab-ns" --tmp 055 -- bash "$0" "$@"
 fi
 
 build=$(cd "$1" && pwd)
@@ -56,7 +53,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 say() { echo "055-init-nfs: $*"; }
 
 bash "$lab" start --size 512M -q || fail "cannot start the lab server in $TBBT_LAB_DIR"
-eval "$(bash "$lab" env)"
+lab_env=$(bash "$lab" env) || fail "tbbt-lab env failed"
+eval "$lab_env"
 E=$TBBT_LAB_EXPORT
 S=$TBBT_LAB_SERVER
 nfs() { "$init" -q --server "$S" --export "$E" "$@"; }   # tbbt-init over NFS
@@ -104,10 +102,18 @@ diff <(grep -v '^stats\|^root\|^server\|^export' "$work/a.manifest") \
   fail "aged NFS and local builds with the same seed made different manifests"
 [ "$(manifest_stat "$work/a.manifest" appends)" = "$(manifest_stat "$work/b.manifest" appends)" ] ||
   fail "aged NFS and local builds wrote in different appends"
-"$init" -q --map "$work/g.map" --root "$E/b" --manifest "$work/b.manifest" --force \
-  --clones 1 --seed 1 > /dev/null
-rm -rf "${E:?}/b"
 say "ok: aged builds (--scope 4M --appends 4) over NFS and locally make the same manifest"
+# --clones 1 (docs/tbbt-init.md): the image is the root itself, no tbbt-clone-* directory.
+"$init" -q --map "$work/g.map" --root "$E/b" --manifest "$work/b.manifest" --force \
+  --clones 1 --seed 1 > /dev/null || fail "local build, --clones 1, over the aged one"
+check "$work/g.map" "$E/b"
+clones=$(find "$E/b" -maxdepth 1 -name 'tbbt-clone-*' -printf '%f ')
+[ -z "$clones" ] || fail "--clones 1 made clone directories: $clones"
+if ! grep -qx "clones	1" "$work/b.manifest" || ! grep -qx "clone	\." "$work/b.manifest"; then
+  fail "--clones 1: the manifest does not say one clone at the root"
+fi
+rm -rf "${E:?}/b"
+say "ok: --clones 1 builds the image at the root itself"
 
 # ------------------------------------------------------------------ 2. fill, clones, force
 nfs --map "$work/g.map" --root "$E/a" --manifest "$work/a.manifest" --force --fill 0.45 \

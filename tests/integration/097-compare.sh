@@ -36,12 +36,14 @@ for t in python3 tcpdump gnuplot; do
 done
 dir=$(mktemp -d /var/tmp/tbbt-lab-097.XXXXXX)
 work=$(mktemp -d)
-chmod 755 "$work"   # tcpdump drops to its own user and must write here
-tcpdump_pid=""
+# shellcheck source=tools/capture-lib.sh
+. "$top/tools/capture-lib.sh"
 cleanup() {
-  [ -z "$tcpdump_pid" ] || kill "$tcpdump_pid" 2>/dev/null || true
+  capture_stop 0 || true
   bash "$lab" stop --dir "$dir" -q || true
-  mountpoint -q "$dir/mnt" 2>/dev/null || rm -rf "$dir"
+  # Kept when the image is still mounted or on a loop device (stop failed).
+  mountpoint -q "$dir/mnt" 2>/dev/null || [ -n "$(losetup -n -j "$dir/image.img")" ] ||
+    rm -rf "$dir"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -51,20 +53,15 @@ say() { echo "097-compare: $*"; }
 bash "$lab" start --dir "$dir" --size 512M -q || fail "cannot start the lab server in $dir"
 export_dir=$dir/mnt/export
 
-# capture FILE CMD...: runs CMD while tcpdump writes FILE (docs/lab.md: wait for its
-# "listening on" line, stop it 2 s after the client so that the last block is kept).
+# capture FILE CMD...: runs CMD while tcpdump writes FILE (tools/capture-lib.sh: waits
+# for its "listening on" line, stops it 2 s after the client so that the last block is
+# kept).
 capture() {
   local file=$1; shift
-  tcpdump -i lo -s 0 -B 262144 -U -Z root -w "$file" 'port 2049 or port 20048' 2>"$file.err" &
-  tcpdump_pid=$!
-  for _ in $(seq 100); do grep -qs 'listening on' "$file.err" && break; sleep 0.1; done
-  grep -qs 'listening on' "$file.err" || fail "tcpdump did not start: $(cat "$file.err")"
+  capture_start "$file" "$file.err" 0 'port 2049 or port 20048' || fail "tcpdump did not start"
   local rc=0
   "$@" || rc=$?
-  sleep 2
-  kill -INT "$tcpdump_pid"
-  wait "$tcpdump_pid" || true
-  tcpdump_pid=""
+  capture_stop || fail "tcpdump did not write $file"
   return $rc
 }
 

@@ -28,7 +28,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
-for t in python3 tcpdump tshark capinfos; do
+for t in python3 tcpdump tshark; do
   command -v "$t" >/dev/null || { echo "FAIL: $t is not installed" >&2; exit 1; }
 done
 [ -x "$build/tools/nfs-workload" ] || { echo "FAIL: $build/tools/nfs-workload not built" >&2; exit 1; }
@@ -37,7 +37,9 @@ TBBT_LAB_DIR=$(mktemp -d /var/tmp/tbbt-lab-098.XXXXXX)
 work=$(mktemp -d /var/tmp/tbbt-098.XXXXXX)
 cleanup() {
   bash "$top/tools/tbbt-lab" stop -q >/dev/null 2>&1 || true
-  mountpoint -q "$TBBT_LAB_DIR/mnt" 2>/dev/null || rm -rf "$TBBT_LAB_DIR"
+  # Kept when the image is still mounted or on a loop device (stop failed).
+  mountpoint -q "$TBBT_LAB_DIR/mnt" 2>/dev/null ||
+    [ -n "$(losetup -n -j "$TBBT_LAB_DIR/image.img")" ] || rm -rf "$TBBT_LAB_DIR"
   if [ "${keep:-0}" -eq 0 ]; then rm -rf "$work"; else echo "098-roundtrip: results kept in $work" >&2; fi
 }
 trap cleanup EXIT

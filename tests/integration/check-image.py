@@ -12,22 +12,8 @@ import re
 import stat
 import sys
 
-
-def unesc(s):
-    out = bytearray()
-    i = 0
-    b = s.encode()
-    while i < len(b):
-        if b[i:i + 2] == b"\\\\":
-            out += b"\\"
-            i += 2
-        elif b[i:i + 2] == b"\\x":
-            out.append(int(b[i + 2:i + 4], 16))
-            i += 4
-        else:
-            out.append(b[i])
-            i += 1
-    return bytes(out)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from tbbtfmt import unescape  # noqa: E402  (tools/tbbtfmt.py)
 
 
 def main():
@@ -48,7 +34,7 @@ def main():
                     sys.exit(f"FAIL: the image root: mode {oct(stat.S_IMODE(st.st_mode))} owner "
                              f"{st.st_uid}:{st.st_gid}, want {mode} {uid}:{gid}")
             continue
-        p = os.path.join(root, unesc(path))
+        p = os.path.join(root, unescape(path))
         if create != "0":
             if os.path.lexists(p):
                 sys.exit(f"FAIL: {path} is made during the trace but exists in the image")
@@ -72,7 +58,7 @@ def main():
                 sys.exit(f"FAIL: {path}: {st.st_nlink} links, want {links}")
             if inodes.setdefault(oid, st.st_ino) != st.st_ino:
                 sys.exit(f"FAIL: {path}: not the same inode as the other names of id {oid}")
-        if typ == "l" and os.readlink(p) != unesc(target):
+        if typ == "l" and os.readlink(p) != unescape(target):
             sys.exit(f"FAIL: {path}: target {os.readlink(p)!r}, want {target!r}")
         if attrs != "-":
             mode, uid, gid = attrs.split(":")

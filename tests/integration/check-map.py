@@ -6,8 +6,12 @@ target, made during the trace, and every directory precedes the entries in it.
 
     check-map.py TRACE.map
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from tbbtfmt import unescape  # noqa: E402  (tools/tbbtfmt.py)
 
 # (type, final path under scn.PID, target or None): what nfs-scenario leaves behind
 # just before its clean-up (docs/hierarchy-map.md shows the same tree).
@@ -25,8 +29,9 @@ WANT = [
 ]
 
 
-def unescape(s):
-    return re.sub(r"\\x([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), s).replace("\\\\", "\\")
+def unesc(field):
+    """A map field as text (bytes that are not UTF-8 kept as surrogates)."""
+    return unescape(field).decode("utf-8", "surrogateescape")
 
 
 def main():
@@ -40,13 +45,13 @@ def main():
         f = ln.split("\t")
         if len(f) != 10:
             sys.exit(f"FAIL: bad map line {ln!r}")
-        typ, create, path, final, target = f[1], f[3], unescape(f[5]), unescape(f[6]), f[7]
+        typ, create, path, final, target = f[1], f[3], unesc(f[5]), unesc(f[6]), f[7]
         parent = path.rsplit("/", 1)[0] if "/" in path else "."
         if create == "0" and path != "." and parent not in seen_dirs:
             sys.exit(f"FAIL: {path} comes before its directory")
         if typ == "d" and create == "0":
             seen_dirs.add(path)
-        entries.append((typ, create, path, final, None if target == "-" else unescape(target)))
+        entries.append((typ, create, path, final, None if target == "-" else unesc(target)))
     tops = {m.group(0) for e in entries for m in [re.search(r"(scn|udp)\.[0-9]+", e[3])] if m}
     if len(tops) != 1:
         sys.exit(f"FAIL: expected one scn.PID directory in the map, found {sorted(tops)}")
