@@ -1778,7 +1778,15 @@ static void *receiver_main(void *arg)
             break;
         poll_new_conns(e, idx, n);
         bool batched = set_lowats(e, idx, n, full);
-        int rc = epoll_wait(e->rx_ep, ev, (int)e->nconns + 1, batched ? 2 : 50);
+        int rc = 0;
+        if (inflight > 0 && e->o->rx_spin_us && !batched) {
+            uint64_t until = tbbt_now_ns() + e->o->rx_spin_us * 1000ull;
+            while ((rc = epoll_wait(e->rx_ep, ev, (int)e->nconns + 1, 0)) == 0 &&
+                   tbbt_now_ns() < until)
+                ;
+        }
+        if (rc == 0)
+            rc = epoll_wait(e->rx_ep, ev, (int)e->nconns + 1, batched ? 2 : 50);
         if (rc < 0 && errno != EINTR)
             break;
         for (int k = 0; k < rc; k++) {

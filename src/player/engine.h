@@ -88,6 +88,8 @@ struct tbbt_engine_opts {
     int dead_ms;                        /* end the run after so long without the server */
     unsigned spin_us;                   /* timestamp timing: the send thread wakes this
                                            long before a due request and spins the rest */
+    unsigned rx_spin_us;                /* the receive thread polls this long for the next
+                                           reply, while calls are out, before it sleeps */
     tbbt_engine_filter_cb filter;       /* NULL: every record */
     void *filter_arg;
     struct tbbt_verify_sizes *sizes;    /* NULL, or noted for every kept record */

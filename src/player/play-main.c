@@ -44,6 +44,7 @@ static gboolean opt_reserved_ports;
 static gint opt_nfs_port, opt_mount_port, opt_uid = -1, opt_gid = -1, opt_timeout_ms;
 static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30, opt_jukebox_wait_s = 300;
 static gint opt_spin_us = 20;
+static gint opt_rx_spin_us = -1;    /* -1: 50 in timestamp timing, 0 in full */
 static gboolean opt_no_grace_wait;
 static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
 
@@ -124,6 +125,10 @@ static const GOptionEntry entries[] = {
     {"no-grace-wait", 0, 0, G_OPTION_ARG_NONE, &opt_no_grace_wait,
      "Start the replay even when the server is in its grace period (default: wait, up to "
      "--jukebox-wait, for it to end)", NULL},
+    {"rx-spin-us", 0, 0, G_OPTION_ARG_INT, &opt_rx_spin_us,
+     "While calls are out, the receive thread polls this long for the next reply before "
+     "it sleeps (the reply-to-call reaction against CPU; default 50 in timestamp timing, "
+     "0 in full)", "US"},
     {"spin-us", 0, 0, G_OPTION_ARG_INT, &opt_spin_us,
      "Timestamp timing: wake this long before a due request and spin the rest (dispatch "
      "precision against CPU taken from the server; default 20)", "US"},
@@ -622,6 +627,8 @@ static int play(void)
     o.max_retries = (unsigned)opt_retries;
     o.jukebox_wait_ms = (unsigned)opt_jukebox_wait_s * 1000u;
     o.spin_us = (unsigned)opt_spin_us;
+    o.rx_spin_us = opt_rx_spin_us >= 0 ? (unsigned)opt_rx_spin_us
+                   : o.timing == TBBT_TIMING_TIMESTAMP ? 50u : 0u;
     o.max_retrans = (unsigned)opt_retrans;
     o.timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms : r.udp ? 1000 : 10000;
     o.dead_ms = opt_dead_s * 1000;
@@ -697,9 +704,10 @@ static const char *check_usage(void)
     }
     if (opt_retries < 0 || opt_retries > 50 || opt_retrans < 0 || opt_retrans > 50 ||
         opt_dead_s < 1 || opt_timeout_ms < 0 || opt_jukebox_wait_s < 0 ||
-        opt_jukebox_wait_s > 86400 || opt_spin_us < 0 || opt_spin_us > 100000)
+        opt_jukebox_wait_s > 86400 || opt_spin_us < 0 || opt_spin_us > 100000 ||
+        opt_rx_spin_us < -1 || opt_rx_spin_us > 100000)
         return "--retries and --retrans must be 0..50, --dead-after 1 or more, "
-               "--jukebox-wait 0..86400, --spin-us 0..100000";
+               "--jukebox-wait 0..86400, --spin-us and --rx-spin-us 0..100000";
     if ((opt_nfs_port < 0 || opt_nfs_port > 65535) || opt_mount_port < 0 ||
         opt_mount_port > 65535)
         return "ports must be 1..65535";
