@@ -309,8 +309,19 @@ static void reply_diffs(const struct tbbt__cmp_op *a, const struct tbbt__cmp_op 
         REPLY(f, "target");
 }
 
-void tbbt__cmp_diffs(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
-                     const struct tbbt__cmp_op *b, struct tbbt__cmp_fields *f)
+unsigned tbbt__cmp_arg_diffs(const struct tbbt_compare *c, const struct tbbt__cmp_op *a,
+                             const struct tbbt__cmp_op *b)
+{
+    struct tbbt__cmp_fields f;
+
+    memset(&f, 0, sizeof(f));
+    arg_diffs(c, a, b, &f);
+    return f.n_arg;
+}
+
+/* All the differences of the pair (a, b) into f. */
+static void pair_diffs(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
+                       const struct tbbt__cmp_op *b, struct tbbt__cmp_fields *f)
 {
     memset(f, 0, sizeof(*f));
     arg_diffs(c, a, b, f);
@@ -325,26 +336,28 @@ void tbbt__cmp_diffs(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
 
 /* ---- counting a pair --------------------------------------------------------------------- */
 
+/* Room for a difference key: a procedure label, a field or two status labels. */
+#define KEY_MAX 96
+
 /* "PROC.FIELD", or FIELD itself for the credentials. */
-static void field_key(GString *s, const struct tbbt__cmp_op *a, const char *field)
+static const char *field_key(char *buf, const struct tbbt__cmp_op *a, const char *field)
 {
     if (strcmp(field, "uid") == 0 || strcmp(field, "gid") == 0)
-        g_string_assign(s, field);
-    else
-        g_string_printf(s, "%s.%s", tbbt__cmp_proc_label(a->prog, a->proc), field);
+        return field;
+    g_snprintf(buf, KEY_MAX, "%s.%s", tbbt__cmp_proc_label(a->prog, a->proc), field);
+    return buf;
 }
 
 void tbbt__cmp_count_reply(struct tbbt_compare *c, enum tbbt_compare_kind kind, int prog,
                            int proc, uint64_t a_seq, uint64_t b_seq, const char *const *fields,
                            unsigned n)
 {
-    GString *key = g_string_new(NULL);
+    char key[KEY_MAX];
 
     for (unsigned i = 0; i < n; i++) {
-        g_string_printf(key, "%s.%s", tbbt__cmp_proc_label(prog, proc), fields[i]);
-        tbbt__cmp_count(c, kind, key->str, a_seq, b_seq);
+        g_snprintf(key, sizeof(key), "%s.%s", tbbt__cmp_proc_label(prog, proc), fields[i]);
+        tbbt__cmp_count(c, kind, key, a_seq, b_seq);
     }
-    g_string_free(key, TRUE);
 }
 
 void tbbt__cmp_cookie_learn(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
@@ -367,33 +380,28 @@ bool tbbt__cmp_pair(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
                     const struct tbbt__cmp_op *b)
 {
     struct tbbt__cmp_fields f;
-    GString *key = g_string_new(NULL);
-    char sa[32], sb[32];
+    char key[KEY_MAX], sa[32], sb[32];
 
-    tbbt__cmp_diffs(c, a, b, &f);
-    for (unsigned i = 0; i < f.n_arg; i++) {
-        field_key(key, a, f.arg[i]);
-        tbbt__cmp_count(c, TBBT_COMPARE_ARG, key->str, a->seq, b->seq);
-    }
+    pair_diffs(c, a, b, &f);
+    for (unsigned i = 0; i < f.n_arg; i++)
+        tbbt__cmp_count(c, TBBT_COMPARE_ARG, field_key(key, a, f.arg[i]), a->seq, b->seq);
     tbbt__cmp_count_reply(c, TBBT_COMPARE_REPLY_IMAGE, a->prog, a->proc, a->seq, b->seq,
                           f.image, f.n_image);
     if (f.n_reply)
         tbbt__cmp_racy_pair(c, a, b, &f);
-    for (unsigned i = 0; i < f.n_client_time; i++) {
-        field_key(key, a, f.client_time[i]);
-        tbbt__cmp_count(c, TBBT_COMPARE_CLIENT_TIME, key->str, a->seq, b->seq);
-    }
+    for (unsigned i = 0; i < f.n_client_time; i++)
+        tbbt__cmp_count(c, TBBT_COMPARE_CLIENT_TIME, field_key(key, a, f.client_time[i]), a->seq,
+                        b->seq);
     if (f.status_differs) {
         tbbt__cmp_status_label(a, sa, sizeof(sa));
         tbbt__cmp_status_label(b, sb, sizeof(sb));
-        g_string_printf(key, "%s:%s->%s", tbbt__cmp_proc_label(a->prog, a->proc), sa, sb);
-        tbbt__cmp_count(c, TBBT_COMPARE_STATUS, key->str, a->seq, b->seq);
+        g_snprintf(key, sizeof(key), "%s:%s->%s", tbbt__cmp_proc_label(a->prog, a->proc), sa, sb);
+        tbbt__cmp_count(c, TBBT_COMPARE_STATUS, key, a->seq, b->seq);
     }
     c->cnt.pairs_arg_diff += f.n_arg > 0;
     c->cnt.pairs_status_diff += f.status_differs;
     c->cnt.pairs_reply_image += f.n_image > 0;
     c->cnt.status_unchecked += f.status_unchecked;
     tbbt__cmp_cookie_learn(c, a, b);
-    g_string_free(key, TRUE);
     return f.n_arg == 0 && !f.status_differs;
 }
