@@ -88,7 +88,8 @@ void tbbt__cmp_key_own(struct tbbt__cmp_key *k, const struct tbbt__cmp_op *op);
 uint64_t tbbt__cmp_key_hash(const struct tbbt__cmp_key *k);
 /* True when op's own key is k (from op's fields and parts, no key built). */
 bool tbbt__cmp_key_equal(const struct tbbt__cmp_key *k, const struct tbbt__cmp_op *op);
-/* A procedure's label: NFSv3 bare ("read"), others prefixed ("v2.read", "mnt3.mnt"). */
+/* A procedure's label (tbbt_proc_label(): "read", "v2.read", "mnt3.mnt"), "other" if
+ * unknown; a static string. */
 const char *tbbt__cmp_proc_label(int prog, int proc);
 /* The outcome of op as a status label: "OK", "NOENT", "garbage_args", "noreply". */
 void tbbt__cmp_status_label(const struct tbbt__cmp_op *op, char *buf, size_t len);

@@ -188,31 +188,9 @@ bool tbbt__cmp_key_equal(const struct tbbt__cmp_key *k, const struct tbbt__cmp_o
 
 const char *tbbt__cmp_proc_label(int prog, int proc)
 {
-    static char labels[TBBT_PROG_MNT3 + 1][32][24];
-    const char *name = tbbt_proc_name(prog, proc);
+    const char *s = tbbt_proc_label(prog, proc, NULL, 0);
 
-    if (prog < 0 || prog > TBBT_PROG_MNT3 || proc < 0 || proc >= 32 || !name)
-        return "other";
-    if (prog == TBBT_PROG_NFS3)
-        return name;
-    if (!labels[prog][proc][0])
-        g_snprintf(labels[prog][proc], sizeof(labels[prog][proc]), "%s.%s",
-                   tbbt_prog_name(prog), name);
-    return labels[prog][proc];
-}
-
-static const char *rpc_label(int rpc_stat)
-{
-    switch (rpc_stat) {
-    case TBBT_RPC_PROG_UNAVAIL: return "prog_unavail";
-    case TBBT_RPC_PROG_MISMATCH: return "prog_mismatch";
-    case TBBT_RPC_PROC_UNAVAIL: return "proc_unavail";
-    case TBBT_RPC_GARBAGE_ARGS: return "garbage_args";
-    case TBBT_RPC_SYSTEM_ERR: return "system_err";
-    case TBBT_RPC_DENIED_MISMATCH: return "denied_mismatch";
-    case TBBT_RPC_DENIED_AUTH: return "denied_auth";
-    default: return NULL;
-    }
+    return s ? s : "other";
 }
 
 void tbbt__cmp_status_label(const struct tbbt__cmp_op *op, char *buf, size_t len)
@@ -222,7 +200,7 @@ void tbbt__cmp_status_label(const struct tbbt__cmp_op *op, char *buf, size_t len
     if (!(op->flags & TBBT_RF_REPLY)) {
         g_strlcpy(buf, "noreply", len);
     } else if (op->rpc_stat != TBBT_RPC_SUCCESS) {
-        s = rpc_label(op->rpc_stat);
+        s = tbbt_rpc_stat_name(op->rpc_stat);
         if (s)
             g_strlcpy(buf, s, len);
         else

@@ -402,29 +402,11 @@ uint64_t tbbt_report_seconds(const struct tbbt_report *r)
     return r->nsecs;
 }
 
-/* "" for NFSv3, "v2." etc. otherwise, appended to s. */
-static void put_prog_prefix(GString *s, int prog)
-{
-    const char *pn;
-
-    if (prog == TBBT_PROG_NFS3)
-        return;
-    pn = tbbt_prog_name(prog);
-    if (pn)
-        g_string_append_printf(s, "%s.", pn);
-    else
-        g_string_append_printf(s, "prog%d.", prog);
-}
-
 static void put_proc(GString *s, int prog, int proc)
 {
-    const char *n = tbbt_proc_name(prog, proc);
+    char buf[TBBT_PROC_LABEL_MAX];
 
-    put_prog_prefix(s, prog);
-    if (n)
-        g_string_append(s, n);
-    else
-        g_string_append_printf(s, "%d", proc);
+    g_string_append(s, tbbt_proc_label(prog, proc, buf, sizeof(buf)));
 }
 
 static void put_status(GString *s, int prog, int32_t st)
