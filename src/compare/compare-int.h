@@ -39,7 +39,7 @@ struct tbbt__cmp_op {
     uint64_t call_ns, reply_ns;
     uint64_t present;           /* TBBT_HAS bits of the record */
     uint64_t id, id2, id_obj, id_old;
-    uint64_t offset, cookie, rdev, guard_ns;
+    uint64_t offset, cookie, rdev;
     uint64_t last_cookie;       /* READDIR(PLUS): the last entry's cookie (0: no entry) */
     uint64_t key;               /* hash of the matching key (replay operations) */
     uint64_t shown;             /* the object its reply's attributes show (tbbt_fsdep_shown) */
@@ -48,7 +48,7 @@ struct tbbt__cmp_op {
     int64_t turn_ns;            /* turnaround sample or CMP_NO_TURN */
     struct tbbt_sattr sattr;
     struct tbbt__cmp_attr attr; /* with TBBT_F_OBJ_ATTR */
-    uint32_t xid, endpoint, uid, gid;
+    uint32_t uid, gid;
     int32_t status;
     uint32_t count, stable, dircount, maxcount, access, createmode, ftype;
     uint32_t res_count, eof, committed, access_res;
@@ -101,7 +101,7 @@ struct tbbt__cmp_objmap {
     GArray *a2b;                /* uint64_t replay ID per original ID, 0: none */
     GArray *refd;               /* uint8_t per original ID: named by an NFS operation */
     uint64_t by_path, conflicts, remaps;
-    uint64_t ambiguous, decided;    /* objects with alternatives; decided by an operation */
+    uint64_t ambiguous;         /* objects with alternatives (start paths) */
     GHashTable *alts;           /* original ID -> GArray of other replay IDs (start paths) */
     uint64_t root_a, root_b;    /* the roots' IDs */
     char *root_b_path;          /* "." or the image root's path in the replay's map */
@@ -180,7 +180,6 @@ struct tbbt__cmp_timing {
     uint64_t span_min[2], span_max[2];  /* matched calls: first and last, per side */
     GArray *prev_reply[2];      /* uint64_t per endpoint: the previous call's reply time */
     GArray *pairs;              /* struct tbbt__cmp_tpair per pair with both calls */
-    bool held_done;             /* tbbt__cmp_timing_held() ran */
     struct tbbt_hist own, held, react;  /* see timing.c, "held" */
 };
 /* One matched pair's times, for the held/own split (timing.c). */
@@ -293,7 +292,7 @@ GPtrArray *tbbt__cmp_sorted(const struct tbbt_compare *c, enum tbbt_compare_kind
 
 /* timing.c */
 void tbbt__cmp_timing_init(struct tbbt__cmp_timing *t);
-/* Splits the lag of the pairs into held and own (after the last pair; once). */
+/* Splits the lag of the pairs into held and own (after the last pair; call once). */
 void tbbt__cmp_timing_held(struct tbbt__cmp_timing *t, double speed);
 void tbbt__cmp_timing_fini(struct tbbt__cmp_timing *t);
 /* The turnaround sample of a record of side (0 original, 1 replay), in trace order. */

@@ -86,15 +86,12 @@ void tbbt__cmp_op_fill(struct tbbt__cmp_op *op, const struct tbbt_trace_rec *rec
     op->offset = rec->offset;
     op->cookie = rec->cookie;
     op->rdev = rec->rdev;
-    op->guard_ns = rec->guard_ns;
     if (TBBT_HAS(rec, TBBT_F_ENTRIES) && rec->n_entries > 0)
         op->last_cookie = rec->entries[rec->n_entries - 1].cookie;
     op->turn_ns = CMP_NO_TURN;
     op->sattr = rec->sattr;
     if (TBBT_HAS(rec, TBBT_F_OBJ_ATTR))
         fill_attr(&op->attr, &rec->obj_attr);
-    op->xid = rec->xid;
-    op->endpoint = rec->endpoint;
     op->uid = rec->uid;
     op->gid = rec->gid;
     op->status = rec->status;
