@@ -13,7 +13,7 @@
  * "setattr.guard": the player never sends a guard, whose ctime is the traced server's),
  * and the credentials as "uid" and "gid".  Reply fields, compared only when both sides
  * got the same status: "PROC.attr.{type,size,nlink,mode,uid,gid}" of the post-op
- * attributes (mode: permission bits), "read.res_count", "write.res_count",
+ * attributes (mode: permission bits; the player's rule, player/attrcheck.h), "read.res_count", "write.res_count",
  * "write.committed", "PROC.eof", "readdir(plus).entries", "access.access_res",
  * "readlink.target".  Three tables take them: a directory's "attr.size" and
  * "attr.nlink" when both sides show a directory go to the image's (TBBT_COMPARE_REPLY_IMAGE:
@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "ns/ns.h"
+#include "player/attrcheck.h"
 
 #define HAS(op, f) (((op)->present >> (f)) & 1u)
 
@@ -245,27 +246,39 @@ static bool status_differs(const struct tbbt__cmp_op *a, const struct tbbt__cmp_
     return (a->flags & TBBT_RF_STATUS) && a->status != b->status;
 }
 
-/* Post-op attributes; a directory's size and link count are the image's (f->image). */
+static void to_fattr(struct tbbt_fattr *f, const struct tbbt__cmp_attr *a)
+{
+    *f = (struct tbbt_fattr){.type = a->type, .mode = a->mode, .nlink = a->nlink,
+                             .uid = a->uid, .gid = a->gid, .size = a->size};
+}
+
+/*
+ * Post-op attributes, by the player's rule (tbbt_attrcheck_diff()); a directory's size
+ * and link count are the image's (f->image).
+ */
 static void attr_diffs(const struct tbbt__cmp_attr *a, const struct tbbt__cmp_attr *b,
                        struct tbbt__cmp_fields *f)
 {
-    bool dir = a->type == 2 && b->type == 2;
+    struct tbbt_fattr fa, fb;
 
-    if (a->type != b->type)
+    to_fattr(&fa, a);
+    to_fattr(&fb, b);
+    unsigned d = tbbt_attrcheck_diff(&fa, &fb);
+    if (d & TBBT_ATTRCHECK_TYPE)
         REPLY(f, "attr.type");
-    if (a->size != b->size && dir)
+    if (d & TBBT_ATTRCHECK_DIR_SIZE)
         IMAGE(f, "attr.size");
-    else if (a->size != b->size)
+    if (d & TBBT_ATTRCHECK_SIZE)
         REPLY(f, "attr.size");
-    if (a->nlink != b->nlink && dir)
+    if (d & TBBT_ATTRCHECK_DIR_NLINK)
         IMAGE(f, "attr.nlink");
-    else if (a->nlink != b->nlink)
+    if (d & TBBT_ATTRCHECK_NLINK)
         REPLY(f, "attr.nlink");
-    if ((a->mode & 07777) != (b->mode & 07777))
+    if (d & TBBT_ATTRCHECK_MODE)
         REPLY(f, "attr.mode");
-    if (a->uid != b->uid)
+    if (d & TBBT_ATTRCHECK_UID)
         REPLY(f, "attr.uid");
-    if (a->gid != b->gid)
+    if (d & TBBT_ATTRCHECK_GID)
         REPLY(f, "attr.gid");
 }
 

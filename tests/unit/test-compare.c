@@ -15,7 +15,8 @@
  * with AUTH_SYS credentials (format 1.1): two clients' same operations paired by
  * credential, and the extras classified by origin (the player's machine name); reply
  * differences of the image (a directory's link count) and of racy operations (a GETATTR
- * that overlapped a WRITE of its file in the original) counted apart.
+ * that overlapped a WRITE of its file in the original) counted apart; the player's rule
+ * of which attributes are compared.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +31,7 @@
 #include <glib.h>
 
 #include "compare/compare.h"
+#include "player/attrcheck.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
@@ -978,6 +980,55 @@ static void test_image_diffs(void **state)
 }
 
 /*
+ * The player's attribute rule (tbbt_attrcheck_diff()): a reply showing another type is
+ * one difference (attr.type), not also its size and link count; the size of a FIFO
+ * means nothing; a file's size and link count are compared when the types agree.
+ */
+static void test_attr_rule(void **state)
+{
+    (void)state;
+    struct tb a, b;
+    struct tbbt_fattr t = {.type = 1, .mode = 0100644, .nlink = 1, .size = 10};
+    struct tbbt_fattr g = t;
+
+    g.mode = 0644;              /* the file type bits are not compared */
+    assert_int_equal(tbbt_attrcheck_diff(&t, &g), 0);
+    g.type = 2;
+    g.size = 4096;
+    g.nlink = 2;
+    assert_int_equal(tbbt_attrcheck_diff(&t, &g), TBBT_ATTRCHECK_TYPE);
+    t = g;
+    g.size = 60;
+    g.nlink = 3;
+    assert_int_equal(tbbt_attrcheck_diff(&t, &g),
+                     TBBT_ATTRCHECK_DIR_SIZE | TBBT_ATTRCHECK_DIR_NLINK);
+
+    tb_init(&a, 0x1000);
+    op(&a, "getattr", "fh=3 id=3 obj_attr={type=1,mode=0644,nlink=1,size=10}");
+    op(&a, "getattr", "fh=3 id=3 obj_attr={type=7,mode=0644,nlink=1,size=0}");
+    op(&a, "getattr", "fh=3 id=3 obj_attr={type=1,mode=0644,nlink=1,size=10}");
+    char *pa = tb_finish(&a, "orig", map_a);
+    tb_init(&b, 0x2000);
+    startup(&b);
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=2,mode=0644,nlink=2,size=4096}");
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=7,mode=0644,nlink=1,size=5}");
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=1,mode=0644,nlink=2,size=11}");
+    char *pb = tb_finish(&b, "replay", map_b);
+    struct tbbt_compare *c = compare(pa, pb, 1);
+    const struct tbbt_compare_counts *n = tbbt_compare_counts(c);
+
+    assert_int_equal(n->matched, 3);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "getattr.attr.type"), 1);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "getattr.attr.size"), 1);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "getattr.attr.nlink"), 1);
+    assert_int_equal(n->pairs_reply_diff, 2);
+    assert_int_equal(n->pairs_reply_image, 0);
+    tbbt_compare_free(c);
+    g_free(pa);
+    g_free(pb);
+}
+
+/*
  * In the original a GETATTR of f overlapped a WRITE of f twice: called while the WRITE
  * was in progress (an earlier writer), and with the WRITE called before its reply (a
  * later one); both replies showed the size from before the write, the replay's from
@@ -1078,6 +1129,7 @@ int main(void)
         cmocka_unit_test(test_pairs_by_credential),
         cmocka_unit_test(test_origin),
         cmocka_unit_test(test_image_diffs),
+        cmocka_unit_test(test_attr_rule),
         cmocka_unit_test(test_racy),
         cmocka_unit_test(test_bad_input),
     };
