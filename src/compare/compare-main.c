@@ -178,8 +178,8 @@ int main(int argc, char **argv)
                                       "missing and extra; argument, status and reply\n"
                                       "differences; latency, lag and rates.");
     g_option_context_set_description(
-        ctx, "ORIGINAL.tbbt and REPLAY.tbbt are binary TBBT traces (files: the examples are\n"
-             "read in a second pass), each with its hierarchy map beside it.\n"
+        ctx, "ORIGINAL.tbbt and REPLAY.tbbt are binary TBBT traces (files: each is read more\n"
+             "than once), each with its hierarchy map beside it.\n"
              "Exit status: 0 compared (differences are results), 1 an input cannot be read,\n"
              "2 usage error.  Algorithm and JSON keys: docs/tbbt-compare.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
