@@ -59,6 +59,10 @@ static int build_opts(const struct main_opts *m, struct tbbt_compare_opts *o)
     uint64_t v;
 
     tbbt_compare_opts_init(o);
+    for (int i = 0; i < 2; i++)
+        if (strcmp(m->args[i], "-") == 0)
+            return usage_error("a trace cannot be standard input ('-'): each trace is read "
+                               "more than once, give a file");
     o->trace_a = m->args[0];
     o->trace_b = m->args[1];
     o->map_a = m->map_a;
