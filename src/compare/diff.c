@@ -13,8 +13,9 @@
  * "setattr.guard": the player never sends a guard, whose ctime is the traced server's),
  * and the credentials as "uid" and "gid".  Reply fields, compared only when both sides
  * got the same status: "PROC.attr.{type,size,nlink,mode,uid,gid}" of the post-op
- * attributes (mode: permission bits; the player's rule, player/attrcheck.h), "read.res_count", "write.res_count",
- * "write.committed", "PROC.eof", "readdir(plus).entries", "access.access_res",
+ * attributes (mode: permission bits; which ones: the player's rule, player/attrcheck.h),
+ * "read.res_count", "write.res_count", "write.committed", "PROC.eof",
+ * "readdir(plus).entries", "access.access_res",
  * "readlink.target".  Three tables take them: a directory's "attr.size" and
  * "attr.nlink" when both sides show a directory go to the image's (TBBT_COMPARE_REPLY_IMAGE:
  * they follow entries and subdirectories the trace never saw, which tbbt-init does not

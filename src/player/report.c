@@ -4,8 +4,9 @@
  * tbbt-play run, and the JSON, text (TBBT paper Table 6) and CSV output of them.  The
  * recording calls are the receive thread's hot path: a fixed array of lazily allocated
  * histograms indexed by (prog, proc), a growable array of seconds, and hash tables of
- * failure kinds and reply mismatch kinds whose names are made only at output.  No locks: one owner per report
- * (report.h).  It does not time anything itself; callers pass CLOCK_MONOTONIC times.
+ * failure kinds and reply mismatch kinds whose names are made only at output.  No
+ * locks: one owner per report (report.h).  It does not time anything itself; callers
+ * pass CLOCK_MONOTONIC times.
  */
 #include "player/report.h"
 

@@ -535,9 +535,10 @@ static void test_names(void **state)
     char buf[TBBT_PROC_LABEL_MAX];
     for (int prog = TBBT_PROG_NFS2; prog <= TBBT_PROG_MNT3; prog++)
         for (int p = 0; p < tbbt_prog_nprocs(prog); p++) {
+            const char *name = tbbt_proc_name(prog, p);
             char *want = prog == TBBT_PROG_NFS3
-                             ? g_strdup(tbbt_proc_name(prog, p))
-                             : g_strdup_printf("%s.%s", tbbt_prog_name(prog), tbbt_proc_name(prog, p));
+                             ? g_strdup(name)
+                             : g_strdup_printf("%s.%s", tbbt_prog_name(prog), name);
             assert_string_equal(tbbt_proc_label(prog, p, NULL, 0), want);
             g_free(want);
         }
