@@ -17,6 +17,7 @@
 
 #include "compare/compare.h"
 
+#include "player/fsdep.h"
 #include "player/report.h"
 #include "trace/trace.h"
 
@@ -38,15 +39,16 @@ struct tbbt__cmp_op {
     uint64_t call_ns, reply_ns;
     uint64_t present;           /* TBBT_HAS bits of the record */
     uint64_t id, id2, id_obj, id_old;
-    uint64_t offset, cookie, rdev, guard_ns;
+    uint64_t offset, cookie, rdev;
     uint64_t last_cookie;       /* READDIR(PLUS): the last entry's cookie (0: no entry) */
     uint64_t key;               /* hash of the matching key (replay operations) */
+    uint64_t shown;             /* the object its reply's attributes show (tbbt_fsdep_shown) */
     uint64_t cred;              /* hash of the credential for the key, 0: none (cred.c) */
     uint64_t a_at_read;         /* replay operations: the original's index when read */
     int64_t turn_ns;            /* turnaround sample or CMP_NO_TURN */
     struct tbbt_sattr sattr;
     struct tbbt__cmp_attr attr; /* with TBBT_F_OBJ_ATTR */
-    uint32_t xid, endpoint, uid, gid;
+    uint32_t uid, gid;
     int32_t status;
     uint32_t count, stable, dircount, maxcount, access, createmode, ftype;
     uint32_t res_count, eof, committed, access_res;
@@ -54,6 +56,7 @@ struct tbbt__cmp_op {
     uint16_t name_len, name2_len, target_len;
     uint8_t prog, proc, rpc_stat;
     uint8_t kind;               /* enum tbbt_ns_op */
+    uint8_t khas;               /* CMP_K_* parts of its key (set by tbbt__cmp_op_fill) */
     uint8_t origin;             /* enum tbbt__cmp_origin (replay operations) */
     bool matched;
     const char *name, *name2, *target;
@@ -80,11 +83,13 @@ void tbbt__cmp_op_fill(struct tbbt__cmp_op *op, const struct tbbt_trace_rec *rec
 void tbbt__cmp_op_free(struct tbbt__cmp_op *op);
 /* True for NFSv2 and NFSv3 records (the ones the player replays). */
 bool tbbt__cmp_is_nfs(int prog);
-/* The key of a replay operation from its own fields. */
+/* The key of a replay operation from its own fields (borrows op's names). */
 void tbbt__cmp_key_own(struct tbbt__cmp_key *k, const struct tbbt__cmp_op *op);
 uint64_t tbbt__cmp_key_hash(const struct tbbt__cmp_key *k);
+/* True when op's own key is k (from op's fields and parts, no key built). */
 bool tbbt__cmp_key_equal(const struct tbbt__cmp_key *k, const struct tbbt__cmp_op *op);
-/* A procedure's label: NFSv3 bare ("read"), others prefixed ("v2.read", "mnt3.mnt"). */
+/* A procedure's label (tbbt_proc_label(): "read", "v2.read", "mnt3.mnt"), "other" if
+ * unknown; a static string. */
 const char *tbbt__cmp_proc_label(int prog, int proc);
 /* The outcome of op as a status label: "OK", "NOENT", "garbage_args", "noreply". */
 void tbbt__cmp_status_label(const struct tbbt__cmp_op *op, char *buf, size_t len);
@@ -96,7 +101,7 @@ struct tbbt__cmp_objmap {
     GArray *a2b;                /* uint64_t replay ID per original ID, 0: none */
     GArray *refd;               /* uint8_t per original ID: named by an NFS operation */
     uint64_t by_path, conflicts, remaps;
-    uint64_t ambiguous, decided;    /* objects with alternatives; decided by an operation */
+    uint64_t ambiguous;         /* objects with alternatives (start paths) */
     GHashTable *alts;           /* original ID -> GArray of other replay IDs (start paths) */
     uint64_t root_a, root_b;    /* the roots' IDs */
     char *root_b_path;          /* "." or the image root's path in the replay's map */
@@ -142,7 +147,7 @@ struct tbbt__cmp_diff {
     uint64_t n;
     GArray *ex;                 /* struct tbbt__cmp_example, at most opts.show */
 };
-/* Fields that differ between two operations (static strings, filled by tbbt__cmp_diffs). */
+/* Fields that differ between two operations (static strings, filled by diff.c). */
 #define CMP_MAX_FIELDS 24
 struct tbbt__cmp_fields {
     const char *arg[CMP_MAX_FIELDS];
@@ -175,7 +180,6 @@ struct tbbt__cmp_timing {
     uint64_t span_min[2], span_max[2];  /* matched calls: first and last, per side */
     GArray *prev_reply[2];      /* uint64_t per endpoint: the previous call's reply time */
     GArray *pairs;              /* struct tbbt__cmp_tpair per pair with both calls */
-    bool held_done;             /* tbbt__cmp_timing_held() ran */
     struct tbbt_hist own, held, react;  /* see timing.c, "held" */
 };
 /* One matched pair's times, for the held/own split (timing.c). */
@@ -235,15 +239,25 @@ uint64_t tbbt__cmp_cred(const struct tbbt_compare *c, struct tbbt__cmp_creds *cc
                         enum tbbt__cmp_origin *origin);
 
 /* racy.c */
+/* The objects one original record changes (tbbt_fsdep_changes()), computed once. */
+struct tbbt__cmp_changes {
+    uint64_t obj[TBBT_FSDEP_MAX_CHANGES];
+    int n;
+};
 void tbbt__cmp_racy_init(struct tbbt__cmp_racy *r);
 void tbbt__cmp_racy_fini(struct tbbt__cmp_racy *r);
+/* The objects rec changes, into ch (for the two calls below). */
+void tbbt__cmp_racy_changes(const struct tbbt_trace_rec *rec, struct tbbt__cmp_changes *ch);
 /*
- * Before original record rec is matched: marks the waiting pairs whose object rec
- * changes while they were in progress, and counts the pairs no later call can overlap.
+ * Before original record rec (changing ch) is matched: marks the waiting pairs whose
+ * object rec changes while they were in progress, and counts the pairs no later call
+ * can overlap.
  */
-void tbbt__cmp_racy_before(struct tbbt_compare *c, const struct tbbt_trace_rec *rec);
+void tbbt__cmp_racy_before(struct tbbt_compare *c, const struct tbbt_trace_rec *rec,
+                           const struct tbbt__cmp_changes *ch);
 /* After it: remembers the objects rec changes, and when. */
-void tbbt__cmp_racy_after(struct tbbt_compare *c, const struct tbbt_trace_rec *rec);
+void tbbt__cmp_racy_after(struct tbbt_compare *c, const struct tbbt_trace_rec *rec,
+                          const struct tbbt__cmp_changes *ch);
 /*
  * The real-or-racy reply differences f->reply of the matched pair (a, b): counted now
  * when a overlapped an earlier change of its object, else when no later call can.
@@ -259,8 +273,9 @@ void tbbt__cmp_racy_flush(struct tbbt_compare *c);
 void tbbt__cmp_count_reply(struct tbbt_compare *c, enum tbbt_compare_kind kind, int prog,
                            int proc, uint64_t a_seq, uint64_t b_seq, const char *const *fields,
                            unsigned n);
-void tbbt__cmp_diffs(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
-                     const struct tbbt__cmp_op *b, struct tbbt__cmp_fields *f);
+/* How many argument fields of the pair differ (the ranking of candidates, match.c). */
+unsigned tbbt__cmp_arg_diffs(const struct tbbt_compare *c, const struct tbbt__cmp_op *a,
+                             const struct tbbt__cmp_op *b);
 /* Compares a matched pair and counts its differences; true when identical. */
 bool tbbt__cmp_pair(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
                     const struct tbbt__cmp_op *b);
@@ -277,7 +292,7 @@ GPtrArray *tbbt__cmp_sorted(const struct tbbt_compare *c, enum tbbt_compare_kind
 
 /* timing.c */
 void tbbt__cmp_timing_init(struct tbbt__cmp_timing *t);
-/* Splits the lag of the pairs into held and own (after the last pair; once). */
+/* Splits the lag of the pairs into held and own (after the last pair; call once). */
 void tbbt__cmp_timing_held(struct tbbt__cmp_timing *t, double speed);
 void tbbt__cmp_timing_fini(struct tbbt__cmp_timing *t);
 /* The turnaround sample of a record of side (0 original, 1 replay), in trace order. */

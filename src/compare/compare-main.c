@@ -8,6 +8,7 @@
  */
 #include "compare/compare.h"
 #include "trace/trace.h"
+#include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/gnuplot.h"
 #include "util/json.h"
@@ -28,29 +29,7 @@ struct main_opts {
 
 static int usage_error(const char *msg)
 {
-    fprintf(stderr, "tbbt-compare: %s\nTry 'tbbt-compare --help' for more information.\n", msg);
-    return TBBT_EXIT_USAGE;
-}
-
-static int print_version(void)
-{
-    printf("tbbt-compare (tbbt) %s\n", TBBT_VERSION);
-    printf("trace format %d.%d\n", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
-    printf("glib %u.%u.%u\n", glib_major_version, glib_minor_version, glib_micro_version);
-    return TBBT_EXIT_OK;
-}
-
-static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
-{
-    char *end;
-    errno = 0;
-    if (!g_ascii_isdigit(s[0]))
-        return false;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno || *end || x < lo || x > hi)
-        return false;
-    *v = x;
-    return true;
+    return tbbt_cli_usage_error("tbbt-compare", msg);
 }
 
 /* Fills o from the option strings; 0, or an exit code after a message. */
@@ -59,6 +38,10 @@ static int build_opts(const struct main_opts *m, struct tbbt_compare_opts *o)
     uint64_t v;
 
     tbbt_compare_opts_init(o);
+    for (int i = 0; i < 2; i++)
+        if (strcmp(m->args[i], "-") == 0)
+            return usage_error("a trace cannot be standard input ('-'): each trace is read "
+                               "more than once, give a file");
     o->trace_a = m->args[0];
     o->trace_b = m->args[1];
     o->map_a = m->map_a;
@@ -73,11 +56,11 @@ static int build_opts(const struct main_opts *m, struct tbbt_compare_opts *o)
             return usage_error("--speed: expected a factor > 0");
     }
     if (m->show) {
-        if (!parse_u64(m->show, 0, 1000, &v))
+        if (!tbbt_cli_parse_u64(m->show, 0, 1000, &v))
             return usage_error("--show: expected a count 0..1000");
         o->show = (uint32_t)v;
     }
-    if (m->horizon && !parse_u64(m->horizon, 1, UINT32_MAX, &o->horizon))
+    if (m->horizon && !tbbt_cli_parse_u64(m->horizon, 1, UINT32_MAX, &o->horizon))
         return usage_error("--horizon: expected a count of operations >= 1");
     return 0;
 }
@@ -178,8 +161,8 @@ int main(int argc, char **argv)
                                       "missing and extra; argument, status and reply\n"
                                       "differences; latency, lag and rates.");
     g_option_context_set_description(
-        ctx, "ORIGINAL.tbbt and REPLAY.tbbt are binary TBBT traces (files: the examples are\n"
-             "read in a second pass), each with its hierarchy map beside it.\n"
+        ctx, "ORIGINAL.tbbt and REPLAY.tbbt are binary TBBT traces (files: each is read more\n"
+             "than once), each with its hierarchy map beside it.\n"
              "Exit status: 0 compared (differences are results), 1 an input cannot be read,\n"
              "2 usage error.  Algorithm and JSON keys: docs/tbbt-compare.md.\n");
     g_option_context_add_main_entries(ctx, entries, NULL);
@@ -187,7 +170,7 @@ int main(int argc, char **argv)
         rc = usage_error(gerr->message);
         g_error_free(gerr);
     } else if (m.version) {
-        rc = print_version();
+        rc = tbbt_cli_print_version("tbbt-compare", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
     } else if (!m.args || g_strv_length(m.args) != 2) {
         rc = usage_error("expected two traces: ORIGINAL.tbbt REPLAY.tbbt");
     } else {

@@ -93,8 +93,8 @@
 #define TBBT_COMPARE_SHOW 2             /* default --show (examples per difference) */
 
 struct tbbt_compare_opts {
-    const char *trace_a;        /* the original trace (borrowed; a file: read twice) */
-    const char *trace_b;        /* the replay's trace */
+    const char *trace_a;        /* the original trace (borrowed; a file: opened up to 3 times) */
+    const char *trace_b;        /* the replay's trace (a file: opened up to 4 times) */
     const char *map_a, *map_b;  /* hierarchy maps; NULL: TRACE.map */
     const char *root_b;         /* image root in the replay's map; NULL: automatic */
     double speed;               /* the replay's --speed (timestamp timing), > 0 */
@@ -176,7 +176,13 @@ void tbbt_compare_free(struct tbbt_compare *c);
 
 /*
  * Runs the comparison: loads both maps, finds the image root, reads both traces once
- * (and again for the examples when opts.show > 0).  0, or a negative error (a trace or
+ * in full and again for the examples when opts.show > 0.  Each trace is opened anew
+ * for each read, so both must be files: the original for its first records'
+ * credentials (cred.c), the match and the examples (up to 3 times); the replay for its
+ * start-up (objmap.c; twice when the traces carry credentials but the scan by origin
+ * finds none), the match and the examples (up to 4 times); the examples pass reads
+ * each side only up to its last example, and not at all when it has none.  0, or a
+ * negative error (a trace or
  * map that cannot be read: -errno or TBBT_E_*; TBBT_E_RANGE for a --root-b path that is
  * not in the replay's map) with a one-line reason in err.  Call once.
  */

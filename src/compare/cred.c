@@ -4,8 +4,9 @@
  * carries each call's AUTH_SYS credential (docs/trace-format.md: the CRED record and
  * the `cred` field); tbbt-play sends every replayed call with the traced credential and
  * its own calls (MOUNT, the LOOKUPs of the image's paths, the grace probe, the --verify
- * walk) with the machine name "tbbt-play".  So a credential tells the client user an
- * operation belongs to, which goes into the matching key, and who sent a replay call.
+ * walk) with the machine name "tbbt-play" (TBBT_PLAYER_MACHINE, trace.h).  So a
+ * credential tells the client user an operation belongs to, which goes into the
+ * matching key, and who sent a replay call.
  *
  * Whether the original carries credentials is decided once, from its first
  * CREDS_SCAN op records (tbbt__cmp_creds_scan); format 1.0 traces and traces converted
@@ -23,7 +24,6 @@
 #include "util/hash.h"
 
 #define CREDS_SCAN 1000         /* op records of the original looked at for a credential */
-#define PLAYER_MACHINE "tbbt-play"
 
 struct tbbt__cmp_cred_ent {
     uint64_t hash;              /* key part; 0 for the player's machine name */
@@ -64,8 +64,8 @@ int tbbt__cmp_creds_scan(const char *what, const char *path, bool *yes, char *er
 
 static bool is_player(const struct tbbt_cred *cr)
 {
-    return cr->machine_len == strlen(PLAYER_MACHINE) &&
-           memcmp(cr->machine, PLAYER_MACHINE, cr->machine_len) == 0;
+    return cr->machine_len == strlen(TBBT_PLAYER_MACHINE) &&
+           memcmp(cr->machine, TBBT_PLAYER_MACHINE, cr->machine_len) == 0;
 }
 
 enum tbbt__cmp_origin tbbt__cmp_rec_origin(struct tbbt_trace_reader *r,

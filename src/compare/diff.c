@@ -13,8 +13,9 @@
  * "setattr.guard": the player never sends a guard, whose ctime is the traced server's),
  * and the credentials as "uid" and "gid".  Reply fields, compared only when both sides
  * got the same status: "PROC.attr.{type,size,nlink,mode,uid,gid}" of the post-op
- * attributes (mode: permission bits), "read.res_count", "write.res_count",
- * "write.committed", "PROC.eof", "readdir(plus).entries", "access.access_res",
+ * attributes (mode: permission bits; which ones: the player's rule, player/attrcheck.h),
+ * "read.res_count", "write.res_count", "write.committed", "PROC.eof",
+ * "readdir(plus).entries", "access.access_res",
  * "readlink.target".  Three tables take them: a directory's "attr.size" and
  * "attr.nlink" when both sides show a directory go to the image's (TBBT_COMPARE_REPLY_IMAGE:
  * they follow entries and subdirectories the trace never saw, which tbbt-init does not
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "ns/ns.h"
+#include "player/attrcheck.h"
 
 #define HAS(op, f) (((op)->present >> (f)) & 1u)
 
@@ -245,27 +247,39 @@ static bool status_differs(const struct tbbt__cmp_op *a, const struct tbbt__cmp_
     return (a->flags & TBBT_RF_STATUS) && a->status != b->status;
 }
 
-/* Post-op attributes; a directory's size and link count are the image's (f->image). */
+static void to_fattr(struct tbbt_fattr *f, const struct tbbt__cmp_attr *a)
+{
+    *f = (struct tbbt_fattr){.type = a->type, .mode = a->mode, .nlink = a->nlink,
+                             .uid = a->uid, .gid = a->gid, .size = a->size};
+}
+
+/*
+ * Post-op attributes, by the player's rule (tbbt_attrcheck_diff()); a directory's size
+ * and link count are the image's (f->image).
+ */
 static void attr_diffs(const struct tbbt__cmp_attr *a, const struct tbbt__cmp_attr *b,
                        struct tbbt__cmp_fields *f)
 {
-    bool dir = a->type == 2 && b->type == 2;
+    struct tbbt_fattr fa, fb;
 
-    if (a->type != b->type)
+    to_fattr(&fa, a);
+    to_fattr(&fb, b);
+    unsigned d = tbbt_attrcheck_diff(&fa, &fb);
+    if (d & TBBT_ATTRCHECK_TYPE)
         REPLY(f, "attr.type");
-    if (a->size != b->size && dir)
+    if (d & TBBT_ATTRCHECK_DIR_SIZE)
         IMAGE(f, "attr.size");
-    else if (a->size != b->size)
+    if (d & TBBT_ATTRCHECK_SIZE)
         REPLY(f, "attr.size");
-    if (a->nlink != b->nlink && dir)
+    if (d & TBBT_ATTRCHECK_DIR_NLINK)
         IMAGE(f, "attr.nlink");
-    else if (a->nlink != b->nlink)
+    if (d & TBBT_ATTRCHECK_NLINK)
         REPLY(f, "attr.nlink");
-    if ((a->mode & 07777) != (b->mode & 07777))
+    if (d & TBBT_ATTRCHECK_MODE)
         REPLY(f, "attr.mode");
-    if (a->uid != b->uid)
+    if (d & TBBT_ATTRCHECK_UID)
         REPLY(f, "attr.uid");
-    if (a->gid != b->gid)
+    if (d & TBBT_ATTRCHECK_GID)
         REPLY(f, "attr.gid");
 }
 
@@ -309,8 +323,19 @@ static void reply_diffs(const struct tbbt__cmp_op *a, const struct tbbt__cmp_op 
         REPLY(f, "target");
 }
 
-void tbbt__cmp_diffs(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
-                     const struct tbbt__cmp_op *b, struct tbbt__cmp_fields *f)
+unsigned tbbt__cmp_arg_diffs(const struct tbbt_compare *c, const struct tbbt__cmp_op *a,
+                             const struct tbbt__cmp_op *b)
+{
+    struct tbbt__cmp_fields f;
+
+    memset(&f, 0, sizeof(f));
+    arg_diffs(c, a, b, &f);
+    return f.n_arg;
+}
+
+/* All the differences of the pair (a, b) into f. */
+static void pair_diffs(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
+                       const struct tbbt__cmp_op *b, struct tbbt__cmp_fields *f)
 {
     memset(f, 0, sizeof(*f));
     arg_diffs(c, a, b, f);
@@ -325,26 +350,28 @@ void tbbt__cmp_diffs(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
 
 /* ---- counting a pair --------------------------------------------------------------------- */
 
+/* Room for a difference key: a procedure label, a field or two status labels. */
+#define KEY_MAX 96
+
 /* "PROC.FIELD", or FIELD itself for the credentials. */
-static void field_key(GString *s, const struct tbbt__cmp_op *a, const char *field)
+static const char *field_key(char *buf, const struct tbbt__cmp_op *a, const char *field)
 {
     if (strcmp(field, "uid") == 0 || strcmp(field, "gid") == 0)
-        g_string_assign(s, field);
-    else
-        g_string_printf(s, "%s.%s", tbbt__cmp_proc_label(a->prog, a->proc), field);
+        return field;
+    g_snprintf(buf, KEY_MAX, "%s.%s", tbbt__cmp_proc_label(a->prog, a->proc), field);
+    return buf;
 }
 
 void tbbt__cmp_count_reply(struct tbbt_compare *c, enum tbbt_compare_kind kind, int prog,
                            int proc, uint64_t a_seq, uint64_t b_seq, const char *const *fields,
                            unsigned n)
 {
-    GString *key = g_string_new(NULL);
+    char key[KEY_MAX];
 
     for (unsigned i = 0; i < n; i++) {
-        g_string_printf(key, "%s.%s", tbbt__cmp_proc_label(prog, proc), fields[i]);
-        tbbt__cmp_count(c, kind, key->str, a_seq, b_seq);
+        g_snprintf(key, sizeof(key), "%s.%s", tbbt__cmp_proc_label(prog, proc), fields[i]);
+        tbbt__cmp_count(c, kind, key, a_seq, b_seq);
     }
-    g_string_free(key, TRUE);
 }
 
 void tbbt__cmp_cookie_learn(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
@@ -367,33 +394,28 @@ bool tbbt__cmp_pair(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
                     const struct tbbt__cmp_op *b)
 {
     struct tbbt__cmp_fields f;
-    GString *key = g_string_new(NULL);
-    char sa[32], sb[32];
+    char key[KEY_MAX], sa[32], sb[32];
 
-    tbbt__cmp_diffs(c, a, b, &f);
-    for (unsigned i = 0; i < f.n_arg; i++) {
-        field_key(key, a, f.arg[i]);
-        tbbt__cmp_count(c, TBBT_COMPARE_ARG, key->str, a->seq, b->seq);
-    }
+    pair_diffs(c, a, b, &f);
+    for (unsigned i = 0; i < f.n_arg; i++)
+        tbbt__cmp_count(c, TBBT_COMPARE_ARG, field_key(key, a, f.arg[i]), a->seq, b->seq);
     tbbt__cmp_count_reply(c, TBBT_COMPARE_REPLY_IMAGE, a->prog, a->proc, a->seq, b->seq,
                           f.image, f.n_image);
     if (f.n_reply)
         tbbt__cmp_racy_pair(c, a, b, &f);
-    for (unsigned i = 0; i < f.n_client_time; i++) {
-        field_key(key, a, f.client_time[i]);
-        tbbt__cmp_count(c, TBBT_COMPARE_CLIENT_TIME, key->str, a->seq, b->seq);
-    }
+    for (unsigned i = 0; i < f.n_client_time; i++)
+        tbbt__cmp_count(c, TBBT_COMPARE_CLIENT_TIME, field_key(key, a, f.client_time[i]), a->seq,
+                        b->seq);
     if (f.status_differs) {
         tbbt__cmp_status_label(a, sa, sizeof(sa));
         tbbt__cmp_status_label(b, sb, sizeof(sb));
-        g_string_printf(key, "%s:%s->%s", tbbt__cmp_proc_label(a->prog, a->proc), sa, sb);
-        tbbt__cmp_count(c, TBBT_COMPARE_STATUS, key->str, a->seq, b->seq);
+        g_snprintf(key, sizeof(key), "%s:%s->%s", tbbt__cmp_proc_label(a->prog, a->proc), sa, sb);
+        tbbt__cmp_count(c, TBBT_COMPARE_STATUS, key, a->seq, b->seq);
     }
     c->cnt.pairs_arg_diff += f.n_arg > 0;
     c->cnt.pairs_status_diff += f.status_differs;
     c->cnt.pairs_reply_image += f.n_image > 0;
     c->cnt.status_unchecked += f.status_unchecked;
     tbbt__cmp_cookie_learn(c, a, b);
-    g_string_free(key, TRUE);
     return f.n_arg == 0 && !f.status_differs;
 }

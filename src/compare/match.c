@@ -317,7 +317,6 @@ static struct tbbt__cmp_op *find(struct matcher *m, const struct tbbt__cmp_key *
     struct keylist *kl = g_hash_table_lookup(m->keys, &h);
     struct tbbt__cmp_op *best = NULL;
     int best_rank = 3, seen = 0;
-    struct tbbt__cmp_fields f;
 
     for (struct tbbt__cmp_op *op = kl ? kl->first : NULL; op && seen < CANDIDATES;
          op = op->knext) {
@@ -326,8 +325,8 @@ static struct tbbt__cmp_op *find(struct matcher *m, const struct tbbt__cmp_key *
         if (!tbbt__cmp_key_equal(k, op))
             continue;
         seen++;
-        tbbt__cmp_diffs(m->c, a, op, &f);
-        int rank = f.n_arg == 0 ? 0 : (a->uid == op->uid && a->gid == op->gid ? 1 : 2);
+        int rank = tbbt__cmp_arg_diffs(m->c, a, op) == 0
+                       ? 0 : (a->uid == op->uid && a->gid == op->gid ? 1 : 2);
         if (rank < best_rank) {
             best = op;
             best_rank = rank;
@@ -560,6 +559,7 @@ static int one_original(struct matcher *m)
 {
     struct tbbt_compare *c = m->c;
     struct tbbt__cmp_op a;
+    struct tbbt__cmp_changes ch;
     enum tbbt__cmp_origin origin;
     uint64_t seq = m->a_seq++;
 
@@ -572,9 +572,10 @@ static int one_original(struct matcher *m)
     tbbt__cmp_op_fill(&a, &m->rec_a, seq, false);
     a.cred = tbbt__cmp_cred(c, &c->creds[0], m->ra, &m->rec_a, &origin);
     a.turn_ns = turn;
-    tbbt__cmp_racy_before(c, &m->rec_a);
+    tbbt__cmp_racy_changes(&m->rec_a, &ch);
+    tbbt__cmp_racy_before(c, &m->rec_a, &ch);
     int rc = one_nfs(m, &a);
-    tbbt__cmp_racy_after(c, &m->rec_a);
+    tbbt__cmp_racy_after(c, &m->rec_a, &ch);
     return rc;
 }
 

@@ -431,7 +431,6 @@ void tbbt__cmp_objmap_decide(struct tbbt__cmp_objmap *m, uint64_t a, uint64_t b)
 {
     g_array_index(m->a2b, uint64_t, a) = b;     /* a is mapped: a2b is long enough */
     g_hash_table_remove(m->alts, (gpointer)(uintptr_t)a);
-    m->decided++;
 }
 
 void tbbt__cmp_objmap_ref(struct tbbt__cmp_objmap *m, uint64_t a)

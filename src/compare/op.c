@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ns/ns.h"
+#include "player/fsdep.h"
 #include "util/hash.h"
 
 static void fill_strs(struct tbbt__cmp_op *op, const struct tbbt_trace_rec *rec, bool own)
@@ -51,6 +52,25 @@ static void fill_attr(struct tbbt__cmp_attr *a, const struct tbbt_fattr *f)
     a->size = f->size;
 }
 
+/* The CMP_K_* parts of op's key (after fill_strs). */
+static uint8_t key_parts(const struct tbbt__cmp_op *op)
+{
+    uint8_t has = 0;
+
+    if (op->present & (UINT64_C(1) << TBBT_F_ID))
+        has |= CMP_K_ID;
+    if (op->present & (UINT64_C(1) << TBBT_F_ID2))
+        has |= CMP_K_ID2;
+    if (op->name)
+        has |= CMP_K_NAME;
+    if (op->name2)
+        has |= CMP_K_NAME2;
+    if ((op->kind == TBBT_NS_OP_READ || op->kind == TBBT_NS_OP_WRITE) &&
+        (op->present & (UINT64_C(1) << TBBT_F_OFFSET)))
+        has |= CMP_K_OFFSET;
+    return has;
+}
+
 void tbbt__cmp_op_fill(struct tbbt__cmp_op *op, const struct tbbt_trace_rec *rec, uint64_t seq,
                        bool own)
 {
@@ -66,15 +86,12 @@ void tbbt__cmp_op_fill(struct tbbt__cmp_op *op, const struct tbbt_trace_rec *rec
     op->offset = rec->offset;
     op->cookie = rec->cookie;
     op->rdev = rec->rdev;
-    op->guard_ns = rec->guard_ns;
     if (TBBT_HAS(rec, TBBT_F_ENTRIES) && rec->n_entries > 0)
         op->last_cookie = rec->entries[rec->n_entries - 1].cookie;
     op->turn_ns = CMP_NO_TURN;
     op->sattr = rec->sattr;
     if (TBBT_HAS(rec, TBBT_F_OBJ_ATTR))
         fill_attr(&op->attr, &rec->obj_attr);
-    op->xid = rec->xid;
-    op->endpoint = rec->endpoint;
     op->uid = rec->uid;
     op->gid = rec->gid;
     op->status = rec->status;
@@ -95,6 +112,8 @@ void tbbt__cmp_op_fill(struct tbbt__cmp_op *op, const struct tbbt_trace_rec *rec
     op->rpc_stat = rec->rpc_stat;
     op->kind = (uint8_t)tbbt_ns_op(rec);
     fill_strs(op, rec, own);
+    op->khas = key_parts(op);
+    op->shown = tbbt_fsdep_shown(rec);
 }
 
 void tbbt__cmp_op_free(struct tbbt__cmp_op *op)
@@ -116,29 +135,21 @@ void tbbt__cmp_key_own(struct tbbt__cmp_key *k, const struct tbbt__cmp_op *op)
     k->prog = op->prog;
     k->proc = op->proc;
     k->cred = op->cred;
-    if (op->present & (UINT64_C(1) << TBBT_F_ID)) {
-        k->has |= CMP_K_ID;
+    k->has = op->khas;
+    if (k->has & CMP_K_ID)
         k->id = op->id;
-    }
-    if (op->present & (UINT64_C(1) << TBBT_F_ID2)) {
-        k->has |= CMP_K_ID2;
+    if (k->has & CMP_K_ID2)
         k->id2 = op->id2;
-    }
-    if (op->name) {
-        k->has |= CMP_K_NAME;
+    if (k->has & CMP_K_NAME) {
         k->name = op->name;
         k->name_len = op->name_len;
     }
-    if (op->name2) {
-        k->has |= CMP_K_NAME2;
+    if (k->has & CMP_K_NAME2) {
         k->name2 = op->name2;
         k->name2_len = op->name2_len;
     }
-    if ((op->kind == TBBT_NS_OP_READ || op->kind == TBBT_NS_OP_WRITE) &&
-        (op->present & (UINT64_C(1) << TBBT_F_OFFSET))) {
-        k->has |= CMP_K_OFFSET;
+    if (k->has & CMP_K_OFFSET)
         k->offset = op->offset;
-    }
 }
 
 uint64_t tbbt__cmp_key_hash(const struct tbbt__cmp_key *k)
@@ -163,42 +174,20 @@ static bool same_bytes(const char *a, uint16_t alen, const char *b, uint16_t ble
 
 bool tbbt__cmp_key_equal(const struct tbbt__cmp_key *k, const struct tbbt__cmp_op *op)
 {
-    struct tbbt__cmp_key o;
+    uint8_t has = op->khas;
 
-    tbbt__cmp_key_own(&o, op);
-    return k->prog == o.prog && k->proc == o.proc && k->has == o.has && k->id == o.id &&
-           k->id2 == o.id2 && k->offset == o.offset && k->cred == o.cred &&
-           same_bytes(k->name, k->name_len, o.name, o.name_len) &&
-           same_bytes(k->name2, k->name2_len, o.name2, o.name2_len);
+    return k->prog == op->prog && k->proc == op->proc && k->has == has && k->cred == op->cred &&
+           (!(has & CMP_K_ID) || k->id == op->id) && (!(has & CMP_K_ID2) || k->id2 == op->id2) &&
+           (!(has & CMP_K_OFFSET) || k->offset == op->offset) &&
+           (!(has & CMP_K_NAME) || same_bytes(k->name, k->name_len, op->name, op->name_len)) &&
+           (!(has & CMP_K_NAME2) || same_bytes(k->name2, k->name2_len, op->name2, op->name2_len));
 }
 
 const char *tbbt__cmp_proc_label(int prog, int proc)
 {
-    static char labels[TBBT_PROG_MNT3 + 1][32][24];
-    const char *name = tbbt_proc_name(prog, proc);
+    const char *s = tbbt_proc_label(prog, proc, NULL, 0);
 
-    if (prog < 0 || prog > TBBT_PROG_MNT3 || proc < 0 || proc >= 32 || !name)
-        return "other";
-    if (prog == TBBT_PROG_NFS3)
-        return name;
-    if (!labels[prog][proc][0])
-        g_snprintf(labels[prog][proc], sizeof(labels[prog][proc]), "%s.%s",
-                   tbbt_prog_name(prog), name);
-    return labels[prog][proc];
-}
-
-static const char *rpc_label(int rpc_stat)
-{
-    switch (rpc_stat) {
-    case TBBT_RPC_PROG_UNAVAIL: return "prog_unavail";
-    case TBBT_RPC_PROG_MISMATCH: return "prog_mismatch";
-    case TBBT_RPC_PROC_UNAVAIL: return "proc_unavail";
-    case TBBT_RPC_GARBAGE_ARGS: return "garbage_args";
-    case TBBT_RPC_SYSTEM_ERR: return "system_err";
-    case TBBT_RPC_DENIED_MISMATCH: return "denied_mismatch";
-    case TBBT_RPC_DENIED_AUTH: return "denied_auth";
-    default: return NULL;
-    }
+    return s ? s : "other";
 }
 
 void tbbt__cmp_status_label(const struct tbbt__cmp_op *op, char *buf, size_t len)
@@ -208,7 +197,7 @@ void tbbt__cmp_status_label(const struct tbbt__cmp_op *op, char *buf, size_t len
     if (!(op->flags & TBBT_RF_REPLY)) {
         g_strlcpy(buf, "noreply", len);
     } else if (op->rpc_stat != TBBT_RPC_SUCCESS) {
-        s = rpc_label(op->rpc_stat);
+        s = tbbt_rpc_stat_name(op->rpc_stat);
         if (s)
             g_strlcpy(buf, s, len);
         else

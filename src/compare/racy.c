@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Racy replies in tbbt-compare (compare.h, "Differences").  An original operation X
- * whose reply shows the post-operation attributes of an object (checked_obj(): the
+ * whose reply shows the post-operation attributes of an object (tbbt_fsdep_shown(): the
  * object a LOOKUP found or a create made, else the object of fh) raced another request
  * Y when the two overlapped in the original trace (one's call before the other's reply)
  * and Y changes that object (it is in Y's write set, tbbt_fsdep_sets(), TBBT paper
  * Table 4, or Y changes entries of that directory: tbbt_fsdep_changes()): what X's reply
  * showed depends on how the traced server interleaved them, and the replay may
  * interleave them otherwise.  The same rule as tbbt-play's, which does not
- * check such replies (engine.c: add_dep(), writes_checked(), checked_obj()).
+ * check such replies (engine.c: add_dep(), writes_checked()).  The objects a record
+ * changes are computed once per record (tbbt__cmp_racy_changes()), the object its reply
+ * shows once per operation (tbbt__cmp_op_fill(): op->shown).
  *
  * The original is read once, in call order.  A Y called before X raced it when Y's reply
  * came after X's call: per object, the latest reply time of the requests that changed it
@@ -26,7 +28,6 @@
 
 #include <string.h>
 
-#include "ns/ns.h"
 #include "player/fsdep.h"
 
 /* A matched pair with real-or-racy reply differences, waiting for the verdict. */
@@ -67,19 +68,8 @@ void tbbt__cmp_racy_fini(struct tbbt__cmp_racy *r)
     memset(r, 0, sizeof(*r));
 }
 
-/* The object whose post-operation attributes op's reply shows, 0 if none. */
-static uint64_t checked_obj(const struct tbbt__cmp_op *op)
-{
-    bool made = op->kind == TBBT_NS_OP_LOOKUP || tbbt__cmp_makes_object(op);
-    int f = made ? TBBT_F_ID_OBJ : TBBT_F_ID;
-
-    if (!((op->present >> f) & 1u))
-        return 0;
-    return made ? op->id_obj : op->id;
-}
-
-/* Counts p's differences and frees p. */
-static void count(struct tbbt_compare *c, struct tbbt__cmp_pend *p)
+/* Counts p's differences. */
+static void count(struct tbbt_compare *c, const struct tbbt__cmp_pend *p)
 {
     tbbt__cmp_count_reply(c, p->racy ? TBBT_COMPARE_REPLY_RACY : TBBT_COMPARE_REPLY, p->prog,
                           p->proc, p->a_seq, p->b_seq, p->fields, p->n);
@@ -87,7 +77,6 @@ static void count(struct tbbt_compare *c, struct tbbt__cmp_pend *p)
         c->cnt.pairs_reply_racy++;
     else
         c->cnt.pairs_reply_diff++;
-    g_free(p);
 }
 
 /* Settles the waiting pairs (oldest first) whose reply is no later than upto. */
@@ -103,23 +92,29 @@ static void settle_upto(struct tbbt_compare *c, uint64_t upto)
         if (g_queue_is_empty(q))
             g_hash_table_remove(r->by_obj, (gpointer)(uintptr_t)p->obj);
         count(c, p);
+        g_free(p);
     }
 }
 
-void tbbt__cmp_racy_before(struct tbbt_compare *c, const struct tbbt_trace_rec *rec)
+void tbbt__cmp_racy_changes(const struct tbbt_trace_rec *rec, struct tbbt__cmp_changes *ch)
+{
+    struct tbbt_fsdep_sets s;
+
+    tbbt_fsdep_sets(rec, &s);
+    ch->n = tbbt_fsdep_changes(&s, ch->obj);
+}
+
+void tbbt__cmp_racy_before(struct tbbt_compare *c, const struct tbbt_trace_rec *rec,
+                           const struct tbbt__cmp_changes *ch)
 {
     struct tbbt__cmp_racy *r = &c->racy;
-    struct tbbt_fsdep_sets s;
 
     if (!rec->call_ns)          /* a reply without its call: no time to judge by */
         return;
     r->now = MAX(r->now, rec->call_ns);
     if (g_hash_table_size(r->by_obj)) {
-        uint64_t chg[TBBT_FSDEP_MAX_CHANGES];
-        tbbt_fsdep_sets(rec, &s);
-        int n = tbbt_fsdep_changes(&s, chg);
-        for (int i = 0; i < n; i++) {
-            GQueue *q = g_hash_table_lookup(r->by_obj, (gpointer)(uintptr_t)chg[i]);
+        for (int i = 0; i < ch->n; i++) {
+            GQueue *q = g_hash_table_lookup(r->by_obj, (gpointer)(uintptr_t)ch->obj[i]);
             for (GList *l = q ? q->head : NULL; l; l = l->next) {
                 struct tbbt__cmp_pend *p = l->data;
                 p->racy |= rec->call_ns < p->reply_ns;
@@ -129,18 +124,15 @@ void tbbt__cmp_racy_before(struct tbbt_compare *c, const struct tbbt_trace_rec *
     settle_upto(c, r->now);
 }
 
-void tbbt__cmp_racy_after(struct tbbt_compare *c, const struct tbbt_trace_rec *rec)
+void tbbt__cmp_racy_after(struct tbbt_compare *c, const struct tbbt_trace_rec *rec,
+                          const struct tbbt__cmp_changes *ch)
 {
     struct tbbt__cmp_racy *r = &c->racy;
-    struct tbbt_fsdep_sets s;
 
     if (!(rec->flags & TBBT_RF_REPLY) || !rec->reply_ns)
         return;
-    uint64_t chg[TBBT_FSDEP_MAX_CHANGES];
-    tbbt_fsdep_sets(rec, &s);
-    int n = tbbt_fsdep_changes(&s, chg);
-    for (int i = 0; i < n; i++) {
-        uint64_t o = chg[i];
+    for (int i = 0; i < ch->n; i++) {
+        uint64_t o = ch->obj[i];
         if (o > UINT32_MAX)
             continue;
         if (o >= r->wreply->len)
@@ -154,21 +146,21 @@ void tbbt__cmp_racy_pair(struct tbbt_compare *c, const struct tbbt__cmp_op *a,
                          const struct tbbt__cmp_op *b, const struct tbbt__cmp_fields *f)
 {
     struct tbbt__cmp_racy *r = &c->racy;
-    struct tbbt__cmp_pend *p = g_new0(struct tbbt__cmp_pend, 1);
-
-    *p = (struct tbbt__cmp_pend){
-        .obj = checked_obj(a), .reply_ns = a->reply_ns, .a_seq = a->seq, .b_seq = b->seq,
+    struct tbbt__cmp_pend now = {
+        .obj = a->shown, .reply_ns = a->reply_ns, .a_seq = a->seq, .b_seq = b->seq,
         .prog = a->prog, .proc = a->proc, .n = MIN(f->n_reply, (unsigned)CMP_MAX_FIELDS),
     };
-    memcpy(p->fields, f->reply, p->n * sizeof(p->fields[0]));
+
+    memcpy(now.fields, f->reply, now.n * sizeof(now.fields[0]));
     /* An earlier request changing the object was still in progress at a's call. */
-    p->racy = p->obj && p->obj < r->wreply->len && a->call_ns &&
-              g_array_index(r->wreply, uint64_t, p->obj) > a->call_ns;
+    now.racy = now.obj && now.obj < r->wreply->len && a->call_ns &&
+               g_array_index(r->wreply, uint64_t, now.obj) > a->call_ns;
     /* No later call can race it: without an object, already racy, or answered by now. */
-    if (!p->obj || p->racy || p->reply_ns <= r->now) {
-        count(c, p);
+    if (!now.obj || now.racy || now.reply_ns <= r->now) {
+        count(c, &now);
         return;
     }
+    struct tbbt__cmp_pend *p = g_memdup2(&now, sizeof(now));
     GQueue *q = g_hash_table_lookup(r->by_obj, (gpointer)(uintptr_t)p->obj);
     if (!q) {
         q = g_queue_new();

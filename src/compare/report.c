@@ -58,7 +58,7 @@ static void json_hist(struct tbbt_json *j, const char *key, const struct tbbt_hi
     tbbt_json_kv_double(j, "mean_us", tbbt_hist_mean(h) / 1000.0);
     tbbt_json_kv_double(j, "p50_us", us(tbbt_hist_quantile(h, 0.5)));
     tbbt_json_kv_double(j, "p99_us", us(tbbt_hist_quantile(h, 0.99)));
-    tbbt_json_kv_double(j, "max_us", us(h->count ? h->max : 0));
+    tbbt_json_kv_double(j, "max_us", us(h->max));
     tbbt_json_end_object(j);
 }
 
@@ -303,7 +303,7 @@ static void print_latency(const struct tbbt_compare *c, FILE *out)
         for (int s = 0; s < 2; s++)
             fprintf(out, "  %8.1f %8.1f %8.1f %8.1f", tbbt_hist_mean(h[s]) / 1000.0,
                     us(tbbt_hist_quantile(h[s], 0.5)), us(tbbt_hist_quantile(h[s], 0.99)),
-                    us(h[s]->count ? h[s]->max : 0));
+                    us(h[s]->max));
         double ma = tbbt_hist_mean(&l->a), mb = tbbt_hist_mean(&l->b);
         if (ma > 0)
             fprintf(out, " %7.2f\n", mb / ma);

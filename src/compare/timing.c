@@ -28,15 +28,10 @@
 #define NS_PER_S 1000000000ll
 #define MAX_SECONDS (1u << 22)      /* lag series cap (~48 days); later pairs count in the last */
 
-static void lat_free(gpointer p)
-{
-    g_free(p);
-}
-
 void tbbt__cmp_timing_init(struct tbbt__cmp_timing *t)
 {
     memset(t, 0, sizeof(*t));
-    t->lat = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, lat_free);
+    t->lat = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     tbbt_hist_init(&t->lag);
     t->lag_series = g_array_new(FALSE, TRUE, sizeof(struct tbbt__cmp_lagsec));
     for (int s = 0; s < 2; s++) {
@@ -160,9 +155,8 @@ static gint by_a_reply(gconstpointer x, gconstpointer y)
 
 void tbbt__cmp_timing_held(struct tbbt__cmp_timing *t, double speed)
 {
-    if (t->held_done || !t->have_origin)
+    if (!t->have_origin)
         return;
-    t->held_done = true;
     GArray *by_call = t->pairs;
     guint n = by_call->len, nr = 0;
     struct tbbt__cmp_tpair *r = g_new(struct tbbt__cmp_tpair, MAX(n, 1u));
@@ -202,7 +196,7 @@ static void quant(const struct tbbt_hist *h, uint64_t *n, uint64_t *p50, uint64_
     *n = h->count;
     *p50 = tbbt_hist_quantile(h, 0.5);
     *p99 = tbbt_hist_quantile(h, 0.99);
-    *max = h->count ? h->max : 0;
+    *max = h->max;              /* 0 while empty (struct tbbt_hist) */
 }
 
 void tbbt__cmp_timing_summary(const struct tbbt__cmp_timing *t, uint64_t matched,
@@ -212,7 +206,7 @@ void tbbt__cmp_timing_summary(const struct tbbt__cmp_timing *t, uint64_t matched
     out->lag_count = t->lag.count;
     out->lag_p50 = tbbt_hist_quantile(&t->lag, 0.5);
     out->lag_p99 = tbbt_hist_quantile(&t->lag, 0.99);
-    out->lag_max = t->lag.count ? t->lag.max : 0;
+    out->lag_max = t->lag.max;
     quant(&t->held, &out->held_count, &out->held_p50, &out->held_p99, &out->held_max);
     quant(&t->own, &out->own_count, &out->own_p50, &out->own_p99, &out->own_max);
     quant(&t->react, &out->react_count, &out->react_p50, &out->react_p99, &out->react_max);

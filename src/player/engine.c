@@ -32,6 +32,7 @@
 #include <glib.h>
 
 #include "ns/ns.h"
+#include "player/attrcheck.h"
 #include "player/fsdep.h"
 #include "player/nfsreq.h"
 #include "rpcclient/rpcconn.h"
@@ -1453,20 +1454,18 @@ static void rx_check(struct eng *e, const struct slot *s, uint32_t vers, uint32_
     struct tbbt_fattr a;
 
     if (TBBT_HAS(r, TBBT_F_OBJ_ATTR) && tbbt_nfsreq_post_attr(vers, proc, &s->res, &a)) {
-        const struct tbbt_fattr *t = &r->obj_attr;
-        bool sized = t->type == 1 || t->type == 5;
-        if (t->type != a.type)
-            tbbt_report_mismatch(rep, r->prog, r->proc, "type");
-        if ((t->mode & 07777u) != (a.mode & 07777u))
-            tbbt_report_mismatch(rep, r->prog, r->proc, "mode");
-        if (t->uid != a.uid)
-            tbbt_report_mismatch(rep, r->prog, r->proc, "uid");
-        if (t->gid != a.gid)
-            tbbt_report_mismatch(rep, r->prog, r->proc, "gid");
-        if (sized && t->type == a.type && t->size != a.size)
-            tbbt_report_mismatch(rep, r->prog, r->proc, "size");
-        if (t->type != 2 && t->type == a.type && t->nlink != a.nlink)
-            tbbt_report_mismatch(rep, r->prog, r->proc, "nlink");
+        static const struct {
+            unsigned bit;
+            const char *field;
+        } checked[] = {
+            {TBBT_ATTRCHECK_TYPE, "type"}, {TBBT_ATTRCHECK_MODE, "mode"},
+            {TBBT_ATTRCHECK_UID, "uid"},   {TBBT_ATTRCHECK_GID, "gid"},
+            {TBBT_ATTRCHECK_SIZE, "size"}, {TBBT_ATTRCHECK_NLINK, "nlink"},
+        };
+        unsigned d = tbbt_attrcheck_diff(&r->obj_attr, &a);
+        for (size_t i = 0; d && i < G_N_ELEMENTS(checked); i++)
+            if (d & checked[i].bit)
+                tbbt_report_mismatch(rep, r->prog, r->proc, checked[i].field);
     }
     if (l && TBBT_HAS(r, TBBT_F_ENTRIES) && !(r->flags & TBBT_RF_REPLY_TRUNC))
         rx_check_entries(e, s, l->n, l->eof);

@@ -3,9 +3,10 @@
  * report: latency histograms, per-second time series and replay failures by kind of one
  * tbbt-play run, and the JSON, text (TBBT paper Table 6) and CSV output of them.  The
  * recording calls are the receive thread's hot path: a fixed array of lazily allocated
- * histograms indexed by (prog, proc), a growable array of seconds, and a hash table of
- * failure kinds whose names are made only at output.  No locks: one owner per report
- * (report.h).  It does not time anything itself; callers pass CLOCK_MONOTONIC times.
+ * histograms indexed by (prog, proc), a growable array of seconds, and hash tables of
+ * failure kinds and reply mismatch kinds whose names are made only at output.  No
+ * locks: one owner per report (report.h).  It does not time anything itself; callers
+ * pass CLOCK_MONOTONIC times.
  */
 #include "player/report.h"
 
@@ -31,10 +32,14 @@ struct sec {
                                        error (ns) */
 };
 
-/* One failure kind; the struct is its own hash key (the fields up to count). */
+/*
+ * One kind of replay failure (expected, got) or reply mismatch (field) of a procedure;
+ * the struct is its own hash key (the fields up to count).
+ */
 struct kind {
-    int32_t expected, got;
+    int32_t expected, got;      /* failures; 0 for mismatches */
     uint16_t prog, proc;
+    const char *field;          /* mismatches: a static field name; NULL for failures */
     uint64_t count;
 };
 
@@ -44,9 +49,9 @@ struct tbbt_report {
     struct tbbt_hist all, dispatch;
     struct sec *secs; /* owned, [cap], [0, nsecs) in use */
     size_t nsecs, cap;
-    GHashTable *kinds; /* struct kind * -> itself, owned */
+    GHashTable *kinds; /* failure kinds: struct kind * -> itself, owned */
     uint64_t failures;
-    GHashTable *mismatches; /* "proc.field" (owned) -> count (in the pointer) */
+    GHashTable *mismatches; /* reply mismatch kinds: struct kind * -> itself, owned */
     uint64_t nmismatches;
 };
 
@@ -144,7 +149,7 @@ static guint kind_hash(gconstpointer p)
 
     x ^= (uint64_t)k->prog << 56 ^ (uint64_t)k->proc << 48;
     x *= UINT64_C(0x9e3779b97f4a7c15);
-    return (guint)(x >> 32);
+    return (guint)(x >> 32) ^ (k->field ? g_str_hash(k->field) : 0);
 }
 
 static gboolean kind_equal(gconstpointer a, gconstpointer b)
@@ -152,7 +157,8 @@ static gboolean kind_equal(gconstpointer a, gconstpointer b)
     const struct kind *x = a, *y = b;
 
     return x->expected == y->expected && x->got == y->got && x->prog == y->prog &&
-           x->proc == y->proc;
+           x->proc == y->proc &&
+           (x->field == y->field || (x->field && y->field && strcmp(x->field, y->field) == 0));
 }
 
 struct tbbt_report *tbbt_report_new(uint64_t start_ns)
@@ -163,7 +169,7 @@ struct tbbt_report *tbbt_report_new(uint64_t start_ns)
     tbbt_hist_init(&r->all);
     tbbt_hist_init(&r->dispatch);
     r->kinds = g_hash_table_new_full(kind_hash, kind_equal, g_free, NULL);
-    r->mismatches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    r->mismatches = g_hash_table_new_full(kind_hash, kind_equal, g_free, NULL);
     return r;
 }
 
@@ -252,17 +258,17 @@ void tbbt_report_issued(struct tbbt_report *r, uint64_t when_ns)
     sec_of(r, when_ns)->issued++;
 }
 
-static void kind_add(struct tbbt_report *r, const struct kind *key, uint64_t n)
+/* Adds n to the kind key of tab (a kinds or mismatches table). */
+static void kind_add(GHashTable *tab, const struct kind *key, uint64_t n)
 {
-    struct kind *k = g_hash_table_lookup(r->kinds, key);
+    struct kind *k = g_hash_table_lookup(tab, key);
 
     if (!k) {
         k = g_memdup2(key, sizeof(*key));
         k->count = 0;
-        g_hash_table_add(r->kinds, k);
+        g_hash_table_add(tab, k);
     }
     k->count += n;
-    r->failures += n;
 }
 
 void tbbt_report_failure(struct tbbt_report *r, int prog, int proc, int32_t expected,
@@ -271,7 +277,8 @@ void tbbt_report_failure(struct tbbt_report *r, int prog, int proc, int32_t expe
     struct kind key = {.expected = expected, .got = got, .prog = (uint16_t)prog,
                        .proc = (uint16_t)proc};
 
-    kind_add(r, &key, 1);
+    kind_add(r->kinds, &key, 1);
+    r->failures++;
     sec_of(r, when_ns)->failures++;
 }
 
@@ -286,26 +293,14 @@ void tbbt_report_dispatch(struct tbbt_report *r, int64_t err_ns, uint64_t when_n
     s->lag_max = v > s->lag_max ? v : s->lag_max;
 }
 
-static void mismatch_add(struct tbbt_report *r, const char *kind, uint64_t n)
-{
-    gpointer old = g_hash_table_lookup(r->mismatches, kind);
-
-    if (old)
-        g_hash_table_insert(r->mismatches, g_strdup(kind),
-                            GSIZE_TO_POINTER(GPOINTER_TO_SIZE(old) + n));
-    else
-        g_hash_table_insert(r->mismatches, g_strdup(kind), GSIZE_TO_POINTER(n));
-    r->nmismatches += n;
-}
-
 void tbbt_report_mismatch(struct tbbt_report *r, int prog, int proc, const char *field)
 {
-    char *label = tbbt_report_proc_label(prog, proc);
-    char *kind = g_strconcat(label, ".", field, NULL);
+    unsigned p, i;
 
-    mismatch_add(r, kind, 1);
-    g_free(kind);
-    g_free(label);
+    proc_slot(prog, proc, &p, &i);      /* out of range: one "other" kind per field */
+    struct kind key = {.prog = (uint16_t)p, .proc = (uint16_t)i, .field = field};
+    kind_add(r->mismatches, &key, 1);
+    r->nmismatches++;
 }
 
 uint64_t tbbt_report_mismatches(const struct tbbt_report *r)
@@ -353,13 +348,14 @@ void tbbt_report_merge(struct tbbt_report *dst, const struct tbbt_report *src)
         b->lag_max = a->lag_max > b->lag_max ? a->lag_max : b->lag_max;
     }
     g_hash_table_iter_init(&it, src->mismatches);
-    gpointer v;
-    while (g_hash_table_iter_next(&it, &k, &v))
-        mismatch_add(dst, k, GPOINTER_TO_SIZE(v));
+    while (g_hash_table_iter_next(&it, &k, NULL))
+        kind_add(dst->mismatches, k, ((const struct kind *)k)->count);
+    dst->nmismatches += src->nmismatches;
 
     g_hash_table_iter_init(&it, src->kinds);
     while (g_hash_table_iter_next(&it, &k, NULL))
-        kind_add(dst, k, ((const struct kind *)k)->count);
+        kind_add(dst->kinds, k, ((const struct kind *)k)->count);
+    dst->failures += src->failures;
 }
 
 /* ---- accessors and names ------------------------------------------------------------- */
@@ -402,29 +398,11 @@ uint64_t tbbt_report_seconds(const struct tbbt_report *r)
     return r->nsecs;
 }
 
-/* "" for NFSv3, "v2." etc. otherwise, appended to s. */
-static void put_prog_prefix(GString *s, int prog)
-{
-    const char *pn;
-
-    if (prog == TBBT_PROG_NFS3)
-        return;
-    pn = tbbt_prog_name(prog);
-    if (pn)
-        g_string_append_printf(s, "%s.", pn);
-    else
-        g_string_append_printf(s, "prog%d.", prog);
-}
-
 static void put_proc(GString *s, int prog, int proc)
 {
-    const char *n = tbbt_proc_name(prog, proc);
+    char buf[TBBT_PROC_LABEL_MAX];
 
-    put_prog_prefix(s, prog);
-    if (n)
-        g_string_append(s, n);
-    else
-        g_string_append_printf(s, "%d", proc);
+    g_string_append(s, tbbt_proc_label(prog, proc, buf, sizeof(buf)));
 }
 
 static void put_status(GString *s, int prog, int32_t st)
@@ -517,19 +495,32 @@ static int kind_row_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* Failure kinds by count then name (given: free with kinds_free()). */
-static struct kind_row *kind_rows(const struct tbbt_report *r, size_t *n)
+/* The name of a kind: "<proc label>.<field>" or tbbt_report_failure_kind() (given). */
+static char *kind_name(const struct kind *kd)
 {
-    size_t k = 0, total = g_hash_table_size(r->kinds);
+    char *label, *name;
+
+    if (!kd->field)
+        return tbbt_report_failure_kind(kd->prog, kd->proc, kd->expected, kd->got);
+    label = tbbt_report_proc_label(kd->prog, kd->proc);
+    name = g_strconcat(label, ".", kd->field, NULL);
+    g_free(label);
+    return name;
+}
+
+/* The kinds of tab by count then name (given: free with kinds_free()). */
+static struct kind_row *kind_rows(GHashTable *tab, size_t *n)
+{
+    size_t k = 0, total = g_hash_table_size(tab);
     struct kind_row *rows = g_new(struct kind_row, total ? total : 1);
     GHashTableIter it;
     gpointer key;
 
-    g_hash_table_iter_init(&it, r->kinds);
+    g_hash_table_iter_init(&it, tab);
     while (g_hash_table_iter_next(&it, &key, NULL)) {
         const struct kind *kd = key;
 
-        rows[k].name = tbbt_report_failure_kind(kd->prog, kd->proc, kd->expected, kd->got);
+        rows[k].name = kind_name(kd);
         rows[k].count = kd->count;
         k++;
     }
@@ -633,43 +624,6 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
     json_kv_string(j, "state", c->grace);
     tbbt_json_kv_double(j, "waited_seconds", c->grace_wait_seconds);
     tbbt_json_end_object(j);
-}
-
-/* {kind: n} of the reply mismatches, by count (then name). */
-static gint count_desc(gconstpointer a, gconstpointer b, gpointer tab)
-{
-    size_t x = GPOINTER_TO_SIZE(g_hash_table_lookup(tab, *(const char *const *)a));
-    size_t y = GPOINTER_TO_SIZE(g_hash_table_lookup(tab, *(const char *const *)b));
-
-    return x != y ? (x < y ? 1 : -1) : strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The mismatch kinds, most frequent first (given: g_ptr_array_free(, TRUE)). */
-static GPtrArray *mismatch_kinds(const struct tbbt_report *r)
-{
-    GPtrArray *keys = g_ptr_array_new();
-    GHashTableIter it;
-    gpointer k;
-
-    g_hash_table_iter_init(&it, r->mismatches);
-    while (g_hash_table_iter_next(&it, &k, NULL))
-        g_ptr_array_add(keys, k);
-    g_ptr_array_sort_with_data(keys, count_desc, r->mismatches);
-    return keys;
-}
-
-static void json_mismatches(struct tbbt_json *j, const struct tbbt_report *r)
-{
-    GPtrArray *keys = mismatch_kinds(r);
-
-    tbbt_json_key(j, "reply_mismatches_by_kind");
-    tbbt_json_begin_object(j);
-    for (guint i = 0; i < keys->len; i++)
-        tbbt_json_kv_uint(j, g_ptr_array_index(keys, i),
-                          GPOINTER_TO_SIZE(g_hash_table_lookup(r->mismatches,
-                                                               g_ptr_array_index(keys, i))));
-    tbbt_json_end_object(j);
-    g_ptr_array_free(keys, TRUE);
 }
 
 #define LAG_BEHIND_NS 1000000u   /* a second whose largest dispatch error exceeds 1 ms */
@@ -777,12 +731,13 @@ static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
     rows_free(rows, n);
 }
 
-static void json_kinds(struct tbbt_json *j, const struct tbbt_report *r)
+/* {kind: n} of tab under key, by count (then name). */
+static void json_kinds(struct tbbt_json *j, const char *key, GHashTable *tab)
 {
     size_t n;
-    struct kind_row *rows = kind_rows(r, &n);
+    struct kind_row *rows = kind_rows(tab, &n);
 
-    tbbt_json_key(j, "replay_failures_by_kind");
+    tbbt_json_key(j, key);
     tbbt_json_begin_object(j);
     for (size_t i = 0; i < n; i++)
         tbbt_json_kv_uint(j, rows[i].name, rows[i].count);
@@ -798,10 +753,10 @@ char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_cou
     tbbt_json_init(&j);
     tbbt_json_begin_object(&j);
     json_ops(&j, r, c);
-    json_kinds(&j, r);
+    json_kinds(&j, "replay_failures_by_kind", r->kinds);
     json_run(&j, c);
     json_latencies(&j, r);
-    json_mismatches(&j, r);
+    json_kinds(&j, "reply_mismatches_by_kind", r->mismatches);
     json_lag(&j, r, c);
     if (v) {
         tbbt_json_key(&j, "verify");
@@ -925,30 +880,17 @@ static void text_procs(FILE *out, const struct tbbt_report *r)
     rows_free(rows, n);
 }
 
-static void text_mismatches(FILE *out, const struct tbbt_report *r)
-{
-    GPtrArray *keys = mismatch_kinds(r);
-
-    if (keys->len)
-        fprintf(out, "\n  reply mismatches by kind%s\n", keys->len > TEXT_TOP_KINDS ? " (top 20)"
-                                                                                   : "");
-    for (guint i = 0; i < keys->len && i < TEXT_TOP_KINDS; i++)
-        fprintf(out, "  %10zu  %s\n",
-                GPOINTER_TO_SIZE(g_hash_table_lookup(r->mismatches, g_ptr_array_index(keys, i))),
-                (const char *)g_ptr_array_index(keys, i));
-    g_ptr_array_free(keys, TRUE);
-}
-
-static void text_kinds(FILE *out, const struct tbbt_report *r)
+/* The top kinds of tab under the heading what; more: say how many were left out. */
+static void text_kinds(FILE *out, const char *what, GHashTable *tab, bool more)
 {
     size_t n;
-    struct kind_row *rows = kind_rows(r, &n);
+    struct kind_row *rows = kind_rows(tab, &n);
 
     if (n) {
-        fprintf(out, "\n  replay failures by kind%s\n", n > TEXT_TOP_KINDS ? " (top 20)" : "");
+        fprintf(out, "\n  %s by kind%s\n", what, n > TEXT_TOP_KINDS ? " (top 20)" : "");
         for (size_t i = 0; i < n && i < TEXT_TOP_KINDS; i++)
             fprintf(out, "  %10" PRIu64 "  %s\n", rows[i].count, rows[i].name);
-        if (n > TEXT_TOP_KINDS)
+        if (more && n > TEXT_TOP_KINDS)
             fprintf(out, "  ... and %zu more kinds\n", n - TEXT_TOP_KINDS);
     }
     kinds_free(rows, n);
@@ -962,8 +904,8 @@ void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_
         fprintf(out, "  verify       %s: %" PRIu64 " checked, %" PRIu64 " mismatches\n",
                 v->ok ? "ok" : "FAILED", v->checked, v->mismatches);
     text_procs(out, r);
-    text_kinds(out, r);
-    text_mismatches(out, r);
+    text_kinds(out, "replay failures", r->kinds, true);
+    text_kinds(out, "reply mismatches", r->mismatches, false);
 }
 
 /* ---- CSV ----------------------------------------------------------------------------- */

@@ -109,7 +109,8 @@ void tbbt_report_dispatch(struct tbbt_report *r, int64_t err_ns, uint64_t when_n
  * A reply that differs from the traced reply in a way the image or the server should
  * not have changed (engine.c: post-operation type, size, link count, mode, owner;
  * READDIR(PLUS) entry count and EOF): counted as "<proc label>.<field>" (e.g.
- * "getattr.size", "readdirplus.entries").  field borrowed.  Receive thread.
+ * "getattr.size", "readdirplus.entries").  field: a static string (the report keeps
+ * the pointer, also through tbbt_report_merge()).  Receive thread.
  */
 void tbbt_report_mismatch(struct tbbt_report *r, int prog, int proc, const char *field);
 /* Total reply mismatches. */

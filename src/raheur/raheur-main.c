@@ -9,6 +9,7 @@
  */
 #include "raheur/raheur.h"
 #include "trace/trace.h"
+#include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/json.h"
 #include "util/util.h"
@@ -53,8 +54,7 @@ struct run {
 
 static int usage_error(const char *msg)
 {
-    fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n", msg);
-    return TBBT_EXIT_USAGE;
+    return tbbt_cli_usage_error(PROG, msg);
 }
 
 /* Parses a decimal unsigned option value into *v; -1 if it is not one. */

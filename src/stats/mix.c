@@ -79,11 +79,7 @@ void tbbt__stats_mix_add(struct tbbt_stats *st, const struct tbbt_trace_rec *rec
 
 char *tbbt_stats_proc_label(int prog, int proc)
 {
-    const char *n = tbbt_proc_name(prog, proc);
-    const char *pn = tbbt_prog_name(prog);
-    if (prog == TBBT_PROG_NFS3)
-        return n ? g_strdup(n) : g_strdup_printf("%d", proc);
-    if (!pn)
-        return g_strdup_printf("prog%d.%d", prog, proc);
-    return n ? g_strdup_printf("%s.%s", pn, n) : g_strdup_printf("%s.%d", pn, proc);
+    char buf[TBBT_PROC_LABEL_MAX];
+
+    return g_strdup(tbbt_proc_label(prog, proc, buf, sizeof(buf)));
 }

@@ -6,6 +6,7 @@
  * The command line is in docs/tbbt-stats.md.  A thin shell over src/stats/.
  */
 #include "stats/stats.h"
+#include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
 #include "tbbt-version.h"
@@ -25,16 +26,7 @@ struct main_opts {
 
 static int usage_error(const char *msg)
 {
-    fprintf(stderr, "tbbt-stats: %s\nTry 'tbbt-stats --help' for more information.\n", msg);
-    return TBBT_EXIT_USAGE;
-}
-
-static int print_version(void)
-{
-    printf("tbbt-stats (tbbt) %s\n", TBBT_VERSION);
-    printf("trace format %d.%d\n", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
-    printf("glib %u.%u.%u\n", glib_major_version, glib_minor_version, glib_micro_version);
-    return TBBT_EXIT_OK;
+    return tbbt_cli_usage_error("tbbt-stats", msg);
 }
 
 static bool parse_pos_double(const char *s, double lo, double hi, double *v)
@@ -43,19 +35,6 @@ static bool parse_pos_double(const char *s, double lo, double hi, double *v)
     errno = 0;
     double x = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(x) || x < lo || x > hi)
-        return false;
-    *v = x;
-    return true;
-}
-
-static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
-{
-    char *end;
-    errno = 0;
-    if (!g_ascii_isdigit(s[0]))
-        return false;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno || *end || x < lo || x > hi)
         return false;
     *v = x;
     return true;
@@ -75,13 +54,13 @@ static int build_opts(const struct main_opts *m, struct tbbt_stats_opts *so)
     if (m->period && !parse_pos_double(m->period, 1e-6, 1e12, &so->period_s))
         return usage_error("--period: expected seconds > 0");
     if (m->top) {
-        if (!parse_u64(m->top, 1, UINT32_MAX, &v))
+        if (!tbbt_cli_parse_u64(m->top, 1, UINT32_MAX, &v))
             return usage_error("--top: expected a count >= 1");
         so->top_k = (uint32_t)v;
     }
     if (m->top_percent && (!parse_pos_double(m->top_percent, 1e-9, 100, &so->top_percent)))
         return usage_error("--top-percent: expected 0 < P <= 100");
-    if (m->sim_ops && !parse_u64(m->sim_ops, 0, UINT64_MAX, &so->sim_ops))
+    if (m->sim_ops && !tbbt_cli_parse_u64(m->sim_ops, 0, UINT64_MAX, &so->sim_ops))
         return usage_error("--sim-ops: expected a count (0: no simulation)");
     if (m->windows && tbbt_stats_parse_windows(so, m->windows, err, sizeof(err)) < 0) {
         g_snprintf(msg, sizeof(msg), "--windows: %s", err);
@@ -221,7 +200,7 @@ int main(int argc, char **argv)
         rc = usage_error(gerr->message);
         g_error_free(gerr);
     } else if (m.version) {
-        rc = print_version();
+        rc = tbbt_cli_print_version("tbbt-stats", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
     } else if (!m.args || g_strv_length(m.args) != 1) {
         rc = usage_error("expected exactly one TRACE argument");
     } else {

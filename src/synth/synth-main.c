@@ -8,6 +8,7 @@
 #include "synth/synth.h"
 #include "ns/ns.h"
 #include "trace/trace.h"
+#include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
 #include "tbbt-version.h"
@@ -32,30 +33,6 @@ static int usage_error(const char *msg)
     return TBBT_EXIT_USAGE;
 }
 
-static int print_version(void)
-{
-    printf("tbbt-synth (tbbt) %s\n", TBBT_VERSION);
-    printf("trace format %d.%d\n", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
-    printf("glib %u.%u.%u\n", glib_major_version, glib_minor_version, glib_micro_version);
-    return TBBT_EXIT_OK;
-}
-
-/* Decimal unsigned integer in [lo, hi], the whole string. */
-static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
-{
-    char *end;
-    unsigned long long x;
-
-    if (!s || *s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    x = strtoull(s, &end, 10);
-    if (errno || *end || x < lo || x > hi)
-        return false;
-    *v = x;
-    return true;
-}
-
 /* BYTES: a decimal count with an optional k/K or m/M (binary) suffix, 1..hi. */
 static bool parse_bytes(const char *s, uint64_t hi, uint64_t *v)
 {
@@ -72,7 +49,7 @@ static bool parse_bytes(const char *s, uint64_t hi, uint64_t *v)
         mult = 1024 * 1024;
     if (mult > 1)
         buf[n - 1] = '\0';
-    if (!parse_u64(buf, 1, hi / mult, &x))
+    if (!tbbt_cli_parse_u64(buf, 1, hi / mult, &x))
         return false;
     *v = x * mult;
     return true;
@@ -109,11 +86,11 @@ static int to_cfg(const struct synth_opts *o, struct tbbt_synth_cfg *cfg, char *
     cfg->tcp = o->tcp;
     if (!o->readers)
         return tbbt_errbuf(msg, len, "--readers N is required"), -1;
-    if (!parse_u64(o->readers, 1, TBBT_SYNTH_MAX_READERS, &v))
+    if (!tbbt_cli_parse_u64(o->readers, 1, TBBT_SYNTH_MAX_READERS, &v))
         return tbbt_errbuf(msg, len, "bad --readers '%s' (want 1..%u)", o->readers,
                            TBBT_SYNTH_MAX_READERS), -1;
     cfg->readers = (uint32_t)v;
-    if (o->stride && !parse_u64(o->stride, 1, TBBT_SYNTH_MAX_STRIDE, &v))
+    if (o->stride && !tbbt_cli_parse_u64(o->stride, 1, TBBT_SYNTH_MAX_STRIDE, &v))
         return tbbt_errbuf(msg, len, "bad --stride '%s' (want 1..%u)", o->stride,
                            TBBT_SYNTH_MAX_STRIDE), -1;
     cfg->stride = o->stride ? (uint32_t)v : 1;
@@ -130,7 +107,7 @@ static int to_cfg(const struct synth_opts *o, struct tbbt_synth_cfg *cfg, char *
                            o->scale, TBBT_SYNTH_MAX_SCALE), -1;
     if (o->reorder && tbbt_reorder_parse(o->reorder, &cfg->reorder, msg, len) < 0)
         return -1;
-    if (o->seed && !parse_u64(o->seed, 0, UINT64_MAX, &cfg->seed))
+    if (o->seed && !tbbt_cli_parse_u64(o->seed, 0, UINT64_MAX, &cfg->seed))
         return tbbt_errbuf(msg, len, "bad --seed '%s' (want a decimal integer)", o->seed), -1;
     if (o->rate && (!parse_number(o->rate, &cfg->rate) || cfg->rate <= 0.0 || cfg->rate > 1e9))
         return tbbt_errbuf(msg, len, "bad --rate '%s' (want reads/s in (0, 1e9])", o->rate),
@@ -141,7 +118,7 @@ static int to_cfg(const struct synth_opts *o, struct tbbt_synth_cfg *cfg, char *
     cfg->fileset = o->file_set && !strcmp(o->file_set, "all") ? TBBT_SYNTH_FILES_ALL
                                                               : TBBT_SYNTH_FILES_READ;
     if (o->start) {
-        if (!parse_u64(o->start, 1, UINT64_MAX / 1000000000ull - 1000000, &v))
+        if (!tbbt_cli_parse_u64(o->start, 1, UINT64_MAX / 1000000000ull - 1000000, &v))
             return tbbt_errbuf(msg, len, "bad --start-time '%s' (want seconds since 1970)",
                                o->start), -1;
         cfg->start_ns = v * 1000000000ull;
@@ -251,7 +228,7 @@ int main(int argc, char **argv)
         rc = usage_error(gerr->message);
         g_error_free(gerr);
     } else if (o.version) {
-        rc = print_version();
+        rc = tbbt_cli_print_version("tbbt-synth", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
     } else {
         rc = run(&o);
     }

@@ -6,6 +6,7 @@
  * in docs/tbbt-dump.md.  A thin shell over the trace module.
  */
 #include "trace/trace.h"
+#include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
 #include "tbbt-version.h"
@@ -27,8 +28,7 @@ struct dump_opts {
 
 static int usage_error(const char *msg)
 {
-    fprintf(stderr, "tbbt-dump: %s\nTry 'tbbt-dump --help' for more information.\n", msg);
-    return TBBT_EXIT_USAGE;
+    return tbbt_cli_usage_error("tbbt-dump", msg);
 }
 
 static int print_version(void)

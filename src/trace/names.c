@@ -101,16 +101,27 @@ static const struct tbbt__tok nfs3_procs[] = {
     {20, "pathconf"}, {21, "commit"}, {0, NULL},
 };
 
-static const struct tbbt__tok nfs2_procs[] = {
-    {0, "null"},    {1, "getattr"},     {2, "setattr"}, {3, "root"},    {4, "lookup"},
-    {5, "readlink"}, {6, "read"},       {7, "writecache"}, {8, "write"}, {9, "create"},
-    {10, "remove"}, {11, "rename"},     {12, "link"},   {13, "symlink"}, {14, "mkdir"},
-    {15, "rmdir"},  {16, "readdir"},    {17, "statfs"}, {0, NULL},
-};
+/* NFSv2 and MOUNT procedures as lists, for their names and their labels alike. */
+#define NFS2_PROCS(X)                                                                             \
+    X(0, "null") X(1, "getattr") X(2, "setattr") X(3, "root") X(4, "lookup") X(5, "readlink")  \
+    X(6, "read") X(7, "writecache") X(8, "write") X(9, "create") X(10, "remove")               \
+    X(11, "rename") X(12, "link") X(13, "symlink") X(14, "mkdir") X(15, "rmdir")               \
+    X(16, "readdir") X(17, "statfs")
+#define MNT_PROCS(X)                                                                              \
+    X(0, "null") X(1, "mnt") X(2, "dump") X(3, "umnt") X(4, "umntall") X(5, "export")
 
-static const struct tbbt__tok mnt_procs[] = {
-    {0, "null"}, {1, "mnt"}, {2, "dump"}, {3, "umnt"}, {4, "umntall"}, {5, "export"}, {0, NULL},
-};
+#define TOK(v, name) {v, name},
+#define TOK_V2(v, name) {v, "v2." name},
+#define TOK_MNT1(v, name) {v, "mnt1." name},
+#define TOK_MNT3(v, name) {v, "mnt3." name},
+
+static const struct tbbt__tok nfs2_procs[] = {NFS2_PROCS(TOK){0, NULL}};
+static const struct tbbt__tok mnt_procs[] = {MNT_PROCS(TOK){0, NULL}};
+
+/* Labels (tbbt_proc_label()): NFSv3's are its names. */
+static const struct tbbt__tok nfs2_labels[] = {NFS2_PROCS(TOK_V2){0, NULL}};
+static const struct tbbt__tok mnt1_labels[] = {MNT_PROCS(TOK_MNT1){0, NULL}};
+static const struct tbbt__tok mnt3_labels[] = {MNT_PROCS(TOK_MNT3){0, NULL}};
 
 static const struct tbbt__tok nfs3_status[] = {
     {0, "OK"},           {1, "PERM"},         {2, "NOENT"},        {5, "IO"},
@@ -220,6 +231,44 @@ const char *tbbt_proc_name(int prog, int proc)
 {
     const struct tbbt__tok *t = tbbt__proc_tok(prog);
     return t ? tbbt__tok_name(t, proc) : NULL;
+}
+
+static const struct tbbt__tok *label_tok(int prog)
+{
+    switch (prog) {
+    case TBBT_PROG_NFS2:
+        return nfs2_labels;
+    case TBBT_PROG_NFS3:
+        return nfs3_procs;
+    case TBBT_PROG_MNT1:
+        return mnt1_labels;
+    case TBBT_PROG_MNT3:
+        return mnt3_labels;
+    default:
+        return NULL;
+    }
+}
+
+const char *tbbt_proc_label(int prog, int proc, char *buf, size_t len)
+{
+    const struct tbbt__tok *t = label_tok(prog);
+    const char *s = t ? tbbt__tok_name(t, proc) : NULL;
+    const char *pn = tbbt_prog_name(prog);
+
+    if (s || !buf)
+        return s;
+    if (prog == TBBT_PROG_NFS3)
+        g_snprintf(buf, len, "%d", proc);
+    else if (pn)
+        g_snprintf(buf, len, "%s.%d", pn, proc);
+    else
+        g_snprintf(buf, len, "prog%d.%d", prog, proc);
+    return buf;
+}
+
+const char *tbbt_rpc_stat_name(int rpc_stat)
+{
+    return tbbt__tok_name(tbbt__rpc_names, rpc_stat);
 }
 
 int tbbt_proc_by_name(int prog, const char *name)

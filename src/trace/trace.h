@@ -268,6 +268,17 @@ const char *tbbt_proc_name(int prog, int proc);
 /* Inverse of tbbt_proc_name for one prog; -1 if unknown. */
 int tbbt_proc_by_name(int prog, const char *name);
 /*
+ * A procedure's label in reports (tbbt-play --report, tbbt-stats, tbbt-compare): NFSv3
+ * names bare ("read"), the others prefixed with tbbt_prog_name() ("v2.read", "mnt3.mnt"),
+ * a static string.  For an unknown procedure: NULL when buf is NULL, else buf (len bytes,
+ * TBBT_PROC_LABEL_MAX is enough) holding "N" for NFSv3, "PROG.N" ("v2.31") or "progP.N"
+ * for an unknown program.  Thread-safe.
+ */
+#define TBBT_PROC_LABEL_MAX 32
+const char *tbbt_proc_label(int prog, int proc, char *buf, size_t len);
+/* The name of an RPC outcome ("success", "garbage_args", "denied_auth"), NULL if unknown. */
+const char *tbbt_rpc_stat_name(int rpc_stat);
+/*
  * Status names without prefix ("OK", "NOENT", "NOTSUPP") of nfsstat3 (v3),
  * nfsstat (v2) and mountstat3 (mnt1, mnt3); NULL if unknown.
  */

@@ -135,6 +135,9 @@ rc=0; "$compare" -q "$work/orig.tbbt" "$work/cut.tbbt" 2>"$work/err" || rc=$?
 [ $rc -eq 1 ] || fail "truncated replay: exit $rc: $(cat "$work/err")"
 rc=0; "$compare" "$work/orig.tbbt" 2>/dev/null || rc=$?
 [ $rc -eq 2 ] || fail "one trace: exit $rc"
+rc=0; "$compare" - "$work/cons.tbbt" <"$work/orig.tbbt" 2>"$work/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "standard input" "$work/err" ||
+  fail "'-' as a trace: exit $rc: $(cat "$work/err")"
 rc=0; "$compare" --speed 0 "$work/orig.tbbt" "$work/cons.tbbt" 2>/dev/null || rc=$?
 [ $rc -eq 2 ] || fail "--speed 0: exit $rc"
 "$compare" --help | grep -q -- '--root-b' || fail "--help"

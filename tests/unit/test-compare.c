@@ -15,7 +15,8 @@
  * with AUTH_SYS credentials (format 1.1): two clients' same operations paired by
  * credential, and the extras classified by origin (the player's machine name); reply
  * differences of the image (a directory's link count) and of racy operations (a GETATTR
- * that overlapped a WRITE of its file in the original) counted apart.
+ * that overlapped a WRITE of its file in the original) counted apart; the player's rule
+ * of which attributes are compared.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +31,7 @@
 #include <glib.h>
 
 #include "compare/compare.h"
+#include "player/attrcheck.h"
 #include "trace/trace.h"
 #include "util/util.h"
 
@@ -38,12 +40,25 @@
 
 static char *tmpdir;
 static int nfiles;
+static GPtrArray *made;                 /* the current test's trace paths (tb_finish) */
+static struct tbbt_compare *last;       /* the current test's comparison (new_cmp) */
 
 static int group_setup(void **state)
 {
     (void)state;
+    made = g_ptr_array_new_with_free_func(g_free);
     tmpdir = g_dir_make_tmp("test-compare-XXXXXX", NULL);
     return tmpdir ? 0 : -1;
+}
+
+/* After each test, passed or failed: its comparison and its traces' paths go. */
+static int teardown(void **state)
+{
+    (void)state;
+    tbbt_compare_free(last);
+    last = NULL;
+    g_ptr_array_set_size(made, 0);
+    return 0;
 }
 
 static int group_teardown(void **state)
@@ -54,6 +69,7 @@ static int group_teardown(void **state)
     (void)state;
     g_free(cmd);
     g_free(tmpdir);
+    g_ptr_array_free(made, TRUE);
     return rc == 0 ? 0 : -1;
 }
 
@@ -121,7 +137,10 @@ static void tb_init_creds(struct tb *b, uint32_t xid, const char *creds)
     g_string_append(b->s, creds);
 }
 
-/* Writes the trace (binary) to tmpdir/name and the map text beside it; returns the path. */
+/*
+ * Writes the trace (binary) to tmpdir/name and the map text beside it; returns the path
+ * (borrowed: freed by the test's teardown).
+ */
 static char *tb_finish(struct tb *b, const char *name, const char *map)
 {
     char *txt = g_strdup_printf("%s/%s-%d.txt", tmpdir, name, ++nfiles);
@@ -139,6 +158,7 @@ static char *tb_finish(struct tb *b, const char *name, const char *map)
     g_string_free(b->s, TRUE);
     g_free(txt);
     g_free(mpath);
+    g_ptr_array_add(made, path);
     return path;
 }
 
@@ -196,7 +216,17 @@ static void body(struct tb *b, bool replay)
     opf(b, "setattr", "fh=%d id=%d sattr={mask=mode,mode=0600}", g, g);
 }
 
-/* Runs a comparison of a and b (maps beside them); the caller frees it. */
+/*
+ * A new comparison with options o, not run yet, in place of the test's previous one
+ * (freed); borrowed: valid until the next comparison or the test's teardown.
+ */
+static struct tbbt_compare *new_cmp(const struct tbbt_compare_opts *o)
+{
+    tbbt_compare_free(last);
+    return last = tbbt_compare_new(o);
+}
+
+/* Runs a comparison of a and b (maps beside them); borrowed, as new_cmp()'s. */
 static struct tbbt_compare *compare_h(const char *a, const char *b, double speed,
                                       uint64_t horizon)
 {
@@ -209,7 +239,7 @@ static struct tbbt_compare *compare_h(const char *a, const char *b, double speed
     o.speed = speed;
     if (horizon)
         o.horizon = horizon;
-    struct tbbt_compare *c = tbbt_compare_new(&o);
+    struct tbbt_compare *c = new_cmp(&o);
     if (tbbt_compare_run(c, err, sizeof(err)) != 0)
         fail_msg("compare: %s", err);
     char *json = tbbt_compare_json(c);    /* the outputs must not crash either */
@@ -266,9 +296,6 @@ static void test_identical(void **state)
     assert_int_equal(n->objects_mapped, 4);     /* + g, made in the trace */
     assert_int_equal(n->objects_unmapped, 0);
     assert_string_equal(tbbt_compare_root_b(c), "img");
-    tbbt_compare_free(c);
-    g_free(a);
-    g_free(p);
 }
 
 static void test_missing(void **state)
@@ -295,9 +322,6 @@ static void test_missing(void **state)
     assert_int_equal(n->missing_unmapped, 0);
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_MISSING, "read"), 1);
     assert_int_equal(n->extra[TBBT_COMPARE_STARTUP], 4);
-    tbbt_compare_free(c);
-    g_free(a);
-    g_free(p);
 }
 
 /* The create first gets JUKEBOX (no object), the player retries it; the WRITE to the new
@@ -333,9 +357,6 @@ static void test_retry(void **state)
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_STATUS, "setattr:OK->noreply"), 1);
     assert_int_equal(n->identical, 4);
     assert_int_equal(n->objects_unmapped, 0);
-    tbbt_compare_free(c);
-    g_free(a);
-    g_free(p);
 }
 
 /* Handles, cookies (a continuation of the mapped page), cookie, write and create
@@ -373,9 +394,6 @@ static void test_rewrites(void **state)
     assert_int_equal(n->identical, 4);
     assert_int_equal(n->pairs_arg_diff, 0);
     assert_int_equal(n->pairs_reply_diff, 0);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /* The player sends the continuation page before the first one came back, with cookie 0
@@ -407,9 +425,6 @@ static void test_early_continuation(void **state)
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_ARG, "readdirplus.cookie"), 1);
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "readdirplus.entries"), 1);
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "readdirplus.eof"), 1);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /* The replay's server splits the same listing elsewhere (its directory order): the
@@ -441,9 +456,6 @@ static void test_page_split(void **state)
     assert_int_equal(n->identical, 2);
     assert_int_equal(n->pairs_reply_diff, 0);
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY_IMAGE, "readdirplus.entries"), 2);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 static void test_status_and_args(void **state)
@@ -478,9 +490,6 @@ static void test_status_and_args(void **state)
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "write.res_count"), 1);
     assert_int_equal(n->pairs_status_diff, 1);
     assert_int_equal(n->pairs_arg_diff, 2);
-    tbbt_compare_free(c);
-    g_free(a);
-    g_free(p);
 }
 
 /* FS-dependency order: operations on different objects swap places, two READs of one
@@ -514,9 +523,6 @@ static void test_reorder(void **state)
     assert_int_equal(n->missing, 0);
     assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 0);
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_CLIENT_TIME, "setattr.sattr.mtime"), 1);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /* A directory and a file in it made during the trace, then used; a REMOVE of a name
@@ -553,9 +559,6 @@ static void test_created_objects(void **state)
     assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 1);
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_EXTRA_OTHER, "remove"), 1);
     assert_int_equal(n->objects_mapped, 5);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /*
@@ -600,15 +603,11 @@ static void test_lag(void **state)
     /* every call's dependencies were ready before it was due: the lag is the player's */
     assert_int_equal(t.held_count, 0);
     assert_int_equal(t.own_max, 20 * MS);
-    tbbt_compare_free(c);
 
     c = compare(pa, pb, 2);
     tbbt_compare_get_timing(c, &t);
     assert_int_equal(t.lag_max, 30 * MS);
     assert_true(t.lag_p50 > 9800000 && t.lag_p50 < 10200000);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /*
@@ -645,9 +644,6 @@ static void test_lag_held(void **state)
     assert_int_equal(t.react_count, 1);
     assert_true(t.react_max > 2900000 && t.react_max < 3100000);
     assert_true(t.own_max > 2900000 && t.own_max < 3100000);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /*
@@ -684,7 +680,6 @@ static void test_hole_and_extras_run(void **state)
     assert_int_equal(n->matched, 30);
     assert_int_equal(n->missing, 30);
     assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 0);
-    tbbt_compare_free(c);
 
     /* The run is crossed at 2 replay operations per missing original one: after the
      * 21 READs before it, the next 23 go missing while the window reaches past the
@@ -696,17 +691,12 @@ static void test_hole_and_extras_run(void **state)
     assert_int_equal(n->missing, 23);
     assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 30 + 23);
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_EXTRA_OTHER, "write"), 30);
-    tbbt_compare_free(c);
 
     /* A horizon larger than the run takes it in its stride. */
     c = compare_h(pa, run, 1, 64);
     n = tbbt_compare_counts(c);
     assert_int_equal(n->matched, 60);
     assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 30);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(hole);
-    g_free(run);
 }
 
 /*
@@ -738,9 +728,6 @@ static void test_ambiguous_root(void **state)
     assert_int_equal(n->objects_ambiguous, 1);
     assert_int_equal(n->matched, 3);
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_STATUS, "lookup:OK->NOENT"), 3);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /* Two clones in the image: the votes tie, the first clone wins; --root-b picks another. */
@@ -764,7 +751,6 @@ static void test_root_votes(void **state)
     assert_string_equal(tbbt_compare_root_b(c), "img/tbbt-clone-0");
     assert_int_equal(tbbt_compare_counts(c)->matched, 1);
     assert_int_equal(tbbt_compare_counts(c)->extra[TBBT_COMPARE_STARTUP], 1);
-    tbbt_compare_free(c);
 
     struct tbbt_compare_opts o;
     char err[256] = "";
@@ -772,19 +758,15 @@ static void test_root_votes(void **state)
     o.trace_a = pa;
     o.trace_b = pb;
     o.root_b = "./img/tbbt-clone-1/";
-    c = tbbt_compare_new(&o);
+    c = new_cmp(&o);
     assert_int_equal(tbbt_compare_run(c, err, sizeof(err)), 0);
     assert_string_equal(tbbt_compare_root_b(c), "img/tbbt-clone-1");
     assert_int_equal(tbbt_compare_counts(c)->matched, 1);
-    tbbt_compare_free(c);
 
     o.root_b = "img/nowhere";
-    c = tbbt_compare_new(&o);
+    c = new_cmp(&o);
     assert_true(tbbt_compare_run(c, err, sizeof(err)) < 0);
     assert_non_null(strstr(err, "img/nowhere"));
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /* An original with nothing at trace start but its root: the image root is the end of the
@@ -815,9 +797,6 @@ static void test_root_chain(void **state)
     assert_int_equal(n->identical, 2);
     assert_int_equal(n->extra[TBBT_COMPARE_STARTUP], 2);
     assert_int_equal(n->extra[TBBT_COMPARE_VERIFY], 1);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /* ---- credentials, origin, image and racy replies ------------------------------------------- */
@@ -869,9 +848,6 @@ static void test_pairs_by_credential(void **state)
     assert_int_equal(n->pairs_status_diff, 0);
     assert_int_equal(n->pairs_arg_diff, 0);
     assert_int_equal(n->extra[TBBT_COMPARE_STARTUP], 2);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 /*
@@ -910,7 +886,6 @@ static void test_origin(void **state)
     assert_int_equal(n->extra[TBBT_COMPARE_VERIFY], 2);
     assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 1);
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_EXTRA_OTHER, "lookup"), 1);
-    tbbt_compare_free(c);
 
     /* The same traces without credentials (format 1.0): by phase and procedure, the
      * SETATTR and FSSTAT are other, the LOOKUP verify. */
@@ -930,11 +905,6 @@ static void test_origin(void **state)
     assert_int_equal(n->extra[TBBT_COMPARE_STARTUP], 4);
     assert_int_equal(n->extra[TBBT_COMPARE_VERIFY], 1);
     assert_int_equal(n->extra[TBBT_COMPARE_OTHER], 2);
-    tbbt_compare_free(c);
-    g_free(a10);
-    g_free(p10);
-    g_free(pa);
-    g_free(pb);
 }
 
 /*
@@ -972,9 +942,52 @@ static void test_image_diffs(void **state)
     assert_int_equal(n->pairs_reply_image, 2);
     assert_int_equal(n->pairs_reply_diff, 2);
     assert_int_equal(n->pairs_reply_racy, 0);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
+}
+
+/*
+ * The player's attribute rule (tbbt_attrcheck_diff()): a reply showing another type is
+ * one difference (attr.type), not also its size and link count; the size of a FIFO
+ * means nothing; a file's size and link count are compared when the types agree.
+ */
+static void test_attr_rule(void **state)
+{
+    (void)state;
+    struct tb a, b;
+    struct tbbt_fattr t = {.type = 1, .mode = 0100644, .nlink = 1, .size = 10};
+    struct tbbt_fattr g = t;
+
+    g.mode = 0644;              /* the file type bits are not compared */
+    assert_int_equal(tbbt_attrcheck_diff(&t, &g), 0);
+    g.type = 2;
+    g.size = 4096;
+    g.nlink = 2;
+    assert_int_equal(tbbt_attrcheck_diff(&t, &g), TBBT_ATTRCHECK_TYPE);
+    t = g;
+    g.size = 60;
+    g.nlink = 3;
+    assert_int_equal(tbbt_attrcheck_diff(&t, &g),
+                     TBBT_ATTRCHECK_DIR_SIZE | TBBT_ATTRCHECK_DIR_NLINK);
+
+    tb_init(&a, 0x1000);
+    op(&a, "getattr", "fh=3 id=3 obj_attr={type=1,mode=0644,nlink=1,size=10}");
+    op(&a, "getattr", "fh=3 id=3 obj_attr={type=7,mode=0644,nlink=1,size=0}");
+    op(&a, "getattr", "fh=3 id=3 obj_attr={type=1,mode=0644,nlink=1,size=10}");
+    char *pa = tb_finish(&a, "orig", map_a);
+    tb_init(&b, 0x2000);
+    startup(&b);
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=2,mode=0644,nlink=2,size=4096}");
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=7,mode=0644,nlink=1,size=5}");
+    op(&b, "getattr", "fh=4 id=4 obj_attr={type=1,mode=0644,nlink=2,size=11}");
+    char *pb = tb_finish(&b, "replay", map_b);
+    struct tbbt_compare *c = compare(pa, pb, 1);
+    const struct tbbt_compare_counts *n = tbbt_compare_counts(c);
+
+    assert_int_equal(n->matched, 3);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "getattr.attr.type"), 1);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "getattr.attr.size"), 1);
+    assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "getattr.attr.nlink"), 1);
+    assert_int_equal(n->pairs_reply_diff, 2);
+    assert_int_equal(n->pairs_reply_image, 0);
 }
 
 /*
@@ -1033,9 +1046,6 @@ static void test_racy(void **state)
     assert_int_equal(tbbt_compare_diff(c, TBBT_COMPARE_REPLY, "getattr.attr.size"), 2);
     assert_int_equal(n->pairs_reply_racy, 2);
     assert_int_equal(n->pairs_reply_diff, 2);
-    tbbt_compare_free(c);
-    g_free(pa);
-    g_free(pb);
 }
 
 static void test_bad_input(void **state)
@@ -1060,25 +1070,26 @@ static void test_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identical),
-        cmocka_unit_test(test_missing),
-        cmocka_unit_test(test_retry),
-        cmocka_unit_test(test_rewrites),
-        cmocka_unit_test(test_early_continuation),
-        cmocka_unit_test(test_page_split),
-        cmocka_unit_test(test_status_and_args),
-        cmocka_unit_test(test_reorder),
-        cmocka_unit_test(test_created_objects),
-        cmocka_unit_test(test_lag),
-        cmocka_unit_test(test_lag_held),
-        cmocka_unit_test(test_hole_and_extras_run),
-        cmocka_unit_test(test_root_votes),
-        cmocka_unit_test(test_ambiguous_root),
-        cmocka_unit_test(test_root_chain),
-        cmocka_unit_test(test_pairs_by_credential),
-        cmocka_unit_test(test_origin),
-        cmocka_unit_test(test_image_diffs),
-        cmocka_unit_test(test_racy),
+        cmocka_unit_test_teardown(test_identical, teardown),
+        cmocka_unit_test_teardown(test_missing, teardown),
+        cmocka_unit_test_teardown(test_retry, teardown),
+        cmocka_unit_test_teardown(test_rewrites, teardown),
+        cmocka_unit_test_teardown(test_early_continuation, teardown),
+        cmocka_unit_test_teardown(test_page_split, teardown),
+        cmocka_unit_test_teardown(test_status_and_args, teardown),
+        cmocka_unit_test_teardown(test_reorder, teardown),
+        cmocka_unit_test_teardown(test_created_objects, teardown),
+        cmocka_unit_test_teardown(test_lag, teardown),
+        cmocka_unit_test_teardown(test_lag_held, teardown),
+        cmocka_unit_test_teardown(test_hole_and_extras_run, teardown),
+        cmocka_unit_test_teardown(test_root_votes, teardown),
+        cmocka_unit_test_teardown(test_ambiguous_root, teardown),
+        cmocka_unit_test_teardown(test_root_chain, teardown),
+        cmocka_unit_test_teardown(test_pairs_by_credential, teardown),
+        cmocka_unit_test_teardown(test_origin, teardown),
+        cmocka_unit_test_teardown(test_image_diffs, teardown),
+        cmocka_unit_test_teardown(test_attr_rule, teardown),
+        cmocka_unit_test_teardown(test_racy, teardown),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

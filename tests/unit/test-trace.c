@@ -531,6 +531,25 @@ static void test_names(void **state)
     assert_string_equal(tbbt_prog_name(TBBT_PROG_MNT3), "mnt3");
     assert_int_equal(tbbt_prog_by_name("mnt3"), TBBT_PROG_MNT3);
     assert_int_equal(tbbt_prog_by_name("v4"), -1);
+    /* Labels: "PROG.NAME" for each known procedure but NFSv3's bare names. */
+    char buf[TBBT_PROC_LABEL_MAX];
+    for (int prog = TBBT_PROG_NFS2; prog <= TBBT_PROG_MNT3; prog++)
+        for (int p = 0; p < tbbt_prog_nprocs(prog); p++) {
+            const char *name = tbbt_proc_name(prog, p);
+            char *want = prog == TBBT_PROG_NFS3
+                             ? g_strdup(name)
+                             : g_strdup_printf("%s.%s", tbbt_prog_name(prog), name);
+            assert_string_equal(tbbt_proc_label(prog, p, NULL, 0), want);
+            g_free(want);
+        }
+    assert_null(tbbt_proc_label(TBBT_PROG_NFS3, 22, NULL, 0));
+    assert_string_equal(tbbt_proc_label(TBBT_PROG_NFS3, 22, buf, sizeof(buf)), "22");
+    assert_string_equal(tbbt_proc_label(TBBT_PROG_NFS2, 31, buf, sizeof(buf)), "v2.31");
+    assert_string_equal(tbbt_proc_label(TBBT_PROG_NONE, 3, buf, sizeof(buf)), "prog0.3");
+    assert_string_equal(tbbt_proc_label(INT32_MIN, INT32_MIN, buf, sizeof(buf)),
+                        "prog-2147483648.-2147483648");
+    assert_string_equal(tbbt_rpc_stat_name(TBBT_RPC_GARBAGE_ARGS), "garbage_args");
+    assert_null(tbbt_rpc_stat_name(200));
     assert_string_equal(tbbt_status_name(TBBT_PROG_NFS3, 10008), "JUKEBOX");
     assert_string_equal(tbbt_status_name(TBBT_PROG_NFS2, 99), "WFLUSH");
     assert_null(tbbt_status_name(TBBT_PROG_NFS3, 99));

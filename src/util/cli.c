@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Command-line helpers of the tools (cli.h): usage errors, --version, decimal option
+ * values.  The exit codes are util/exit-codes.h's.
+ */
+#include "util/cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <glib.h>
+
+#include "tbbt-version.h"
+#include "util/exit-codes.h"
+
+int tbbt_cli_usage_error(const char *prog, const char *msg)
+{
+    fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n", prog, msg, prog);
+    return TBBT_EXIT_USAGE;
+}
+
+int tbbt_cli_print_version(const char *prog, int trace_major, int trace_minor)
+{
+    printf("%s (tbbt) %s\n", prog, TBBT_VERSION);
+    printf("trace format %d.%d\n", trace_major, trace_minor);
+    printf("glib %u.%u.%u\n", glib_major_version, glib_minor_version, glib_micro_version);
+    return TBBT_EXIT_OK;
+}
+
+bool tbbt_cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+    char *end;
+    unsigned long long x;
+
+    if (!s || !g_ascii_isdigit(s[0]))
+        return false;
+    errno = 0;
+    x = strtoull(s, &end, 10);
+    if (errno || *end || x < lo || x > hi)
+        return false;
+    *v = x;
+    return true;
+}
