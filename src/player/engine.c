@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -136,6 +137,8 @@ struct eng {
 
     uint64_t *next_issue;       /* conservative: per clone, the next seq to issue */
     GArray **pend;              /* conservative: per clone, heap of (trace reply, seq) */
+    GPtrArray *pend_ep;         /* conservative with a causal slack: per (trace endpoint,
+                                   clone), the same heap of that client's requests */
     struct tbbt_fsdep *locks;   /* fsdep */
     GArray *ready;              /* fsdep: heap of (due, seq) of admitted, free requests ... */
     GArray *ready_fifo;         /* ... and those that came in rising (due, seq) order */
@@ -512,7 +515,8 @@ static void admit_locked(struct eng *e, uint64_t upto)
         s->nchg = (uint8_t)tbbt_fsdep_changes(&sets, s->chg);
         s->shown = tbbt_fsdep_shown(&s->rec);
         tbbt_fsdep_admit(e->locks, q, s->clone, &sets,
-                         e->o->order == TBBT_ORDER_FSDEP ? TBBT_FSDEP_ALL : TBBT_FSDEP_NAMES);
+                         e->o->order == TBBT_ORDER_FSDEP || e->pend_ep ? TBBT_FSDEP_ALL
+                                                                       : TBBT_FSDEP_NAMES);
         if (e->o->order == TBBT_ORDER_FSDEP && s->ndeps == 0) {
             ready_push(e, ready_key(e, s), q);
             wake = true;
@@ -824,34 +828,92 @@ static bool needs_pending(struct eng *e, const struct slot *s)
     return false;
 }
 
-/* Conservative: the next request of some clone, if the policy lets it go now. */
+/* The heap of pending requests of s's traced client (clone and endpoint), made on demand. */
+static GArray *client_pend(struct eng *e, const struct slot *s)
+{
+    guint i = s->rec.endpoint * e->n_clones + s->clone;
+    if (i >= e->pend_ep->len)
+        g_ptr_array_set_size(e->pend_ep, (gint)(i + 1));
+    GArray **h = (GArray **)&g_ptr_array_index(e->pend_ep, i);
+    if (!*h)
+        *h = tbbt_heap_new();
+    return *h;
+}
+
+static const struct tbbt_heap_item *live_top(struct eng *e, GArray *h)
+{
+    const struct tbbt_heap_item *top;
+    while ((top = tbbt_heap_top(h)) && !live(top->seq, e))
+        tbbt_heap_pop(h);
+    return top;
+}
+
+/* What holds a request back under conservative order's rule (cause_pending()). */
+enum cause { CAUSE_NONE, CAUSE_OWN, CAUSE_ANY };
+
+/*
+ * Conservative order's rule: s waits while a request whose trace reply came before s's
+ * call is pending (CAUSE_ANY: so do the requests called after s).  With a causal slack,
+ * a reply of another client that came less than the slack before the call does not
+ * count (s's client could not have learnt of it in time); s's own client's replies
+ * always count (CAUSE_OWN: requests of other clients called after s may go).
+ */
+static enum cause cause_pending(struct eng *e, const struct slot *s, GArray *h)
+{
+    const struct tbbt_heap_item *top = live_top(e, h);
+    if (!top || top->key > s->rec.call_ns)
+        return CAUSE_NONE;
+    if (!e->pend_ep || top->key + e->o->causal_slack_ns <= s->rec.call_ns)
+        return CAUSE_ANY;
+    top = live_top(e, client_pend(e, s));
+    return top && top->key <= s->rec.call_ns ? CAUSE_OWN : CAUSE_NONE;
+}
+
+/* Requests of one clone that conservative order looks at past a held-back first one. */
+#define CONS_SCAN 64
+
+/*
+ * Conservative: the next request of some clone, if the policy lets it go now.  Requests
+ * go in trace order; with a causal slack, a request held back by its own client's
+ * pending reply, an entry lock or a handle in the making does not hold back later ones
+ * that the rule lets go (they overlapped it in the trace; conflicts keep fsdep's order).
+ */
 static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due)
 {
     for (uint32_t k = 0; k < e->n_clones; k++) {
         uint64_t q = e->next_issue[k];
-        if (q >= e->admitted)
-            continue;
-        struct slot *s = S(e, q);
+        while (q < e->admitted && (q < e->oldest || S(e, q)->state != S_WAIT))
+            q += e->n_clones;       /* sent out of order earlier */
+        e->next_issue[k] = q;
         GArray *h = e->pend[k];
-        const struct tbbt_heap_item *top;
-        while ((top = tbbt_heap_top(h)) && !live(top->seq, e))
-            tbbt_heap_pop(h);
-        if (top && top->key <= s->rec.call_ns)
-            continue;   /* a request whose trace reply came before this call is pending */
-        if (s->ndeps || needs_pending(e, s))
-            continue;   /* an earlier request on one of its objects is pending */
-        if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
-            *due = MIN(*due, s->sched_ns);
-            continue;
+        for (unsigned seen = 0; q < e->admitted && seen < CONS_SCAN; q += e->n_clones) {
+            struct slot *s = S(e, q);
+            if (s->state != S_WAIT)
+                continue;
+            seen++;
+            enum cause c = cause_pending(e, s, h);
+            if (c == CAUSE_ANY)
+                break;  /* a request whose trace reply came before this call is pending */
+            if (c == CAUSE_NONE && !s->ndeps && !needs_pending(e, s)) {
+                if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
+                    *due = MIN(*due, s->sched_ns);
+                    break;      /* so are the requests after it */
+                }
+                if (!client_full(e, s)) {
+                    if (q == e->next_issue[k])
+                        e->next_issue[k] = q + e->n_clones;
+                    if (s->reply_key != NO_REPLY_KEY) {
+                        tbbt_heap_push(h, s->reply_key, q);
+                        if (e->pend_ep)
+                            tbbt_heap_push(client_pend(e, s), s->reply_key, q);
+                    }
+                    return s;
+                }
+                client_held(e, s);  /* a completion of its client wakes the sender */
+            }
+            if (!e->pend_ep)
+                break;  /* held back: so are the requests after it */
         }
-        if (client_full(e, s)) {
-            client_held(e, s);
-            continue;   /* a completion of its client wakes the sender */
-        }
-        e->next_issue[k] = q + e->n_clones;
-        if (s->reply_key != NO_REPLY_KEY)
-            tbbt_heap_push(h, s->reply_key, q);
-        return s;
     }
     return NULL;
 }
@@ -1880,6 +1942,11 @@ static void eng_free(struct eng *e)
     g_free(e->slots);
     for (uint32_t c = 0; c < e->n_clones; c++)
         g_array_free(e->pend[c], TRUE);
+    for (guint i = 0; e->pend_ep && i < e->pend_ep->len; i++)
+        if (g_ptr_array_index(e->pend_ep, i))
+            g_array_free(g_ptr_array_index(e->pend_ep, i), TRUE);
+    if (e->pend_ep)
+        g_ptr_array_free(e->pend_ep, TRUE);
     g_free(e->pend);
     g_free(e->next_issue);
     g_array_free(e->ready, TRUE);
@@ -1947,6 +2014,8 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
         e->next_issue[c] = c;
         e->pend[c] = tbbt_heap_new();
     }
+    if (o->order == TBBT_ORDER_CONSERVATIVE && o->causal_slack_ns)
+        e->pend_ep = g_ptr_array_new();
     e->ready = tbbt_heap_new();
     e->ready_fifo = g_array_new(FALSE, FALSE, sizeof(struct tbbt_heap_item));
     if (o->client_outstanding) {
@@ -1972,6 +2041,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->c.connections = e->nconns;
     e->c.window = e->W;
     e->c.max_outstanding = o->max_outstanding;
+    e->c.causal_slack_us = o->order == TBBT_ORDER_FSDEP ? NAN : (double)o->causal_slack_ns / 1e3;
 
     struct epoll_event wake = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
     int rc = 0;

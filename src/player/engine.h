@@ -59,6 +59,10 @@ struct tbbt_engine_opts {
     uint32_t clones;                    /* >= 1 */
     struct tbbt_handles **handles;      /* [clones], borrowed; filled by start-up */
     enum tbbt_engine_order order;
+    uint64_t causal_slack_ns;           /* conservative: another client's reply less than
+                                           this before a call is not taken as its cause
+                                           (that client could not have seen it in time);
+                                           such pairs keep fsdep's conflict order; 0: off */
     enum tbbt_engine_timing timing;
     double speed;                       /* timestamp: > 0, 2 = twice as fast */
     unsigned window;                    /* lookahead window slots */

@@ -44,6 +44,8 @@ static gboolean opt_reserved_ports;
 static gint opt_nfs_port, opt_mount_port, opt_uid = -1, opt_gid = -1, opt_timeout_ms;
 static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30, opt_jukebox_wait_s = 300;
 static gint opt_spin_us = 20;
+static gchar *opt_causal_slack;     /* "auto": from the trace (scan_trace()) */
+static uint64_t opt_causal_slack_ns;    /* --causal-slack US (check_usage()) */
 static gint opt_rx_spin_us = -1;    /* -1: 50 in timestamp timing, 0 in full */
 static gboolean opt_no_grace_wait;
 static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
@@ -125,6 +127,11 @@ static const GOptionEntry entries[] = {
     {"no-grace-wait", 0, 0, G_OPTION_ARG_NONE, &opt_no_grace_wait,
      "Start the replay even when the server is in its grace period (default: wait, up to "
      "--jukebox-wait, for it to end)", NULL},
+    {"causal-slack", 0, 0, G_OPTION_ARG_STRING, &opt_causal_slack,
+     "Conservative order: a reply of another traced client that came less than US before "
+     "a call is not taken as its cause; such pairs keep fsdep's conflict order. auto: "
+     "twice the traced clients' fastest reactions to their own replies (their 1st "
+     "percentile). Default 0: every earlier reply counts, as in the paper", "US|auto"},
     {"rx-spin-us", 0, 0, G_OPTION_ARG_INT, &opt_rx_spin_us,
      "While calls are out, the receive thread polls this long for the next reply before "
      "it sleeps (the reply-to-call reaction against CPU; default 50 in timestamp timing, "
@@ -236,6 +243,7 @@ static void subset_from_manifest(struct subset *ss, const struct tbbt_manifest *
 /* ------------------------------------------------------------------ start-up */
 
 struct run {
+    uint64_t causal_slack_ns;       /* --causal-slack, or auto's (scan_trace()) */
     uint16_t *conn_map;             /* trace endpoint -> connection (scan_trace()) */
     uint32_t conn_map_len;
     unsigned nclients;              /* traced client connections */
@@ -299,6 +307,47 @@ static int getport(struct run *r, uint32_t prog, uint32_t vers, uint16_t *port)
  * and transport) of its NFS records, numbered in order of first use; beyond
  * TBBT_ENGINE_MAX_CONNS they share round robin.  *map given (g_free()).
  */
+/* --causal-slack auto: the slack comes from the trace. */
+static bool causal_slack_auto(void)
+{
+    return !strcmp(opt_order, "conservative") && opt_causal_slack &&
+           !strcmp(opt_causal_slack, "auto");
+}
+
+/*
+ * How fast the traced clients reacted to their own replies: per trace endpoint (a client
+ * connection), the time from the latest reply to its next call, in 1 us buckets up to
+ * 1 ms.  A call that overlapped its endpoint's previous request is not a reaction.
+ */
+#define REACT_BUCKETS 1001
+struct reactions {
+    GArray *last_reply;             /* uint64_t ns per endpoint, 0: none yet */
+    uint64_t n, hist[REACT_BUCKETS];
+};
+
+static void reaction_add(struct reactions *re, const struct tbbt_trace_rec *rec)
+{
+    if (rec->endpoint >= re->last_reply->len)
+        g_array_set_size(re->last_reply, rec->endpoint + 1);
+    uint64_t *last = &g_array_index(re->last_reply, uint64_t, rec->endpoint);
+    if (*last && rec->call_ns > *last) {
+        re->hist[MIN((rec->call_ns - *last) / 1000u, REACT_BUCKETS - 1)]++;
+        re->n++;
+    }
+    if ((rec->flags & TBBT_RF_REPLY) && rec->reply_ns > *last)
+        *last = rec->reply_ns;
+}
+
+/* The 1st percentile of the reactions (ns, 1 us resolution); 0 without any. */
+static uint64_t reaction_p1_ns(const struct reactions *re)
+{
+    uint64_t want = re->n / 100, seen = 0;
+    for (unsigned b = 0; re->n && b < REACT_BUCKETS; b++)
+        if ((seen += re->hist[b]) > want)
+            return (uint64_t)b * 1000u;
+    return 0;
+}
+
 static int scan_trace(struct run *r, const char *path)
 {
     int err = 0;
@@ -311,7 +360,8 @@ static int scan_trace(struct run *r, const char *path)
     GHashTable *clients = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GArray *map = g_array_new(FALSE, TRUE, sizeof(uint16_t));
     struct tbbt_trace_rec rec;
-    bool vers_known = false;
+    bool vers_known = false, auto_slack = causal_slack_auto();
+    struct reactions react = {.last_reply = g_array_new(FALSE, TRUE, sizeof(uint64_t))};
     int rc;
     r->vers = 3;
     tbbt_trace_rec_init(&rec);
@@ -321,9 +371,13 @@ static int scan_trace(struct run *r, const char *path)
         if (!vers_known) {
             r->vers = rec.prog == TBBT_PROG_NFS2 ? 2 : 3;
             vers_known = true;
-            if (opt_nconns)
+            if (opt_nconns && !auto_slack)
                 break;      /* --connections N: the version is all it needs */
         }
+        if (auto_slack)
+            reaction_add(&react, &rec);
+        if (opt_nconns)
+            continue;
         if (rec.endpoint < map->len && g_array_index(map, uint16_t, rec.endpoint))
             continue;
         const struct tbbt_endpoint *ep = tbbt_eptab_get(tbbt_trace_reader_eptab(t), rec.endpoint);
@@ -342,6 +396,9 @@ static int scan_trace(struct run *r, const char *path)
     }
     tbbt_trace_rec_fini(&rec);
     tbbt_trace_reader_close(t);
+    if (auto_slack)
+        r->causal_slack_ns = 2 * reaction_p1_ns(&react);
+    g_array_free(react.last_reply, TRUE);
     r->nclients = g_hash_table_size(clients);
     g_hash_table_destroy(clients);
     if (rc < 0) {
@@ -627,6 +684,8 @@ static int play(void)
     o.max_retries = (unsigned)opt_retries;
     o.jukebox_wait_ms = (unsigned)opt_jukebox_wait_s * 1000u;
     o.spin_us = (unsigned)opt_spin_us;
+    o.causal_slack_ns = !strcmp(opt_order, "conservative")
+                        ? causal_slack_auto() ? r.causal_slack_ns : opt_causal_slack_ns : 0;
     o.rx_spin_us = opt_rx_spin_us >= 0 ? (unsigned)opt_rx_spin_us
                    : o.timing == TBBT_TIMING_TIMESTAMP ? 50u : 0u;
     o.max_retrans = (unsigned)opt_retrans;
@@ -694,6 +753,13 @@ static const char *check_usage(void)
         opt_max_out < 1 || opt_batch < 1 || opt_recv_batch < 0)
         return "--clones (1..1000), --window (2 or more), --max-outstanding and --batch "
                "must be positive";
+    if (opt_causal_slack && strcmp(opt_causal_slack, "auto") != 0) {
+        char *end;
+        long us = strtol(opt_causal_slack, &end, 10);
+        if (*opt_causal_slack == '\0' || *end || us < 0 || us > 1000000)
+            return "--causal-slack must be 'auto' or microseconds 0..1000000";
+        opt_causal_slack_ns = (uint64_t)us * 1000u;
+    }
     opt_nconns = 0;
     if (strcmp(opt_conns, "client") != 0) {
         char *end;

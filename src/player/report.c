@@ -700,6 +700,7 @@ static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
     tbbt_json_kv_uint(j, "connections", c->connections);
     tbbt_json_kv_uint(j, "window", c->window);
     tbbt_json_kv_uint(j, "max_outstanding", c->max_outstanding);
+    tbbt_json_kv_double(j, "causal_slack_us", c->causal_slack_us);
     json_kv_bool(j, "finished", c->finished);
     json_kv_string(j, "error", c->error);
 }
@@ -797,9 +798,12 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
     fprintf(out, "tbbt-play report: %s order, %s timing, speed %g\n", or_unknown(c->order),
             or_unknown(c->timing), c->speed);
     fprintf(out, "  setup        %s, %" PRIu32 " clone%s, %" PRIu32 " connection%s, window %" PRIu32
-                 ", max outstanding %" PRIu32 "\n",
+                 ", max outstanding %" PRIu32,
             or_unknown(c->transport), c->clones, c->clones == 1 ? "" : "s", c->connections,
             c->connections == 1 ? "" : "s", c->window, c->max_outstanding);
+    if (c->causal_slack_us > 0)
+        fprintf(out, ", causal slack %.0f us", c->causal_slack_us);
+    fputc('\n', out);
     fprintf(out, "  run          %.3f s wall, trace span %.3f s, %s%s%s\n", c->wall_seconds,
             c->trace_seconds, c->finished ? "finished" : "stopped early",
             c->error ? ": " : "", c->error ? c->error : "");

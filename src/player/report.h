@@ -177,6 +177,7 @@ struct tbbt_report_counts {
     const char *order, *timing, *transport; /* "conservative"/"fsdep", "full"/"timestamp",
                                                "tcp"/"udp" (borrowed, NULL: unknown) */
     uint32_t clones, connections, window, max_outstanding;
+    double causal_slack_us;    /* conservative order's causal slack (0: none); NAN: fsdep */
     bool finished;             /* the replay ran to the end */
     const char *error;         /* why not (borrowed), or NULL */
 };
@@ -199,7 +200,7 @@ struct tbbt_report_verify {
  * (completed / wall), trace_rate_ops
  * (trace_ops / trace_seconds), target_rate_ops (trace rate x speed, null in full-speed
  * timing), speed, order, timing, transport, clones, connections, window,
- * max_outstanding, finished, error, dispatch_error_us {count, p50, p99, max},
+ * max_outstanding, causal_slack_us (conservative order, else null), finished, error, dispatch_error_us {count, p50, p99, max},
  * all {count, mean_us, p50_us, p90_us, p99_us, max_us}, procedures {label: {same}} (by
  * count), verify {ok, mismatches, checked}, reply_mismatches,
  * reply_mismatches_by_kind {kind: n}, jukebox {replies, ops, gave_up, wait_seconds,
