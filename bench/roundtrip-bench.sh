@@ -7,7 +7,8 @@
 #   1. captures (tools/capture-workload.sh, libnfs clients of tools/nfs-workload; each on
 #      a fresh lab): mixed with subdirectory mounts, mail, home, mixed on port 2049 only,
 #      and mail paced by think time (for timestamp timing);
-#   2. round trips: conservative and fsdep at full speed of each; the paced mail capture in
+#   2. round trips: conservative and fsdep at full speed of each, conservative with
+#      --causal-slack auto of the full-speed ones; the paced mail capture in
 #      timestamp timing in both orders; mixed with the image built by tbbt-init --server;
 #   3. a table: replay failures, reply mismatches, identical fraction, status and real
 #      reply differences, end state, the replay's rate as a ratio to the capture's own
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
     --out) out=${2:-}; shift ;;
     --build) build=${2:-}; shift ;;
     --quick) quick=1 ;;
-    -h | --help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "$PROG: unknown argument '$1'" >&2; exit 2 ;;
   esac
   [ $# -gt 0 ] || { echo "$PROG: option needs a value" >&2; exit 2; }
@@ -81,6 +82,9 @@ for cap in mixed-subdir mail home mixed-portonly mail-paced; do
   rt "$cap" conservative-full --order conservative
   rt "$cap" fsdep-full --order fsdep
 done
+for cap in mixed-subdir mail home mixed-portonly; do
+  rt "$cap" conservative-slack-full --order conservative -- --causal-slack auto
+done
 rt mail-paced conservative-ts --order conservative --timing timestamp
 rt mail-paced fsdep-ts --order fsdep --timing timestamp
 rt mixed-subdir fsdep-full-server --order fsdep --init server
@@ -95,17 +99,21 @@ def clients_cpu(name):
         return w["totals"]["cpu_s"] * 1e6 / w["capture"]["nfs_calls"]
     except (OSError, KeyError, ValueError, ZeroDivisionError):
         return None     # a capture made before nfs-workload reported its CPU
-for r in rows:
+for p, r in zip(sys.argv[3:], rows):
     r["clients_cpu_us_per_call"] = clients_cpu(os.path.basename(r["capture"]))
+    try:
+        r["causal_slack_us"] = json.load(open(os.path.join(os.path.dirname(p), "play.json")))["causal_slack_us"]
+    except (OSError, KeyError, ValueError):
+        r["causal_slack_us"] = None
 json.dump(rows, open(sys.argv[1], "w"), indent=1)
 def f(x, fmt="{:.2f}"):
     return "-" if x is None else fmt.format(x)
-print("| capture | order | timing | init | ops | failures | mismatches | identical | status/reply diffs | end state (missing/differ/extra) | rate / capture | wall / capture | CPU us/op | clients' CPU us/call | lag p99 us | own p99 us | reaction p50/p99 us |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| capture | order | slack us | timing | init | ops | failures | mismatches | identical | status/reply diffs | end state (missing/differ/extra) | rate / capture | wall / capture | CPU us/op | clients' CPU us/call | lag p99 us | own p99 us | reaction p50/p99 us |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     t = r["tree"]
     ts = r["timing"] == "timestamp"
-    print(f"| {r['capture']} | {r['order']} | {r['timing']} | {r['init']['mode']} | {r['ops']} | "
+    print(f"| {r['capture']} | {r['order']} | {f(r['causal_slack_us'], '{:.0f}')} | {r['timing']} | {r['init']['mode']} | {r['ops']} | "
           f"{r['replay_failures']} | {r['reply_mismatches']} | {f(r['identical_fraction'], '{:.4f}')} | "
           f"{r['status_diffs']}/{r['reply_diffs']} | {t['missing']}/{t['differ']}/{t['extra']} | "
           f"{f(r['rate_to_trace'])} | {f(r['wall_to_capture'])} | {f(r['cpu_us_per_op'], '{:.1f}')} | "
