@@ -91,7 +91,9 @@ say() { echo "play-bench: $*"; }
 die() { echo "play-bench: $*" >&2; exit 1; }
 
 lab_env() {
-  eval "$(bash "$lab" env)" || die "no lab server running (tools/tbbt-lab start)"
+  local v
+  v=$(bash "$lab" env) || die "no lab server running (tools/tbbt-lab start)"
+  eval "$v"
   export_dir=$TBBT_LAB_EXPORT
 }
 

@@ -42,7 +42,8 @@ mkdir -p "$out"
 trap 'bash tools/tbbt-lab stop -q >/dev/null 2>&1 || true' EXIT
 say "starting the lab server (NFS-Ganesha, VFS FSAL on a 1 GiB ext4 loop image)"
 bash tools/tbbt-lab start --size 1G -q
-eval "$(bash tools/tbbt-lab env)"
+lab_env=$(bash tools/tbbt-lab env) || { echo "demo: tbbt-lab env failed" >&2; exit 1; }
+eval "$lab_env"
 bin=build/src
 say "converting $cap"
 $bin/extract/tbbt-convert --summary-json "$out/summary.json" -o "$out/demo.tbbt" "$cap"

@@ -55,10 +55,18 @@ read_file() {   # reads FILE; prints "REQUESTS KIB" that reached the loop device
   echo "$((i1 - i0)) $(((s1 - s0) / 2))"
 }
 
+# The lab's variables (a failing tbbt-lab env fails the test: eval of a command
+# substitution would not).
+lab_env() {
+  local v
+  v=$(bash "$lab" env --dir "$dir") || fail "tbbt-lab env failed"
+  eval "$v"
+}
+
 # ------------------------------------------------------------------ 1. off
 bash "$lab" start --dir "$dir" --size 256M --readahead off -q >/dev/null ||
   fail "cannot start the lab with --readahead off in $dir"
-eval "$(bash "$lab" env --dir "$dir")"
+lab_env
 [ -b "$TBBT_LAB_DEV" ] || fail "env: no loop device ('$TBBT_LAB_DEV')"
 [ "$TBBT_LAB_READAHEAD" = off ] && [ "$TBBT_LAB_READAHEAD_KB" = 0 ] ||
   fail "env: read-ahead '$TBBT_LAB_READAHEAD' '$TBBT_LAB_READAHEAD_KB' (want off 0)"
@@ -88,7 +96,7 @@ say "8 MiB read, read-ahead off: cold $cold_n reads / $cold_kb KiB, warm $warm_n
 
 # ------------------------------------------------------------------ 2. on
 bash "$lab" restart --dir "$dir" --readahead on -q >/dev/null || fail "restart --readahead on"
-eval "$(bash "$lab" env --dir "$dir")"
+lab_env
 read -r q b <<<"$(ra_values)"
 [ "$q" -gt 0 ] && [ "$b" -gt 0 ] && [ "$TBBT_LAB_READAHEAD" = on ] &&
   [ "$TBBT_LAB_READAHEAD_KB" = "$b" ] || fail "read-ahead on: queue $q, bdi $b, env" \
@@ -104,7 +112,7 @@ rm -f "$f"
 bash "$lab" stop --dir "$dir" -q
 bash "$lab" start --dir "$dir" --size 256M --readahead off -q >/dev/null ||
   fail "cannot start the lab again"
-eval "$(bash "$lab" env --dir "$dir")"
+lab_env
 "$synth" --readers 4 --stride 2 --reorder 10% --scale 1/64 -q -o "$work/t.tbbt" ||
   fail "tbbt-synth"
 root=$TBBT_LAB_EXPORT/img
