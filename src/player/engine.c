@@ -1256,6 +1256,7 @@ struct txctx {
     struct tbbt_nfsreq *q;
     bool *touched;
     struct tbbt_report *rep;
+    unsigned skipped;           /* dispatch_locked(): of those picked, skipped (done) */
 };
 
 static void txctx_init(struct txctx *t, struct eng *e, struct tbbt_report *rep, bool nonblock)
@@ -1286,6 +1287,7 @@ static void txctx_fini(struct txctx *t)
 static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, unsigned *handed)
 {
     *handed = 0;
+    t->skipped = 0;
     uint64_t now = tbbt_now_ns();
     unsigned n = 0;
     *due = UINT64_MAX;
@@ -1367,6 +1369,7 @@ static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, u
                     e->c.corrective_ops--;
             }
             skip_locked(e, s, (enum skip_why)j->skip);
+            t->skipped++;
         } else if (j->requeue) {
             resend_locked(e, s, false, 0);
             (*handed)++;
@@ -1721,9 +1724,13 @@ static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n
     uint64_t due = UINT64_MAX;
     unsigned handed = 0;
     /* Until nothing more may go, or a request had to be handed to the send thread:
-     * this thread goes back to reading replies rather than waiting on a send side. */
+     * this thread goes back to reading replies rather than waiting on a send side.  A
+     * skipped request (not NFS, no handle) completes within the pass and may release
+     * the requests after it, which that pass could not pick yet: another pass. */
+    unsigned n_picked;
     if (!e->stop)
-        while (dispatch_locked(e, t, &due, &handed) == t->cap && handed == 0)
+        while ((n_picked = dispatch_locked(e, t, &due, &handed)) > 0 && handed == 0 &&
+               (n_picked == t->cap || t->skipped > 0))
             ;
     if (due != UINT64_MAX && due < e->sender_until &&
         atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
