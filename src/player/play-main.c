@@ -243,7 +243,7 @@ static void subset_from_manifest(struct subset *ss, const struct tbbt_manifest *
 /* ------------------------------------------------------------------ start-up */
 
 struct run {
-    uint64_t causal_slack_ns;       /* --causal-slack, or auto's (scan_trace()) */
+    uint64_t causal_slack_ns;       /* --causal-slack auto's (scan_trace()) */
     uint16_t *conn_map;             /* trace endpoint -> connection (scan_trace()) */
     uint32_t conn_map_len;
     unsigned nclients;              /* traced client connections */
@@ -299,14 +299,6 @@ static int getport(struct run *r, uint32_t prog, uint32_t vers, uint16_t *port)
     return rc < 0 || *port == 0 ? -1 : 0;
 }
 
-/*
- * One pass over the trace's record headers (every optional field skipped): its NFS
- * version (that of its first NFS record, 3 if none; with --connections N it stops
- * there) and, for --connections client, the
- * connection of each endpoint: the traced client connections (client address, port
- * and transport) of its NFS records, numbered in order of first use; beyond
- * TBBT_ENGINE_MAX_CONNS they share round robin.  *map given (g_free()).
- */
 /* --causal-slack auto: the slack comes from the trace. */
 static bool causal_slack_auto(void)
 {
@@ -348,6 +340,15 @@ static uint64_t reaction_p1_ns(const struct reactions *re)
     return 0;
 }
 
+/*
+ * One pass over the trace's record headers (every optional field skipped): its NFS
+ * version (that of its first NFS record, 3 if none; with --connections N and no
+ * --causal-slack auto it stops there), with --causal-slack auto the slack (twice the
+ * 1st percentile of the clients' reactions), and for --connections client the
+ * connection of each endpoint: the traced client connections (client address, port
+ * and transport) of its NFS records, numbered in order of first use; beyond
+ * TBBT_ENGINE_MAX_CONNS they share round robin.  *map given (g_free()).
+ */
 static int scan_trace(struct run *r, const char *path)
 {
     int err = 0;
