@@ -127,6 +127,14 @@ for order in conservative fsdep; do
   say "round trip: convert, tbbt-init, tbbt-play --order $order while capturing, convert, tbbt-compare"
   bash tools/roundtrip.sh --capture "$out/mail-capture" --out "$out/roundtrip-$order" \
     --order "$order" -q -- --verify
+  python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); t = s["tree"]
+print("  %d ops: %d replay failures, %d reply mismatches; tbbt-compare: %.4f identical, "
+      "%d status and %d reply differences; end state: %d paths, %d missing, %d differ, "
+      "%d extra; %.2fx the capture'"'"'s rate, %.1f us of player CPU per op"
+      % (s["ops"], s["replay_failures"], s["reply_mismatches"], s["identical_fraction"],
+         s["status_diffs"], s["reply_diffs"], t["known"], t["missing"], t["differ"],
+         t["extra"], s["rate_to_trace"] or 0, s["cpu_us_per_op"] or 0))' \
+    "$out/roundtrip-$order/summary.json"
 done
 say "round trip details: $out/roundtrip-*/compare.txt (tbbt-compare), summary.json, play.txt"
 
