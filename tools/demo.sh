@@ -113,6 +113,13 @@ if rate > top:
           "conservative order at full speed, %.0f ops/s: the 1x timestamp replay falls "
           "behind, hence its large dispatch error; --speed %.2g or less would keep up)"
           % (rate, top, max(0.01, int(top / rate * 0.9 * 100) / 100)))
+mism = max(json.load(open("%s/play-%s.json" % (out, n)))["reply_mismatches"]
+           for n in ("timestamp-1x", "full-conservative", "full-fsdep"))
+if mism:
+    print("  (up to %d replies differ from the trace's: this capture was cut from the middle "
+          "of a client run and lost a few calls, so it never shows some objects whole: the "
+          "other entries of the directories it lists, the sizes of some files; the round "
+          "trip below, on a whole capture, has none)" % mism)
 PY
 bash tools/tbbt-lab stop -q
 
