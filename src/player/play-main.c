@@ -46,7 +46,7 @@ static gint opt_retries = 5, opt_retrans = 3, opt_dead_s = 30, opt_jukebox_wait_
 static gint opt_spin_us = 20;
 static gchar *opt_causal_slack;     /* "auto": from the trace (scan_trace()) */
 static uint64_t opt_causal_slack_ns;    /* --causal-slack US (check_usage()) */
-static gint opt_rx_spin_us = -1;    /* -1: 50 in timestamp timing, 0 in full */
+static gint opt_rx_spin_us = -1;    /* -1: 50 in conservative timestamp timing, else 0 */
 static gboolean opt_no_grace_wait;
 static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
 
@@ -134,8 +134,8 @@ static const GOptionEntry entries[] = {
      "percentile). Default 0: every earlier reply counts, as in the paper", "US|auto"},
     {"rx-spin-us", 0, 0, G_OPTION_ARG_INT, &opt_rx_spin_us,
      "While calls are out, the receive thread polls this long for the next reply before "
-     "it sleeps (the reply-to-call reaction against CPU; default 50 in timestamp timing, "
-     "0 in full)", "US"},
+     "it sleeps (the reply-to-call reaction against CPU taken from the server; default 50 "
+     "in conservative order and timestamp timing, else 0)", "US"},
     {"spin-us", 0, 0, G_OPTION_ARG_INT, &opt_spin_us,
      "Timestamp timing: wake this long before a due request and spin the rest (dispatch "
      "precision against CPU taken from the server; default 20)", "US"},
@@ -688,7 +688,8 @@ static int play(void)
     o.causal_slack_ns = !strcmp(opt_order, "conservative")
                         ? causal_slack_auto() ? r.causal_slack_ns : opt_causal_slack_ns : 0;
     o.rx_spin_us = opt_rx_spin_us >= 0 ? (unsigned)opt_rx_spin_us
-                   : o.timing == TBBT_TIMING_TIMESTAMP ? 50u : 0u;
+                   : o.timing == TBBT_TIMING_TIMESTAMP && o.order == TBBT_ORDER_CONSERVATIVE
+                       ? 50u : 0u;
     o.max_retrans = (unsigned)opt_retrans;
     o.timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms : r.udp ? 1000 : 10000;
     o.dead_ms = opt_dead_s * 1000;
