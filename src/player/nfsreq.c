@@ -37,6 +37,8 @@ struct proc_desc {
     xdrproc_t xargs;
     xdrproc_t xres;
     size_t res_size;
+    bool attrs_only;                /* its result is read only for the object's attributes
+                                       (checked against the record's, if it has them) */
 };
 
 /* ---- synthetic write data -------------------------------------------------- */
@@ -487,32 +489,34 @@ MADE3_FH(xdr_mknod3_fh, MKNOD3res, MKNOD3res_u)
 #define ID F(TBBT_F_ID)
 #define DIROP (F(TBBT_F_ID) | F(TBBT_F_NAME))
 #define RES(fn, member) X(fn), sizeof(((union tbbt_nfsreq_res *)0)->member)
+#define ATTRS(fn, member) RES(fn, member), true
 
 /*
  * Decoders: every NFSv3 result the player reads the object's post-operation attributes
  * of (checked against the trace, tbbt_nfsreq_post_attr()), its new handle or its
  * directory positions.  Results of REMOVE, RMDIR and RENAME (directory attributes only)
- * are not decoded, nor those of the procedures whose results are only read for the
- * object's attributes when the record has none to check them against (attrs_only()).  Fields each procedure needs; beyond these, need_of(): CREATE
- * EXCLUSIVE needs createverf, MKNOD CHR/BLK needs rdev.  Optional, with their defaults: sattr (set nothing; SETATTR
- * needs it), WRITE stable (UNSTABLE), readdir cookieverf (0).
+ * are not decoded, nor those read only for the object's attributes (ATTRS) when the
+ * record has none to check them against.  Fields each procedure needs; beyond these,
+ * need_of(): CREATE EXCLUSIVE needs createverf, MKNOD CHR/BLK needs rdev.  Optional,
+ * with their defaults: sattr (set nothing; SETATTR needs it), WRITE stable (UNSTABLE),
+ * readdir cookieverf (0).
  */
 static const struct proc_desc procs3[] = {
     [NFSPROC3_NULL] = { 0, 0, NULL, X(encode_void), NULL, 0 },
     [NFSPROC3_GETATTR] = { ID, USE_ID, b3_obj, X(xdr_GETATTR3args),
-                           RES(xdr_GETATTR3res, getattr3) },
+                           ATTRS(xdr_GETATTR3res, getattr3) },
     [NFSPROC3_SETATTR] = { ID | F(TBBT_F_SATTR), USE_ID, b3_setattr, X(xdr_SETATTR3args),
-                           RES(xdr_SETATTR3res, setattr3) },
+                           ATTRS(xdr_SETATTR3res, setattr3) },
     [NFSPROC3_LOOKUP] = { DIROP, USE_ID, b3_dirop, X(xdr_LOOKUP3args),
                           RES(xdr_lookup3_fh, lookup3) },
     [NFSPROC3_ACCESS] = { ID | F(TBBT_F_ACCESS), USE_ID, b3_access, X(xdr_ACCESS3args),
-                          RES(xdr_ACCESS3res, access3) },
+                          ATTRS(xdr_ACCESS3res, access3) },
     [NFSPROC3_READLINK] = { ID, USE_ID, b3_obj, X(xdr_READLINK3args),
-                            RES(xdr_readlink3_attr, readlink3) },
+                            ATTRS(xdr_readlink3_attr, readlink3) },
     [NFSPROC3_READ] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b3_read,
-                        X(xdr_READ3args), RES(xdr_read3_attr, read3) },
+                        X(xdr_READ3args), ATTRS(xdr_read3_attr, read3) },
     [NFSPROC3_WRITE] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b3_write,
-                         X(xdr_WRITE3args), RES(xdr_WRITE3res, write3) },
+                         X(xdr_WRITE3args), ATTRS(xdr_WRITE3res, write3) },
     [NFSPROC3_CREATE] = { DIROP | F(TBBT_F_CREATEMODE), USE_ID, b3_create, X(xdr_CREATE3args),
                           RES(xdr_create3_fh, create3) },
     [NFSPROC3_MKDIR] = { DIROP, USE_ID, b3_mkdir, X(xdr_MKDIR3args),
@@ -526,18 +530,18 @@ static const struct proc_desc procs3[] = {
     [NFSPROC3_RENAME] = { DIROP | F(TBBT_F_ID2) | F(TBBT_F_NAME2), USE_ID | USE_ID2, b3_rename,
                           X(xdr_RENAME3args), NULL, 0 },
     [NFSPROC3_LINK] = { ID | F(TBBT_F_ID2) | F(TBBT_F_NAME2), USE_ID | USE_ID2, b3_link,
-                        X(xdr_LINK3args), RES(xdr_LINK3res, link3) },
+                        X(xdr_LINK3args), ATTRS(xdr_LINK3res, link3) },
     [NFSPROC3_READDIR] = { ID | F(TBBT_F_COOKIE) | F(TBBT_F_COUNT), USE_ID, b3_readdir,
                            X(xdr_READDIR3args), RES(xdr_READDIR3res, readdir3) },
     [NFSPROC3_READDIRPLUS] = { ID | F(TBBT_F_COOKIE) | F(TBBT_F_DIRCOUNT) | F(TBBT_F_MAXCOUNT),
                                USE_ID, b3_readdirplus, X(xdr_READDIRPLUS3args),
                                RES(xdr_READDIRPLUS3res, readdirplus3) },
-    [NFSPROC3_FSSTAT] = { ID, USE_ID, b3_obj, X(xdr_FSSTAT3args), RES(xdr_FSSTAT3res, fsstat3) },
-    [NFSPROC3_FSINFO] = { ID, USE_ID, b3_obj, X(xdr_FSINFO3args), RES(xdr_FSINFO3res, fsinfo3) },
+    [NFSPROC3_FSSTAT] = { ID, USE_ID, b3_obj, X(xdr_FSSTAT3args), ATTRS(xdr_FSSTAT3res, fsstat3) },
+    [NFSPROC3_FSINFO] = { ID, USE_ID, b3_obj, X(xdr_FSINFO3args), ATTRS(xdr_FSINFO3res, fsinfo3) },
     [NFSPROC3_PATHCONF] = { ID, USE_ID, b3_obj, X(xdr_PATHCONF3args),
-                            RES(xdr_PATHCONF3res, pathconf3) },
+                            ATTRS(xdr_PATHCONF3res, pathconf3) },
     [NFSPROC3_COMMIT] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b3_read,
-                          X(xdr_COMMIT3args), RES(xdr_COMMIT3res, commit3) },
+                          X(xdr_COMMIT3args), ATTRS(xdr_COMMIT3res, commit3) },
 };
 
 /* ROOT and WRITECACHE have no entry (xargs NULL): nothing to replay. */
@@ -640,19 +644,6 @@ static int take_handle(struct tbbt_nfsreq *q, int slot, const struct tbbt_handle
     return 0;
 }
 
-/* NFSv3 procedures whose results the player reads only for the object's attributes. */
-static bool attrs_only(uint32_t proc)
-{
-    switch (proc) {
-    case NFSPROC3_GETATTR: case NFSPROC3_SETATTR: case NFSPROC3_ACCESS:
-    case NFSPROC3_READLINK: case NFSPROC3_READ: case NFSPROC3_WRITE: case NFSPROC3_LINK:
-    case NFSPROC3_FSSTAT: case NFSPROC3_FSINFO: case NFSPROC3_PATHCONF: case NFSPROC3_COMMIT:
-        return true;
-    default:
-        return false;
-    }
-}
-
 int tbbt_nfsreq_build(struct tbbt_nfsreq *q, const struct tbbt_trace_rec *rec,
                       const struct tbbt_handles *h, uint64_t *missing)
 {
@@ -681,7 +672,7 @@ int tbbt_nfsreq_build(struct tbbt_nfsreq *q, const struct tbbt_trace_rec *rec,
     q->xargs = d->xargs;
     q->xres = d->xres;
     q->res_size = d->res_size;
-    if (vers == 3 && attrs_only(rec->proc) && !TBBT_HAS(rec, TBBT_F_OBJ_ATTR)) {
+    if (d->attrs_only && !TBBT_HAS(rec, TBBT_F_OBJ_ATTR)) {
         q->xres = NULL;     /* nothing to check the result against: its status will do */
         q->res_size = 0;
     }
