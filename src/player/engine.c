@@ -1916,7 +1916,8 @@ static int open_conns(struct eng *e, char *err, size_t errlen)
         struct tbbt_rpcconn_opts co = {
             .transport = o->udp ? TBBT_RPCCONN_UDP : TBBT_RPCCONN_TCP,
             .flavor = TBBT_RPCCONN_AUTH_SYS, .uid = o->uid, .gid = o->gid,
-            .machine = TBBT_PLAYER_MACHINE, .ngids = 1, .gids = &o->gid, .reserved_port = o->reserved_ports,
+            .machine = TBBT_PLAYER_MACHINE, .ngids = 1, .gids = &o->gid,
+            .reserved_port = o->reserved_ports,
         };
         e->conns[i].rpc = tbbt_rpcconn_new(&co);
         pthread_mutex_init(&e->conns[i].send_mu, NULL);
