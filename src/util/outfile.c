@@ -31,6 +31,12 @@ struct tbbt_outfile {
     bool spool;             /* tmp is copied to target at commit */
 };
 
+/* The output's name in messages. */
+static const char *shown(const struct tbbt_outfile *o)
+{
+    return o->target ? o->name : "standard output";
+}
+
 static bool is_special_path(const char *p)
 {
     return g_str_has_prefix(p, "/dev/") || g_str_has_prefix(p, "/proc/");
@@ -170,7 +176,7 @@ FILE *tbbt_outfile_stream(struct tbbt_outfile *o, int *rc, char *err, size_t err
     }
     if (!o->stream) {
         *rc = -errno;
-        tbbt_errbuf(err, errlen, "cannot write '%s': %s", o->name, strerror(errno));
+        tbbt_errbuf(err, errlen, "cannot write '%s': %s", shown(o), strerror(errno));
     }
     return o->stream;
 }
@@ -244,7 +250,7 @@ int tbbt_outfile_commit(struct tbbt_outfile *o, char *err, size_t errlen)
         return 0;
     rc = finish_writes(o);
     if (rc < 0) {
-        tbbt_errbuf(err, errlen, "cannot write '%s': %s", o->name, strerror(-rc));
+        tbbt_errbuf(err, errlen, "cannot write '%s': %s", shown(o), strerror(-rc));
     } else if (o->tmp && !o->spool && rename(o->tmp, o->target) < 0) {
         rc = -errno;
         tbbt_errbuf(err, errlen, "cannot write '%s': rename from '%s': %s", o->name, o->tmp,
