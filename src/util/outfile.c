@@ -280,6 +280,22 @@ void tbbt_outfile_abort(struct tbbt_outfile *o)
     outfile_free(o);
 }
 
+char *tbbt_outfile_resolve(const char *path, int *rc)
+{
+    struct stat st;
+    bool exists;
+    char *target = NULL;
+    int r;
+
+    if (strcmp(path, "-") == 0)
+        return g_strdup(path);
+    if ((r = follow_links(path, &target, &st, &exists)) < 0) {
+        *rc = r;
+        return NULL;
+    }
+    return target;
+}
+
 int tbbt_outfile_write_all(const char *path, const void *text, size_t len, char *err,
                            size_t errlen)
 {

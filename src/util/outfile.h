@@ -75,6 +75,13 @@ int tbbt_outfile_commit(struct tbbt_outfile *o, char *err, size_t errlen);
 void tbbt_outfile_abort(struct tbbt_outfile *o);
 
 /*
+ * The file an output to path would write: path after its symbolic links (relative
+ * links resolved against their own directory), which need not exist.  Given
+ * (g_free), or NULL with -errno in *rc (ELOOP past 40 links).  "-" gives "-".
+ */
+char *tbbt_outfile_resolve(const char *path, int *rc);
+
+/*
  * Writes the bytes text[0..len) to path through an outfile (a whole small file:
  * a JSON document, a figure's script).  0, or -errno with the reason in err.
  */
