@@ -29,6 +29,7 @@ struct tbbt_outfile {
     bool keep_mode;         /* replace a regular file: give the temporary its mode */
     mode_t mode;
     bool spool;             /* tmp is copied to target at commit */
+    int werr;               /* errno of the stream's first failed write */
 };
 
 /* The output's name in messages. */
@@ -161,20 +162,49 @@ bool tbbt_outfile_in_place(const struct tbbt_outfile *o)
     return !o->tmp || o->spool;
 }
 
+/* Writes all of buf to fd; 0 or -errno. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The stream's write function: keeps the first write error's errno for the message. */
+static ssize_t cookie_write(void *cookie, const char *buf, size_t len)
+{
+    struct tbbt_outfile *o = cookie;
+    int rc = write_all(o->fd, buf, len);
+
+    if (rc < 0) {
+        if (!o->werr)
+            o->werr = -rc;
+        errno = -rc;
+        return -1;
+    }
+    return (ssize_t)len;
+}
+
 FILE *tbbt_outfile_stream(struct tbbt_outfile *o, int *rc, char *err, size_t errlen)
 {
+    cookie_io_functions_t fns = { .write = cookie_write };   /* the fd is closed at commit */
+
     if (o->stream)
         return o->stream;
     if (!o->target) {
         o->stream = stdout;
-    } else if (o->fd >= 0) {
-        o->stream = fdopen(o->fd, "w");
-        if (o->stream)
-            o->fd = -1;
-    } else {
-        o->stream = fopen(o->target, "w");
+        return o->stream;
     }
-    if (!o->stream) {
+    if (o->fd < 0)      /* in place */
+        o->fd = open(o->target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (o->fd < 0 || !(o->stream = fopencookie(o, "w", fns))) {
         *rc = -errno;
         tbbt_errbuf(err, errlen, "cannot write '%s': %s", shown(o), strerror(errno));
     }
@@ -194,18 +224,10 @@ static int copy_spool(struct tbbt_outfile *o, int fd)
     if (lseek(fd, 0, SEEK_SET) < 0)
         rc = -errno;
     while (rc == 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
-        if (n < 0) {
-            if (errno != EINTR)
-                rc = -errno;
-            continue;
-        }
-        for (ssize_t off = 0; rc == 0 && off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno != EINTR)
-                rc = -errno;
-            else if (w > 0)
-                off += w;
-        }
+        if (n < 0 && errno != EINTR)
+            rc = -errno;
+        else if (n > 0)
+            rc = write_all(out, buf, (size_t)n);
     }
     if (close(out) < 0 && rc == 0)
         rc = -errno;
@@ -215,29 +237,26 @@ static int copy_spool(struct tbbt_outfile *o, int fd)
 /* Flushes, syncs and closes what o holds open on the temporary (or in place); -errno. */
 static int finish_writes(struct tbbt_outfile *o)
 {
-    int rc = 0, fd = o->fd;
+    int rc = 0;
 
     if (o->stream) {
         errno = 0;
         if (fflush(o->stream) != 0 || ferror(o->stream))
-            rc = -(errno ? errno : EIO);
-        fd = o->stream == stdout ? -1 : fileno(o->stream);
+            rc = -(o->werr ? o->werr : errno ? errno : EIO);
+        if (o->stream != stdout && fclose(o->stream) != 0 && rc == 0)
+            rc = -(o->werr ? o->werr : errno ? errno : EIO);
+        o->stream = NULL;
     }
-    if (fd >= 0 && o->tmp) {
+    if (o->fd >= 0 && o->tmp) {
         if (rc == 0 && o->spool)
-            rc = copy_spool(o, fd);
-        else if (rc == 0 && fsync(fd) < 0)
+            rc = copy_spool(o, o->fd);
+        else if (rc == 0 && fsync(o->fd) < 0)
             rc = -errno;
-        if (rc == 0 && o->keep_mode && !o->spool && fchmod(fd, o->mode) < 0)
+        if (rc == 0 && o->keep_mode && !o->spool && fchmod(o->fd, o->mode) < 0)
             rc = -errno;
     }
-    if (o->stream && o->stream != stdout) {
-        if (fclose(o->stream) != 0 && rc == 0)
-            rc = -errno;
-    } else if (o->fd >= 0 && close(o->fd) < 0 && rc == 0) {
+    if (o->fd >= 0 && close(o->fd) < 0 && rc == 0)
         rc = -errno;
-    }
-    o->stream = NULL;
     o->fd = -1;
     return rc;
 }
@@ -270,7 +289,7 @@ void tbbt_outfile_abort(struct tbbt_outfile *o)
     if (!o)
         return;
     if (o->stream && o->stream != stdout)
-        fclose(o->stream);
+        fclose(o->stream);      /* a failed flush here does not matter: dropped anyway */
     else if (o->stream)
         fflush(o->stream);
     if (o->fd >= 0)
