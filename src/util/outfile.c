@@ -187,7 +187,7 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t len)
         if (!o->werr)
             o->werr = -rc;
         errno = -rc;
-        return -1;
+        return 0;       /* fopencookie(3): 0 on error, never negative */
     }
     return (ssize_t)len;
 }
