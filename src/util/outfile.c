@@ -54,6 +54,11 @@ static int follow_links(const char *path, char **target, struct stat *st, bool *
     for (int hops = 0;; hops++) {
         char *link, *dir;
 
+        if (is_special_path(p)) {   /* /dev/stdout, /proc/self/fd/N: opened as named */
+            *exists = stat(p, st) == 0;
+            *target = p;
+            return 0;
+        }
         if (lstat(p, st) < 0) {
             int e = errno;
             *exists = false;
@@ -129,9 +134,8 @@ struct tbbt_outfile *tbbt_outfile_new(const char *path, unsigned flags, int *rc,
         tbbt_errbuf(err, errlen, "cannot write '%s': %s", path, strerror(-r));
         goto fail;
     }
-    in_place = is_special_path(path) || is_special_path(o->target) ||
-               (exists && !S_ISREG(st.st_mode));
-    if (exists && S_ISREG(st.st_mode)) {
+    in_place = is_special_path(o->target) || (exists && !S_ISREG(st.st_mode));
+    if (!in_place && exists) {
         o->keep_mode = true;
         o->mode = st.st_mode & 07777;
     }

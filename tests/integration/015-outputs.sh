@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: MIT
 # Output files are never destroyed (util/outfile.h; docs/tbbt-convert.md "Output
 # files"): a symlinked -o/--map keeps the link and rewrites its target (tbbt-convert,
-# tbbt-synth, tbbt-dump), -o /dev/null and a device node stay devices, a FIFO gets the
-# trace in place, -o /dev/full exits 1 with one line naming it, a failed --from-text
-# leaves an existing output byte for byte (tbbt-convert, tbbt-dump); tbbt-init refuses
-# a manifest inside a symlinked --root (nothing written in the image) and stores the
-# map and root absolute.  Every case runs and reports; the script fails if any did.
-# No server.
+# tbbt-synth), -o /dev/null and a device node stay devices, a FIFO and -o /dev/stdout
+# get the trace in place, -o /dev/full exits 1 with one line naming it (convert, synth,
+# dump both ways), a failed --from-text leaves an existing output byte for byte
+# (tbbt-convert, tbbt-dump); tbbt-init refuses a manifest inside a symlinked --root
+# (nothing written in the image) and stores the map and root absolute; no temporary is
+# left.  Every case runs and reports; the script fails if any did.  No server.
 #   015-outputs.sh BUILD_DIR
 set -uo pipefail
 build=$(cd "$1" && pwd)
@@ -62,6 +62,15 @@ case_dev_null() {
     else
       fail "convert -o LINK-TO-DEVICE: $(ls -l nullnode nl | tr '\n' ' ')"
     fi
+  fi
+}
+
+case_dev_stdout() {
+  if "$convert" -q -o /dev/stdout "$cap" | cmp -s - ref.tbbt && [ -L /dev/stdout ] &&
+     [ ! -e /dev/stdout.map ]; then
+    ok "convert -o /dev/stdout: the trace on standard output, /dev/stdout untouched"
+  else
+    fail "convert -o /dev/stdout: $(ls -l /dev/stdout* | tr '\n' ' ')"
   fi
 }
 
@@ -162,6 +171,7 @@ case_init_absolute_paths() {
 work=$(pwd -P)
 case_convert_symlinks
 case_dev_null
+case_dev_stdout
 case_fifo
 case_dev_full
 case_from_text_keeps
