@@ -24,7 +24,7 @@ struct tbbt_outfile {
     char *name;             /* as given */
     char *target;           /* final target after symlinks; NULL for "-" */
     char *tmp;              /* temporary (beside target, or spool in TMPDIR); NULL in place */
-    int fd;                 /* on tmp; -1 once the stream owns it or in place */
+    int fd;                 /* on tmp, or on the in-place target once streamed; else -1 */
     FILE *stream;           /* tbbt_outfile_stream()'s, or NULL */
     bool keep_mode;         /* replace a regular file: give the temporary its mode */
     mode_t mode;
