@@ -1096,12 +1096,7 @@ static int build_clone(struct build *b, uint32_t k)
     return rc;
 }
 
-/*
- * Whether path (after its symbolic links, as the manifest will be written) is the
- * directory *root or lies beneath it: the device and inode of the file and of each
- * directory above its real path are compared with the root's, so a symlinked root,
- * a symlinked manifest or a bind mount cannot hide it.
- */
+/* Whether path is the file *root (same device and inode). */
 static bool same_file(const char *path, const struct stat *root)
 {
     struct stat st;
@@ -1109,6 +1104,12 @@ static bool same_file(const char *path, const struct stat *root)
     return stat(path, &st) == 0 && st.st_dev == root->st_dev && st.st_ino == root->st_ino;
 }
 
+/*
+ * Whether path (after its symbolic links, as the manifest will be written) is the
+ * directory *root or lies beneath it: the device and inode of the file and of each
+ * directory above its real path are compared with the root's, so a symlinked root,
+ * a symlinked manifest or a bind mount cannot hide it.
+ */
 static bool under_dir(const char *path, const struct stat *root)
 {
     int rc = 0;
