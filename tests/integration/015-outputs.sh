@@ -154,6 +154,15 @@ case_init_symlinked_root() {
     fail "init with a symlinked --root: exit $rc, image holds: $(ls -A img | tr '\n' ' ')"
   fi
   rm -rf img/* img/.[!.]*
+  ln -sf img/m2.manifest mlink      # the manifest's own link points into the image
+  "$init" -q --map ref.tbbt.map --root img --manifest mlink 2> init.err
+  rc=$?
+  if [ "$rc" -eq 1 ] && [ -z "$(ls -A img)" ] && grep -q "inside the root" init.err; then
+    ok "init: a symlinked manifest pointing into --root is refused, nothing written"
+  else
+    fail "init with a manifest linked into the root: exit $rc, image holds: $(ls -A img | tr '\n' ' ')"
+  fi
+  rm -rf img/* img/.[!.]*
 }
 
 case_init_absolute_paths() {
