@@ -33,8 +33,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ns/ns.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #define MARKER TBBT__IMAGE_MARKER
@@ -1094,35 +1096,86 @@ static int build_clone(struct build *b, uint32_t k)
     return rc;
 }
 
+/* Whether path is the file *root (same device and inode). */
+static bool same_file(const char *path, const struct stat *root)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && st.st_dev == root->st_dev && st.st_ino == root->st_ino;
+}
+
+/*
+ * Whether path (after its symbolic links, as the manifest will be written) is the
+ * directory *root or lies beneath it: the device and inode of the file and of each
+ * directory above its real path are compared with the root's, so a symlinked root,
+ * a symlinked manifest or a bind mount cannot hide it.
+ */
+static bool under_dir(const char *path, const struct stat *root)
+{
+    int rc = 0;
+    char *target = tbbt_outfile_resolve(path, &rc), *dir, *real, *p;
+    bool inside;
+
+    if (!target)
+        return false;
+    inside = same_file(target, root);
+    dir = g_path_get_dirname(target);
+    real = realpath(dir, NULL);     /* a missing directory: the manifest's open says so */
+    p = real ? g_strdup(real) : NULL;
+    while (p && !inside) {
+        char *up;
+
+        inside = same_file(p, root);
+        if (strcmp(p, "/") == 0)
+            break;
+        up = g_path_get_dirname(p);
+        g_free(p);
+        p = up;
+    }
+    g_free(p);
+    free(real);
+    g_free(dir);
+    g_free(target);
+    return inside;
+}
+
 /* The manifest must not be part of the image it describes (a local root only). */
 static int manifest_outside(struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
-    char *root, *man;
-    size_t n;
+    struct stat root;
     bool inside;
 
-    if (o->server)
+    if (o->server || stat(o->root, &root) < 0)  /* a root that is not there: open says so */
         return 0;
-    root = g_canonicalize_filename(o->root, NULL);
-    man = g_canonicalize_filename(o->manifest, NULL);
-    n = strlen(root);
-    inside = strncmp(man, root, n) == 0 && (man[n] == '/' || n == 1);
-    g_free(root);
-    g_free(man);
+    inside = under_dir(o->manifest, &root);
     if (inside)
         return fail(b, -EINVAL, "the manifest '%s' is inside the root '%s': put it elsewhere "
                     "(--manifest)", o->manifest, o->root);
     return 0;
 }
 
+/* path as an absolute, canonical one (given): symlinks resolved when it exists. */
+static char *abs_path(const char *path)
+{
+    char *real = realpath(path, NULL), *p;
+
+    p = real ? g_strdup(real) : g_canonicalize_filename(path, NULL);
+    free(real);
+    return p;
+}
+
 static void man_header(struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
+    /* absolute: the manifest is read from any directory (tbbt-play) */
+    char *map = abs_path(o->map), *root = o->server ? g_strdup(o->root) : abs_path(o->root);
 
     fprintf(b->man, "# tbbt-manifest 1\n");
-    man_path(b, "map", NULL, o->map);
-    man_path(b, "root", NULL, o->root);
+    man_path(b, "map", NULL, map);
+    man_path(b, "root", NULL, root);
+    g_free(map);
+    g_free(root);
     if (o->server) {
         man_path(b, "server", NULL, o->server);
         man_path(b, "export", NULL, o->export_path);
@@ -1224,7 +1277,8 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
                            char *errbuf, size_t errlen)
 {
     struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .ops = ops };
-    int rc;
+    struct tbbt_outfile *man_out = NULL;
+    int rc, wrc;
 
     *st = (struct tbbt_image_stats){ 0 };
     errbuf[0] = '\0';
@@ -1245,9 +1299,11 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
         ops->close(b.be);
         return rc;
     }
-    if (!(b.man = fopen(o->manifest, "w"))) {
-        rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
-                  strerror(errno));
+    /* written aside, renamed into place at the end (a failed build's manifest too) */
+    if (!(man_out = tbbt_outfile_new(o->manifest, 0, &rc, NULL, 0)) ||
+        !(b.man = tbbt_outfile_stream(man_out, &rc, NULL, 0))) {
+        tbbt_outfile_abort(man_out);
+        rc = fail(&b, rc, "cannot write the manifest '%s': %s", o->manifest, strerror(-rc));
         ops->close(b.be);
         return rc;
     }
@@ -1255,9 +1311,8 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     man_header(&b);
     rc = build_all(&b);
     man_footer(&b, rc);
-    if (fclose(b.man) != 0 && rc == 0)
-        rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
-                  strerror(errno));
+    if ((wrc = tbbt_outfile_commit(man_out, NULL, 0)) < 0 && rc == 0)
+        rc = fail(&b, wrc, "cannot write the manifest '%s': %s", o->manifest, strerror(-wrc));
     ops->close(b.be);
     build_fini(&b);
     return rc;

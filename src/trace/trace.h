@@ -523,7 +523,10 @@ int tbbt_trace_from_text(const char *text_path, const char *out_path, uint64_t *
 /*
  * Same, and on error writes a one-line reason ("unknown key 'foo'") to why
  * (whylen bytes, may be NULL/0).  text_path "-" = stdin, out_path "-" =
- * stdout.  On error the partial output file is removed.  Errors:
+ * stdout.  The binary trace is written aside and renamed over out_path only
+ * on success (util/outfile.h): on error an existing out_path is left as it
+ * was, and a symbolic link at out_path stays a link to its rewritten target.
+ * Errors:
  * TBBT_E_SYNTAX (also for values out of bounds and undefined references),
  * TBBT_E_VERSION (header major != 1 or minor newer than this version),
  * -errno.  The binary file is always of this version (TBBT_TRACE_MINOR),
