@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "ns/ns.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #define MARKER TBBT__IMAGE_MARKER
@@ -89,6 +90,7 @@ struct build {
     char *clone_dir;                /* relative to root: "." or tbbt-clone-K */
     uint32_t clone;
     struct tbbt__image_attrs root_attrs;    /* the map root's (path ".") */
+    struct tbbt_ns_map_info map;    /* tbbt_ns_map_check()'s: version, checksum */
 };
 
 void tbbt_image_opts_init(struct tbbt_image_opts *o)
@@ -270,9 +272,17 @@ static bool aging(const struct build *b)
 
 static void progress(struct build *b, bool last);
 
+/*
+ * The mode, owner and group an object gets.  The set-user-ID bit is never made, nor the
+ * set-group-ID bit of anything but a directory: they only matter when a program is
+ * executed, which no replay does, and a damaged or hostile map must not make set-ID files
+ * on the tested server.  A directory's set-group-ID bit (new names take its group) and
+ * the sticky bit change what the replayed calls do: they are kept.
+ */
 static void attrs_of(struct tbbt__image_attrs *a, bool known, uint32_t mode, uint32_t uid,
-                     uint32_t gid)
+                     uint32_t gid, bool dir)
 {
+    mode &= dir ? ~04000u : ~06000u;
     *a = (struct tbbt__image_attrs){ .known = known, .mode = mode, .uid = uid, .gid = gid };
 }
 
@@ -287,7 +297,7 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
     char *dir;
     int rc;
 
-    attrs_of(&a, pe->attrs_known, pe->mode, pe->uid, pe->gid);
+    attrs_of(&a, pe->attrs_known, pe->mode, pe->uid, pe->gid, false);
     if (!aging(b) && pe->size_state != 0)   /* no aging: written now, in one go */
         flags = b->o->spacer_size ? TBBT__IMAGE_DATA_SYNC   /* placed before the spacers */
                                   : TBBT__IMAGE_DATA_NOW;
@@ -360,7 +370,7 @@ static int make_other(struct build *b, const struct tbbt_ns_map_entry *e, uint64
     struct tbbt__image_attrs a;
     int rc;
 
-    attrs_of(&a, e->attrs_known, e->mode, e->uid, e->gid);
+    attrs_of(&a, e->attrs_known, e->mode, e->uid, e->gid, e->type == TBBT_NS_DIR);
     switch (e->type) {
     case TBBT_NS_DIR:
         rc = b->ops->mkdir(b->be, e->path, &a);
@@ -397,7 +407,7 @@ static int make_entry(struct build *b, const struct tbbt_ns_map_entry *e, uint64
 
     if (e->path_len == 1 && e->path[0] == '.') {
         /* the root: the clone directory itself; its mode and owner come at the end */
-        attrs_of(&b->root_attrs, e->attrs_known, e->mode, e->uid, e->gid);
+        attrs_of(&b->root_attrs, e->attrs_known, e->mode, e->uid, e->gid, true);
         return 0;
     }
     if (e->type == TBBT_NS_FILE) {
@@ -1120,8 +1130,10 @@ static void man_header(struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
 
-    fprintf(b->man, "# tbbt-manifest 1\n");
+    fprintf(b->man, "# tbbt-manifest 2\n");
     man_path(b, "map", NULL, o->map);
+    if (b->map.summed)      /* the map this image was built from: tbbt-play checks it */
+        man_line(b, "map-crc32", "%08" PRIx32, b->map.crc);
     man_path(b, "root", NULL, o->root);
     if (o->server) {
         man_path(b, "server", NULL, o->server);
@@ -1224,21 +1236,16 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
                            char *errbuf, size_t errlen)
 {
     struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .ops = ops };
-    int rc;
+    int rc, erc;
 
     *st = (struct tbbt_image_stats){ 0 };
     errbuf[0] = '\0';
     b.started_ns = tbbt_now_ns();
     if ((rc = manifest_outside(&b)) < 0)
         return rc;
-    {   /* a map that does not open must not cost an earlier image (--force) */
-        int err = 0;
-        struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(o->map, &err);
-        if (!r)
-            return fail(&b, err, "cannot read hierarchy map '%s': %s", o->map,
-                        tbbt_strerror(err));
-        tbbt_ns_map_reader_close(r);
-    }
+    /* a map that is not whole and valid must not cost an earlier image (--force) */
+    if ((rc = tbbt_ns_map_check(o->map, &b.map, errbuf, errlen)) < 0)
+        return rc;
     if (!(b.be = ops->open(o, st, errbuf, errlen, &rc)))
         return rc;
     if ((rc = prepare_root(&b)) < 0) {     /* before the manifest: --force reads the old one */
@@ -1258,6 +1265,9 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     if (fclose(b.man) != 0 && rc == 0)
         rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
                   strerror(errno));
+    if ((erc = tbbt_textsum_append(o->manifest)) < 0 && rc == 0)  /* its checksum line */
+        rc = fail(&b, erc, "cannot write the manifest '%s': %s", o->manifest,
+                  strerror(-erc));
     ops->close(b.be);
     build_fini(&b);
     return rc;
