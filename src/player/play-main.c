@@ -24,6 +24,7 @@
 #include "tbbt-version.h"
 #include "trace/trace.h"
 #include "util/exit-codes.h"
+#include "util/outpath.h"
 #include "util/util.h"
 
 #define PROG "tbbt-play"
@@ -47,7 +48,7 @@ static gint opt_spin_us = 20;
 static gchar *opt_causal_slack;     /* "auto": from the trace (scan_trace()) */
 static uint64_t opt_causal_slack_ns;    /* --causal-slack US (check_usage()) */
 static gint opt_rx_spin_us = -1;    /* -1: 50 in conservative timestamp timing, else 0 */
-static gboolean opt_no_grace_wait;
+static gboolean opt_no_grace_wait, opt_check_only;
 static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
 
 static const GOptionEntry entries[] = {
@@ -105,6 +106,9 @@ static const GOptionEntry entries[] = {
      "Write the per-second time series (CSV)", "FILE"},
     {"verify", 0, 0, G_OPTION_ARG_NONE, &opt_verify,
      "After the replay, compare the server's tree with the trace's end state", NULL},
+    {"check-only", 0, 0, G_OPTION_ARG_NONE, &opt_check_only,
+     "Only check the trace, map, manifest and output paths as before a replay (exit 0 "
+     "good, 1 not); no server is asked", NULL},
     {"nfs-port", 0, 0, G_OPTION_ARG_INT, &opt_nfs_port,
      "NFS port (default: ask rpcbind)", "PORT"},
     {"mount-port", 0, 0, G_OPTION_ARG_INT, &opt_mount_port,
@@ -437,14 +441,139 @@ static int map_root(const char *path, uint64_t *id)
     return rc == 1 ? 0 : -1;
 }
 
-static int startup(struct run *r)
+/* ------------------------------------------------------------------ the files, first */
+
+/* What a file that is not a trace is, by its first bytes (a hint for the message). */
+static const char *file_kind(const char *path)
 {
-    char err[512];
-    int rc = tbbt_manifest_load(opt_manifest, &r->man, err, sizeof(err));
-    if (rc < 0) {
+    char head[16] = "";
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, sizeof(head) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    if (n >= 10 && !strncmp(head, "# tbbt-map", 10))
+        return ": it is a hierarchy map (--map)";
+    if (n >= 15 && !strncmp(head, "# tbbt-manifest", 15))
+        return ": it is a manifest (--manifest)";
+    if (n >= 4 && (!memcmp(head, "\xd4\xc3\xb2\xa1", 4) || !memcmp(head, "\xa1\xb2\xc3\xd4", 4) ||
+                   !memcmp(head, "\x0a\x0d\x0d\x0a", 4)))
+        return ": it is a packet capture (convert it with tbbt-convert)";
+    return "";
+}
+
+/*
+ * The whole trace: header, every record, the END record's counts and checksum (optional
+ * fields skipped, as the engine reads them); *id its identity.
+ */
+static int check_trace(const char *path, struct tbbt_trace_ident *id)
+{
+    int rc = tbbt_trace_ident_read(path, id);
+    if (rc == TBBT_E_MAGIC) {
+        fprintf(stderr, PROG ": trace '%s': not a TBBT trace%s\n", path, file_kind(path));
+        return -1;
+    }
+    struct tbbt_trace_reader *t = rc == 0 || rc == TBBT_E_TRUNC
+                                  ? tbbt_trace_reader_open(path, &rc) : NULL;
+    if (!t) {
+        fprintf(stderr, PROG ": cannot open trace '%s': %s\n", path, tbbt_strerror(rc));
+        return -1;
+    }
+    tbbt_trace_reader_skip_fields(t, ((uint64_t)1 << TBBT_F_NFIELDS) - 1);
+    struct tbbt_trace_rec rec;
+    tbbt_trace_rec_init(&rec);
+    while ((rc = tbbt_trace_reader_next(t, &rec)) == 1)
+        ;
+    if (rc < 0)
+        fprintf(stderr, PROG ": trace '%s' at byte %" PRIu64 ": %s\n", path,
+                tbbt_trace_reader_offset(t), tbbt_strerror(rc));
+    tbbt_trace_rec_fini(&rec);
+    tbbt_trace_reader_close(t);
+    return rc < 0 ? -1 : 0;
+}
+
+/* The trace, map and manifest belong together: the map names the trace, the manifest the map. */
+static int check_ties(const struct run *r, const struct tbbt_trace_ident *tid,
+                      const struct tbbt_ns_map_info *mi)
+{
+    if (!mi->trace_known)
+        tbbt_log(TBBT_LOG_WARN, "map '%s' names no trace: cannot check that it goes with "
+                 "'%s'", r->map_path, opt_trace);
+    else if (mi->trace.crc != tid->crc || mi->trace.ops != tid->ops) {
+        fprintf(stderr, PROG ": map '%s' was made with another trace (crc32 %08" PRIx32 ", %"
+                PRIu64 " records), not with '%s' (crc32 %08" PRIx32 ", %" PRIu64 " records)\n",
+                r->map_path, mi->trace.crc, mi->trace.ops, opt_trace, tid->crc, tid->ops);
+        return -1;
+    }
+    if (!r->man->have_map_crc) {
+        tbbt_log(TBBT_LOG_WARN, "manifest '%s' names no map checksum: cannot check that its "
+                 "image was built from '%s'", opt_manifest, r->map_path);
+    } else if (!mi->summed || mi->crc != r->man->map_crc) {
+        fprintf(stderr, PROG ": manifest '%s' was built from another map (crc32 %08" PRIx32
+                "), not from '%s' (%s%08" PRIx32 ")\n", opt_manifest, r->man->map_crc,
+                r->map_path, mi->summed ? "crc32 " : "version 2, no checksum: ",
+                mi->summed ? mi->crc : 0);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Before any server is asked (docs/tbbt-play.md, "Checks before the server"): the trace
+ * (a trace at all, every record, its checksum), the manifest, the map (checksum, every
+ * field, the rules across lines), that the three belong together, and that every output
+ * file can be written.  Each refusal is one line naming the file.  Sets r->man and
+ * r->map_path.  0 or -1.
+ */
+static int precheck(struct run *r)
+{
+    char err[1024];
+    struct tbbt_trace_ident tid = {0};
+    struct tbbt_ns_map_info mi;
+    const char *outs[] = {opt_report_json, opt_timeseries, opt_events};
+    const char *what[] = {"--report-json", "--timeseries", "--event-log"};
+    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
+        int rc = outs[i] ? tbbt_output_check(outs[i]) : 0;
+        if (rc < 0) {
+            fprintf(stderr, PROG ": cannot write %s '%s': %s\n", what[i], outs[i],
+                    tbbt_strerror(rc));
+            return -1;
+        }
+    }
+    if (check_trace(opt_trace, &tid) < 0)
+        return -1;
+    if (!r->man && tbbt_manifest_load(opt_manifest, &r->man, err, sizeof(err)) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
+    if (!r->map_path)
+        r->map_path = opt_map ? g_strdup(opt_map)
+                      : r->man->map ? g_strdup(r->man->map) : tbbt_ns_map_path(opt_trace);
+    if (tbbt_ns_map_check(r->map_path, &mi, err, sizeof(err)) < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return -1;
+    }
+    return check_ties(r, &tid, &mi);
+}
+
+/* --check-only: the checks of precheck(), then exit; no server is asked. */
+static int check_only(void)
+{
+    struct run r = {0};
+    int rc = precheck(&r);
+    if (rc == 0 && !opt_quiet)
+        printf(PROG ": trace '%s', map '%s' and manifest '%s' are whole and belong together; "
+               "the output files can be written\n", opt_trace, r.map_path, opt_manifest);
+    g_free(r.map_path);
+    tbbt_manifest_free(r.man);
+    return rc == 0 ? TBBT_EXIT_OK : TBBT_EXIT_FAIL;
+}
+
+static int startup(struct run *r)
+{
+    char err[512];
+    int rc;
+    if (precheck(r) < 0)        /* the files first: a bad one is no server's fault */
+        return -1;
     /* An image built through NFS (tbbt-init --server) names where it was built. */
     if (!opt_server && r->man->server)
         opt_server = g_strdup(r->man->server);
@@ -462,8 +591,6 @@ static int startup(struct run *r)
                 r->man->clones->len);
         return -1;
     }
-    r->map_path = opt_map ? g_strdup(opt_map)
-                  : r->man->map ? g_strdup(r->man->map) : tbbt_ns_map_path(opt_trace);
     if (map_root(r->map_path, &r->root_id) < 0)
         return -1;
     if (r->root_id == 0)   /* no MOUNT in the trace: the image root gets a slot of its own */
@@ -819,5 +946,5 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n", why);
         return TBBT_EXIT_USAGE;
     }
-    return play();
+    return opt_check_only ? check_only() : play();
 }
