@@ -27,7 +27,7 @@
 
 struct tbbt_ns_map_reader {
     FILE *f;
-    const char *name;           /* the path given to open (borrowed), for messages */
+    char *name;                 /* the path given to open, for the warning */
     bool own;
     char *buf;
     size_t cap;
@@ -101,7 +101,6 @@ static bool parse_trace_id(struct tbbt_ns_map_reader *r, const char *s)
 /* The header line (r->buf, n bytes with its newline): 0 or an error. */
 static int check_header(struct tbbt_ns_map_reader *r, ssize_t n)
 {
-    static atomic_bool warned;
     uint64_t lines = 0;
     long pos;
     int rc;
@@ -113,10 +112,6 @@ static int check_header(struct tbbt_ns_map_reader *r, ssize_t n)
     r->buf[n - 1] = '\0';
     if (strcmp(r->buf + 11, "2") == 0) {
         r->version = 2;
-        if (!atomic_exchange(&warned, true))
-            tbbt_log(TBBT_LOG_WARN, "hierarchy map '%s' is version 2: it has no checksum, "
-                     "so corruption cannot be detected (tbbt-convert writes version 3)",
-                     r->name);
         return 0;
     }
     if (strncmp(r->buf + 11, "3", 1) != 0 || !parse_trace_id(r, r->buf + 12))
@@ -139,7 +134,7 @@ struct tbbt_ns_map_reader *tbbt_ns_map_reader_open(const char *path, int *err)
     ssize_t n;
 
     r->own = true;
-    r->name = path;
+    r->name = g_strdup(path);
     r->f = strcmp(path, "-") != 0 ? fopen(path, "r") : copy_stdin();
     if (!r->f) {
         *err = errno ? -errno : -EIO;
@@ -202,6 +197,7 @@ void tbbt_ns_map_reader_close(struct tbbt_ns_map_reader *r)
     g_string_free(r->final, TRUE);
     g_string_free(r->target, TRUE);
     g_string_free(r->comp, TRUE);
+    g_free(r->name);
     g_free(r);
 }
 
@@ -444,6 +440,16 @@ static int parse_fields(struct tbbt_ns_map_reader *r, const char **f, const size
     return 0;
 }
 
+/* A version 2 map read to its end without an error: one warning per process. */
+static void warn_unsummed(const struct tbbt_ns_map_reader *r)
+{
+    static atomic_bool warned;
+
+    if (r->version == 2 && !atomic_exchange(&warned, true))
+        tbbt_log(TBBT_LOG_WARN, "hierarchy map '%s' is version 2: it has no checksum, so "
+                 "corruption cannot be detected (tbbt-convert writes version 3)", r->name);
+}
+
 int tbbt_ns_map_reader_next(struct tbbt_ns_map_reader *r, struct tbbt_ns_map_entry *e)
 {
     const char *f[NFIELDS];
@@ -454,8 +460,10 @@ int tbbt_ns_map_reader_next(struct tbbt_ns_map_reader *r, struct tbbt_ns_map_ent
     for (;;) {
         errno = 0;
         n = getline(&r->buf, &r->cap, r->f);
+        if (n < 0 && ferror(r->f))
+            return errno ? -errno : -EIO;
         if (n < 0)
-            return ferror(r->f) ? (errno ? -errno : -EIO) : 0;
+            return warn_unsummed(r), 0;
         r->line++;
         if (n > 0 && r->buf[n - 1] == '\n')
             r->buf[--n] = '\0';

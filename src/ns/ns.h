@@ -368,7 +368,8 @@ struct tbbt_ns_map_reader;
  * Opens a map ("-" = stdin, copied to a temporary file) and checks its header
  * line; a version 3 map's checksum line is checked here, over the whole file,
  * before any entry is read.  A version 2 map (no checksum) is read with one
- * warning (tbbt_log, once per process).  path is borrowed for the call.  NULL
+ * warning (tbbt_log, once per process, when _next() reaches its end without an
+ * error).  path is borrowed for the call.  NULL
  * and *err: -errno, TBBT_E_MAGIC (a missing or foreign header),
  * TBBT_E_VERSION, TBBT_E_SYNTAX (a malformed version 3 header), TBBT_E_TRUNC
  * (no checksum line: cut short), TBBT_E_CHECKSUM (contents changed);

@@ -291,10 +291,11 @@ static int manifest_line(struct mload *l, char *s, size_t len)
     return rc;
 }
 
-/* The header line: version 2 has a checksum line, version 1 none (one warning). */
+static atomic_bool warned_v1;       /* the warning for a version 1 manifest: once */
+
+/* The header line: version 2 has a checksum line, version 1 none (a warning, once). */
 static int manifest_version(struct mload *l, const char *s)
 {
-    static atomic_bool warned;
 
     if (strcmp(s, "# tbbt-manifest 2") == 0) {
         l->version = 2;
@@ -304,9 +305,6 @@ static int manifest_version(struct mload *l, const char *s)
         return bad(l, strncmp(s, "# tbbt-manifest ", 16) == 0 ? TBBT_E_VERSION : TBBT_E_MAGIC,
                    "not a tbbt manifest of a known version (expected '# tbbt-manifest 2')");
     l->version = 1;
-    if (!atomic_exchange(&warned, true))
-        tbbt_log(TBBT_LOG_WARN, "manifest '%s' is version 1: it has no checksum, so "
-                 "corruption cannot be detected (tbbt-init writes version 2)", l->file);
     return 0;
 }
 
@@ -416,6 +414,9 @@ int tbbt_manifest_load(const char *path, struct tbbt_manifest **out, char *err, 
         rc = manifest_read(&l, fp);
     fclose(fp);
     l.m->version = l.version;
+    if (rc == 0 && l.version == 1 && !atomic_exchange(&warned_v1, true))
+        tbbt_log(TBBT_LOG_WARN, "manifest '%s' is version 1: it has no checksum, so "
+                 "corruption cannot be detected (tbbt-init writes version 2)", path);
     if (rc == 0)
         rc = manifest_check(&l);
     g_string_free(l.comp, TRUE);
