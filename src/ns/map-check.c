@@ -10,6 +10,7 @@
 #include "ns/ns.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/crc32.h"
@@ -31,6 +32,7 @@ struct chk {
     GHashTable *ids;            /* ID -> index + 1 into objs */
     GArray *objs;
     GHashTable *dirs;           /* start directory paths (owned) */
+    GArray *starts;             /* tbbt_ns_start_key() of every start entry, or NULL */
 };
 
 static int bad(struct chk *c, uint64_t line, int rc, const char *why)
@@ -147,6 +149,10 @@ static int read_all(struct chk *c, struct tbbt_ns_map_reader *r, struct tbbt_ns_
         if ((rc = same_object(c, line, &e)) < 0 ||
             (e.create_ns == 0 && (rc = start_place(c, line, &e)) < 0))
             return rc;
+        if (c->starts && e.create_ns == 0) {
+            uint64_t k = tbbt_ns_start_key(e.id, e.path, e.path_len);
+            g_array_append_val(c->starts, k);
+        }
     }
     if (rc < 0)
         return bad(c, tbbt_ns_map_reader_line(r), rc,
@@ -154,10 +160,28 @@ static int read_all(struct chk *c, struct tbbt_ns_map_reader *r, struct tbbt_ns_
     return counts(c);
 }
 
+uint64_t tbbt_ns_start_key(uint64_t id, const char *path, size_t len)
+{
+    return id << 32 | tbbt_crc32(0, path, len);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
 int tbbt_ns_map_check(const char *path, struct tbbt_ns_map_info *info, char *err,
                       size_t errlen)
 {
-    struct chk c = { .file = path, .err = err, .errlen = errlen };
+    return tbbt_ns_map_check_starts(path, info, NULL, err, errlen);
+}
+
+int tbbt_ns_map_check_starts(const char *path, struct tbbt_ns_map_info *info, GArray *starts,
+                             char *err, size_t errlen)
+{
+    struct chk c = { .file = path, .err = err, .errlen = errlen, .starts = starts };
     struct tbbt_ns_map_reader *r;
     int rc = 0;
 
@@ -174,6 +198,8 @@ int tbbt_ns_map_check(const char *path, struct tbbt_ns_map_info *info, char *err
     c.dirs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     rc = read_all(&c, r, info);
     info->objects = c.objs->len;
+    if (starts)
+        qsort(starts->data, starts->len, sizeof(uint64_t), key_cmp);
     tbbt_ns_map_reader_close(r);
     g_hash_table_destroy(c.ids);
     g_array_free(c.objs, TRUE);

@@ -314,8 +314,9 @@ void tbbt_ns_summary(const struct tbbt_ns *ns, struct tbbt_json *j);
  * Writes the hierarchy map (docs/hierarchy-map.md) to out: a header line
  * (version 3, with the trace's identity if tbbt_ns_set_map_trace() gave one),
  * then one line per (object, path), every directory's entry before the
- * entries in it, and last the checksum line (util/textsum.h).  Call after the last tbbt_ns_apply(); the model is not
- * changed (apart from the map counters).  Returns 0, or -errno if writing
+ * entries in it, and last the checksum line (util/textsum.h).  Call after
+ * the last tbbt_ns_apply(); the model is not changed (apart from the map
+ * counters).  Returns 0, or -errno if writing
  * failed.  Uses O(objects + names) extra memory while it runs.
  */
 int tbbt_ns_write_map(struct tbbt_ns *ns, FILE *out);
@@ -420,5 +421,14 @@ struct tbbt_ns_map_info {
  */
 int tbbt_ns_map_check(const char *path, struct tbbt_ns_map_info *info, char *err,
                       size_t errlen);
+/*
+ * The same, and appends to starts (a GArray of uint64_t, borrowed) the key of every
+ * entry with create time 0, tbbt_ns_start_key(id, path), sorted: so that tbbt-play can
+ * check every `obj ID PATH` line of a manifest against the map (8 bytes per entry).
+ */
+int tbbt_ns_map_check_starts(const char *path, struct tbbt_ns_map_info *info, GArray *starts,
+                             char *err, size_t errlen);
+/* The key of (id, start path[0..len)): id << 32 | CRC32 of the path.  Thread-safe. */
+uint64_t tbbt_ns_start_key(uint64_t id, const char *path, size_t len);
 
 #endif

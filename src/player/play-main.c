@@ -491,12 +491,18 @@ static int check_trace(const char *path, struct tbbt_trace_ident *id)
     return rc < 0 ? -1 : 0;
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* The trace, map and manifest belong together: the map names the trace, the manifest the map. */
 static int check_ties(const struct run *r, const struct tbbt_trace_ident *tid,
                       const struct tbbt_ns_map_info *mi)
 {
     if (!mi->trace_known)
-        tbbt_log(TBBT_LOG_WARN, "map '%s' names no trace: cannot check that it goes with "
+        tbbt_log(TBBT_LOG_INFO, "map '%s' names no trace: cannot check that it goes with "
                  "'%s'", r->map_path, opt_trace);
     else if (mi->trace.crc != tid->crc || mi->trace.ops != tid->ops) {
         fprintf(stderr, PROG ": map '%s' was made with another trace (crc32 %08" PRIx32 ", %"
@@ -505,7 +511,7 @@ static int check_ties(const struct run *r, const struct tbbt_trace_ident *tid,
         return -1;
     }
     if (!r->man->have_map_crc) {
-        tbbt_log(TBBT_LOG_WARN, "manifest '%s' names no map checksum: cannot check that its "
+        tbbt_log(TBBT_LOG_INFO, "manifest '%s' names no map checksum: cannot check that its "
                  "image was built from '%s'", opt_manifest, r->map_path);
     } else if (!mi->summed || mi->crc != r->man->map_crc) {
         fprintf(stderr, PROG ": manifest '%s' was built from another map (crc32 %08" PRIx32
@@ -513,6 +519,25 @@ static int check_ties(const struct run *r, const struct tbbt_trace_ident *tid,
                 r->map_path, mi->summed ? "crc32 " : "version 2, no checksum: ",
                 mi->summed ? mi->crc : 0);
         return -1;
+    }
+    return 0;
+}
+
+/* Every `obj ID PATH` line of the manifest names an entry of the map at trace start. */
+static int check_objs(const struct run *r, const GArray *starts)
+{
+    for (guint i = 0; i < r->man->objs->len; i++) {
+        const struct tbbt_manifest_obj *o = &g_array_index(r->man->objs,
+                                                           struct tbbt_manifest_obj, i);
+        uint64_t k = tbbt_ns_start_key(o->id, o->path, o->len);
+        if (!bsearch(&k, starts->data, starts->len, sizeof(uint64_t), key_cmp)) {
+            GString *p = g_string_new(NULL);
+            tbbt_ns_escape(p, o->path, o->len);
+            fprintf(stderr, PROG ": manifest '%s': object %" PRIu64 " at '%s' is no entry of "
+                    "the map '%s' at trace start\n", opt_manifest, o->id, p->str, r->map_path);
+            g_string_free(p, TRUE);
+            return -1;
+        }
     }
     return 0;
 }
@@ -548,11 +573,14 @@ static int precheck(struct run *r)
     if (!r->map_path)
         r->map_path = opt_map ? g_strdup(opt_map)
                       : r->man->map ? g_strdup(r->man->map) : tbbt_ns_map_path(opt_trace);
-    if (tbbt_ns_map_check(r->map_path, &mi, err, sizeof(err)) < 0) {
+    GArray *starts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    int rc = tbbt_ns_map_check_starts(r->map_path, &mi, starts, err, sizeof(err));
+    if (rc < 0)
         fprintf(stderr, PROG ": %s\n", err);
-        return -1;
-    }
-    return check_ties(r, &tid, &mi);
+    else
+        rc = check_ties(r, &tid, &mi) < 0 || check_objs(r, starts) < 0 ? -1 : 0;
+    g_array_free(starts, TRUE);
+    return rc < 0 ? -1 : 0;
 }
 
 /* --check-only: the checks of precheck(), then exit; no server is asked. */

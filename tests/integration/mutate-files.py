@@ -16,7 +16,10 @@ map-crc32, root, map, clones, clone, made, status) set to a bad value, each eith
 the checksum line left as it was or recomputed (a deliberate edit that only the field
 rules can catch); and (maps) a field set to another valid value with the checksum
 recomputed (size 47270 -> 0, mode 7777, a type): tbbt-init --check may take such an
-edit, tbbt-play must refuse it (the manifest names the original map's checksum).
+edit, tbbt-play must refuse it (the manifest names the original map's checksum); and
+(manifests) an obj line's ID or path set to another valid value with the checksum
+recomputed, which tbbt-play must refuse (every obj line must name a start entry of the
+map).
 
 Every mutant must be either rejected by tbbt-play (exit 1 and exactly one line on stderr;
 tbbt-init --check on a map: exit 0, or 1 with one line) or provably harmless: the same
@@ -137,6 +140,24 @@ def field_mutation(rng, data, is_map, resum, table=MAP_BAD):
     return (textsum_add(new) if resum else new + data[len(body):]), name
 
 
+def manifest_edit(rng, data):
+    """An obj line's ID or path set to another valid value, the checksum recomputed: only
+    the check against the map (every obj line names a start entry) can catch it."""
+    ls = lines_of(textsum_strip(data))
+    idx = [k for k, ln in enumerate(ls) if ln.startswith(b"obj\t") and
+           not ln.startswith(b"obj\t0\t")]
+    k = rng.choice(idx)
+    f = ls[k].split(b"\t")
+    if rng.random() < 0.5:
+        f[1] = b"%d" % (int(f[1]) + rng.randrange(1, 1000))
+        name = "obj.id"
+    else:
+        f[2] = rng.choice([b"tbbt-nowhere", f[2] + b"x", ls[rng.choice(idx)].split(b"\t")[2]])
+        name = "obj.path"
+    ls[k] = b"\t".join(f)
+    return textsum_add(join(ls)), name
+
+
 def main():
     ap = argparse.ArgumentParser()
     for a in ("--init", "--play", "--trace", "--map", "--manifest"):
@@ -169,8 +190,8 @@ def main():
             kind = kinds[n % len(kinds)]
             field = ""
             if kind == "edit-resummed" and target == "manifest":
-                kind = "field-resummed"
-            if kind.startswith("field") or kind == "edit-resummed":
+                data, field = manifest_edit(rng, orig)
+            elif kind.startswith("field") or kind == "edit-resummed":
                 data, field = field_mutation(rng, orig, target == "map", kind != "field",
                                              MAP_EDIT if kind == "edit-resummed" else MAP_BAD)
             else:
