@@ -114,8 +114,10 @@ static int check_header(struct tbbt_ns_map_reader *r, ssize_t n)
         r->version = 2;
         return 0;
     }
-    if (strncmp(r->buf + 11, "3", 1) != 0 || !parse_trace_id(r, r->buf + 12))
-        return strncmp(r->buf + 11, "3", 1) == 0 ? TBBT_E_SYNTAX : TBBT_E_VERSION;
+    if (r->buf[11] != '3' || (r->buf[12] != '\0' && r->buf[12] != ' '))
+        return TBBT_E_VERSION;
+    if (!parse_trace_id(r, r->buf + 12))
+        return TBBT_E_SYNTAX;
     r->version = 3;
     r->buf[n - 1] = '\n';
     if ((pos = ftell(r->f)) < 0)

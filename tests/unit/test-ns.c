@@ -771,6 +771,8 @@ static void test_map_reader(void **state)
     assert_int_equal(parse_map_text("# tbbt-map 1\n", why, sizeof(why)), TBBT_E_VERSION);
     assert_int_equal(parse_map_text("# tbbt-map 3\n", why, sizeof(why)), TBBT_E_TRUNC);
     assert_int_equal(parse_map_text("# tbbt-map 4\n", why, sizeof(why)), TBBT_E_VERSION);
+    assert_int_equal(parse_map_text("# tbbt-map 30\n", why, sizeof(why)), TBBT_E_VERSION);
+    assert_int_equal(parse_map_text("# tbbt-map 3 x\n", why, sizeof(why)), TBBT_E_SYNTAX);
     assert_int_equal(parse_map_text("# tbbt-trace 1.0\n", why, sizeof(why)), TBBT_E_MAGIC);
     assert_int_equal(parse_map_text("", why, sizeof(why)), TBBT_E_MAGIC);
 }
