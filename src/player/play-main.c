@@ -17,6 +17,7 @@
 #include "player/engine.h"
 #include "player/grace.h"
 #include "player/handles.h"
+#include "player/precheck.h"
 #include "player/report.h"
 #include "player/resolve.h"
 #include "rpcclient/rpcconn.h"
@@ -24,7 +25,6 @@
 #include "tbbt-version.h"
 #include "trace/trace.h"
 #include "util/exit-codes.h"
-#include "util/outpath.h"
 #include "util/util.h"
 
 #define PROG "tbbt-play"
@@ -443,144 +443,20 @@ static int map_root(const char *path, uint64_t *id)
 
 /* ------------------------------------------------------------------ the files, first */
 
-/* What a file that is not a trace is, by its first bytes (a hint for the message). */
-static const char *file_kind(const char *path)
-{
-    char head[16] = "";
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(head, 1, sizeof(head) - 1, f) : 0;
-    if (f)
-        fclose(f);
-    if (n >= 10 && !strncmp(head, "# tbbt-map", 10))
-        return ": it is a hierarchy map (--map)";
-    if (n >= 15 && !strncmp(head, "# tbbt-manifest", 15))
-        return ": it is a manifest (--manifest)";
-    if (n >= 4 && (!memcmp(head, "\xd4\xc3\xb2\xa1", 4) || !memcmp(head, "\xa1\xb2\xc3\xd4", 4) ||
-                   !memcmp(head, "\x0a\x0d\x0d\x0a", 4)))
-        return ": it is a packet capture (convert it with tbbt-convert)";
-    return "";
-}
-
-/*
- * The whole trace: header, every record, the END record's counts and checksum (optional
- * fields skipped, as the engine reads them); *id its identity.
- */
-static int check_trace(const char *path, struct tbbt_trace_ident *id)
-{
-    int rc = tbbt_trace_ident_read(path, id);
-    if (rc == TBBT_E_MAGIC) {
-        fprintf(stderr, PROG ": trace '%s': not a TBBT trace%s\n", path, file_kind(path));
-        return -1;
-    }
-    struct tbbt_trace_reader *t = rc == 0 || rc == TBBT_E_TRUNC
-                                  ? tbbt_trace_reader_open(path, &rc) : NULL;
-    if (!t) {
-        fprintf(stderr, PROG ": cannot open trace '%s': %s\n", path, tbbt_strerror(rc));
-        return -1;
-    }
-    tbbt_trace_reader_skip_fields(t, ((uint64_t)1 << TBBT_F_NFIELDS) - 1);
-    struct tbbt_trace_rec rec;
-    tbbt_trace_rec_init(&rec);
-    while ((rc = tbbt_trace_reader_next(t, &rec)) == 1)
-        ;
-    if (rc < 0)
-        fprintf(stderr, PROG ": trace '%s' at byte %" PRIu64 ": %s\n", path,
-                tbbt_trace_reader_offset(t), tbbt_strerror(rc));
-    tbbt_trace_rec_fini(&rec);
-    tbbt_trace_reader_close(t);
-    return rc < 0 ? -1 : 0;
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The trace, map and manifest belong together: the map names the trace, the manifest the map. */
-static int check_ties(const struct run *r, const struct tbbt_trace_ident *tid,
-                      const struct tbbt_ns_map_info *mi)
-{
-    if (!mi->trace_known)
-        tbbt_log(TBBT_LOG_INFO, "map '%s' names no trace: cannot check that it goes with "
-                 "'%s'", r->map_path, opt_trace);
-    else if (mi->trace.crc != tid->crc || mi->trace.ops != tid->ops) {
-        fprintf(stderr, PROG ": map '%s' was made with another trace (crc32 %08" PRIx32 ", %"
-                PRIu64 " records), not with '%s' (crc32 %08" PRIx32 ", %" PRIu64 " records)\n",
-                r->map_path, mi->trace.crc, mi->trace.ops, opt_trace, tid->crc, tid->ops);
-        return -1;
-    }
-    if (!r->man->have_map_crc) {
-        tbbt_log(TBBT_LOG_INFO, "manifest '%s' names no map checksum: cannot check that its "
-                 "image was built from '%s'", opt_manifest, r->map_path);
-    } else if (!mi->summed || mi->crc != r->man->map_crc) {
-        fprintf(stderr, PROG ": manifest '%s' was built from another map (crc32 %08" PRIx32
-                "), not from '%s' (%s%08" PRIx32 ")\n", opt_manifest, r->man->map_crc,
-                r->map_path, mi->summed ? "crc32 " : "version 2, no checksum: ",
-                mi->summed ? mi->crc : 0);
-        return -1;
-    }
-    return 0;
-}
-
-/* Every `obj ID PATH` line of the manifest names an entry of the map at trace start. */
-static int check_objs(const struct run *r, const GArray *starts)
-{
-    for (guint i = 0; i < r->man->objs->len; i++) {
-        const struct tbbt_manifest_obj *o = &g_array_index(r->man->objs,
-                                                           struct tbbt_manifest_obj, i);
-        uint64_t k = tbbt_ns_start_key(o->id, o->path, o->len);
-        if (!bsearch(&k, starts->data, starts->len, sizeof(uint64_t), key_cmp)) {
-            GString *p = g_string_new(NULL);
-            tbbt_ns_escape(p, o->path, o->len);
-            fprintf(stderr, PROG ": manifest '%s': object %" PRIu64 " at '%s' is no entry of "
-                    "the map '%s' at trace start\n", opt_manifest, o->id, p->str, r->map_path);
-            g_string_free(p, TRUE);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/*
- * Before any server is asked (docs/tbbt-play.md, "Checks before the server"): the trace
- * (a trace at all, every record, its checksum), the manifest, the map (checksum, every
- * field, the rules across lines), that the three belong together, and that every output
- * file can be written.  Each refusal is one line naming the file.  Sets r->man and
- * r->map_path.  0 or -1.
- */
+/* precheck.h, before any server is asked: sets r->man and r->map_path.  0 or -1. */
 static int precheck(struct run *r)
 {
     char err[1024];
-    struct tbbt_trace_ident tid = {0};
-    struct tbbt_ns_map_info mi;
-    const char *outs[] = {opt_report_json, opt_timeseries, opt_events};
-    const char *what[] = {"--report-json", "--timeseries", "--event-log"};
-    for (size_t i = 0; i < G_N_ELEMENTS(outs); i++) {
-        int rc = outs[i] ? tbbt_output_check(outs[i]) : 0;
-        if (rc < 0) {
-            fprintf(stderr, PROG ": cannot write %s '%s': %s\n", what[i], outs[i],
-                    tbbt_strerror(rc));
-            return -1;
-        }
-    }
-    if (check_trace(opt_trace, &tid) < 0)
-        return -1;
-    if (!r->man && tbbt_manifest_load(opt_manifest, &r->man, err, sizeof(err)) < 0) {
+    struct tbbt_precheck p = {
+        .trace = opt_trace, .manifest = opt_manifest, .map = opt_map,
+        .outputs = {opt_report_json, opt_timeseries, opt_events},
+        .output_opts = {"--report-json", "--timeseries", "--event-log"},
+    };
+    if (tbbt_precheck_run(&p, &r->man, &r->map_path, err, sizeof(err)) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
-    if (!r->map_path)
-        r->map_path = opt_map ? g_strdup(opt_map)
-                      : r->man->map ? g_strdup(r->man->map) : tbbt_ns_map_path(opt_trace);
-    GArray *starts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    int rc = tbbt_ns_map_check_starts(r->map_path, &mi, starts, err, sizeof(err));
-    if (rc < 0)
-        fprintf(stderr, PROG ": %s\n", err);
-    else
-        rc = check_ties(r, &tid, &mi) < 0 || check_objs(r, starts) < 0 ? -1 : 0;
-    g_array_free(starts, TRUE);
-    return rc < 0 ? -1 : 0;
+    return 0;
 }
 
 /* --check-only: the checks of precheck(), then exit; no server is asked. */
