@@ -37,6 +37,7 @@
 
 #include "ns/ns.h"
 #include "util/outfile.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #define MARKER TBBT__IMAGE_MARKER
@@ -91,6 +92,7 @@ struct build {
     char *clone_dir;                /* relative to root: "." or tbbt-clone-K */
     uint32_t clone;
     struct tbbt__image_attrs root_attrs;    /* the map root's (path ".") */
+    struct tbbt_ns_map_info map;    /* tbbt_ns_map_check()'s: version, checksum */
 };
 
 void tbbt_image_opts_init(struct tbbt_image_opts *o)
@@ -272,9 +274,17 @@ static bool aging(const struct build *b)
 
 static void progress(struct build *b, bool last);
 
+/*
+ * The mode, owner and group an object gets.  The set-user-ID bit is never made, nor the
+ * set-group-ID bit of anything but a directory: they only matter when a program is
+ * executed, which no replay does, and a damaged or hostile map must not make set-ID files
+ * on the tested server.  A directory's set-group-ID bit (new names take its group) and
+ * the sticky bit change what the replayed calls do: they are kept.
+ */
 static void attrs_of(struct tbbt__image_attrs *a, bool known, uint32_t mode, uint32_t uid,
-                     uint32_t gid)
+                     uint32_t gid, bool dir)
 {
+    mode &= dir ? ~04000u : ~06000u;
     *a = (struct tbbt__image_attrs){ .known = known, .mode = mode, .uid = uid, .gid = gid };
 }
 
@@ -289,7 +299,7 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
     char *dir;
     int rc;
 
-    attrs_of(&a, pe->attrs_known, pe->mode, pe->uid, pe->gid);
+    attrs_of(&a, pe->attrs_known, pe->mode, pe->uid, pe->gid, false);
     if (!aging(b) && pe->size_state != 0)   /* no aging: written now, in one go */
         flags = b->o->spacer_size ? TBBT__IMAGE_DATA_SYNC   /* placed before the spacers */
                                   : TBBT__IMAGE_DATA_NOW;
@@ -362,7 +372,7 @@ static int make_other(struct build *b, const struct tbbt_ns_map_entry *e, uint64
     struct tbbt__image_attrs a;
     int rc;
 
-    attrs_of(&a, e->attrs_known, e->mode, e->uid, e->gid);
+    attrs_of(&a, e->attrs_known, e->mode, e->uid, e->gid, e->type == TBBT_NS_DIR);
     switch (e->type) {
     case TBBT_NS_DIR:
         rc = b->ops->mkdir(b->be, e->path, &a);
@@ -399,7 +409,7 @@ static int make_entry(struct build *b, const struct tbbt_ns_map_entry *e, uint64
 
     if (e->path_len == 1 && e->path[0] == '.') {
         /* the root: the clone directory itself; its mode and owner come at the end */
-        attrs_of(&b->root_attrs, e->attrs_known, e->mode, e->uid, e->gid);
+        attrs_of(&b->root_attrs, e->attrs_known, e->mode, e->uid, e->gid, true);
         return 0;
     }
     if (e->type == TBBT_NS_FILE) {
@@ -1171,8 +1181,10 @@ static void man_header(struct build *b)
     /* absolute: the manifest is read from any directory (tbbt-play) */
     char *map = abs_path(o->map), *root = o->server ? g_strdup(o->root) : abs_path(o->root);
 
-    fprintf(b->man, "# tbbt-manifest 1\n");
+    fprintf(b->man, "# tbbt-manifest 2\n");
     man_path(b, "map", NULL, map);
+    if (b->map.summed)      /* the map this image was built from: tbbt-play checks it */
+        man_line(b, "map-crc32", "%08" PRIx32, b->map.crc);
     man_path(b, "root", NULL, root);
     g_free(map);
     g_free(root);
@@ -1285,14 +1297,9 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     b.started_ns = tbbt_now_ns();
     if ((rc = manifest_outside(&b)) < 0)
         return rc;
-    {   /* a map that does not open must not cost an earlier image (--force) */
-        int err = 0;
-        struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(o->map, &err);
-        if (!r)
-            return fail(&b, err, "cannot read hierarchy map '%s': %s", o->map,
-                        tbbt_strerror(err));
-        tbbt_ns_map_reader_close(r);
-    }
+    /* a map that is not whole and valid must not cost an earlier image (--force) */
+    if ((rc = tbbt_ns_map_check(o->map, &b.map, errbuf, errlen)) < 0)
+        return rc;
     if (!(b.be = ops->open(o, st, errbuf, errlen, &rc)))
         return rc;
     if ((rc = prepare_root(&b)) < 0) {     /* before the manifest: --force reads the old one */
@@ -1300,7 +1307,7 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
         return rc;
     }
     /* written aside, renamed into place at the end (a failed build's manifest too) */
-    if (!(man_out = tbbt_outfile_new(o->manifest, 0, &rc, NULL, 0)) ||
+    if (!(man_out = tbbt_outfile_new(o->manifest, TBBT_OUTFILE_SPOOL, &rc, NULL, 0)) ||
         !(b.man = tbbt_outfile_stream(man_out, &rc, NULL, 0))) {
         tbbt_outfile_abort(man_out);
         rc = fail(&b, rc, "cannot write the manifest '%s': %s", o->manifest, strerror(-rc));
@@ -1311,6 +1318,12 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     man_header(&b);
     rc = build_all(&b);
     man_footer(&b, rc);
+    /* its checksum line, appended to the file being written (spooled: always a file) */
+    if (fflush(b.man) != 0 && rc == 0)
+        rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
+                  strerror(errno));
+    else if ((wrc = tbbt_textsum_append(tbbt_outfile_path(man_out))) < 0 && rc == 0)
+        rc = fail(&b, wrc, "cannot write the manifest '%s': %s", o->manifest, strerror(-wrc));
     if ((wrc = tbbt_outfile_commit(man_out, NULL, 0)) < 0 && rc == 0)
         rc = fail(&b, wrc, "cannot write the manifest '%s': %s", o->manifest, strerror(-wrc));
     ops->close(b.be);

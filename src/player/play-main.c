@@ -17,6 +17,7 @@
 #include "player/engine.h"
 #include "player/grace.h"
 #include "player/handles.h"
+#include "player/precheck.h"
 #include "player/report.h"
 #include "player/resolve.h"
 #include "rpcclient/rpcconn.h"
@@ -47,7 +48,7 @@ static gint opt_spin_us = 20;
 static gchar *opt_causal_slack;     /* "auto": from the trace (scan_trace()) */
 static uint64_t opt_causal_slack_ns;    /* --causal-slack US (check_usage()) */
 static gint opt_rx_spin_us = -1;    /* -1: 50 in conservative timestamp timing, else 0 */
-static gboolean opt_no_grace_wait;
+static gboolean opt_no_grace_wait, opt_check_only;
 static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
 
 static const GOptionEntry entries[] = {
@@ -105,6 +106,9 @@ static const GOptionEntry entries[] = {
      "Write the per-second time series (CSV)", "FILE"},
     {"verify", 0, 0, G_OPTION_ARG_NONE, &opt_verify,
      "After the replay, compare the server's tree with the trace's end state", NULL},
+    {"check-only", 0, 0, G_OPTION_ARG_NONE, &opt_check_only,
+     "Only check the trace, map, manifest and output paths as before a replay (exit 0 "
+     "good, 1 not); no server is asked", NULL},
     {"nfs-port", 0, 0, G_OPTION_ARG_INT, &opt_nfs_port,
      "NFS port (default: ask rpcbind)", "PORT"},
     {"mount-port", 0, 0, G_OPTION_ARG_INT, &opt_mount_port,
@@ -437,14 +441,43 @@ static int map_root(const char *path, uint64_t *id)
     return rc == 1 ? 0 : -1;
 }
 
-static int startup(struct run *r)
+/* ------------------------------------------------------------------ the files, first */
+
+/* precheck.h, before any server is asked: sets r->man and r->map_path.  0 or -1. */
+static int precheck(struct run *r)
 {
-    char err[512];
-    int rc = tbbt_manifest_load(opt_manifest, &r->man, err, sizeof(err));
-    if (rc < 0) {
+    char err[1024];
+    struct tbbt_precheck p = {
+        .trace = opt_trace, .manifest = opt_manifest, .map = opt_map,
+        .outputs = {opt_report_json, opt_timeseries, opt_events},
+        .output_opts = {"--report-json", "--timeseries", "--event-log"},
+    };
+    if (tbbt_precheck_run(&p, &r->man, &r->map_path, err, sizeof(err)) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
+    return 0;
+}
+
+/* --check-only: the checks of precheck(), then exit; no server is asked. */
+static int check_only(void)
+{
+    struct run r = {0};
+    int rc = precheck(&r);
+    if (rc == 0 && !opt_quiet)
+        printf(PROG ": trace '%s', map '%s' and manifest '%s' are whole and belong together; "
+               "the output files can be written\n", opt_trace, r.map_path, opt_manifest);
+    g_free(r.map_path);
+    tbbt_manifest_free(r.man);
+    return rc == 0 ? TBBT_EXIT_OK : TBBT_EXIT_FAIL;
+}
+
+static int startup(struct run *r)
+{
+    char err[512];
+    int rc;
+    if (precheck(r) < 0)        /* the files first: a bad one is no server's fault */
+        return -1;
     /* An image built through NFS (tbbt-init --server) names where it was built. */
     if (!opt_server && r->man->server)
         opt_server = g_strdup(r->man->server);
@@ -462,8 +495,6 @@ static int startup(struct run *r)
                 r->man->clones->len);
         return -1;
     }
-    r->map_path = opt_map ? g_strdup(opt_map)
-                  : r->man->map ? g_strdup(r->man->map) : tbbt_ns_map_path(opt_trace);
     if (map_root(r->map_path, &r->root_id) < 0)
         return -1;
     if (r->root_id == 0)   /* no MOUNT in the trace: the image root gets a slot of its own */
@@ -819,5 +850,5 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n", why);
         return TBBT_EXIT_USAGE;
     }
-    return play();
+    return opt_check_only ? check_only() : play();
 }

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
 #include "proto/proto.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #define NONE UINT32_MAX
@@ -49,6 +51,8 @@ struct mload {
     GString *shown;             /* a field for a message */
     struct tbbt_manifest *m;
     uint64_t clones;            /* from the clones line */
+    int version;                /* 1 (no checksum line) or 2 */
+    uint64_t sum_line;          /* version 2: the line of the checksum (the last) */
     bool have_clones, have_status, have_map, have_root;
 };
 
@@ -235,6 +239,21 @@ static int line_path_key(struct mload *l, char **f, guint n)
     return parse_rel(l, "made", f[2], false);
 }
 
+/* map-crc32 HEX8: the checksum of the map the image was built from. */
+static int line_map_crc(struct mload *l, char **f, guint n)
+{
+    char line[TBBT_TEXTSUM_LINE];
+    int rc;
+
+    if ((rc = need_fields(l, f[0], n, 2)) < 0)
+        return rc;
+    snprintf(line, sizeof(line), TBBT_TEXTSUM_PREFIX "%s", f[1]);
+    if (l->m->have_map_crc || !tbbt_textsum_parse(line, strlen(line), &l->m->map_crc))
+        return bad(l, TBBT_E_SYNTAX, "bad or second map-crc32 line (8 lowercase hex digits)");
+    l->m->have_map_crc = true;
+    return 0;
+}
+
 /* One line (without its newline). */
 static int manifest_line(struct mload *l, char *s, size_t len)
 {
@@ -258,6 +277,8 @@ static int manifest_line(struct mload *l, char *s, size_t len)
         rc = line_status(l, f, n);
     else if (g_strv_contains(numbers, f[0]))
         rc = line_number(l, f, n);
+    else if (strcmp(f[0], "map-crc32") == 0)
+        rc = line_map_crc(l, f, n);
     else if (g_strv_contains(texts, f[0]))
         rc = need_fields(l, f[0], n, 2) < 0 ? TBBT_E_SYNTAX : check_text(l, f[0], f[1]);
     else if (strcmp(f[0], "map") == 0 || strcmp(f[0], "root") == 0 ||
@@ -268,6 +289,44 @@ static int manifest_line(struct mload *l, char *s, size_t len)
         rc = bad(l, TBBT_E_SYNTAX, "unknown line '%s'", shown(l, f[0], strlen(f[0])));
     g_strfreev(f);
     return rc;
+}
+
+static atomic_bool warned_v1;       /* the warning for a version 1 manifest: once */
+
+/* The header line: version 2 has a checksum line, version 1 none (a warning, once). */
+static int manifest_version(struct mload *l, const char *s)
+{
+
+    if (strcmp(s, "# tbbt-manifest 2") == 0) {
+        l->version = 2;
+        return 0;
+    }
+    if (strcmp(s, "# tbbt-manifest 1") != 0)
+        return bad(l, strncmp(s, "# tbbt-manifest ", 16) == 0 ? TBBT_E_VERSION : TBBT_E_MAGIC,
+                   "not a tbbt manifest of a known version (expected '# tbbt-manifest 2')");
+    l->version = 1;
+    return 0;
+}
+
+/* A version 2 manifest's checksum line: checked over the whole file first. */
+static int manifest_sum(struct mload *l, FILE *fp)
+{
+    uint64_t lines = 0;
+    int rc;
+
+    if (fseek(fp, 0, SEEK_SET) < 0)
+        return bad(l, -errno, "cannot read: %s", strerror(errno));
+    rc = tbbt_textsum_verify(fp, 0, &l->m->crc, &lines);
+    l->line = lines;
+    if (rc == TBBT_E_TRUNC)
+        return bad(l, rc, "no checksum line at the end (cut short?)");
+    if (rc == TBBT_E_CHECKSUM)
+        return bad(l, rc, "the checksum does not match the contents (changed or damaged)");
+    if (rc < 0)
+        return bad(l, rc, "cannot read: %s", tbbt_strerror(rc));
+    l->sum_line = lines;
+    l->line = 0;
+    return fseek(fp, 0, SEEK_SET) < 0 ? bad(l, -errno, "cannot read: %s", strerror(errno)) : 0;
 }
 
 static int manifest_read(struct mload *l, FILE *fp)
@@ -284,14 +343,33 @@ static int manifest_read(struct mload *l, FILE *fp)
             break;
         }
         buf[--len] = 0;
-        if (l->line == 1 && strcmp(buf, "# tbbt-manifest 1") != 0)
-            rc = bad(l, TBBT_E_MAGIC, "not a tbbt manifest (expected '# tbbt-manifest 1')");
-        else if (l->line > 1)
+        if (l->line == 1)
+            rc = manifest_version(l, buf);
+        else if (l->version >= 2 && buf[0] == '#' && l->line == l->sum_line)
+            continue;           /* the checksum line, checked already */
+        else
             rc = manifest_line(l, buf, (size_t)len);
     }
     if (rc == 0 && ferror(fp))
         rc = bad(l, -EIO, "read error");
     free(buf);
+    return rc;
+}
+
+/* The header's version, before anything else is read; fp is left at the start. */
+static int manifest_peek(struct mload *l, FILE *fp)
+{
+    char head[32] = "";
+
+    if (!fgets(head, sizeof(head), fp)) {
+        l->line = 0;
+        return 0;                   /* empty: manifest_check() says so */
+    }
+    head[strcspn(head, "\n")] = 0;
+    l->line = 1;
+    int rc = manifest_version(l, head);
+    l->line = 0;
+    rewind(fp);
     return rc;
 }
 
@@ -329,8 +407,16 @@ int tbbt_manifest_load(const char *path, struct tbbt_manifest **out, char *err, 
     l.comp = g_string_new(NULL);
     l.path = g_string_new(NULL);
     l.shown = g_string_new(NULL);
-    rc = manifest_read(&l, fp);
+    rc = manifest_peek(&l, fp);
+    if (rc == 0 && l.version >= 2)
+        rc = manifest_sum(&l, fp);
+    if (rc == 0)
+        rc = manifest_read(&l, fp);
     fclose(fp);
+    l.m->version = l.version;
+    if (rc == 0 && l.version == 1 && !atomic_exchange(&warned_v1, true))
+        tbbt_log(TBBT_LOG_WARN, "manifest '%s' is version 1: it has no checksum, so "
+                 "corruption cannot be detected (tbbt-init writes version 2)", path);
     if (rc == 0)
         rc = manifest_check(&l);
     g_string_free(l.comp, TRUE);

@@ -52,12 +52,20 @@ struct tbbt_manifest {
     GArray *objs;           /* struct tbbt_manifest_obj, in manifest order (parents
                                first) */
     bool complete;          /* status complete (always true after a successful load) */
+    int version;            /* 1 (no checksum line: read with a warning) or 2 */
+    uint32_t crc;           /* version 2: the checksum line's value */
+    bool have_map_crc;      /* map_crc holds the map-crc32 line: the checksum of the map
+                               the image was built from */
+    uint32_t map_crc;
     GStringChunk *strings;  /* private: holds the obj paths */
 };
 
 /*
  * Loads and validates the manifest at path (borrowed).  Strict: the first line must be
- * `# tbbt-manifest 1`; every line must be one of map, root, server, export, seed,
+ * `# tbbt-manifest 2` (its last line is then a checksum line, util/textsum.h, checked
+ * before any other line is read: TBBT_E_TRUNC without it, TBBT_E_CHECKSUM when it does
+ * not match) or `# tbbt-manifest 1` (no checksum; read with one warning); every line
+ * must be one of map, map-crc32, root, server, export, seed,
  * clones, scope, appends, classes, fill, clone, made, obj, stats, status with its fields (tab
  * separated, paths escaped as in the map); a path component that is empty, ".", "..",
  * longer than 255 bytes, or holds '/' (also escaped) or NUL is refused; the number of

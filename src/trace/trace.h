@@ -501,6 +501,22 @@ struct tbbt_credtab *tbbt_trace_reader_credtab(struct tbbt_trace_reader *r);
 uint64_t tbbt_trace_reader_offset(const struct tbbt_trace_reader *r);
 void tbbt_trace_reader_close(struct tbbt_trace_reader *r);
 
+/*
+ * A trace's identity, from its END record (docs/trace-format.md): the CRC32 of every
+ * byte before it and the number of op records.  The hierarchy map made with a trace
+ * records it (docs/hierarchy-map.md), and tbbt-play refuses a map made with another.
+ */
+struct tbbt_trace_ident {
+    uint32_t crc;
+    uint64_t ops;
+};
+/*
+ * Reads the identity of the trace file at path from its last 25 bytes, without reading
+ * (or checking) the rest: 0, or TBBT_E_MAGIC (not a trace), TBBT_E_TRUNC (no END record
+ * at the end), -errno.  Thread-safe.
+ */
+int tbbt_trace_ident_read(const char *path, struct tbbt_trace_ident *id);
+
 /* ---- text form ------------------------------------------------------------ */
 
 /*

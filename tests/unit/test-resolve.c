@@ -30,6 +30,8 @@
 #include "player/resolve.h"
 #include "player/verify.h"
 #include "proto/nfs3.h"
+#include "util/crc32.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #define HEADER "# tbbt-manifest 1\n"
@@ -91,6 +93,57 @@ static void expect_error(const char *text, int want_rc, const char *want_msg)
     assert_null(m);
     assert_non_null(strstr(err, "manifest '"));
     assert_non_null(strstr(err, want_msg));
+}
+
+/* text (a version 2 manifest without its checksum line) with the line appended. */
+static char *summed(const char *text)
+{
+    char line[TBBT_TEXTSUM_LINE];
+
+    tbbt_textsum_line(line, tbbt_crc32(0, text, strlen(text)));
+    return g_strconcat(text, line, NULL);
+}
+
+#define HEADER2 "# tbbt-manifest 2\nmap\tm.map\nmap-crc32\t0a0b0c0d\nclone\t.\nobj\t3\ta\n"
+
+/* Version 2: the checksum line is checked before any other line; map-crc32. */
+static void test_manifest_checksum(void **state)
+{
+    struct tbbt_manifest *m;
+    char err[512], *text, *bad;
+
+    (void)state;
+    text = summed(HEADER2 TAIL);
+    assert_int_equal(load_text(text, &m, err, sizeof(err)), 0);
+    assert_int_equal(m->version, 2);
+    assert_true(m->have_map_crc);
+    assert_int_equal(m->map_crc, 0x0a0b0c0d);
+    tbbt_manifest_free(m);
+    /* one byte changed: the path of object 3 */
+    bad = g_strdup(text);
+    *strstr(bad, "obj\t3\ta") = 'O';
+    expect_error(bad, TBBT_E_CHECKSUM, "line 8: the checksum does not match");
+    g_free(bad);
+    /* cut short, and a version 1 header over a version 2 body */
+    bad = g_strndup(text, strlen(text) - 5);
+    expect_error(bad, TBBT_E_TRUNC, "no checksum line at the end");
+    g_free(bad);
+    bad = g_strdup(text);
+    bad[16] = '1';
+    expect_error(bad, TBBT_E_SYNTAX, "line 8: line after the status line");
+    g_free(bad);
+    g_free(text);
+    expect_error(HEADER2 TAIL, TBBT_E_TRUNC, "no checksum line");
+    text = summed("# tbbt-manifest 3\nclone\t.\n" TAIL);
+    expect_error(text, TBBT_E_VERSION, "line 1: not a tbbt manifest of a known version");
+    g_free(text);
+    /* map-crc32 itself: eight lowercase hex digits, once */
+    text = summed("# tbbt-manifest 2\nmap-crc32\t0A0B0C0D\nclone\t.\n" TAIL);
+    expect_error(text, TBBT_E_SYNTAX, "line 2: bad or second map-crc32 line");
+    g_free(text);
+    text = summed(HEADER2 "map-crc32\t0a0b0c0d\n" TAIL);
+    expect_error(text, TBBT_E_SYNTAX, "line 6: bad or second map-crc32 line");
+    g_free(text);
 }
 
 static void test_manifest_good(void **state)
@@ -714,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_manifest_hostile),
         cmocka_unit_test(test_manifest_status),
         cmocka_unit_test(test_manifest_malformed),
+        cmocka_unit_test(test_manifest_checksum),
         cmocka_unit_test(test_relpath),
         cmocka_unit_test(test_sizes_v3),
         cmocka_unit_test(test_sizes_readdirplus_and_v2),
