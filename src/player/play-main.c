@@ -861,6 +861,8 @@ static int play(void)
         tbbt_log(TBBT_LOG_WARN, "%" PRIu64 " records name objects in and out of the subset "
                  "(left out): the subset is not disjoint from the rest", r.ss.crossing);
     int sig = stopper_enter(opt_verify && rc == 0 ? PH_VERIFY : PH_REPORT, rep, &cn);
+    if (sig && rc < 0 && rc != -EINTR)     /* it failed before the signal stopped it */
+        fprintf(stderr, PROG ": %s\n", err);
     if (sig) {
         cn.stop_reason = stopper.reason;
         g_snprintf(err, sizeof(err), "stopped by %s", sig_name(sig));

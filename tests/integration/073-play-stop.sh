@@ -14,7 +14,9 @@
 #     get the grace (1 s), then count as unknown; a second signal during the grace exits
 #     at once with the first one's status;
 #  3. SIGTERM during start-up (the MOUNT call waits for the stopped server): exit 143
-#     at once and an empty report with finished false;
+#     at once and an empty report with finished false; SIGTERM during --verify (its
+#     READDIRPLUS held by tools/rpc-proxy): exit 143 at once, the replay's report
+#     (finished) with stop_reason and no verify result;
 #  4. --dead-after with the server stopped mid-run: exit status 1, stop_reason
 #     "server dead", the accounting holding;
 #  5. exit status 1 after a run that finished with operations of unknown outcome
@@ -79,6 +81,7 @@ mk_trace() {   # mk_trace NAME gen-play-trace ARGS...: NAME.tbbt and an image, N
 # every replay of it.
 mk_trace meta --mix meta --ops 20000 --files 200 --dirs 10 --rate 2000
 mk_trace small --mix meta --ops 600 --files 30 --dirs 3
+mk_trace attrs --mix getattr --ops 300 --files 20 --dirs 2   # no READDIRPLUS
 bash "$lab" restart -q >/dev/null || fail "lab restart"   # nothing cached from tbbt-init
 
 start_play() {   # start_play NAME TRACE ARGS...: the player in the background, pid in ppid
@@ -184,6 +187,33 @@ r['trace_ops'] == 0"
 grep -q "stopped early (signal SIGTERM)" "$work/startup.txt" || fail "start-up: no text report"
 say "start-up: exit $rc $ms ms after SIGTERM"
 
+start_proxy() {   # start_proxy ARGS...: rpc-proxy in front of the NFS port, its port in pport
+  rm -f "$work/proxy.port" "$work/proxy.log"
+  "$proxy" --listen 0 --server 127.0.0.1:2049 --port-file "$work/proxy.port" \
+    --log "$work/proxy.log" "$@" 2>"$work/proxy.err" &
+  proxy_pid=$!
+  for _ in $(seq 50); do [ -s "$work/proxy.port" ] && break; sleep 0.1; done
+  [ -s "$work/proxy.port" ] || fail "rpc-proxy did not start: $(cat "$work/proxy.err")"
+  pport=$(cat "$work/proxy.port")
+}
+stop_proxy() { kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; proxy_pid=""; }
+
+start_proxy --delay readdirplus=5000
+start_play inverify attrs --order fsdep --verify --nfs-port "$pport" --mount-port 20048
+for _ in $(seq 100); do   # until --verify's first READDIRPLUS (NFSv3 procedure 17) is out
+  grep -q " call [0-9a-f]* 100003 3 17" "$work/proxy.log" && break
+  sleep 0.1
+done
+t_sig=$(now_ms)
+kill -TERM "$ppid"
+wait_play
+stop_proxy
+[ "$rc" -eq 143 ] || fail "--verify: exit status $rc, want 143: $(cat "$work/inverify.err")"
+[ "$ms" -lt 1500 ] || fail "--verify: took $ms ms to stop"
+check inverify "replay report" "r['finished'] and r['stop_reason'] == 'signal SIGTERM' and \
+'verify' not in r and r['ops_unknown'] == 0"
+say "--verify: exit $rc $ms ms after SIGTERM"
+
 # ------------------------------------------------------------------ 4. --dead-after
 start_play dead meta --order fsdep --timing timestamp --dead-after 2
 sleep 1.5
@@ -199,19 +229,12 @@ check_csv dead
 say "dead server: exit $rc $ms ms after the server stopped"
 
 # ------------------------------------------------------------------ 5. exit status of a finished run
-rm -f "$work/proxy.port"
-"$proxy" --listen 0 --server 127.0.0.1:2049 --port-file "$work/proxy.port" \
-  --drop-replies 4 --drop-proc getattr 2>"$work/proxy.err" &
-proxy_pid=$!
-for _ in $(seq 50); do [ -s "$work/proxy.port" ] && break; sleep 0.1; done
-[ -s "$work/proxy.port" ] || fail "rpc-proxy did not start: $(cat "$work/proxy.err")"
-start_play lossy small --order fsdep --nfs-port "$(cat "$work/proxy.port")" \
-  --mount-port 20048 --timeout-ms 200 --retrans 0
+start_proxy --drop-replies 4 --drop-proc getattr
+start_play lossy small --order fsdep --nfs-port "$pport" --mount-port 20048 --timeout-ms 200 \
+  --retrans 0
 t_sig=$(now_ms)
 wait_play
-kill "$proxy_pid"
-wait "$proxy_pid" 2>/dev/null || true
-proxy_pid=""
+stop_proxy
 check lossy "unknown outcomes" "r['finished'] and r['ops_unknown'] > 0"
 [ "$rc" -eq 1 ] || fail "unknown outcomes: exit status $rc, want 1"
 say "unknown outcomes: exit $rc"
