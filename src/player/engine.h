@@ -27,7 +27,8 @@
  * reconnected and its calls accounted (calls that make objects are sent again, the
  * others' outcome is unknown); a request that needs an object whose making failed is
  * skipped, and so on transitively.  A server that stays unreachable or silent for
- * `dead_ms` ends the run.
+ * `dead_ms` ends the run; so does a readable `stop_fd` (the tool's SIGINT/SIGTERM), after
+ * a short grace for the calls out.  Either way every request read is accounted.
  */
 #ifndef TBBT_PLAYER_ENGINE_H
 #define TBBT_PLAYER_ENGINE_H
