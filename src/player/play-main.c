@@ -865,10 +865,11 @@ static int play(void)
         fprintf(stderr, PROG ": %s\n", err);
     if (sig) {
         cn.stop_reason = stopper.reason;
-        g_snprintf(err, sizeof(err), "stopped by %s", sig_name(sig));
+        g_snprintf(err, sizeof(err), "stopped by %s: %" PRIu64 " operations of unknown "
+                   "outcome, %" PRIu64 " not sent", sig_name(sig), cn.ops_unknown,
+                   cn.skipped_stopped);
         cn.error = err;
-        fprintf(stderr, PROG ": %s: %" PRIu64 " operations of unknown outcome, %" PRIu64
-                " not sent\n", err, cn.ops_unknown, cn.skipped_stopped);
+        fprintf(stderr, PROG ": %s\n", err);
     } else if (rc < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         cn.error = err;
