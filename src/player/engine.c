@@ -170,7 +170,7 @@ struct eng {
 
     struct tbbt_report *rep_tx, *rep_rx;
     struct tbbt_report_counts c;   /* under mu, except the reader's and the receiver's own */
-    uint64_t filtered, kept;       /* reader-owned */
+    uint64_t filtered;             /* reader-owned */
 };
 
 /* ------------------------------------------------------------------ small helpers */
@@ -701,7 +701,6 @@ static int read_kept(struct eng *e, struct tbbt_trace_reader *r, struct tbbt_tra
             *first = false;
         }
         e->trace_t1 = MAX(e->trace_t1, rec->call_ns);
-        e->kept++;
         return 1;
     }
 }
