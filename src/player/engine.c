@@ -41,6 +41,8 @@
 #include "util/util.h"
 
 #define NFS3ERR_JUKEBOX 10008
+#define NFS3ERR_NOT_SYNC 10002
+#define NFSERR_NOENT 2
 #define NFSERR_EXIST 17
 #define REPLY_BATCH 128
 #define NO_REPLY_KEY UINT64_MAX
@@ -72,13 +74,16 @@ struct slot {
     uint8_t attempts;           /* sends with a fresh XID after the first (retries) */
     uint16_t jb_tries;          /* JUKEBOX answers so far */
     uint64_t jb_first_ns;       /* when the first JUKEBOX came, 0 if none */
-    uint8_t retrans;            /* same-XID retransmissions of the current attempt */
+    uint8_t retrans;            /* same-XID resends of the current attempt (timeouts and
+                                   reconnects, struct tbbt_rpcconn_retry) */
     bool same_xid;              /* RESEND: retransmit with xid */
     bool fixup;                 /* send a LOOKUP of (dir, name): a retried create found it */
     bool made_pending;          /* this request set its object's handle PENDING */
     bool made_was_known;        /* ... which was KNOWN before (restored if it fails) */
     bool checked;               /* expected holds the trace's outcome */
     bool sent;                  /* went out at least once */
+    bool resent;                /* went out more than once (a timeout, a lost connection):
+                                   duplicate-request semantics apply (dup_answer()) */
     bool cookie_mapped;         /* cookie[] holds the server's cookie for a resend */
     bool client_held;           /* was held back at --client-outstanding (counted once) */
     bool racy;                  /* overlapped in the trace with a request that changes one
@@ -116,6 +121,7 @@ struct conn {
 
 struct eng {
     const struct tbbt_engine_opts *o;
+    struct tbbt_rpcconn_retry retry;   /* resends and reconnects, as start-up and --verify */
     GHashTable *rx_listings;    /* receive thread: (clone, dir) -> struct listing */
     uint32_t n_clones;
     unsigned W;
@@ -230,6 +236,31 @@ static bool is_create(const struct slot *s)
 {
     return s->op == TBBT_NS_OP_CREATE || s->op == TBBT_NS_OP_MKDIR ||
            s->op == TBBT_NS_OP_SYMLINK || s->op == TBBT_NS_OP_MKNOD;
+}
+
+/*
+ * Duplicate-request semantics.  A non-idempotent request sent more than once (after a
+ * timeout or a reconnect) may have been applied by its first send, whose reply was
+ * lost: the server's duplicate request cache may no longer hold that reply (NFS-Ganesha
+ * drops a TCP connection's cached replies with the connection and retires them after
+ * later calls), and runs it again.  The answer it then gives where the trace says OK is
+ * what that first send left behind: EXIST for a create or a LINK, NOENT for a REMOVE,
+ * RMDIR or RENAME, NOT_SYNC for a guarded SETATTR.  Real clients take it as success,
+ * and so does the player (counted in retransmit_dup_ok).
+ */
+static bool dup_answer(const struct slot *s, int32_t nfs)
+{
+    switch (s->op) {
+    case TBBT_NS_OP_CREATE: case TBBT_NS_OP_MKDIR: case TBBT_NS_OP_SYMLINK:
+    case TBBT_NS_OP_MKNOD: case TBBT_NS_OP_LINK:
+        return nfs == NFSERR_EXIST;
+    case TBBT_NS_OP_REMOVE: case TBBT_NS_OP_RMDIR: case TBBT_NS_OP_RENAME:
+        return nfs == NFSERR_NOENT;
+    case TBBT_NS_OP_SETATTR:
+        return nfs == NFS3ERR_NOT_SYNC;
+    default:
+        return false;
+    }
 }
 
 /* Calls that make objects later requests need are retried (TBBT paper section 4). */
@@ -556,6 +587,7 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->clone = clone;
     s->client = r->endpoint * e->n_clones + clone;
     s->attempts = s->retrans = 0;
+    s->resent = false;
     s->jb_tries = 0;
     s->jb_first_ns = 0;
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
@@ -1191,7 +1223,7 @@ static void reconnect_down(struct eng *e)
         if (!want)
             continue;
         pthread_mutex_lock(&cn->send_mu);
-        int rc = tbbt_rpcconn_reconnect(cn->rpc);
+        int rc = tbbt_rpcconn_revive(cn->rpc, &e->retry, cn->down_since);
         pthread_mutex_unlock(&cn->send_mu);
         pthread_mutex_lock(&e->mu);
         now = tbbt_now_ns();
@@ -1201,7 +1233,7 @@ static void reconnect_down(struct eng *e)
             atomic_store(&e->last_reply_ns, now);
             tbbt_log(TBBT_LOG_INFO, "reconnected to %s:%u", e->o->server, e->o->nfs_port);
             wake_rx(e);
-        } else if (now - cn->down_since > (uint64_t)e->o->dead_ms * 1000000ull) {
+        } else if (rc != -EAGAIN) {
             fail_run(e, rc, "server %s:%u unreachable for %d s: %s", e->o->server,
                      e->o->nfs_port, e->o->dead_ms / 1000, tbbt_rpcconn_error(cn->rpc));
         } else {
@@ -1604,13 +1636,15 @@ static void rx_apply(struct eng *e, struct rxdone *d)
     const struct tbbt_engine_opts *o = e->o;
     uint64_t now = d->recv_ns;
     if (d->status == TBBT_RPCCONN_LOST || d->status == TBBT_RPCCONN_TIMEDOUT) {
-        if (d->status == TBBT_RPCCONN_TIMEDOUT) {
-            e->c.timeouts++;
-            if (s->retrans < o->max_retrans) {
-                s->retrans++;
-                resend_locked(e, s, true, 0);
-                return;
-            }
+        /* As a real client: sent again with the same XID, on the same connection after a
+         * timeout, on the new one after a reconnect, until the policy gives up. */
+        e->c.timeouts += d->status == TBBT_RPCCONN_TIMEDOUT;
+        s->resent = true;
+        if (tbbt_rpcconn_retry_step(&e->retry, s->retrans + 1u) == TBBT_RPCCONN_RESEND) {
+            s->retrans++;
+            e->c.retransmits++;
+            resend_locked(e, s, true, 0);
+            return;
         }
         if (is_retried(s) && s->attempts < o->max_retries) {
             s->attempts++;
@@ -1658,11 +1692,15 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         complete_locked(e, s);
         return;
     }
-    if (s->attempts > 0 && is_create(s) && d->nfs == NFSERR_EXIST && s->expected == 0) {
-        /* A retried create whose first try went through: find what it made. */
-        s->fixup = true;
-        resend_locked(e, s, false, 0);
-        return;
+    if (s->resent && s->checked && s->expected == 0 && dup_answer(s, d->nfs)) {
+        e->c.retransmit_dup_ok++;
+        if (is_create(s)) {
+            /* A resent create whose first send went through: find what it made. */
+            s->fixup = true;
+            resend_locked(e, s, false, 0);
+            return;
+        }
+        d->nfs = 0;     /* done by its first send */
     }
     e->c.ops_completed++;
     e->c.replies_racy += d->racy;
@@ -1996,6 +2034,9 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
 {
     struct eng eng = {0}, *e = &eng;
     e->o = o;
+    e->retry = (struct tbbt_rpcconn_retry){.timeout_ms = MAX(o->timeout_ms, 1),
+                                           .retrans = o->max_retrans,
+                                           .dead_ms = MAX(o->dead_ms, 1)};
     e->n_clones = MAX(1u, o->clones);
     e->W = MAX(o->window, 2 * e->n_clones);
     e->W = (e->W + e->n_clones - 1) / e->n_clones * e->n_clones;

@@ -117,7 +117,8 @@ struct tbbt_resolve_stats {
     uint64_t missing;       /* wanted objects not found (NOENT, or a directory on the way
                                is missing or failed) */
     uint64_t errors;        /* LOOKUPs that failed otherwise (NFS error, RPC error) */
-    uint64_t retransmits;   /* UDP retransmissions */
+    uint64_t retransmits;   /* same-XID resends (timeouts; after reconnects) */
+    uint64_t reconnects;    /* connections re-established (retry policy) */
     uint64_t ns;            /* wall time of the run */
 };
 

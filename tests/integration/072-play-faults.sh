@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tbbt-play against faults injected by tools/rpc-proxy between the player and the real lab
+# server (NFS-Ganesha, tools/tbbt-lab, in a private network namespace of its own through
+# tools/lab-ns), docs/tbbt-play.md "Retransmission and reconnection":
+#   - 5 % of the replies dropped (every 20th), start-up LOOKUPs, the replay and --verify
+#     alike;
+#   - the connection reset after every 100th call, and after every 300th;
+# each in conservative and fsdep order, on the committed mid-run capture (creates,
+# renames, removes, objects that exist at its start: start-up LOOKUPs).  Every run must
+# finish within its bound, with exit status 0, zero replay failures, a passing --verify,
+# the report on disk and its accounting (trace_ops = issued + skipped, issued =
+# completed + unknown).  A last run drops 5 % of the replies with the default timeout and
+# must end in time bounded by the lost calls times the timeout.
+# Needs root; fails, never skips, without it.
+#   072-play-faults.sh BUILD_DIR [SCENARIO...]   (SCENARIO: drop20, reset100, reset300,
+#                                                 default-timeout; default all)
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: 072-play-faults.sh BUILD_DIR [SCENARIO...]" >&2; exit 2; }
+top=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -z "${TBBT_LAB_NS:-}" ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "FAIL: 072-play-faults needs root (it starts the lab NFS server)" >&2
+    exit 1
+  fi
+  # Again inside a private namespace with a fresh state directory (TBBT_LAB_DIR).
+  exec "$top/tools/lab-ns" --tmp 072 -- bash "$0" "$@"
+fi
+
+build=$(cd "$1" && pwd)
+shift
+scenarios=${*:-drop20 reset100 reset300 default-timeout}
+play=$build/src/player/tbbt-play
+convert=$build/src/extract/tbbt-convert
+init=$build/src/aging/tbbt-init
+proxy=$build/tools/rpc-proxy
+lab=$top/tools/tbbt-lab
+for b in "$play" "$convert" "$init" "$proxy"; do
+  [ -x "$b" ] || { echo "FAIL: $b not built" >&2; exit 1; }
+done
+command -v python3 >/dev/null || { echo "FAIL: python3 is not installed" >&2; exit 1; }
+work=$(mktemp -d)
+proxy_pid=""
+cleanup() {
+  [ -z "$proxy_pid" ] || kill "$proxy_pid" 2>/dev/null || true
+  bash "$lab" stop -q || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+say() { echo "072-play-faults: $*"; }
+
+bash "$lab" start --size 256M -q || fail "cannot start the lab server in $TBBT_LAB_DIR"
+lab_env=$(bash "$lab" env) || fail "tbbt-lab env failed"
+eval "$lab_env"
+export_dir=$TBBT_LAB_EXPORT
+
+"$convert" -q -o "$work/mid.tbbt" "$top/traces/v3-tcp-mid.pcap" || fail "convert v3-tcp-mid.pcap"
+
+image() {   # image: builds a fresh image of the mid-run trace, prints its manifest
+  local root
+  root=$(mktemp -d "$export_dir/img-XXXXXX")
+  local man=$work/$(basename "$root").manifest
+  "$init" --map "$work/mid.tbbt.map" --root "$root" --manifest "$man" -q >/dev/null ||
+    fail "tbbt-init"
+  echo "$man"
+}
+
+start_proxy() {   # start_proxy ARGS...: a fresh rpc-proxy (its counters from 0) before NFS
+  rm -f "$work/proxy.port"
+  "$proxy" --listen 0 --server 127.0.0.1:2049 --port-file "$work/proxy.port" \
+    --log "$work/proxy.log" "$@" 2>"$work/proxy.err" &
+  proxy_pid=$!
+  for _ in $(seq 50); do [ -s "$work/proxy.port" ] && break; sleep 0.1; done
+  [ -s "$work/proxy.port" ] || fail "rpc-proxy did not start: $(cat "$work/proxy.err")"
+  pport=$(cat "$work/proxy.port")
+}
+stop_proxy() {
+  kill "$proxy_pid" 2>/dev/null || true
+  wait "$proxy_pid" 2>/dev/null || true
+  proxy_pid=""
+}
+
+# faulty NAME BOUND_S PROXY_ARGS -- PLAY_ARGS: one replay through a fresh proxy
+faulty() {
+  local name=$1 bound=$2; shift 2
+  local pargs=()
+  while [ "$1" != -- ]; do pargs+=("$1"); shift; done
+  shift
+  local man
+  man=$(image)
+  bash "$lab" restart -q >/dev/null   # nothing cached from tbbt-init
+  start_proxy "${pargs[@]}"
+  local t0 rc
+  t0=$(date +%s.%N)
+  set +e
+  timeout "$bound" "$play" --trace "$work/mid.tbbt" --manifest "$man" --server 127.0.0.1 \
+    --export "$export_dir" --nfs-port "$pport" --mount-port 20048 --verify -q \
+    --report-json "$work/$name.json" "$@" 2>"$work/$name.err"
+  rc=$?
+  set -e
+  local t1
+  t1=$(date +%s.%N)
+  stop_proxy
+  local proxy_line
+  proxy_line=$(tail -n 1 "$work/proxy.err")
+  [ "$rc" -eq 0 ] ||
+    fail "$name: exit status $rc after $(python3 -c "print(f'{$t1 - $t0:.1f}')") s" \
+      "(124: did not finish within $bound s): $(head -c 2000 "$work/$name.err"); $proxy_line"
+  [ -s "$work/$name.json" ] || fail "$name: no report on disk"
+  python3 - "$work/$name.json" "$name" "$t0" "$t1" "$proxy_line" <<'PY' ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+name, secs = sys.argv[2], float(sys.argv[4]) - float(sys.argv[3])
+ok = r["finished"] and r["replay_failures"] == 0 and r["verify"]["ok"]
+ok &= r["trace_ops"] == r["ops_issued"] + r["ops_skipped"]
+ok &= r["ops_issued"] == r["ops_completed"] + r["ops_unknown"]
+print(f'072-play-faults: {name}: {secs:.1f} s, issued {r["ops_issued"]} = completed '
+      f'{r["ops_completed"]} + unknown {r["ops_unknown"]}, skipped {r["ops_skipped"]}, '
+      f'failures {r["replay_failures"]} {r["replay_failures_by_kind"]}, timeouts '
+      f'{r["timeouts"]}, retries {r["retries"]}, reconnects {r["reconnects"]}, '
+      f'dup ok {r.get("retransmit_dup_ok")}, verify {r["verify"]}; {sys.argv[5]}')
+sys.exit(0 if ok else 1)
+PY
+    fail "$name: report $(cat "$work/$name.json")"
+}
+
+for s in $scenarios; do
+  for order in conservative fsdep; do
+    case $s in
+      drop20)
+        faulty "drop20-$order" 120 --drop-replies 20 -- --order "$order" --timeout-ms 200 ;;
+      reset100)
+        faulty "reset100-$order" 120 --reset-every 100 -- --order "$order" --timeout-ms 200 ;;
+      reset300)
+        faulty "reset300-$order" 120 --reset-every 300 -- --order "$order" --timeout-ms 200 ;;
+      default-timeout)
+        [ "$order" = fsdep ] || continue
+        faulty "drop20-default-$order" 400 --drop-replies 20 -- --order "$order" ;;
+      *) fail "unknown scenario $s" ;;
+    esac
+  done
+done
+say "ok"
