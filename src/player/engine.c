@@ -1692,7 +1692,7 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         complete_locked(e, s);
         return;
     }
-    if (s->resent && s->checked && s->expected == 0 && dup_answer(s, d->nfs)) {
+    if (s->resent && s->expected == 0 && dup_answer(s, d->nfs)) {
         e->c.retransmit_dup_ok++;
         if (is_create(s)) {
             /* A resent create whose first send went through: find what it made. */

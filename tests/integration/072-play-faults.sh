@@ -136,7 +136,7 @@ for s in $scenarios; do
         faulty "reset300-$order" 120 --reset-every 300 -- --order "$order" --timeout-ms 200 ;;
       default-timeout)
         [ "$order" = fsdep ] || continue
-        faulty "drop20-default-$order" 400 --drop-replies 20 -- --order "$order" ;;
+        faulty "drop20-default-$order" 180 --drop-replies 20 -- --order "$order" ;;
       *) fail "unknown scenario $s" ;;
     esac
   done
