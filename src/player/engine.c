@@ -49,6 +49,8 @@
 #define MIN_REPLY_BYTES 28      /* record mark + the smallest accepted reply (NULL) */
 #define JUKEBOX_DELAY0_NS 10000000ull     /* first wait after a JUKEBOX reply */
 #define JUKEBOX_DELAY_MAX_NS 500000000ull /* longest wait between two tries */
+#define LOST_SETTLE_NS 100000000ull       /* a call lost with its connection waits this
+                                             long before it is sent again (rx_apply()) */
 
 enum slot_state { S_FREE = 0, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
 
@@ -74,8 +76,9 @@ struct slot {
     uint8_t attempts;           /* sends with a fresh XID after the first (retries) */
     uint16_t jb_tries;          /* JUKEBOX answers so far */
     uint64_t jb_first_ns;       /* when the first JUKEBOX came, 0 if none */
-    uint8_t retrans;            /* same-XID resends of the current attempt (timeouts and
-                                   reconnects, struct tbbt_rpcconn_retry) */
+    uint8_t retrans;            /* timeouts of the current attempt (each resent with the
+                                   same XID, struct tbbt_rpcconn_retry) */
+    uint8_t relost;             /* lost connections of the current attempt (the same) */
     bool same_xid;              /* RESEND: retransmit with xid */
     bool fixup;                 /* send a LOOKUP of (dir, name): a retried create found it */
     bool made_pending;          /* this request set its object's handle PENDING */
@@ -512,12 +515,27 @@ static void skip_locked(struct eng *e, struct slot *s, enum skip_why why)
     complete_locked(e, s);
 }
 
+static gint seq_cmp(gconstpointer a, gconstpointer b, gpointer unused)
+{
+    (void)unused;
+    gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Queues s to be sent again, in sequence order: the calls a lost connection hands back
+ * come in no particular order, and the oldest (the ones others wait for) go first.
+ */
 static void resend_locked(struct eng *e, struct slot *s, bool same_xid, uint64_t not_before)
 {
     s->state = S_RESEND;
     s->same_xid = same_xid;
     s->not_before = not_before;
-    g_queue_push_tail(&e->resend, GSIZE_TO_POINTER(s->seq + 1));
+    GList *tail = e->resend.tail;
+    if (!tail || GPOINTER_TO_SIZE(tail->data) < s->seq + 1)
+        g_queue_push_tail(&e->resend, GSIZE_TO_POINTER(s->seq + 1));
+    else
+        g_queue_insert_sorted(&e->resend, GSIZE_TO_POINTER(s->seq + 1), seq_cmp, NULL);
     if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
         e->wake_send = true;
 }
@@ -586,7 +604,7 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->seq = seq;
     s->clone = clone;
     s->client = r->endpoint * e->n_clones + clone;
-    s->attempts = s->retrans = 0;
+    s->attempts = s->retrans = s->relost = 0;
     s->resent = false;
     s->jb_tries = 0;
     s->jb_first_ns = 0;
@@ -1637,18 +1655,25 @@ static void rx_apply(struct eng *e, struct rxdone *d)
     uint64_t now = d->recv_ns;
     if (d->status == TBBT_RPCCONN_LOST || d->status == TBBT_RPCCONN_TIMEDOUT) {
         /* As a real client: sent again with the same XID, on the same connection after a
-         * timeout, on the new one after a reconnect, until the policy gives up. */
-        e->c.timeouts += d->status == TBBT_RPCCONN_TIMEDOUT;
+         * timeout, on the new one after a reconnect, until the policy gives up.  The
+         * server may still run the calls it read from a connection after that connection
+         * is gone: a lost call waits LOST_SETTLE_NS before its resend, so that its first
+         * send, if the server runs it, runs first (and the resend gets the duplicate
+         * answer) rather than after the resend and the requests the resend's reply
+         * released (a REMOVE of the old file run again after the CREATE of the new). */
+        bool lost = d->status == TBBT_RPCCONN_LOST;
+        e->c.timeouts += !lost;
         s->resent = true;
-        if (tbbt_rpcconn_retry_step(&e->retry, s->retrans + 1u) == TBBT_RPCCONN_RESEND) {
-            s->retrans++;
+        s->retrans = (uint8_t)MIN(s->retrans + !lost, 255);
+        s->relost = (uint8_t)MIN(s->relost + lost, 255);
+        if (tbbt_rpcconn_retry_step(&e->retry, s->retrans, s->relost) == TBBT_RPCCONN_RESEND) {
             e->c.retransmits++;
-            resend_locked(e, s, true, 0);
+            resend_locked(e, s, true, lost ? now + LOST_SETTLE_NS : 0);
             return;
         }
         if (is_retried(s) && s->attempts < o->max_retries) {
             s->attempts++;
-            s->retrans = 0;
+            s->retrans = s->relost = 0;
             e->c.retries++;
             resend_locked(e, s, false, now + (10000000ull << MIN(s->attempts, 8)));
             return;
@@ -1865,7 +1890,12 @@ static void *receiver_main(void *arg)
     struct epoll_event *ev = g_new(struct epoll_event, e->nconns + 1);
     unsigned *idx = g_new(unsigned, e->nconns + 1);
     uint64_t timeout_ns = (uint64_t)e->o->timeout_ms * 1000000ull;
-    uint64_t next_expire = tbbt_now_ns() + timeout_ns / 4;
+    /* Calls past their timeout are looked for every timeout / 20, at least every 10 ms
+     * and at most every 100 ms: a lost reply costs its timeout and at most 5 % more
+     * (with a check every timeout / 4, up to 25 % more, 12.5 s for the 10 s TCP
+     * default, and conservative order waits that long for every lost reply). */
+    uint64_t scan_ns = CLAMP(timeout_ns / 20, 10000000ull, 100000000ull);
+    uint64_t next_expire = tbbt_now_ns() + scan_ns;
     if (e->o->timing == TBBT_TIMING_TIMESTAMP)
         boost_thread("receive", 1);
     struct txctx t;
@@ -1910,7 +1940,7 @@ static void *receiver_main(void *arg)
                 rx_conn(e, idx[k], reps, d, &t);
         uint64_t now = tbbt_now_ns();
         if (now >= next_expire) {
-            next_expire = now + MAX(timeout_ns / 4, 10000000ull);
+            next_expire = now + scan_ns;
             for (unsigned k = 0; k < n; k++) {
                 int got = tbbt_rpcconn_expire(e->conns[idx[k]].rpc, now - MIN(now, timeout_ns),
                                               reps, REPLY_BATCH);
@@ -2036,6 +2066,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->o = o;
     e->retry = (struct tbbt_rpcconn_retry){.timeout_ms = MAX(o->timeout_ms, 1),
                                            .retrans = o->max_retrans,
+                                           .relost = o->max_retries,
                                            .dead_ms = MAX(o->dead_ms, 1)};
     e->n_clones = MAX(1u, o->clones);
     e->W = MAX(o->window, 2 * e->n_clones);

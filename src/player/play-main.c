@@ -280,7 +280,8 @@ static struct tbbt_rpcconn *conn_to(bool udp, const char *host, uint16_t port, c
     /* Start-up and --verify resend and reconnect as the replay does (engine.c). */
     struct tbbt_rpcconn_retry retry = {
         .timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms : udp ? 1000 : 10000,
-        .retrans = (unsigned)opt_retrans, .dead_ms = opt_dead_s * 1000,
+        .retrans = (unsigned)opt_retrans, .relost = (unsigned)opt_retries,
+        .dead_ms = opt_dead_s * 1000,
     };
     tbbt_rpcconn_set_retry(c, &retry);
     return c;

@@ -540,6 +540,7 @@ struct req {
     uint32_t xid;
     uint64_t first_ns;          /* first send */
     unsigned sends;             /* sends so far, the first included */
+    unsigned timeouts, losses;  /* of them, ended by a timeout, by a lost connection */
     union tbbt_nfsreq_res res;  /* lookup3 or dirop2 (nfsreq.h decodes it) */
 };
 
@@ -835,7 +836,7 @@ static void issue_ready(struct run *r)
 
         q->node = i;
         q->first_ns = tbbt_now_ns();
-        q->sends = 0;
+        q->sends = q->timeouts = q->losses = 0;
         if ((rc = issue(r, q, false)) == 0)
             continue;
         req_release(r, q);
@@ -899,7 +900,8 @@ static void on_reply(struct run *r, const struct tbbt_rpcconn_reply *rep, bool u
         break;
     case TBBT_RPCCONN_LOST:
         if (r->has_retry && !r->fatal &&
-            tbbt_rpcconn_retry_step(&r->retry, q->sends) == TBBT_RPCCONN_RESEND) {
+            tbbt_rpcconn_retry_step(&r->retry, q->timeouts, ++q->losses) ==
+                TBBT_RPCCONN_RESEND) {
             g_array_append_val(r->lost, q);     /* sent again once reconnected */
             return;
         }
@@ -908,7 +910,8 @@ static void on_reply(struct run *r, const struct tbbt_rpcconn_reply *rep, bool u
         break;
     case TBBT_RPCCONN_TIMEDOUT:
         if (r->has_retry && !r->fatal &&
-            tbbt_rpcconn_retry_step(&r->retry, q->sends) == TBBT_RPCCONN_RESEND) {
+            tbbt_rpcconn_retry_step(&r->retry, ++q->timeouts, q->losses) ==
+                TBBT_RPCCONN_RESEND) {
             r->st->retransmits++;
             int rc = issue(r, q, true);
             if (rc == 0)

@@ -1226,6 +1226,7 @@ void tbbt_rpcconn_set_retry(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_re
         return;
     c->retry.timeout_ms = MAX(p->timeout_ms, 1);
     c->retry.retrans = MIN(p->retrans, 1000u);
+    c->retry.relost = MIN(p->relost, 1000u);
     c->retry.dead_ms = MAX(p->dead_ms, 1);
 }
 
@@ -1237,9 +1238,10 @@ bool tbbt_rpcconn_get_retry(const struct tbbt_rpcconn *c, struct tbbt_rpcconn_re
 }
 
 enum tbbt_rpcconn_next tbbt_rpcconn_retry_step(const struct tbbt_rpcconn_retry *p,
-                                               unsigned sends)
+                                               unsigned timeouts, unsigned losses)
 {
-    return sends <= p->retrans ? TBBT_RPCCONN_RESEND : TBBT_RPCCONN_GIVE_UP;
+    return timeouts <= p->retrans && losses <= p->relost ? TBBT_RPCCONN_RESEND
+                                                         : TBBT_RPCCONN_GIVE_UP;
 }
 
 int tbbt_rpcconn_revive(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_retry *p,
@@ -1320,6 +1322,7 @@ static int call_retry(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *ca
 {
     struct tbbt_rpcconn_call again = *call;
     uint32_t xid = 0;
+    unsigned timeouts = 0, losses = 0;
     for (unsigned sends = 1;; sends++) {
         if (!tbbt_rpcconn_is_up(c)) {
             int rc = revive_wait(c, tbbt_now_ns());
@@ -1333,7 +1336,9 @@ static int call_retry(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *ca
             return rc;
         again.flags |= TBBT_RPCCONN_CALL_XID;
         again.xid = xid;
-        if (tbbt_rpcconn_retry_step(&c->retry, sends) == TBBT_RPCCONN_GIVE_UP) {
+        timeouts += rc == -ETIMEDOUT;
+        losses += rc == -ECONNRESET;
+        if (tbbt_rpcconn_retry_step(&c->retry, timeouts, losses) == TBBT_RPCCONN_GIVE_UP) {
             if (rc == -ETIMEDOUT)
                 set_error(c, -ETIMEDOUT, "no reply from server after %u sends, %d ms each",
                           sends, c->retry.timeout_ms);

@@ -103,8 +103,10 @@ struct tbbt_rpcconn_opts {
 struct tbbt_rpcconn_retry {
     int timeout_ms;         /* how long a call waits for its reply before it is sent
                                again with the same XID (> 0) */
-    unsigned retrans;       /* sends of one call after its first (timeouts and
-                               reconnects together); then its outcome is unknown */
+    unsigned retrans;       /* resends of one call after timeouts (then its outcome
+                               is unknown) */
+    unsigned relost;        /* resends of one call after losing its connection (then
+                               its outcome is unknown) */
     int dead_ms;            /* a connection that cannot be reconnected for this long is
                                given up (> 0) */
 };
@@ -326,11 +328,12 @@ void tbbt_rpcconn_set_retry(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_re
 bool tbbt_rpcconn_get_retry(const struct tbbt_rpcconn *c, struct tbbt_rpcconn_retry *p);
 
 /*
- * The policy's decision for a call that timed out or was lost after `sends` sends
- * (1 after the first): RESEND while sends <= p->retrans, else GIVE_UP.  Thread-safe.
+ * The policy's decision for a call that timed out `timeouts` times and lost its
+ * connection `losses` times so far (this time included): RESEND while timeouts <=
+ * p->retrans and losses <= p->relost, else GIVE_UP.  Thread-safe.
  */
 enum tbbt_rpcconn_next tbbt_rpcconn_retry_step(const struct tbbt_rpcconn_retry *p,
-                                               unsigned sends);
+                                               unsigned timeouts, unsigned losses);
 
 /*
  * Brings a connection that went down back up (exclusive): one reconnect attempt.
@@ -351,7 +354,7 @@ int tbbt_rpcconn_revive(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_retry 
  * connection fails the call.  With a policy, timeout_ms is ignored: each send waits
  * p->timeout_ms, then the call is sent again with the same XID, up to p->retrans times;
  * a lost connection is reconnected (tbbt_rpcconn_revive(), for at most p->dead_ms) and
- * the call sent again with the same XID, which counts as one of the resends.  Returns 0
+ * the call sent again with the same XID, up to p->relost times.  Returns 0
  * with the reply in *rep (status may be any of OK, ACCEPT_ERR, DENIED, GARBAGE),
  * -ETIMEDOUT, or the connection error.
  */

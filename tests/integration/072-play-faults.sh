@@ -4,7 +4,7 @@
 # server (NFS-Ganesha, tools/tbbt-lab, in a private network namespace of its own through
 # tools/lab-ns), docs/tbbt-play.md "Retransmission and reconnection":
 #   - 5 % of the replies dropped (every 20th), start-up LOOKUPs, the replay and --verify
-#     alike;
+#     alike, and the reply to the start-up's MOUNT (a second proxy, --drop-first 1);
 #   - the connection reset after every 100th call, and after every 300th;
 # each in conservative and fsdep order, on the committed mid-run capture (creates,
 # renames, removes, objects that exist at its start: start-up LOOKUPs).  Every run must
@@ -41,9 +41,13 @@ done
 command -v python3 >/dev/null || { echo "FAIL: python3 is not installed" >&2; exit 1; }
 work=$(mktemp -d)
 proxy_pid=""
+mproxy_pid=""
 cleanup() {
   [ -z "$proxy_pid" ] || kill "$proxy_pid" 2>/dev/null || true
+  [ -z "$mproxy_pid" ] || kill "$mproxy_pid" 2>/dev/null || true
   bash "$lab" stop -q || true
+  # TBBT_KEEP=DIR keeps the reports, event logs and proxy logs for a look afterwards.
+  [ -z "${TBBT_KEEP:-}" ] || cp -r "$work"/. "$TBBT_KEEP"/ || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -69,7 +73,7 @@ image() {   # image: builds a fresh image of the mid-run trace, prints its manif
 start_proxy() {   # start_proxy ARGS...: a fresh rpc-proxy (its counters from 0) before NFS
   rm -f "$work/proxy.port"
   "$proxy" --listen 0 --server 127.0.0.1:2049 --port-file "$work/proxy.port" \
-    --log "$work/proxy.log" "$@" 2>"$work/proxy.err" &
+    --log "$work/proxy-$pname.log" "$@" 2>"$work/proxy.err" &
   proxy_pid=$!
   for _ in $(seq 50); do [ -s "$work/proxy.port" ] && break; sleep 0.1; done
   [ -s "$work/proxy.port" ] || fail "rpc-proxy did not start: $(cat "$work/proxy.err")"
@@ -81,37 +85,67 @@ stop_proxy() {
   proxy_pid=""
 }
 
-# faulty NAME BOUND_S PROXY_ARGS -- PLAY_ARGS: one replay through a fresh proxy
+# start_mproxy ARGS...: a proxy before the MOUNT port too (mport), or none (mport 20048)
+start_mproxy() {
+  mport=20048
+  [ $# -gt 0 ] || return 0
+  rm -f "$work/mproxy.port"
+  "$proxy" --listen 0 --server 127.0.0.1:20048 --port-file "$work/mproxy.port" \
+    --delay-prog 100005 "$@" 2>"$work/mproxy.err" &
+  mproxy_pid=$!
+  for _ in $(seq 50); do [ -s "$work/mproxy.port" ] && break; sleep 0.1; done
+  [ -s "$work/mproxy.port" ] || fail "rpc-proxy (MOUNT) did not start: $(cat "$work/mproxy.err")"
+  mport=$(cat "$work/mproxy.port")
+}
+stop_mproxy() {
+  [ -n "$mproxy_pid" ] || return 0
+  kill "$mproxy_pid" 2>/dev/null || true
+  wait "$mproxy_pid" 2>/dev/null || true
+  mproxy_pid=""
+  grep -q "dropped 1," "$work/mproxy.err" ||
+    fail "the MOUNT proxy did not drop the MNT reply: $(cat "$work/mproxy.err")"
+}
+
+# faulty NAME BOUND_S TIMEOUT_MS PROXY_ARGS -- PLAY_ARGS: one replay through a fresh
+# proxy; it must end within BOUND_S and within (replies dropped x TIMEOUT_MS) x 1.25 + 30 s
 faulty() {
-  local name=$1 bound=$2; shift 2
+  local name=$1 bound=$2 tmo=$3; shift 3
   local pargs=()
   while [ "$1" != -- ]; do pargs+=("$1"); shift; done
   shift
   local man
   man=$(image)
   bash "$lab" restart -q >/dev/null   # nothing cached from tbbt-init
+  pname=$name
   start_proxy "${pargs[@]}"
+  start_mproxy ${mproxy_args:-}
   local t0 rc
   t0=$(date +%s.%N)
   set +e
   timeout "$bound" "$play" --trace "$work/mid.tbbt" --manifest "$man" --server 127.0.0.1 \
-    --export "$export_dir" --nfs-port "$pport" --mount-port 20048 --verify -q \
-    --report-json "$work/$name.json" "$@" 2>"$work/$name.err"
+    --export "$export_dir" --nfs-port "$pport" --mount-port "$mport" --verify -q \
+    --report-json "$work/$name.json" --event-log "$work/$name.ev" "$@" 2>"$work/$name.err"
   rc=$?
   set -e
   local t1
   t1=$(date +%s.%N)
   stop_proxy
+  stop_mproxy
   local proxy_line
   proxy_line=$(tail -n 1 "$work/proxy.err")
   [ "$rc" -eq 0 ] ||
     fail "$name: exit status $rc after $(python3 -c "print(f'{$t1 - $t0:.1f}')") s" \
       "(124: did not finish within $bound s): $(head -c 2000 "$work/$name.err"); $proxy_line"
   [ -s "$work/$name.json" ] || fail "$name: no report on disk"
-  python3 - "$work/$name.json" "$name" "$t0" "$t1" "$proxy_line" <<'PY' ||
-import json, sys
+  python3 - "$work/$name.json" "$name" "$t0" "$t1" "$proxy_line" "$tmo" <<'PY' ||
+import json, re, sys
 r = json.load(open(sys.argv[1]))
 name, secs = sys.argv[2], float(sys.argv[4]) - float(sys.argv[3])
+dropped = int(re.search(r"dropped (\d+)", sys.argv[5]).group(1))
+limit = dropped * int(sys.argv[6]) / 1000 * 1.25 + 30
+if secs > limit:
+    print(f"072-play-faults: {name}: {secs:.1f} s, over {limit:.1f} s for {dropped} lost replies")
+    sys.exit(1)
 ok = r["finished"] and r["replay_failures"] == 0 and r["verify"]["ok"]
 ok &= r["trace_ops"] == r["ops_issued"] + r["ops_skipped"]
 ok &= r["ops_issued"] == r["ops_completed"] + r["ops_unknown"]
@@ -129,14 +163,15 @@ for s in $scenarios; do
   for order in conservative fsdep; do
     case $s in
       drop20)
-        faulty "drop20-$order" 120 --drop-replies 20 -- --order "$order" --timeout-ms 200 ;;
+        mproxy_args="--drop-first 1" faulty "drop20-$order" 120 200 --drop-replies 20 -- \
+          --order "$order" --timeout-ms 200 ;;
       reset100)
-        faulty "reset100-$order" 120 --reset-every 100 -- --order "$order" --timeout-ms 200 ;;
+        faulty "reset100-$order" 120 200 --reset-every 100 -- --order "$order" --timeout-ms 200 ;;
       reset300)
-        faulty "reset300-$order" 120 --reset-every 300 -- --order "$order" --timeout-ms 200 ;;
+        faulty "reset300-$order" 120 200 --reset-every 300 -- --order "$order" --timeout-ms 200 ;;
       default-timeout)
         [ "$order" = fsdep ] || continue
-        faulty "drop20-default-$order" 180 --drop-replies 20 -- --order "$order" ;;
+        faulty "drop20-default-$order" 180 10000 --drop-replies 20 -- --order "$order" ;;
       *) fail "unknown scenario $s" ;;
     esac
   done

@@ -873,13 +873,15 @@ static void test_sync_retry(void **state)
     pthread_create(&t, NULL, lossy_main, &l);
     struct tbbt_rpcconn *c = tbbt_rpcconn_new(NULL);
     assert_int_equal(tbbt_rpcconn_connect(c, "127.0.0.1", port), 0);
-    struct tbbt_rpcconn_retry p = {.timeout_ms = 200, .retrans = 3, .dead_ms = 2000}, got;
+    struct tbbt_rpcconn_retry p = {.timeout_ms = 200, .retrans = 3, .relost = 1,
+                                   .dead_ms = 2000}, got;
     assert_false(tbbt_rpcconn_get_retry(c, &got));
     tbbt_rpcconn_set_retry(c, &p);
     assert_true(tbbt_rpcconn_get_retry(c, &got));
     assert_int_equal(got.retrans, 3);
-    assert_int_equal(tbbt_rpcconn_retry_step(&p, 3), TBBT_RPCCONN_RESEND);
-    assert_int_equal(tbbt_rpcconn_retry_step(&p, 4), TBBT_RPCCONN_GIVE_UP);
+    assert_int_equal(tbbt_rpcconn_retry_step(&p, 3, 1), TBBT_RPCCONN_RESEND);
+    assert_int_equal(tbbt_rpcconn_retry_step(&p, 4, 0), TBBT_RPCCONN_GIVE_UP);
+    assert_int_equal(tbbt_rpcconn_retry_step(&p, 0, 2), TBBT_RPCCONN_GIVE_UP);
     struct tbbt_rpcconn_call call = {.prog = NFS_PROG, .vers = 3};
     struct tbbt_rpcconn_reply rep;
     assert_int_equal(tbbt_rpcconn_call_sync(c, &call, 1, &rep), 0);
