@@ -1890,10 +1890,10 @@ static void *receiver_main(void *arg)
     struct epoll_event *ev = g_new(struct epoll_event, e->nconns + 1);
     unsigned *idx = g_new(unsigned, e->nconns + 1);
     uint64_t timeout_ns = (uint64_t)e->o->timeout_ms * 1000000ull;
-    /* Calls past their timeout are looked for every timeout / 20, at least every 10 ms
-     * and at most every 100 ms: a lost reply costs its timeout and at most 5 % more
-     * (with a check every timeout / 4, up to 25 % more, 12.5 s for the 10 s TCP
-     * default, and conservative order waits that long for every lost reply). */
+    /* Calls past their timeout are looked for every timeout / 20, clamped to 10..100 ms:
+     * a lost reply costs its timeout and at most a twentieth more (or 10 ms); with a
+     * check every timeout / 4 it cost up to a quarter more, 12.5 s for the 10 s TCP
+     * default, and conservative order waits that long for every lost reply. */
     uint64_t scan_ns = CLAMP(timeout_ns / 20, 10000000ull, 100000000ull);
     uint64_t next_expire = tbbt_now_ns() + scan_ns;
     if (e->o->timing == TBBT_TIMING_TIMESTAMP)

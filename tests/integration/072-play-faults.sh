@@ -133,9 +133,11 @@ faulty() {
   stop_mproxy
   local proxy_line
   proxy_line=$(tail -n 1 "$work/proxy.err")
+  local why="exit status $rc"
+  [ "$rc" -ne 124 ] || why="did not finish within $bound s"
   [ "$rc" -eq 0 ] ||
-    fail "$name: exit status $rc after $(python3 -c "print(f'{$t1 - $t0:.1f}')") s" \
-      "(124: did not finish within $bound s): $(head -c 2000 "$work/$name.err"); $proxy_line"
+    fail "$name: $why after $(python3 -c "print(f'{$t1 - $t0:.1f}')") s:" \
+      "$(head -c 2000 "$work/$name.err"); $proxy_line"
   [ -s "$work/$name.json" ] || fail "$name: no report on disk"
   python3 - "$work/$name.json" "$name" "$t0" "$t1" "$proxy_line" "$tmo" <<'PY' ||
 import json, re, sys
