@@ -6,6 +6,8 @@
 #   - 5 % of the replies dropped (every 20th), start-up LOOKUPs, the replay and --verify
 #     alike, and the reply to the start-up's MOUNT (a second proxy, --drop-first 1);
 #   - the connection reset after every 100th call, and after every 300th;
+#   - the proxy killed during the start-up LOOKUPs: exit status 1 after --dead-after, with
+#     one error line;
 # each in conservative and fsdep order, on the committed mid-run capture (creates,
 # renames, removes, objects that exist at its start: start-up LOOKUPs).  Every run must
 # finish within its bound, with exit status 0, zero replay failures, a passing --verify,
@@ -14,7 +16,7 @@
 # must end in time bounded by the lost calls times the timeout.
 # Needs root; fails, never skips, without it.
 #   072-play-faults.sh BUILD_DIR [SCENARIO...]   (SCENARIO: drop20, reset100, reset300,
-#                                                 default-timeout; default all)
+#                                                 dead-startup, default-timeout; default all)
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: 072-play-faults.sh BUILD_DIR [SCENARIO...]" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,7 +31,7 @@ fi
 
 build=$(cd "$1" && pwd)
 shift
-scenarios=${*:-drop20 reset100 reset300 default-timeout}
+scenarios=${*:-drop20 reset100 reset300 dead-startup default-timeout}
 play=$build/src/player/tbbt-play
 convert=$build/src/extract/tbbt-convert
 init=$build/src/aging/tbbt-init
@@ -161,7 +163,39 @@ PY
     fail "$name: report $(cat "$work/$name.json")"
 }
 
+# A server that goes away during the start-up LOOKUPs (held 500 ms each by the proxy,
+# which is killed after 1 s): reconnect attempts until --dead-after 2, then exit 1.
+dead_startup() {
+  local man t0 rc secs
+  man=$(image)
+  pname=dead-startup
+  start_proxy --delay lookup=500
+  ( sleep 1; kill -9 "$proxy_pid" ) &
+  local killer=$!
+  t0=$(date +%s.%N)
+  set +e
+  timeout 60 "$play" --trace "$work/mid.tbbt" --manifest "$man" --server 127.0.0.1 \
+    --export "$export_dir" --nfs-port "$pport" --mount-port 20048 -q --dead-after 2 \
+    --timeout-ms 5000 2>"$work/dead.err"
+  rc=$?
+  set -e
+  secs=$(python3 -c "import time; print(f'{time.time() - $t0:.1f}')")
+  wait "$killer" 2>/dev/null || true
+  wait "$proxy_pid" 2>/dev/null || true
+  proxy_pid=""
+  [ "$rc" -eq 1 ] || fail "dead-startup: exit status $rc (want 1): $(cat "$work/dead.err")"
+  [ "$(wc -l <"$work/dead.err")" -eq 1 ] && grep -q "not back within 2000 ms" "$work/dead.err" ||
+    fail "dead-startup: not one clear error line: $(cat "$work/dead.err")"
+  python3 -c "import sys; sys.exit(0 if 2.5 < $secs < 10 else 1)" ||
+    fail "dead-startup: ended after $secs s (want --dead-after 2 past the loss at 1 s)"
+  say "dead-startup: exit 1 after $secs s: $(cat "$work/dead.err")"
+}
+
 for s in $scenarios; do
+  if [ "$s" = dead-startup ]; then
+    dead_startup
+    continue
+  fi
   for order in conservative fsdep; do
     case $s in
       drop20)
