@@ -36,11 +36,13 @@
  * locking by the caller.  A call is registered with the receive side (lock-free
  * hand-off) before its bytes can reach the socket, so its reply always finds it.
  * Any thread, any time: tbbt_rpcconn_fd(), tbbt_rpcconn_outstanding(),
- * tbbt_rpcconn_error(), tbbt_rpcconn_stats(), tbbt_rpcconn_is_up().
+ * tbbt_rpcconn_error(), tbbt_rpcconn_stats(), tbbt_rpcconn_is_up(),
+ * tbbt_rpcconn_get_retry(), tbbt_rpcconn_retry_step().
  * EXCLUSIVE (no other call on this connection may be running on any thread):
  * tbbt_rpcconn_new(), tbbt_rpcconn_connect(), tbbt_rpcconn_reconnect(),
- * tbbt_rpcconn_free() and the synchronous helpers (tbbt_rpcconn_call_sync(),
- * tbbt_rpcconn_getport(), tbbt_rpcconn_mnt3()).
+ * tbbt_rpcconn_revive(), tbbt_rpcconn_set_retry(), tbbt_rpcconn_free() and the
+ * synchronous helpers (tbbt_rpcconn_call_sync(), tbbt_rpcconn_getport(),
+ * tbbt_rpcconn_mnt3()).
  * The descriptor of tbbt_rpcconn_fd() may be polled by both threads at once (POLLOUT by
  * the sender when tbbt_rpcconn_flush() returned -EAGAIN, POLLIN by the receiver), or
  * registered in two different epoll sets; it changes on connect/reconnect.
