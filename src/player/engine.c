@@ -41,6 +41,8 @@
 #include "util/util.h"
 
 #define NFS3ERR_JUKEBOX 10008
+#define NFS3ERR_NOT_SYNC 10002
+#define NFSERR_NOENT 2
 #define NFSERR_EXIST 17
 #define REPLY_BATCH 128
 #define NO_REPLY_KEY UINT64_MAX
@@ -48,6 +50,8 @@
 #define JUKEBOX_DELAY0_NS 10000000ull     /* first wait after a JUKEBOX reply */
 #define JUKEBOX_DELAY_MAX_NS 500000000ull /* longest wait between two tries */
 #define STOP_KEY (UINT32_MAX - 1)         /* the receiver's epoll key of opts.stop_fd */
+#define LOST_SETTLE_NS 100000000ull       /* a call lost with its connection waits this
+                                             long before it is sent again (rx_apply()) */
 
 enum slot_state { S_FREE = 0, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
 
@@ -73,13 +77,17 @@ struct slot {
     uint8_t attempts;           /* sends with a fresh XID after the first (retries) */
     uint16_t jb_tries;          /* JUKEBOX answers so far */
     uint64_t jb_first_ns;       /* when the first JUKEBOX came, 0 if none */
-    uint8_t retrans;            /* same-XID retransmissions of the current attempt */
+    uint8_t retrans;            /* timeouts of the current attempt (each resent with the
+                                   same XID, struct tbbt_rpcconn_retry) */
+    uint8_t relost;             /* lost connections of the current attempt (the same) */
     bool same_xid;              /* RESEND: retransmit with xid */
     bool fixup;                 /* send a LOOKUP of (dir, name): a retried create found it */
     bool made_pending;          /* this request set its object's handle PENDING */
     bool made_was_known;        /* ... which was KNOWN before (restored if it fails) */
     bool checked;               /* expected holds the trace's outcome */
     bool sent;                  /* went out at least once */
+    bool resent;                /* went out more than once (a timeout, a lost connection):
+                                   duplicate-request semantics apply (dup_answer()) */
     bool cookie_mapped;         /* cookie[] holds the server's cookie for a resend */
     bool client_held;           /* was held back at --client-outstanding (counted once) */
     bool racy;                  /* overlapped in the trace with a request that changes one
@@ -117,6 +125,7 @@ struct conn {
 
 struct eng {
     const struct tbbt_engine_opts *o;
+    struct tbbt_rpcconn_retry retry;   /* resends and reconnects, as start-up and --verify */
     GHashTable *rx_listings;    /* receive thread: (clone, dir) -> struct listing */
     uint32_t n_clones;
     unsigned W;
@@ -237,6 +246,31 @@ static bool is_create(const struct slot *s)
 {
     return s->op == TBBT_NS_OP_CREATE || s->op == TBBT_NS_OP_MKDIR ||
            s->op == TBBT_NS_OP_SYMLINK || s->op == TBBT_NS_OP_MKNOD;
+}
+
+/*
+ * Duplicate-request semantics.  A non-idempotent request sent more than once (after a
+ * timeout or a reconnect) may have been applied by its first send, whose reply was
+ * lost: the server's duplicate request cache may no longer hold that reply (NFS-Ganesha
+ * drops a TCP connection's cached replies with the connection and retires them after
+ * later calls), and runs it again.  The answer it then gives where the trace says OK is
+ * what that first send left behind: EXIST for a create or a LINK, NOENT for a REMOVE,
+ * RMDIR or RENAME, NOT_SYNC for a guarded SETATTR.  Real clients take it as success,
+ * and so does the player (counted in retransmit_dup_ok).
+ */
+static bool dup_answer(const struct slot *s, int32_t nfs)
+{
+    switch (s->op) {
+    case TBBT_NS_OP_CREATE: case TBBT_NS_OP_MKDIR: case TBBT_NS_OP_SYMLINK:
+    case TBBT_NS_OP_MKNOD: case TBBT_NS_OP_LINK:
+        return nfs == NFSERR_EXIST;
+    case TBBT_NS_OP_REMOVE: case TBBT_NS_OP_RMDIR: case TBBT_NS_OP_RENAME:
+        return nfs == NFSERR_NOENT;
+    case TBBT_NS_OP_SETATTR:
+        return nfs == NFS3ERR_NOT_SYNC;
+    default:
+        return false;
+    }
 }
 
 /* Calls that make objects later requests need are retried (TBBT paper section 4). */
@@ -488,12 +522,27 @@ static void skip_locked(struct eng *e, struct slot *s, enum skip_why why)
     complete_locked(e, s);
 }
 
+static gint seq_cmp(gconstpointer a, gconstpointer b, gpointer unused)
+{
+    (void)unused;
+    gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Queues s to be sent again, in sequence order: the calls a lost connection hands back
+ * come in no particular order, and the oldest (the ones others wait for) go first.
+ */
 static void resend_locked(struct eng *e, struct slot *s, bool same_xid, uint64_t not_before)
 {
     s->state = S_RESEND;
     s->same_xid = same_xid;
     s->not_before = not_before;
-    g_queue_push_tail(&e->resend, GSIZE_TO_POINTER(s->seq + 1));
+    GList *tail = e->resend.tail;
+    if (!tail || GPOINTER_TO_SIZE(tail->data) < s->seq + 1)
+        g_queue_push_tail(&e->resend, GSIZE_TO_POINTER(s->seq + 1));
+    else
+        g_queue_insert_sorted(&e->resend, GSIZE_TO_POINTER(s->seq + 1), seq_cmp, NULL);
     if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
         e->wake_send = true;
 }
@@ -562,7 +611,8 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->seq = seq;
     s->clone = clone;
     s->client = r->endpoint * e->n_clones + clone;
-    s->attempts = s->retrans = 0;
+    s->attempts = s->retrans = s->relost = 0;
+    s->resent = false;
     s->jb_tries = 0;
     s->jb_first_ns = 0;
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
@@ -1198,7 +1248,7 @@ static void reconnect_down(struct eng *e)
         if (!want)
             continue;
         pthread_mutex_lock(&cn->send_mu);
-        int rc = tbbt_rpcconn_reconnect(cn->rpc);
+        int rc = tbbt_rpcconn_revive(cn->rpc, &e->retry, cn->down_since);
         pthread_mutex_unlock(&cn->send_mu);
         pthread_mutex_lock(&e->mu);
         now = tbbt_now_ns();
@@ -1208,7 +1258,7 @@ static void reconnect_down(struct eng *e)
             atomic_store(&e->last_reply_ns, now);
             tbbt_log(TBBT_LOG_INFO, "reconnected to %s:%u", e->o->server, e->o->nfs_port);
             wake_rx(e);
-        } else if (now - cn->down_since > (uint64_t)e->o->dead_ms * 1000000ull) {
+        } else if (rc != -EAGAIN) {
             fail_run(e, "server dead", rc, "server %s:%u unreachable for %d s: %s",
                      e->o->server, e->o->nfs_port, e->o->dead_ms / 1000,
                      tbbt_rpcconn_error(cn->rpc));
@@ -1612,17 +1662,26 @@ static void rx_apply(struct eng *e, struct rxdone *d)
     const struct tbbt_engine_opts *o = e->o;
     uint64_t now = d->recv_ns;
     if (d->status == TBBT_RPCCONN_LOST || d->status == TBBT_RPCCONN_TIMEDOUT) {
-        if (d->status == TBBT_RPCCONN_TIMEDOUT) {
-            e->c.timeouts++;
-            if (s->retrans < o->max_retrans) {
-                s->retrans++;
-                resend_locked(e, s, true, 0);
-                return;
-            }
+        /* As a real client: sent again with the same XID, on the same connection after a
+         * timeout, on the new one after a reconnect, until the policy gives up.  The
+         * server may still run the calls it read from a connection after that connection
+         * is gone: a lost call waits LOST_SETTLE_NS before its resend, so that its first
+         * send, if the server runs it, runs first (and the resend gets the duplicate
+         * answer) rather than after the resend and the requests the resend's reply
+         * released (a REMOVE of the old file run again after the CREATE of the new). */
+        bool lost = d->status == TBBT_RPCCONN_LOST;
+        e->c.timeouts += !lost;
+        s->resent = true;
+        s->retrans = (uint8_t)MIN(s->retrans + !lost, 255);
+        s->relost = (uint8_t)MIN(s->relost + lost, 255);
+        if (tbbt_rpcconn_retry_step(&e->retry, s->retrans, s->relost) == TBBT_RPCCONN_RESEND) {
+            e->c.retransmits++;
+            resend_locked(e, s, true, lost ? now + LOST_SETTLE_NS : 0);
+            return;
         }
         if (is_retried(s) && s->attempts < o->max_retries) {
             s->attempts++;
-            s->retrans = 0;
+            s->retrans = s->relost = 0;
             e->c.retries++;
             resend_locked(e, s, false, now + (10000000ull << MIN(s->attempts, 8)));
             return;
@@ -1667,11 +1726,15 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         complete_locked(e, s);
         return;
     }
-    if (s->attempts > 0 && is_create(s) && d->nfs == NFSERR_EXIST && s->expected == 0) {
-        /* A retried create whose first try went through: find what it made. */
-        s->fixup = true;
-        resend_locked(e, s, false, 0);
-        return;
+    if (s->resent && s->expected == 0 && dup_answer(s, d->nfs)) {
+        e->c.retransmit_dup_ok++;
+        if (is_create(s)) {
+            /* A resent create whose first send went through: find what it made. */
+            s->fixup = true;
+            resend_locked(e, s, false, 0);
+            return;
+        }
+        d->nfs = 0;     /* done by its first send */
     }
     e->c.ops_completed++;
     e->c.replies_racy += d->racy;
@@ -1866,7 +1929,12 @@ static void *receiver_main(void *arg)
     struct epoll_event *ev = g_new(struct epoll_event, e->nconns + 1);
     unsigned *idx = g_new(unsigned, e->nconns + 1);
     uint64_t timeout_ns = (uint64_t)e->o->timeout_ms * 1000000ull;
-    uint64_t next_expire = tbbt_now_ns() + timeout_ns / 4;
+    /* Calls past their timeout are looked for every timeout / 20, clamped to 10..100 ms:
+     * a lost reply costs its timeout and at most a twentieth more (or 10 ms); with a
+     * check every timeout / 4 it cost up to a quarter more, 12.5 s for the 10 s TCP
+     * default, and conservative order waits that long for every lost reply. */
+    uint64_t scan_ns = CLAMP(timeout_ns / 20, 10000000ull, 100000000ull);
+    uint64_t next_expire = tbbt_now_ns() + scan_ns;
     if (e->o->timing == TBBT_TIMING_TIMESTAMP)
         boost_thread("receive", 1);
     struct txctx t;
@@ -1920,7 +1988,7 @@ static void *receiver_main(void *arg)
                 rx_conn(e, idx[k], reps, d, &t);
         uint64_t now = tbbt_now_ns();
         if (now >= next_expire) {
-            next_expire = now + MAX(timeout_ns / 4, 10000000ull);
+            next_expire = now + scan_ns;
             for (unsigned k = 0; k < n; k++) {
                 int got = tbbt_rpcconn_expire(e->conns[idx[k]].rpc, now - MIN(now, timeout_ns),
                                               reps, REPLY_BATCH);
@@ -2073,6 +2141,10 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
 {
     struct eng eng = {0}, *e = &eng;
     e->o = o;
+    e->retry = (struct tbbt_rpcconn_retry){.timeout_ms = MAX(o->timeout_ms, 1),
+                                           .retrans = o->max_retrans,
+                                           .relost = o->max_retries,
+                                           .dead_ms = MAX(o->dead_ms, 1)};
     e->n_clones = MAX(1u, o->clones);
     e->W = MAX(o->window, 2 * e->n_clones);
     e->W = (e->W + e->n_clones - 1) / e->n_clones * e->n_clones;

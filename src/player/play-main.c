@@ -125,10 +125,11 @@ static const GOptionEntry entries[] = {
     {"timeout-ms", 0, 0, G_OPTION_ARG_INT, &opt_timeout_ms,
      "Per-call timeout before a retransmission (default 1000 for UDP, 10000 for TCP)", "MS"},
     {"retrans", 0, 0, G_OPTION_ARG_INT, &opt_retrans,
-     "Retransmissions with the same XID after a timeout (default 3)", "N"},
+     "Retransmissions with the same XID after a timeout (default 3; start-up, replay and "
+     "--verify)", "N"},
     {"retries", 0, 0, G_OPTION_ARG_INT, &opt_retries,
-     "Retries of calls that make objects, on JUKEBOX, timeouts, lost connections (default 5)",
-     "N"},
+     "Resends with the same XID after lost connections, then retries with a new XID of calls "
+     "that make objects (default 5)", "N"},
     {"jukebox-wait", 0, 0, G_OPTION_ARG_INT, &opt_jukebox_wait_s,
      "How long a request may keep getting NFS3ERR_JUKEBOX (try again later: a grace "
      "period, an HSM recall) before it counts as failed; the player waits it out as real "
@@ -286,6 +287,13 @@ static struct tbbt_rpcconn *conn_to(bool udp, const char *host, uint16_t port, c
         tbbt_rpcconn_free(c);
         return NULL;
     }
+    /* Start-up and --verify resend and reconnect as the replay does (engine.c). */
+    struct tbbt_rpcconn_retry retry = {
+        .timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms : udp ? 1000 : 10000,
+        .retrans = (unsigned)opt_retrans, .relost = (unsigned)opt_retries,
+        .dead_ms = opt_dead_s * 1000,
+    };
+    tbbt_rpcconn_set_retry(c, &retry);
     return c;
 }
 

@@ -604,6 +604,8 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
     tbbt_json_kv_uint(j, "retries", c->retries);
     tbbt_json_kv_uint(j, "reconnects", c->reconnects);
     tbbt_json_kv_uint(j, "timeouts", c->timeouts);
+    tbbt_json_kv_uint(j, "retransmits", c->retransmits);
+    tbbt_json_kv_uint(j, "retransmit_dup_ok", c->retransmit_dup_ok);
     tbbt_json_kv_uint(j, "unchecked", c->unchecked);
     tbbt_json_kv_uint(j, "window_stalls", c->window_stalls);
     tbbt_json_kv_uint(j, "peak_outstanding", c->peak_outstanding);
@@ -834,8 +836,8 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
     fprintf(out, "  failures     %" PRIu64 " replay failures, %" PRIu64 " unchecked replies\n",
             r->failures, c->unchecked);
     fprintf(out, "  retries      %" PRIu64 " retries, %" PRIu64 " reconnects, %" PRIu64
-                 " timeouts\n",
-            c->retries, c->reconnects, c->timeouts);
+                 " timeouts, %" PRIu64 " retransmits (%" PRIu64 " answered as duplicates)\n",
+            c->retries, c->reconnects, c->timeouts, c->retransmits, c->retransmit_dup_ok);
     if (d->count)
         fprintf(out, "  dispatch     error p50 %.3f ms, p99 %.3f ms, max %.3f ms (%" PRIu64
                      " requests)\n",

@@ -152,6 +152,9 @@ struct tbbt_report_counts {
     uint64_t skipped_stopped;  /* read from the trace, never sent: the run stopped first */
     uint64_t corrective_ops;   /* corrective records of the trace that were replayed */
     uint64_t retries, reconnects, timeouts, unchecked; /* unchecked: no outcome to compare */
+    uint64_t retransmits;      /* same-XID resends after a timeout or a reconnect */
+    uint64_t retransmit_dup_ok; /* resent non-idempotent requests whose EXIST/NOENT/NOT_SYNC
+                                   answer was taken as done (their first send went through) */
     uint64_t window_stalls, peak_outstanding;
     uint64_t reordered_reads;  /* --reorder: swaps of two reads made by the reader */
     uint64_t client_stalls;    /* --client-outstanding: requests held back at the limit */
@@ -197,7 +200,8 @@ struct tbbt_report_verify {
  * no "verify" key).  Keys, a contract: ops_issued, ops_completed, ops_skipped,
  * ops_unknown, corrective_ops, skipped_by_reason {no_handle, dependency, not_nfs,
  * incomplete, unsendable, filtered, stopped}, replay_failures, replay_failures_by_kind
- * {kind: n} (by count), retries, reconnects, timeouts, unchecked, window_stalls, peak_outstanding,
+ * {kind: n} (by count), retries, reconnects, timeouts, retransmits, retransmit_dup_ok,
+ * unchecked, window_stalls, peak_outstanding,
  * reordered_reads, client_stalls, read_bytes, read_mb_per_s, trace_ops,
  * trace_seconds, wall_seconds, cpu {user_seconds, system_seconds, us_per_op (user +
  * system over ops_issued)} (the replay, without start-up and verify), throughput_ops

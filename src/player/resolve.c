@@ -10,8 +10,12 @@
  * through a hash of path -> node; a node's children hang off it in a list and are
  * queued when its handle arrives.  Only nodes with children keep their handle here
  * (the rest go straight into the handle table), so memory is O(objects) with a small
- * constant.  What it does not do: check types (the manifest has none), retry on NFS
- * errors, reconnect.
+ * constant.  Lost replies and connections: with the connection's retransmission policy
+ * (tbbt_rpcconn_set_retry(), the same as the replay's) a LOOKUP without a reply within
+ * the timeout is sent again with the same XID, and a connection that fails is
+ * reconnected and its LOOKUPs sent again with the same XIDs (tbbt_rpcconn_revive()),
+ * until the policy gives up; without one, UDP retransmits and anything else is fatal.
+ * What it does not do: check types (the manifest has none), retry on NFS errors.
  */
 #include "player/resolve.h"
 #include "player/nfsreq.h"
@@ -621,6 +625,8 @@ struct req {
     uint32_t node;
     uint32_t xid;
     uint64_t first_ns;          /* first send */
+    unsigned sends;             /* sends so far, the first included */
+    unsigned timeouts, losses;  /* of them, ended by a timeout, by a lost connection */
     union tbbt_nfsreq_res res;  /* lookup3 or dirop2 (nfsreq.h decodes it) */
 };
 
@@ -641,6 +647,9 @@ struct run {
     uint32_t *free_reqs;
     unsigned nfree, nreqs;
     uint64_t timeout_ns, retrans_ns;
+    bool has_retry;             /* the connection's policy (retry) applies */
+    struct tbbt_rpcconn_retry retry;
+    GArray *lost;               /* struct req * lost with the connection, to send again */
     uint32_t clone_node;
     uint32_t first_bad;         /* order of the first missing or failed node, NONE */
     int fatal;                  /* the error that stops the run */
@@ -897,6 +906,7 @@ static int issue(struct run *r, struct req *q, bool again)
     int rc = tbbt_rpcconn_call(r->c, &call, &q->xid);
     if (rc == 0) {
         r->st->lookups++;
+        q->sends++;
         nd->state = N_SENT;
     }
     return rc;
@@ -912,6 +922,7 @@ static void issue_ready(struct run *r)
 
         q->node = i;
         q->first_ns = tbbt_now_ns();
+        q->sends = q->timeouts = q->losses = 0;
         if ((rc = issue(r, q, false)) == 0)
             continue;
         req_release(r, q);
@@ -974,11 +985,32 @@ static void on_reply(struct run *r, const struct tbbt_rpcconn_reply *rep, bool u
         on_result(r, q);
         break;
     case TBBT_RPCCONN_LOST:
+        if (r->has_retry && !r->fatal &&
+            tbbt_rpcconn_retry_step(&r->retry, q->timeouts, ++q->losses) ==
+                TBBT_RPCCONN_RESEND) {
+            g_array_append_val(r->lost, q);     /* sent again once reconnected */
+            return;
+        }
         fatal(r, rep->detail < 0 ? rep->detail : -ECONNRESET, "LOOKUP '%s': %s",
               N(r, q->node)->path, tbbt_rpcconn_error(r->c));
         break;
     case TBBT_RPCCONN_TIMEDOUT:
-        if (udp && !r->fatal && now - q->first_ns < r->timeout_ns) {
+        if (r->has_retry && !r->fatal &&
+            tbbt_rpcconn_retry_step(&r->retry, ++q->timeouts, q->losses) ==
+                TBBT_RPCCONN_RESEND) {
+            r->st->retransmits++;
+            int rc = issue(r, q, true);
+            if (rc == 0)
+                return;
+            if (rc == -EPIPE || rc == -ENOTCONN) {
+                g_array_append_val(r->lost, q);
+                return;
+            }
+            fatal(r, rc, "LOOKUP '%s': %s", N(r, q->node)->path, tbbt_rpcconn_error(r->c));
+        } else if (r->has_retry) {
+            fatal(r, -ETIMEDOUT, "LOOKUP '%s': no reply from the server after %u sends, "
+                  "%" PRIu64 " ms each", N(r, q->node)->path, q->sends, r->timeout_ns / 1000000);
+        } else if (udp && !r->fatal && now - q->first_ns < r->timeout_ns) {
             r->st->retransmits++;
             int rc = issue(r, q, true);
             if (rc == 0)
@@ -1017,6 +1049,36 @@ static void drain(struct run *r)
     }
 }
 
+/*
+ * The connection went down (every call it held came back LOST): reconnects it under the
+ * policy and sends the lost LOOKUPs again with their XIDs.  Without a policy: fatal.
+ */
+static void revive(struct run *r, int err)
+{
+    if (!r->has_retry || r->fatal) {
+        if (!r->fatal)
+            fatal(r, err, "NFS connection: %s", tbbt_rpcconn_error(r->c));
+        return;
+    }
+    uint64_t since = tbbt_now_ns();
+    int rc;
+    while ((rc = tbbt_rpcconn_revive(r->c, &r->retry, since)) == -EAGAIN)
+        g_usleep(200000);
+    if (rc < 0) {
+        fatal(r, rc, "NFS connection lost and not back within %d ms: %s", r->retry.dead_ms,
+              tbbt_rpcconn_error(r->c));
+        return;
+    }
+    r->st->reconnects++;
+    for (guint k = 0; k < r->lost->len && !r->fatal; k++) {
+        struct req *q = g_array_index(r->lost, struct req *, k);
+        r->st->retransmits++;
+        if ((rc = issue(r, q, true)) < 0)
+            fatal(r, rc, "LOOKUP '%s': %s", N(r, q->node)->path, tbbt_rpcconn_error(r->c));
+    }
+    g_array_set_size(r->lost, 0);
+}
+
 /* The event loop: issue, flush, poll, receive, expire, until nothing is left. */
 static void pump(struct run *r)
 {
@@ -1043,10 +1105,10 @@ static void pump(struct run *r)
             for (int k = 0; k < n; k++)
                 on_reply(r, &rep[k], udp);
         } while (n == 64);
-        if (n < 0 && !r->fatal)
-            fatal(r, n, "NFS connection: %s", tbbt_rpcconn_error(r->c));
+        if ((n < 0 || r->lost->len) && !r->fatal)
+            revive(r, n < 0 ? n : -ECONNRESET);
         if ((now = tbbt_now_ns()) >= next_expire && !r->fatal) {
-            uint64_t age = udp ? r->retrans_ns : r->timeout_ns;
+            uint64_t age = udp && !r->has_retry ? r->retrans_ns : r->timeout_ns;
             while (now > age && (n = tbbt_rpcconn_expire(r->c, now - age, rep, 64)) > 0) {
                 for (int k = 0; k < n; k++)
                     on_reply(r, &rep[k], udp);
@@ -1054,10 +1116,14 @@ static void pump(struct run *r)
             next_expire = now + r->retrans_ns / 4;
         }
     }
-    if (r->fatal)
+    if (r->fatal) {
+        for (guint k = 0; k < r->lost->len; k++)   /* no longer the connection's */
+            req_release(r, g_array_index(r->lost, struct req *, k));
+        g_array_set_size(r->lost, 0);
         drain(r);
-    else
+    } else {
         tbbt_rpcconn_flush(r->c);
+    }
 }
 
 /* The final verdict: 0, or the error and its reason. */
@@ -1088,6 +1154,7 @@ static void run_free(struct run *r)
     g_string_chunk_free(r->own);
     g_array_free(r->fhs, TRUE);
     g_array_free(r->ready, TRUE);
+    g_array_free(r->lost, TRUE);
     g_free(r->reqs);
     g_free(r->free_reqs);
 }
@@ -1111,12 +1178,15 @@ int tbbt_resolve_run(struct tbbt_rpcconn *c, const struct tbbt_manifest *m, uint
                ", root ID %" PRIu64 ": out of range", clone, m->clones->len, r.vers, root_id);
         return TBBT_E_RANGE;
     }
-    if (!tbbt_rpcconn_is_up(c)) {
+    r.has_retry = tbbt_rpcconn_get_retry(c, &r.retry);
+    if (!tbbt_rpcconn_is_up(c) &&
+        (!r.has_retry || tbbt_rpcconn_revive(c, &r.retry, 0) < 0)) {
         tbbt_errbuf(err, errlen, "resolve: the NFS connection is not up");
         return -ENOTCONN;
     }
-    timeout_ms = r.o->timeout_ms > 0 ? (uint64_t)r.o->timeout_ms : DEFAULT_TIMEOUT_MS;
-    retrans_ms = CLAMP(timeout_ms / 8, 50, 1000);
+    timeout_ms = r.has_retry ? (uint64_t)r.retry.timeout_ms
+                 : r.o->timeout_ms > 0 ? (uint64_t)r.o->timeout_ms : DEFAULT_TIMEOUT_MS;
+    retrans_ms = r.has_retry ? MIN(timeout_ms, 1000) : CLAMP(timeout_ms / 8, 50, 1000);
     r.timeout_ns = timeout_ms * 1000000;
     r.retrans_ns = retrans_ms * 1000000;
     r.nreqs = r.nfree = r.o->max_outstanding ? r.o->max_outstanding : DEFAULT_OUTSTANDING;
@@ -1129,6 +1199,7 @@ int tbbt_resolve_run(struct tbbt_rpcconn *c, const struct tbbt_manifest *m, uint
     r.own = g_string_chunk_new(4096);
     r.fhs = g_array_new(FALSE, FALSE, sizeof(struct tbbt_rpcconn_fh));
     r.ready = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    r.lost = g_array_new(FALSE, FALSE, sizeof(struct req *));
     if ((rc = build(&r, clone, root_id)) == 0) {
         for (guint k = 0; k < r.nodes->len; k++)
             r.st->objects += N(&r, k)->wanted;

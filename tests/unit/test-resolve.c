@@ -744,6 +744,49 @@ static void test_resolve_fake(void **state)
     fake_stop(&f);
 }
 
+/*
+ * With the connection's retransmission policy (tbbt_rpcconn_set_retry(), as tbbt-play
+ * sets it): a lost reply is resent with the same XID after the policy's timeout, not the
+ * options', and a LOOKUP never answered gives up after retrans resends.
+ */
+static void test_resolve_policy(void **state)
+{
+    struct fake f;
+    struct tbbt_manifest *m;
+    struct tbbt_resolve_stats st;
+    struct tbbt_handles *h = tbbt_handles_new();
+    char err[512];
+    int s;
+
+    (void)state;
+    fake_start(&f);
+    struct tbbt_rpcconn *c = fake_conn(&f);
+    struct tbbt_rpcconn_retry p = { .timeout_ms = 100, .retrans = 2, .relost = 2,
+                                    .dead_ms = 1000 };
+    tbbt_rpcconn_set_retry(c, &p);
+    assert_int_equal(load_text(HEADER "clone\t.\nobj\t2\tdrop1\nobj\t3\tdrop1/drop2\n" TAIL,
+                               &m, err, sizeof(err)), 0);
+    struct tbbt_resolve_opts o = { .timeout_ms = 60000 };   /* ignored: the policy's */
+    uint64_t t0 = tbbt_now_ns();
+    assert_int_equal(tbbt_resolve_run(c, m, 0, &fake_root, 1, &o, h, &st, err, sizeof(err)), 0);
+    assert_int_equal(st.retransmits, 2);        /* drop1, then drop1/drop2 */
+    assert_int_equal(atomic_load(&f.dropped), 2);
+    assert_true(tbbt_now_ns() - t0 < 2000000000ull);
+    assert_string_equal(bound(h, 3, &s), "R/drop1/drop2");
+    tbbt_manifest_free(m);
+    assert_int_equal(load_text(HEADER "clone\t.\nobj\t2\tsilent\n" TAIL, &m, err,
+                               sizeof(err)), 0);
+    assert_int_equal(tbbt_resolve_run(c, m, 0, &fake_root, 1, &o, h, &st, err, sizeof(err)),
+                     -ETIMEDOUT);
+    assert_non_null(strstr(err, "LOOKUP 'silent': no reply from the server after 3 sends"));
+    assert_int_equal(st.retransmits, 2);
+    assert_int_equal(tbbt_rpcconn_outstanding(c), 0);
+    tbbt_manifest_free(m);
+    tbbt_handles_free(h);
+    tbbt_rpcconn_free(c);
+    fake_stop(&f);
+}
+
 static void test_verify_result_fini(void **state)
 {
     struct tbbt_verify_result r = { 0 };
@@ -773,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_sizes_readdirplus_and_v2),
         cmocka_unit_test(test_verify_result_fini),
         cmocka_unit_test(test_resolve_fake),
+        cmocka_unit_test(test_resolve_policy),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
