@@ -12,8 +12,9 @@
 # renames, removes, objects that exist at its start: start-up LOOKUPs).  Every run must
 # finish within its bound, with exit status 0 (1 exactly when some outcomes are
 # unknown), zero replay failures, a passing --verify, the report on disk and its
-# accounting (trace_ops = issued + skipped, issued = completed + unknown).  A last run drops 5 % of the replies with the default timeout and
-# must end in time bounded by the lost calls times the timeout.
+# accounting (trace_ops = issued + skipped, issued = completed + unknown).  A last run
+# drops 5 % of the replies with the default timeout and must end in time bounded by the
+# lost calls times the timeout.
 # Needs root; fails, never skips, without it.
 #   072-play-faults.sh BUILD_DIR [SCENARIO...]   (SCENARIO: drop20, reset100, reset300,
 #                                                 dead-startup, default-timeout; default all)
