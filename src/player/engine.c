@@ -1655,6 +1655,24 @@ static void bind_made(struct eng *e, struct slot *s, const struct rxdone *d)
     }
 }
 
+/*
+ * Whether a call that timed out met a silent server rather than a lost reply: the
+ * server answered nothing at all since the call was last sent (a whole timeout).  Such a
+ * server is stopped, busy or gone, not dropping one reply: the call is sent again rather
+ * than given up as unknown once its resends are used up, since the server still holds it
+ * and will run it when it wakes up, after the requests that giving it up would release
+ * (fsdep order sent them at once: a CREATE answered STALE, seen on the lab with
+ * ganesha.nfsd stopped for 3 s).  The wait is bounded by --dead-after (the receive
+ * thread's check of last_reply_ns).
+ */
+static bool server_silent(struct eng *e, const struct rxdone *d)
+{
+    if (d->status != TBBT_RPCCONN_TIMEDOUT)
+        return false;
+    uint64_t sent = d->recv_ns - MIN(d->recv_ns, d->lat_ns);
+    return atomic_load_explicit(&e->last_reply_ns, memory_order_relaxed) < sent;
+}
+
 /* Under mu: applies one reply's outcome to the scheduler. */
 static void rx_apply(struct eng *e, struct rxdone *d)
 {
@@ -1674,7 +1692,8 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         s->resent = true;
         s->retrans = (uint8_t)MIN(s->retrans + !lost, 255);
         s->relost = (uint8_t)MIN(s->relost + lost, 255);
-        if (tbbt_rpcconn_retry_step(&e->retry, s->retrans, s->relost) == TBBT_RPCCONN_RESEND) {
+        if (tbbt_rpcconn_retry_step(&e->retry, s->retrans, s->relost) == TBBT_RPCCONN_RESEND ||
+            server_silent(e, d)) {
             e->c.retransmits++;
             resend_locked(e, s, true, lost ? now + LOST_SETTLE_NS : 0);
             return;
@@ -1788,8 +1807,15 @@ static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n
     for (int i = 0; i < n; i++)
         rx_extract(e, &reps[i], &d[i]);
     rx_cookies(e, d, (unsigned)n);
-    if (n > 0)
-        atomic_store_explicit(&e->last_reply_ns, tbbt_now_ns(), memory_order_relaxed);
+    /* Only an answer of the server shows it alive: a batch of timeouts (from
+     * tbbt_rpcconn_expire()) or of calls lost with their connection does not, or a
+     * stopped server whose calls keep timing out would never be found dead. */
+    for (int i = 0; i < n; i++) {
+        if (d[i].status != TBBT_RPCCONN_LOST && d[i].status != TBBT_RPCCONN_TIMEDOUT) {
+            atomic_store_explicit(&e->last_reply_ns, tbbt_now_ns(), memory_order_relaxed);
+            break;
+        }
+    }
     pthread_mutex_lock(&e->mu);
     for (int i = 0; i < n; i++)
         rx_apply(e, &d[i]);
