@@ -9,18 +9,21 @@
 #   stopcont     ganesha.nfsd is stopped (SIGSTOP) for 3 s, then continued (SIGCONT);
 #   restart      ganesha.nfsd is killed (SIGKILL) and restarted (tbbt-lab restart): its
 #                duplicate request cache is gone, its VFS handles stay valid;
+#   restart-busy the same with 16 clones at --speed 0.03, 64 calls in flight at the kill;
 #   restart-grace  the same with a 5 s grace period after the restart (tbbt-lab restart
 #                --grace 5): the calls that change state get NFS3ERR_JUKEBOX until it
 #                ends (fsdep order only);
 #   dead         ganesha.nfsd is killed and not restarted: exit status 1 after
-#                --dead-after 3, finished false, stop_reason "server dead".
+#                --dead-after 3, finished false, stop_reason "server dead";
+#   stopdead     ganesha.nfsd is stopped and stays stopped: the same, although the calls
+#                out keep timing out and being resent.
 # Every run must end within its bound with the report on disk and its accounting holding
 # (trace_ops = issued + skipped, issued = completed + unknown); the runs the server
 # survives must finish with zero replay failures, a passing --verify and exit status 0
 # (1 exactly when some outcomes are unknown).
 # Needs root; fails, never skips, without it.
-#   074-play-server-faults.sh BUILD_DIR [SCENARIO...]  (stopcont, restart, restart-grace,
-#                                                       dead; default all)
+#   074-play-server-faults.sh BUILD_DIR [SCENARIO...]  (stopcont, restart, restart-busy,
+#                                         restart-grace, dead, stopdead; default all)
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: 074-play-server-faults.sh BUILD_DIR [SCENARIO...]" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,7 +38,7 @@ fi
 
 build=$(cd "$1" && pwd)
 shift
-scenarios=${*:-stopcont restart restart-grace dead}
+scenarios=${*:-stopcont restart restart-busy restart-grace dead stopdead}
 play=$build/src/player/tbbt-play
 convert=$build/src/extract/tbbt-convert
 init=$build/src/aging/tbbt-init
@@ -66,35 +69,39 @@ server_pid() { head -c 32 "$TBBT_LAB_DIR/ganesha.pid" | tr -dc 0-9; }
 
 "$convert" -q -o "$work/mid.tbbt" "$top/traces/v3-tcp-mid.pcap" || fail "convert v3-tcp-mid.pcap"
 
-image() {   # image: builds a fresh image of the mid-run trace, prints its manifest
+image() {   # image CLONES: builds a fresh image of the mid-run trace, prints its manifest
   local root
   root=$(mktemp -d "$E/img-XXXXXX")
   local man=$work/$(basename "$root").manifest
-  "$init" --map "$work/mid.tbbt.map" --root "$root" --manifest "$man" -q >/dev/null ||
-    fail "tbbt-init"
+  "$init" --map "$work/mid.tbbt.map" --root "$root" --manifest "$man" --clones "$1" -q \
+    >/dev/null || fail "tbbt-init"
   echo "$man"
 }
 
 now() { date +%s.%N; }
 since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(now)"; }
 
-# run NAME BOUND_S FAULT -- PLAY_ARGS: one replay with --verify of a fresh image; FAULT
-# (a shell function) runs 2 s after the start, while the replay is under way.  Sets rc
-# and secs.
+# run NAME BOUND_S FAULT -- PLAY_ARGS: one replay with --verify of a fresh image (of
+# $clones clones, default 1, replayed at --speed $speed, default 0.01); FAULT (a shell
+# function) runs $at s (default 2) after the start, while the replay is under way.  Sets
+# rc, secs and fault_secs (how long FAULT took).
 run() {
   local name=$1 bound=$2 fault=$3; shift 4
-  local man t0 fault_pid
-  man=$(image)
+  local man t0 t1
+  man=$(image "${clones:-1}")
   bash "$lab" restart -q --grace 0 >/dev/null || fail "lab restart"   # nothing cached
   t0=$(now)
   timeout "$bound" "$play" --trace "$work/mid.tbbt" --manifest "$man" --server 127.0.0.1 \
-    --export "$E" -q --timing timestamp --speed 0.01 --timeout-ms 300 --verify \
+    --export "$E" -q --timing timestamp --speed "${speed:-0.01}" --clones "${clones:-1}" \
+    --timeout-ms 300 --verify \
     --report-json "$work/$name.json" --event-log "$work/$name.ev" "$@" \
     2>"$work/$name.err" &
   ppid=$!
-  sleep 2
+  sleep "${at:-2}"
   kill -0 "$ppid" 2>/dev/null || fail "$name: the replay ended before the fault"
+  t1=$(now)
   "$fault" "$name"
+  fault_secs=$(since "$t1")
   set +e
   wait "$ppid"
   rc=$?
@@ -159,6 +166,24 @@ dead() {
   kill_server "$1"
   t_dead=$(now)
 }
+stop_for_good() {   # continued by the caller once the player has ended
+  gpid=$(server_pid)
+  [ -n "$gpid" ] || fail "$1: no ganesha.nfsd pid"
+  kill -STOP "$gpid"
+  t_dead=$(now)
+}
+# dead_check NAME: exit 1 within 3..10 s of the fault with one clear line, the report of
+# what completed
+dead_check() {
+  dsecs=$(since "$t_dead")
+  [ "$rc" -eq 1 ] || fail "$1: exit status $rc, want 1: $(cat "$work/$1.err")"
+  grep -q "not back within 3000 ms\|did not answer for 3 s\|unreachable for 3 s" "$work/$1.err" ||
+    fail "$1: no clear error: $(cat "$work/$1.err")"
+  python3 -c "import sys; sys.exit(0 if 3 <= $dsecs < 10 else 1)" ||
+    fail "$1: ended $dsecs s after the fault (want --dead-after 3)"
+  check "$1" "not r['finished'] and r['stop_reason'] == 'server dead' and 'verify' not in r"
+  say "$1: ended $dsecs s after the fault: $(head -n 1 "$work/$1.err")"
+}
 
 for s in $scenarios; do
   for order in conservative fsdep; do
@@ -169,22 +194,28 @@ for s in $scenarios; do
         check "$name" "$SURVIVED and r['timeouts'] > 0 and r['ops_unknown'] == 0" ;;
       restart)
         run "$name" 60 restart -- --order "$order" --dead-after 15
-        check "$name" "$SURVIVED and r['reconnects'] > 0" ;;
+        check "$name" "$SURVIVED and r['reconnects'] > 0"
+        say "$name: the server was back $fault_secs s after the kill" ;;
+      restart-busy)
+        # 16 clones at --speed 0.03 (about 2.4 s, 7,200 calls/s): calls of every kind in
+        # flight when the server dies, whose resends meet a server without its cache.
+        clones=16 speed=0.03 at=1.5 run "$name" 60 restart -- --order "$order" --dead-after 15
+        check "$name" "$SURVIVED and r['reconnects'] > 0"
+        say "$name: the server was back $fault_secs s after the kill" ;;
       restart-grace)
         [ "$order" = fsdep ] || continue
         run "$name" 90 restart_grace -- --order "$order" --dead-after 15
         check "$name" "$SURVIVED and r['reconnects'] > 0" ;;
       dead)
         run "$name" 60 dead -- --order "$order" --dead-after 3
-        dsecs=$(since "$t_dead")
-        [ "$rc" -eq 1 ] || fail "$name: exit status $rc, want 1: $(cat "$work/$name.err")"
-        grep -q "not back within 3000 ms\|did not answer" "$work/$name.err" ||
-          fail "$name: no clear error: $(cat "$work/$name.err")"
-        python3 -c "import sys; sys.exit(0 if 3 <= $dsecs < 10 else 1)" ||
-          fail "$name: ended $dsecs s after the kill (want --dead-after 3)"
-        check "$name" "not r['finished'] and r['stop_reason'] == 'server dead' and \
-'verify' not in r"
-        say "$name: ended $dsecs s after the kill: $(head -n 1 "$work/$name.err")" ;;
+        dead_check "$name" ;;
+      stopdead)
+        # Stopped and never continued while the player runs: its calls keep timing out
+        # (every 300 ms), which must not count as the server answering.
+        run "$name" 60 stop_for_good -- --order "$order" --dead-after 3
+        kill -CONT "$gpid"
+        gpid=""
+        dead_check "$name" ;;
       *) fail "unknown scenario $s" ;;
     esac
   done
