@@ -404,8 +404,10 @@ uint64_t tbbt__rw_size(const struct tbbt__rw *w)
 /* The file ends here: from a bad record at off on, nothing plausible follows. */
 static void give_up(struct tbbt__rw *w, uint64_t off)
 {
-    uint64_t end = off;
+    uint64_t end = w->win_off + w->win_len;    /* a scan may have read past off */
 
+    if (end < off)
+        end = off;
     for (;;) {
         w->anchor = end;
         if (!need(w, end, 1))

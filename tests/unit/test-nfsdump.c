@@ -312,10 +312,10 @@ static void test_odd(void **state)
 {
     struct fx *f = *state;
 
-    assert_int_equal(convert_fixture(f, "odd.txt"), 0);
+    assert_int_equal(convert_fixture(f, "odd.txt"), TBBT_E_DAMAGED);
     check_golden(f, "odd");
     summary_has(f, "\"packets\":45");
-    summary_has(f, "\"malformed_packets\":15");
+    summary_has(f, "\"malformed_packets\":15,\"skipped_lines\":15,\"damaged_files\":[{");
     summary_has(f, "\"lines\":51,\"comment_lines\":6,\"malformed_lines\":15,\"other_lines\":1,"
                    "\"short_lines\":1,\"cut_lines\":0,\"extra_attributes\":0,"
                    "\"reply_mismatches\":1");
@@ -529,7 +529,7 @@ static void test_hostile_names(void **state)
     const struct tbbt_endpoint *ep;
     struct recs rs;
 
-    assert_int_equal(convert_fixture(f, "odd.txt"), 0);
+    assert_int_equal(convert_fixture(f, "odd.txt"), TBBT_E_DAMAGED);
     read_recs(f->trace, &rs);
     r = by_xid(&rs, 0x300);
     chk_str(&r->name, weird, sizeof(weird) - 1);
@@ -838,6 +838,30 @@ static void test_clock_golden(void **state)
                    "\"clock_jumps_forward\":1,\"clock_jump_forward_max_ns\":3600249400000");
 }
 
+/*
+ * A corrupt first line does not make the file "not an nfsdump text trace":
+ * the format is recognized from several lines, the bad one is skipped and
+ * counted, and the conversion says the input was damaged.
+ */
+static void test_corrupt_first_line(void **state)
+{
+    static const char text[] = "\x00\xff\x13garbage 1.0 ?? C3 zz\n"
+                               "1.000001 1.0300 2.0801 U C3 1 1 getattr fh 00ff\n"
+                               "1.000002 1.0300 2.0801 U C3 2 1 getattr fh 00ff\n";
+    struct fx *f = *state;
+    char *p = tmpfile_with(f, "first.txt", text, sizeof(text) - 1);
+    const char *in[1] = {p};
+    struct recs rs;
+
+    assert_int_equal(convert(f, in, 1), TBBT_E_DAMAGED);
+    summary_has(f, "\"skipped_lines\":1,\"damaged_files\":[{\"file\":");
+    summary_has(f, "\"skipped_lines\":1,\"first_skipped_line\":1}]");
+    read_recs(f->trace, &rs);
+    assert_int_equal(rs.n, 2);
+    free_recs(&rs);
+    g_free(p);
+}
+
 static void test_long_line(void **state)
 {
     static const char good[] = "1.000001 1.0300 2.0801 U C3 1 1 getattr fh 00ff\n";
@@ -855,7 +879,7 @@ static void test_long_line(void **state)
     g_string_append(s, good2);
     p = tmpfile_with(f, "long.txt", s->str, s->len);
     in[0] = p;
-    assert_int_equal(convert(f, in, 1), 0);
+    assert_int_equal(convert(f, in, 1), TBBT_E_DAMAGED);
     summary_has(f, "\"lines\":3,\"comment_lines\":0,\"malformed_lines\":1");
     read_recs(f->trace, &rs);
     assert_int_equal(rs.n, 2);
@@ -1281,6 +1305,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clock_forward_jump, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clock_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_first_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entries_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filter_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_consistency, setup, teardown),
