@@ -19,7 +19,6 @@
 
 #include "extract/decode-int.h"
 #include "proto/nfs2.h"
-#include "proto/proto.h"
 
 #define ITEM(d, fn, obj) tbbt__dec_item((d), (xdrproc_t)(fn), (obj))
 #define UNSET 0xffffffffu
@@ -156,9 +155,10 @@ static bool dec_status(struct tbbt__dec *d, bool *ok)
 
     if (!ITEM(d, xdr_nfs2_stat, &st))
         return false;
-    /* a status not in RFC 1094 2.3.1 is malformed: the record gets no status */
-    if (!tbbt_proto_status_name(TBBT_PROTO_NFS2, (int)st))
-        return tbbt__dec_range(d, 1, 0);
+    /*
+     * Any value is kept: v2 servers send Unix errno values outside RFC 1094
+     * 2.3.1's list (EXDEV 18, EINVAL 22, EMLINK 31), where v3's list is closed.
+     */
     tbbt__dec_set_status(d, st);
     *ok = st == NFS_OK;
     return true;

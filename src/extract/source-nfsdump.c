@@ -37,6 +37,7 @@
 #include "proto/mount.h"
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
+#include "proto/proto.h"
 #include "util/util.h"
 
 #define LINE_MAX_BYTES (1u << 20)   /* a longer line is malformed (and skipped) */
@@ -738,7 +739,8 @@ static bool status_value(int prog, const struct tok *t, int32_t *st)
     }
     if (hex_u32(t, &v)) {
         *st = (int32_t)v;
-        return true;
+        /* NFSv3 statuses not in RFC 1813's list are malformed, as in the decoder */
+        return prog != TBBT_PROG_NFS3 || tbbt_proto_status_name(prog, (int)v) != NULL;
     }
     if (t->quoted || t->len >= sizeof(nm))
         return false;
@@ -923,7 +925,7 @@ static bool parse_ftype(const struct tok *t, uint32_t *v)
             return true;
         }
     }
-    return hex_u32(t, v);
+    return hex_u32(t, v) && *v >= NF3REG && *v <= NF3FIFO;   /* as the decoder */
 }
 
 /* ACCESS bits: hex, or one of early traces' letters that are not hex digits. */
@@ -962,9 +964,11 @@ static int store_call(struct nd_state *s, struct nd_line *L, int k, int f, const
     case TBBT_F_STABLE:
         if (tok_is(v, "?"))
             return 0;               /* nfsdump's mark of a value it did not know */
-        ok = parse_sym(v, "UDF", &r->stable);
+        ok = parse_sym(v, "UDF", &r->stable) && r->stable <= FILE_SYNC;
         break;
-    case TBBT_F_CREATEMODE: ok = parse_sym(v, "UGX", &r->createmode); break;
+    case TBBT_F_CREATEMODE:
+        ok = parse_sym(v, "UGX", &r->createmode) && r->createmode <= EXCLUSIVE;
+        break;
     case TBBT_F_CREATEVERF: ok = hex_u64(v, &r->createverf); break;
     case TBBT_F_COOKIEVERF: ok = hex_u64(v, &r->cookieverf); break;
     case TBBT_F_COOKIE: ok = hex_u64(v, &r->cookie); break;
@@ -1029,7 +1033,10 @@ static int attr_store(struct nd_attr *a, int k, const struct tok *v, bool v2)
         if (ok && k != K_SIZE && k != K_USED && k != K_FSID && k != K_FILEID)
             ok = x <= UINT32_MAX;
         switch (ok ? k : K_NONE) {
-        case K_FTYPE: a->a.type = (uint32_t)x; break;
+        case K_FTYPE:           /* the decoders' range: NF3REG..NF3FIFO, v2 up to NFFIFO */
+            ok = v2 ? x <= 8 : x >= NF3REG && x <= NF3FIFO;
+            a->a.type = (uint32_t)x;
+            break;
         case K_MODE: a->a.mode = (uint32_t)x; break;
         case K_NLINK: a->a.nlink = (uint32_t)x; break;
         case K_UID: a->a.uid = (uint32_t)x; break;

@@ -862,6 +862,38 @@ static void test_corrupt_first_line(void **state)
     g_free(p);
 }
 
+/*
+ * Values outside the protocol's range are malformed lines, as in the capture
+ * decoders: a stable_how of 5, a createmode of 3, an MKNOD type of 9, an
+ * attribute ftype of 99, an NFSv3 status of 0x3039; the good lines around
+ * them stay.
+ */
+static void test_out_of_range(void **state)
+{
+    static const char text[] =
+        "1.000001 1.0300 2.0801 U C3 1 7 write fh 00ff off 0 count 4 stable 5\n"
+        "1.000002 1.0300 2.0801 U C3 2 8 create fh 00ff name \"a\" how 3\n"
+        "1.000003 1.0300 2.0801 U C3 3 b mknod fh 00ff name \"b\" type 9\n"
+        "1.000004 1.0300 2.0801 U C3 4 1 getattr fh 00ff\n"
+        "1.000005 2.0801 1.0300 U R3 4 1 getattr OK ftype 63 mode 1ed\n"
+        "1.000006 1.0300 2.0801 U C3 5 1 getattr fh 00ff\n"
+        "1.000007 2.0801 1.0300 U R3 5 1 getattr 3039\n"
+        "1.000008 1.0300 2.0801 U C3 6 7 write fh 00ff off 0 count 4 stable 2\n";
+    struct fx *f = *state;
+    char *p = tmpfile_with(f, "range.txt", text, sizeof(text) - 1);
+    const char *in[1] = {p};
+    struct recs rs;
+
+    assert_int_equal(convert(f, in, 1), TBBT_E_DAMAGED);
+    summary_has(f, "\"malformed_packets\":5,\"skipped_lines\":5");
+    read_recs(f->trace, &rs);
+    assert_int_equal(rs.n, 3);
+    assert_int_equal(rs.v[2].xid, 6);
+    assert_int_equal(rs.v[2].stable, 2);
+    free_recs(&rs);
+    g_free(p);
+}
+
 static void test_long_line(void **state)
 {
     static const char good[] = "1.000001 1.0300 2.0801 U C3 1 1 getattr fh 00ff\n";
@@ -1306,6 +1338,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clock_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_first_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entries_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filter_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_consistency, setup, teardown),
