@@ -6,7 +6,9 @@
  * Input.  An uncompressed classic pcap file is mapped read-only (2 MiB
  * aligned, MADV_HUGEPAGE, pages let go every few MiB: see capfile.c's file
  * comment); anything else (pcapng, gzip) is read into a sliding window of
- * WIN_CAP bytes, inflated with zlib's inflate() directly (gzip members one
+ * WIN_CAP bytes (READ_CHUNK at a time, so that only about the largest record
+ * plus a chunk of it is ever touched: resident memory per file stays well
+ * under WIN_CAP), inflated with zlib's inflate() directly (gzip members one
  * after another), so that when the compressed data turns out corrupt or cut
  * short, every byte inflated before that point is still walked.  need() is
  * the only way to the bytes: it answers a pointer to [off, off + n) or NULL
@@ -53,6 +55,7 @@
 #define BLOCK_MAX (1u << 20)           /* largest pcapng block read */
 #define WIN_CAP (4u << 20)             /* sliding window: two largest blocks and more */
 #define ZIN_CAP (256u << 10)           /* compressed bytes read at once */
+#define READ_CHUNK (256u << 10)        /* (inflated) bytes added to the window at once */
 #define WALK_ALIGN (2u << 20)
 #define WALK_DROP (4u << 20)
 #define WALK_FAR 512u
@@ -210,8 +213,10 @@ static const uint8_t *need(struct tbbt__rw *w, uint64_t off, size_t n)
     if (off < w->win_off || off - w->win_off + n > WIN_CAP)
         return NULL;
     while (!w->eof && w->win_len < off - w->win_off + n) {
-        size_t got = w->gz ? fill_gz(w, w->buf + w->win_len, WIN_CAP - w->win_len)
-                           : fill_plain(w, w->buf + w->win_len, WIN_CAP - w->win_len);
+        /* READ_CHUNK at a time: the buffer's pages past what records need stay untouched */
+        size_t room = WIN_CAP - w->win_len, want = READ_CHUNK;
+        size_t got = w->gz ? fill_gz(w, w->buf + w->win_len, room < want ? room : want)
+                           : fill_plain(w, w->buf + w->win_len, room < want ? room : want);
         w->win_len += got;
     }
     if (w->win_len < off - w->win_off + n)
