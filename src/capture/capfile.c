@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Capture files: pcap and pcapng read with libpcap, gzip-compressed ones
- * through zlib behind a stdio cookie (libpcap wants a FILE *), several
- * files merged by packet time (a binary heap over the open handles, ties
- * to the earlier file), an optional BPF filter compiled per handle, all fed
- * to one struct tbbt_capdec.  Packet bytes are decoded in place: each
- * handle's current packet stays valid until that handle is read again.
+ * Capture files: pcap and pcapng, plain or gzip-compressed, several files
+ * merged by packet time (a binary heap over the open handles, ties to the
+ * earlier file), an optional BPF filter compiled per handle, all fed to one
+ * struct tbbt_capdec.  Packet bytes are decoded in place: each handle's
+ * current packet stays valid until that handle is read again.
  *
- * Every file is opened and checked by libpcap (format, version, link type,
- * filter), then read by the record walker of recwalk.c instead of through
+ * Every file is checked by libpcap (format, version, link type, filter) from
+ * a copy of its first bytes (inflated by the walker: damage further into a
+ * gzip stream used to fail libpcap's first fread() of the whole header
+ * buffer), then read by the record walker of recwalk.c instead of through
  * pcap_next_ex(): libpcap stops a file at its first bad record header and
  * cannot go on after it, where the walker skips the bad record and goes on
  * with the next plausible one (docs/tbbt-convert.md "Damaged input").  It
@@ -32,23 +33,20 @@
 #include <pcap/pcap.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 
-#define GZ_BUFFER (256u << 10)
-/* stdio buffer of each input: libpcap reads only the file's header(s) through it. */
-#define FILE_BUFFER (64u << 10)
+/*
+ * libpcap checks a file's header(s) from a copy of its first bytes (the
+ * walker's, inflated if need be): a pcapng section header and its interface
+ * descriptions fit, and damage further on cannot fail the check.
+ */
+#define HEAD_MAX (64u << 10)
 #define PROGRESS_EVERY 0xffffu              /* packets between progress calls, */
 #define PROGRESS_BYTES (256ull << 20)        /* or wire bytes, whichever comes first */
 struct src {
     char *path;             /* copy of the caller's path */
     pcap_t *p;
-    gzFile gz;              /* compressed input (closed with the FILE), else NULL */
-    FILE *fp;               /* owned by p once it is open */
-    char *fbuf;             /* fp's stdio buffer (FILE_BUFFER bytes), freed after fp */
+    uint8_t *head;          /* the file's first bytes that libpcap reads, freed after p */
     int dlt;
     uint64_t size;          /* file size in bytes */
     struct pcap_pkthdr *hdr;/* current packet, valid until the next read */
@@ -57,7 +55,7 @@ struct src {
     struct pcap_pkthdr pkhdr;   /* the current packet's header (from the walker) */
     bool filtered;          /* prog holds the compiled filter */
     struct bpf_program prog;
-    struct tbbt__rw *rw;    /* the record walker, from the run on */
+    struct tbbt__rw *rw;    /* the record walker */
 };
 
 struct tbbt_cap {
@@ -84,80 +82,20 @@ static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Gives fp a large buffer; before the first read of fp. */
-static void set_buffer(struct src *s, FILE *fp)
-{
-    if (!s->fbuf)
-        s->fbuf = g_malloc(FILE_BUFFER);
-    setvbuf(fp, s->fbuf, _IOFBF, FILE_BUFFER);
-}
-
-/* ---- gzip behind a FILE ---------------------------------------------------- */
-
-static ssize_t gz_read(void *cookie, char *buf, size_t size)
-{
-    int n = gzread(cookie, buf, size > (1u << 30) ? (1u << 30) : (unsigned)size);
-
-    if (n < 0) {
-        errno = EIO;
-        return -1;
-    }
-    return n;
-}
-
-static int gz_close(void *cookie)
-{
-    return gzclose(cookie) == Z_OK ? 0 : EOF;
-}
-
-static FILE *gz_fopen(struct src *s, char *errbuf, size_t errlen)
-{
-    static const cookie_io_functions_t fns = {.read = gz_read, .close = gz_close};
-    FILE *fp;
-
-    s->gz = gzopen(s->path, "rb");
-    if (!s->gz) {
-        set_err(errbuf, errlen, "'%s': cannot open: %s", s->path,
-                errno ? strerror(errno) : "out of memory");
-        return NULL;
-    }
-    gzbuffer(s->gz, GZ_BUFFER);
-    fp = fopencookie(s->gz, "r", fns);
-    if (!fp) {
-        set_err(errbuf, errlen, "'%s': cannot open: %s", s->path, strerror(errno));
-        gzclose(s->gz);
-        s->gz = NULL;
-        return NULL;
-    }
-    set_buffer(s, fp);
-    return fp;
-}
-
 /* ---- opening --------------------------------------------------------------- */
 
-/* Opens s->path as a stdio stream, transparently decompressing gzip. */
-static FILE *open_stream(struct src *s, char *errbuf, size_t errlen)
+/* A stdio stream over a copy of the file's first bytes, for libpcap's check. */
+static FILE *head_stream(struct src *s, char *errbuf, size_t errlen)
 {
-    uint8_t magic[2];
-    struct stat sb;
-    FILE *fp = fopen(s->path, "rb");
+    const uint8_t *h;
+    size_t n = tbbt__rw_head(s->rw, &h, HEAD_MAX);
+    FILE *fp;
 
-    if (!fp) {
+    s->head = g_malloc(n ? n : 1);
+    memcpy(s->head, h, n);
+    fp = fmemopen(s->head, n ? n : 1, "r");
+    if (!fp)
         set_err(errbuf, errlen, "'%s': cannot open: %s", s->path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode))
-        s->size = (uint64_t)sb.st_size;
-    set_buffer(s, fp);
-    if (fread(magic, 1, 2, fp) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-        fclose(fp);
-        return gz_fopen(s, errbuf, errlen);
-    }
-    if (fseek(fp, 0, SEEK_SET) != 0) {
-        set_err(errbuf, errlen, "'%s': cannot rewind: %s", s->path, strerror(errno));
-        fclose(fp);
-        return NULL;
-    }
     return fp;
 }
 
@@ -178,18 +116,19 @@ static int set_filter(struct src *s, const char *filter, char *errbuf, size_t er
 static int open_src(struct src *s, const char *filter, char *errbuf, size_t errlen)
 {
     char pe[PCAP_ERRBUF_SIZE] = "";
-    FILE *fp = open_stream(s, errbuf, errlen);
+    FILE *fp;
 
-    if (!fp)
+    s->rw = tbbt__rw_open(s->path, errbuf, errlen);
+    if (!s->rw)
         return -EIO;
-    /* Only the thread running tbbt_cap_run() reads it: no stdio locking per fread(). */
-    __fsetlocking(fp, FSETLOCKING_BYCALLER);
+    s->size = tbbt__rw_size(s->rw);
+    if (!(fp = head_stream(s, errbuf, errlen)))
+        return -EIO;
     s->p = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO, pe);
     if (!s->p) {
         set_err(errbuf, errlen, "'%s' is not a pcap or pcapng capture (libpcap: %s)", s->path,
                 pe);
         fclose(fp);
-        s->gz = NULL;
         return TBBT_E_MAGIC;
     }
     s->dlt = pcap_datalink(s->p);
@@ -199,6 +138,11 @@ static int open_src(struct src *s, const char *filter, char *errbuf, size_t errl
                 name ? name : "unknown", s->dlt);
         return TBBT_E_LINKTYPE;
     }
+    if (!tbbt__rw_known(s->rw)) {      /* a variant libpcap reads and the walker does not */
+        set_err(errbuf, errlen, "'%s': unsupported pcap variant", s->path);
+        return TBBT_E_VERSION;
+    }
+    tbbt__rw_set_dlt(s->rw, s->dlt);
     return filter ? set_filter(s, filter, errbuf, errlen) : 0;
 }
 
@@ -235,8 +179,8 @@ void tbbt_cap_close(struct tbbt_cap *c)
         if (c->srcs[i].filtered)
             pcap_freecode(&c->srcs[i].prog);
         if (c->srcs[i].p)
-            pcap_close(c->srcs[i].p);   /* closes the FILE and with it the gzFile */
-        g_free(c->srcs[i].fbuf);
+            pcap_close(c->srcs[i].p);   /* closes the FILE over head */
+        g_free(c->srcs[i].head);
         g_free(c->srcs[i].path);
     }
     g_free(c->srcs);
@@ -387,12 +331,6 @@ int tbbt_cap_run(struct tbbt_cap *c, tbbt_cap_msg_cb cb, void *arg,
         return -EINVAL;
     }
     c->ran = true;
-    for (int i = 0; i < c->n; i++) {
-        struct src *s = &c->srcs[i];
-        s->rw = tbbt__rw_open(s->path, s->dlt, errbuf, errlen);
-        if (!s->rw)
-            return -EIO;
-    }
     d = tbbt_capdec_new(cb, arg);
     c->heap_n = 0;
     for (int i = 0; i < c->n; i++)

@@ -33,11 +33,21 @@ struct tbbt__rw_pkt {
 };
 
 /*
- * Opens path for walking; dlt is the link type libpcap read from its header
- * (classic pcap has one).  Returns NULL with a one-line reason naming the
- * file in errbuf.  Given: free with tbbt__rw_free().
+ * Opens path for walking (a file of unknown format walks as empty: see
+ * tbbt__rw_known()).  Returns NULL with a one-line reason naming the file in
+ * errbuf if it cannot be opened.  Given: free with tbbt__rw_free().
  */
-struct tbbt__rw *tbbt__rw_open(const char *path, int dlt, char *errbuf, size_t errlen);
+struct tbbt__rw *tbbt__rw_open(const char *path, char *errbuf, size_t errlen);
+/*
+ * The file's first bytes (inflated), at most max, before the first
+ * tbbt__rw_next(): *p is borrowed until then.  Returns how many: fewer than
+ * max if the file (or its undamaged part) is shorter.
+ */
+size_t tbbt__rw_head(struct tbbt__rw *w, const uint8_t **p, size_t max);
+/* True if the file starts like classic pcap or pcapng. */
+bool tbbt__rw_known(const struct tbbt__rw *w);
+/* The DLT_* link type libpcap found, given to the packets (pcapng: the first interface's). */
+void tbbt__rw_set_dlt(struct tbbt__rw *w, int dlt);
 void tbbt__rw_free(struct tbbt__rw *w);
 /* The next packet: 1, or 0 at the end of the file (damage or not: see _damage()). */
 int tbbt__rw_next(struct tbbt__rw *w, struct tbbt__rw_pkt *pk);

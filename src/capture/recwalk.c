@@ -97,7 +97,7 @@ struct tbbt__rw {
     uint32_t n_if;
     uint64_t off;         /* the next record */
     uint64_t last_ts;
-    bool have_ts, done;
+    bool have_ts, done, known;
     struct tbbt_cap_damage dmg;
 };
 
@@ -350,27 +350,40 @@ static bool open_input(struct tbbt__rw *w, char *errbuf, size_t errlen)
     return true;
 }
 
-struct tbbt__rw *tbbt__rw_open(const char *path, int dlt, char *errbuf, size_t errlen)
+struct tbbt__rw *tbbt__rw_open(const char *path, char *errbuf, size_t errlen)
 {
     struct tbbt__rw *w = g_new0(struct tbbt__rw, 1);
     int rc;
 
     w->path = g_strdup(path);
     w->fd = -1;
-    w->dlt = dlt;
     if (!open_input(w, errbuf, errlen)) {
         tbbt__rw_free(w);
         return NULL;
     }
     rc = read_format(w);
-    if (rc == TBBT_E_MAGIC) {
-        snprintf(errbuf, errlen, "'%s' is not a pcap or pcapng capture", path);
-        tbbt__rw_free(w);
-        return NULL;
-    }
+    w->known = rc != TBBT_E_MAGIC;
     if (rc != 0)
-        w->done = true;     /* libpcap read the header: only a damaged gzip gets here */
+        w->done = true;     /* not a capture, or too short for libpcap's check too */
     return w;
+}
+
+size_t tbbt__rw_head(struct tbbt__rw *w, const uint8_t **p, size_t max)
+{
+    size_t n = have(w, 0, max);
+
+    *p = n ? need(w, 0, n) : w->win;
+    return n;
+}
+
+bool tbbt__rw_known(const struct tbbt__rw *w)
+{
+    return w->known;
+}
+
+void tbbt__rw_set_dlt(struct tbbt__rw *w, int dlt)
+{
+    w->dlt = dlt;
 }
 
 void tbbt__rw_free(struct tbbt__rw *w)

@@ -4,7 +4,8 @@
 # and of an nfsdump fixture are damaged with python3 - a record header with a huge
 # captured length in the middle and in the last packet (pcap, pcapng, pcap.gz), a pcapng
 # block with a bad length, a gzip file cut at 90 % and one with a corrupt byte at 90 %, a
-# text trace with a corrupt first line and a corrupt middle line - and each converts
+# text trace with a corrupt first line and a corrupt middle line, a small gzip file with a
+# corrupt byte at 10 % (inside the first 64 KiB inflated) - and each converts
 # with exit status 3, the summary's skip counters, and at least 99 % of the calls of the
 # good part (the undamaged conversion's, restricted to the part before the damage for
 # the gzip cases, to the good lines for the text trace).  Two inputs, one damaged: the
@@ -64,9 +65,10 @@ b = bytearray(ng)
 b[o + 4:o + 8] = struct.pack("<I", 0x7fffff00)                # a block's total length
 put("badlen.pcapng", bytes(b), skipped=1, resyncs=1, good="v3-tcp.pcapng")
 
-# gzip damage at 90 %: the good part is the records wholly inflated before the damage
+# gzip damage at 90 % (and 10 %): the good part is the records wholly inflated before the damage
 z = gzip.compress(src)
-def prefix_pcap(name, damaged):
+def prefix_pcap(name, damaged, src=src):
+    recs = classic_records(src)
     d = zlib.decompressobj(16 + 15)
     got = b""
     try:
@@ -87,6 +89,13 @@ put("cut.pcap.gz", cut, ends_early=True, good=prefix_pcap("cut", cut))
 bad = bytearray(z)
 bad[len(z) * 9 // 10] ^= 0xff
 put("corrupt.pcap.gz", bytes(bad), ends_early=True, good=prefix_pcap("corrupt", bytes(bad)))
+# damage within the first 64 KiB inflated (what libpcap's check of the header reads)
+small = open(f"{top}/traces/v3-tcp.pcap", "rb").read()
+z = gzip.compress(small)
+bad = bytearray(z)
+bad[len(z) // 10] ^= 0xff
+put("corrupt-early.pcap.gz", bytes(bad), ends_early=True,
+    good=prefix_pcap("corrupt-early", bytes(bad), small))
 
 # nfsdump text: the first message line and a middle one corrupt; the good lines alone too
 msg = [i for i, l in enumerate(text) if l and not l.startswith(b"#")]
@@ -148,7 +157,7 @@ print(f"ok: {name}: exit 3, {got['rpc_calls']} of {good} calls")
 PY
   n=$((n + 1))
 done
-[ "$n" -ge 10 ] || fail "only $n damaged inputs"
+[ "$n" -ge 11 ] || fail "only $n damaged inputs"
 
 # Several inputs: the damage in one loses nothing of the other.
 want=$(( $(good_calls v3-tcp-mid.pcap) + $(good_calls v3-udp.pcap) ))
