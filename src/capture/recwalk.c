@@ -15,8 +15,10 @@
  * when the input ends first.
  *
  * Salvage.  A classic pcap record header is bad when its captured length is
- * over libpcap's maximum (256 KiB), or over the snapshot length or the wire
- * length and the record after it is not plausible.  A pcapng block is bad
+ * over libpcap's maximum (256 KiB), or over the snapshot length (the header's,
+ * raised by good records longer than it) or the wire length and the record
+ * after it does not look like one (captured length at most 256 KiB, wire
+ * length at most WIRE_MAX, time near).  A pcapng block is bad
  * when its length is not a multiple of 4 in [12, BLOCK_MAX] or its trailing
  * length differs from its leading one; a packet block whose captured length
  * does not fit in it, or whose interface is unknown, is skipped alone.  After
@@ -466,14 +468,21 @@ static uint64_t classic_ts(const struct tbbt__rw *w, const uint8_t *h)
            (w->nsec ? u32(w, h + 4) : (uint64_t)u32(w, h + 4) * 1000u);
 }
 
-/* A record header that could be real, its time near ref (if has_ref). */
+/*
+ * A record header that could be real, its time near ref (if has_ref).  strict
+ * (a resync candidate) also wants the captured length within the snapshot
+ * length (the header's, raised by longer good records: some writers put a
+ * wrong one there) and the wire length; the record after a suspicious or
+ * candidate record is only checked loosely.
+ */
 static bool classic_hdr_ok(const struct tbbt__rw *w, const uint8_t *h, bool has_ref,
-                           uint64_t ref)
+                           uint64_t ref, bool strict)
 {
     uint32_t caplen = u32(w, h + 8), len = u32(w, h + 12);
     uint64_t ts = classic_ts(w, h);
 
-    if (caplen > w->snaplen || caplen > len || len > WIRE_MAX ||
+    if (caplen > PCAP_MAX_CAPLEN || len > WIRE_MAX ||
+        (strict && (caplen > w->snaplen || caplen > len)) ||
         u32(w, h + 4) >= (w->nsec ? 1000000000u : 1000000u))
         return false;
     return !has_ref || (ts > ref ? ts - ref : ref - ts) <= TS_NEAR;
@@ -485,14 +494,14 @@ static bool classic_next_ok(struct tbbt__rw *w, uint64_t off, uint32_t caplen, u
     uint64_t next = off + PCAP_REC_HDR + caplen;
     const uint8_t *h = need(w, next, PCAP_REC_HDR);
 
-    return h ? classic_hdr_ok(w, h, true, ts) : ends_at(w, next);
+    return h ? classic_hdr_ok(w, h, true, ts, false) : ends_at(w, next);
 }
 
 static bool classic_plausible(struct tbbt__rw *w, uint64_t o)
 {
     const uint8_t *h = need(w, o, PCAP_REC_HDR);
 
-    if (!h || !classic_hdr_ok(w, h, w->have_ts, w->last_ts))
+    if (!h || !classic_hdr_ok(w, h, w->have_ts, w->last_ts, true))
         return false;
     return classic_next_ok(w, o, u32(w, h + 8), classic_ts(w, h));
 }
@@ -551,6 +560,8 @@ static int classic_next(struct tbbt__rw *w, struct tbbt__rw_pkt *pk)
             w->done = true;
             return 0;
         }
+        if (caplen > w->snaplen)
+            w->snaplen = caplen;       /* a good record longer than the header says */
         pk->ts_ns = classic_ts(w, h);
         pk->caplen = caplen;
         pk->len = len;
@@ -564,6 +575,8 @@ static int classic_next(struct tbbt__rw *w, struct tbbt__rw_pkt *pk)
                 /* past a large packet the next header is prefetched (capfile.c) */
                 __builtin_prefetch(w->win + w->off);
                 __builtin_prefetch(w->win + w->off + 64);
+                __builtin_prefetch(w->win + w->off + 128);
+                __builtin_prefetch(w->win + w->off + 192);
             }
             drop_mapped(w, off);
         }
