@@ -1201,11 +1201,11 @@ static int store_reply(struct nd_state *s, struct nd_line *L, int f, const struc
     case TBBT_F_NEW_FH: ok = parse_fh(s, v, &r->new_fh); break;
     case TBBT_F_TARGET: ok = parse_str(s, v, TBBT_PATH_MAX, &L->target); break;
     case TBBT_F_RES_COUNT: ok = hex_u32(v, &r->res_count); break;
-    case TBBT_F_EOF: ok = hex_u32(v, &r->eof); r->eof = r->eof != 0; break;
+    case TBBT_F_EOF: ok = hex_u32(v, &r->eof) && r->eof <= 1; break;   /* a bool: 0 or 1 */
     case TBBT_F_COMMITTED:
         if (tok_is(v, "?"))
             return 2;
-        ok = parse_sym(v, "UDF", &r->committed);
+        ok = parse_sym(v, "UDF", &r->committed) && r->committed <= FILE_SYNC;
         break;
     case TBBT_F_WRITEVERF: ok = hex_u64(v, &r->writeverf); break;
     default: ok = parse_access(v, &r->access_res); break;

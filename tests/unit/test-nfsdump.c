@@ -864,9 +864,9 @@ static void test_corrupt_first_line(void **state)
 
 /*
  * Values outside the protocol's range are malformed lines, as in the capture
- * decoders: a stable_how of 5, a createmode of 3, an MKNOD type of 9, an
- * attribute ftype of 99, an NFSv3 status of 0x3039; the good lines around
- * them stay.
+ * decoders: a stable_how of 5 (and a committed of 9), a createmode of 3, an
+ * MKNOD type of 9, an attribute ftype of 99, an NFSv3 status of 0x3039, an
+ * eof of 2; the good lines around them stay.
  */
 static void test_out_of_range(void **state)
 {
@@ -878,16 +878,19 @@ static void test_out_of_range(void **state)
         "1.000005 2.0801 1.0300 U R3 4 1 getattr OK ftype 63 mode 1ed\n"
         "1.000006 1.0300 2.0801 U C3 5 1 getattr fh 00ff\n"
         "1.000007 2.0801 1.0300 U R3 5 1 getattr 3039\n"
-        "1.000008 1.0300 2.0801 U C3 6 7 write fh 00ff off 0 count 4 stable 2\n";
+        "1.000008 1.0300 2.0801 U C3 6 7 write fh 00ff off 0 count 4 stable 2\n"
+        "1.000009 2.0801 1.0300 U R3 6 7 write OK count 4 stable 9\n"
+        "1.000010 1.0300 2.0801 U C3 7 6 read fh 00ff off 0 count 4\n"
+        "1.000011 2.0801 1.0300 U R3 7 6 read OK count 4 eof 2\n";
     struct fx *f = *state;
     char *p = tmpfile_with(f, "range.txt", text, sizeof(text) - 1);
     const char *in[1] = {p};
     struct recs rs;
 
     assert_int_equal(convert(f, in, 1), TBBT_E_DAMAGED);
-    summary_has(f, "\"malformed_packets\":5,\"skipped_lines\":5");
+    summary_has(f, "\"malformed_packets\":7,\"skipped_lines\":7");
     read_recs(f->trace, &rs);
-    assert_int_equal(rs.n, 3);
+    assert_int_equal(rs.n, 4);
     assert_int_equal(rs.v[2].xid, 6);
     assert_int_equal(rs.v[2].stable, 2);
     free_recs(&rs);
