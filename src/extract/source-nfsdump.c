@@ -739,8 +739,9 @@ static bool status_value(int prog, const struct tok *t, int32_t *st)
     }
     if (hex_u32(t, &v)) {
         *st = (int32_t)v;
-        /* NFSv3 statuses not in RFC 1813's list are malformed, as in the decoder */
-        return prog != TBBT_PROG_NFS3 || tbbt_proto_status_name(prog, (int)v) != NULL;
+        /* NFSv3 and MOUNT v3 statuses not in RFC 1813's lists are malformed, as decoded */
+        return (prog != TBBT_PROG_NFS3 && prog != TBBT_PROG_MNT3) ||
+               tbbt_proto_status_name(prog, (int)v) != NULL;
     }
     if (t->quoted || t->len >= sizeof(nm))
         return false;

@@ -1194,6 +1194,12 @@ static void test_out_of_range(void **state)
     chk_bad(f, tbbt__decode_call, V3, NFSPROC3_MKNOD, TBBT_RF_CALL_BAD);
     only(f, B(TBBT_F_FH) | B(TBBT_F_NAME));
 
+    /* MOUNT v3: a mountstat3 of 12345 */
+    enc_begin(f);
+    put_u32(f, 12345);
+    chk_bad(f, tbbt__decode_reply, TBBT_PROG_MNT3, MOUNTPROC3_MNT, TBBT_RF_REPLY_BAD);
+    assert_false(f->rec.flags & TBBT_RF_STATUS);
+
     /* v2: an ftype past NFFIFO (8); a stat not in RFC 1094 is kept (servers send errnos) */
     r2.nfs2_attrstat_u.attributes.type = (nfs2_ftype)9;
     ENC(f, xdr_nfs2_attrstat, &r2);
