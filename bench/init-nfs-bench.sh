@@ -71,6 +71,7 @@ for d in range(4):
         nid += 1
 open(out, "w").write("\n".join(lines) + "\n")
 PY
+python3 tests/integration/mapsum.py "$work/large.map"   # version 3: its checksum line
 
 now() { date +%s.%N; }
 cold() { sync && echo 3 > /proc/sys/vm/drop_caches; }

@@ -4,6 +4,7 @@
  * real server.  It exists to test the player's ordering and failure handling and to
  * emulate a slower or lossy server: replies of chosen procedures are held for a while
  * (--delay) so that they leave out of order, every Nth reply is dropped (--drop-replies),
+ * and so are the first N (--drop-first),
  * and a client connection can be reset after N calls (--reset-after, --reset-every).
  *
  * TCP: one server connection per accepted client connection.  Both directions are parsed
@@ -69,7 +70,7 @@ struct cfg {
     char *listen, *server, *log_path, *port_file, *pid_file;
     char **delays, **drop_procs;
     gboolean udp, version, verbose;
-    gint delay_prog, drop_n, reset_after, reset_every;
+    gint delay_prog, drop_n, drop_first, reset_after, reset_every;
     gint64 seed;
     /* Derived. */
     GHashTable *delay_ms;       /* proc -> ms, for calls of delay_prog */
@@ -160,7 +161,7 @@ struct proxy {
     GQueue held;                /* struct held (owned), due time ascending */
     GArray *fds, *slots;        /* this pass's pollfds and what each one is */
     unsigned next_id;
-    uint64_t drop_counter, accept_pause_until;
+    uint64_t drop_counter, first_dropped, accept_pause_until;
     bool reset_done, stop, need_tick, pid_written;
     struct stats st;
     uint8_t dgram[65536];
@@ -634,7 +635,10 @@ static void on_reply(struct proxy *px, struct pair *p, const uint8_t *rec, size_
     int ms;
 
     px->st.replies++;
-    if (c->drop_n > 0 && counts_for_drop(c, &ri) && ++px->drop_counter % c->drop_n == 0) {
+    bool counts = counts_for_drop(c, &ri);
+    bool first = counts && px->first_dropped < (uint64_t)c->drop_first;
+    px->first_dropped += first;
+    if (first || (c->drop_n > 0 && counts && ++px->drop_counter % c->drop_n == 0)) {
         px->st.dropped++;
         ev(px, p->id, "drop", &ri, NULL);
         return;
@@ -1151,14 +1155,15 @@ static bool resolve(const char *spec, const char *def_host, int socktype, bool p
 
 static int check_numbers(const struct cfg *c)
 {
-    if (c->drop_n < 0 || c->reset_after < 0 || c->reset_every < 0 || c->delay_prog < 0)
+    if (c->drop_n < 0 || c->drop_first < 0 || c->reset_after < 0 || c->reset_every < 0 ||
+        c->delay_prog < 0)
         return usage_error("%s", "negative count or program number");
     if (c->reset_after > 0 && c->reset_every > 0)
         return usage_error("%s", "--reset-after and --reset-every exclude each other");
     if (c->udp && (c->reset_after > 0 || c->reset_every > 0))
         return usage_error("%s", "--reset-after and --reset-every need TCP");
-    if (c->drop_procs && c->drop_n == 0)
-        return usage_error("%s", "--drop-proc needs --drop-replies");
+    if (c->drop_procs && c->drop_n == 0 && c->drop_first == 0)
+        return usage_error("%s", "--drop-proc needs --drop-replies or --drop-first");
     return 0;
 }
 
@@ -1207,8 +1212,10 @@ static int parse_args(struct cfg *c, int *argc, char ***argv)
          "Program whose procedures --delay and --drop-proc name (default 100003)", "PROG"},
         {"drop-replies", 0, 0, G_OPTION_ARG_INT, &c->drop_n,
          "Drop every Nth reply (0: none)", "N"},
+        {"drop-first", 0, 0, G_OPTION_ARG_INT, &c->drop_first,
+         "Drop the first N replies (0: none), besides --drop-replies", "N"},
         {"drop-proc", 0, 0, G_OPTION_ARG_STRING_ARRAY, &c->drop_procs,
-         "Only replies of PROC count for --drop-replies; repeatable", "PROC"},
+         "Only replies of PROC count for --drop-replies and --drop-first; repeatable", "PROC"},
         {"reset-after", 0, 0, G_OPTION_ARG_INT, &c->reset_after,
          "Reset the client connection once, after the Nth call overall (TCP)", "N"},
         {"reset-every", 0, 0, G_OPTION_ARG_INT, &c->reset_every,

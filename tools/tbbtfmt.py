@@ -70,3 +70,22 @@ def snap_load(path):
         except UnicodeDecodeError:
             raise ValueError(f"{path} is not a snapshot (not ASCII)") from None
     return snap
+
+
+# ---- checksum lines (src/util/textsum.h) ----------------------------------------------
+
+TEXTSUM_PREFIX = b"# crc32 "
+
+
+def textsum_strip(data):
+    """DATA (bytes) without its last line if that is a checksum line."""
+    body = data[:-1] if data.endswith(b"\n") else data
+    cut = body.rfind(b"\n") + 1
+    return data[:cut] if body[cut:].startswith(TEXTSUM_PREFIX) else data
+
+
+def textsum_add(data):
+    """DATA (bytes, ending with a newline) with its checksum line appended: the CRC-32
+    (zlib's) of every byte before it, as the map and manifest writers put it."""
+    import zlib
+    return data + TEXTSUM_PREFIX + b"%08x\n" % zlib.crc32(data)

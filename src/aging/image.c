@@ -33,8 +33,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ns/ns.h"
+#include "util/outfile.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #define MARKER TBBT__IMAGE_MARKER
@@ -89,6 +92,7 @@ struct build {
     char *clone_dir;                /* relative to root: "." or tbbt-clone-K */
     uint32_t clone;
     struct tbbt__image_attrs root_attrs;    /* the map root's (path ".") */
+    struct tbbt_ns_map_info map;    /* tbbt_ns_map_check()'s: version, checksum */
 };
 
 void tbbt_image_opts_init(struct tbbt_image_opts *o)
@@ -270,9 +274,17 @@ static bool aging(const struct build *b)
 
 static void progress(struct build *b, bool last);
 
+/*
+ * The mode, owner and group an object gets.  The set-user-ID bit is never made, nor the
+ * set-group-ID bit of anything but a directory: they only matter when a program is
+ * executed, which no replay does, and a damaged or hostile map must not make set-ID files
+ * on the tested server.  A directory's set-group-ID bit (new names take its group) and
+ * the sticky bit change what the replayed calls do: they are kept.
+ */
 static void attrs_of(struct tbbt__image_attrs *a, bool known, uint32_t mode, uint32_t uid,
-                     uint32_t gid)
+                     uint32_t gid, bool dir)
 {
+    mode &= dir ? ~04000u : ~06000u;
     *a = (struct tbbt__image_attrs){ .known = known, .mode = mode, .uid = uid, .gid = gid };
 }
 
@@ -287,7 +299,7 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
     char *dir;
     int rc;
 
-    attrs_of(&a, pe->attrs_known, pe->mode, pe->uid, pe->gid);
+    attrs_of(&a, pe->attrs_known, pe->mode, pe->uid, pe->gid, false);
     if (!aging(b) && pe->size_state != 0)   /* no aging: written now, in one go */
         flags = b->o->spacer_size ? TBBT__IMAGE_DATA_SYNC   /* placed before the spacers */
                                   : TBBT__IMAGE_DATA_NOW;
@@ -360,7 +372,7 @@ static int make_other(struct build *b, const struct tbbt_ns_map_entry *e, uint64
     struct tbbt__image_attrs a;
     int rc;
 
-    attrs_of(&a, e->attrs_known, e->mode, e->uid, e->gid);
+    attrs_of(&a, e->attrs_known, e->mode, e->uid, e->gid, e->type == TBBT_NS_DIR);
     switch (e->type) {
     case TBBT_NS_DIR:
         rc = b->ops->mkdir(b->be, e->path, &a);
@@ -397,7 +409,7 @@ static int make_entry(struct build *b, const struct tbbt_ns_map_entry *e, uint64
 
     if (e->path_len == 1 && e->path[0] == '.') {
         /* the root: the clone directory itself; its mode and owner come at the end */
-        attrs_of(&b->root_attrs, e->attrs_known, e->mode, e->uid, e->gid);
+        attrs_of(&b->root_attrs, e->attrs_known, e->mode, e->uid, e->gid, true);
         return 0;
     }
     if (e->type == TBBT_NS_FILE) {
@@ -1094,35 +1106,88 @@ static int build_clone(struct build *b, uint32_t k)
     return rc;
 }
 
+/* Whether path is the file *root (same device and inode). */
+static bool same_file(const char *path, const struct stat *root)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && st.st_dev == root->st_dev && st.st_ino == root->st_ino;
+}
+
+/*
+ * Whether path (after its symbolic links, as the manifest will be written) is the
+ * directory *root or lies beneath it: the device and inode of the file and of each
+ * directory above its real path are compared with the root's, so a symlinked root,
+ * a symlinked manifest or a bind mount cannot hide it.
+ */
+static bool under_dir(const char *path, const struct stat *root)
+{
+    int rc = 0;
+    char *target = tbbt_outfile_resolve(path, &rc), *dir, *real, *p;
+    bool inside;
+
+    if (!target)
+        return false;
+    inside = same_file(target, root);
+    dir = g_path_get_dirname(target);
+    real = realpath(dir, NULL);     /* a missing directory: the manifest's open says so */
+    p = real ? g_strdup(real) : NULL;
+    while (p && !inside) {
+        char *up;
+
+        inside = same_file(p, root);
+        if (strcmp(p, "/") == 0)
+            break;
+        up = g_path_get_dirname(p);
+        g_free(p);
+        p = up;
+    }
+    g_free(p);
+    free(real);
+    g_free(dir);
+    g_free(target);
+    return inside;
+}
+
 /* The manifest must not be part of the image it describes (a local root only). */
 static int manifest_outside(struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
-    char *root, *man;
-    size_t n;
+    struct stat root;
     bool inside;
 
-    if (o->server)
+    if (o->server || stat(o->root, &root) < 0)  /* a root that is not there: open says so */
         return 0;
-    root = g_canonicalize_filename(o->root, NULL);
-    man = g_canonicalize_filename(o->manifest, NULL);
-    n = strlen(root);
-    inside = strncmp(man, root, n) == 0 && (man[n] == '/' || n == 1);
-    g_free(root);
-    g_free(man);
+    inside = under_dir(o->manifest, &root);
     if (inside)
         return fail(b, -EINVAL, "the manifest '%s' is inside the root '%s': put it elsewhere "
                     "(--manifest)", o->manifest, o->root);
     return 0;
 }
 
+/* path as an absolute, canonical one (given): symlinks resolved when it exists. */
+static char *abs_path(const char *path)
+{
+    char *real = realpath(path, NULL), *p;
+
+    p = real ? g_strdup(real) : g_canonicalize_filename(path, NULL);
+    free(real);
+    return p;
+}
+
 static void man_header(struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
+    /* absolute: the manifest is read from any directory (tbbt-play) */
+    char *map = abs_path(o->map), *root = o->server ? g_strdup(o->root) : abs_path(o->root);
 
-    fprintf(b->man, "# tbbt-manifest 1\n");
-    man_path(b, "map", NULL, o->map);
-    man_path(b, "root", NULL, o->root);
+    fprintf(b->man, "# tbbt-manifest 2\n");
+    man_path(b, "map", NULL, map);
+    if (b->map.summed)      /* the map this image was built from: tbbt-play checks it */
+        man_line(b, "map-crc32", "%08" PRIx32, b->map.crc);
+    man_path(b, "root", NULL, root);
+    g_free(map);
+    g_free(root);
     if (o->server) {
         man_path(b, "server", NULL, o->server);
         man_path(b, "export", NULL, o->export_path);
@@ -1224,30 +1289,28 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
                            char *errbuf, size_t errlen)
 {
     struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .ops = ops };
-    int rc;
+    struct tbbt_outfile *man_out = NULL;
+    int rc, wrc;
 
     *st = (struct tbbt_image_stats){ 0 };
     errbuf[0] = '\0';
     b.started_ns = tbbt_now_ns();
     if ((rc = manifest_outside(&b)) < 0)
         return rc;
-    {   /* a map that does not open must not cost an earlier image (--force) */
-        int err = 0;
-        struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(o->map, &err);
-        if (!r)
-            return fail(&b, err, "cannot read hierarchy map '%s': %s", o->map,
-                        tbbt_strerror(err));
-        tbbt_ns_map_reader_close(r);
-    }
+    /* a map that is not whole and valid must not cost an earlier image (--force) */
+    if ((rc = tbbt_ns_map_check(o->map, &b.map, errbuf, errlen)) < 0)
+        return rc;
     if (!(b.be = ops->open(o, st, errbuf, errlen, &rc)))
         return rc;
     if ((rc = prepare_root(&b)) < 0) {     /* before the manifest: --force reads the old one */
         ops->close(b.be);
         return rc;
     }
-    if (!(b.man = fopen(o->manifest, "w"))) {
-        rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
-                  strerror(errno));
+    /* written aside, renamed into place at the end (a failed build's manifest too) */
+    if (!(man_out = tbbt_outfile_new(o->manifest, TBBT_OUTFILE_SPOOL, &rc, NULL, 0)) ||
+        !(b.man = tbbt_outfile_stream(man_out, &rc, NULL, 0))) {
+        tbbt_outfile_abort(man_out);
+        rc = fail(&b, rc, "cannot write the manifest '%s': %s", o->manifest, strerror(-rc));
         ops->close(b.be);
         return rc;
     }
@@ -1255,9 +1318,14 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     man_header(&b);
     rc = build_all(&b);
     man_footer(&b, rc);
-    if (fclose(b.man) != 0 && rc == 0)
+    /* its checksum line, appended to the file being written (spooled: always a file) */
+    if (fflush(b.man) != 0 && rc == 0)
         rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
                   strerror(errno));
+    else if ((wrc = tbbt_textsum_append(tbbt_outfile_path(man_out))) < 0 && rc == 0)
+        rc = fail(&b, wrc, "cannot write the manifest '%s': %s", o->manifest, strerror(-wrc));
+    if ((wrc = tbbt_outfile_commit(man_out, NULL, 0)) < 0 && rc == 0)
+        rc = fail(&b, wrc, "cannot write the manifest '%s': %s", o->manifest, strerror(-wrc));
     ops->close(b.be);
     build_fini(&b);
     return rc;

@@ -5,11 +5,13 @@
  * and measures aging (--measure).  docs/tbbt-init.md.
  */
 #include <glib.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "aging/image.h"
 #include "aging/measure.h"
+#include "ns/ns.h"
 #include "tbbt-version.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
@@ -20,7 +22,7 @@ static gboolean opt_no_fragment_free, opt_spread;
 static gint opt_spacers, opt_syn_appends, opt_filler_appends, opt_large_appends;
 static gchar *opt_large_size, *opt_spacer_size;
 static gboolean opt_json, opt_version, opt_quiet, opt_verbose, opt_force, opt_progress;
-static gboolean opt_no_progress;
+static gboolean opt_no_progress, opt_check;
 static gint opt_clones = 1, opt_appends = 1;
 static gint64 opt_seed = 1;
 static gchar *opt_server, *opt_export;
@@ -48,6 +50,9 @@ static const GOptionEntry entries[] = {
     {"timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout,
      "With --server: seconds a call may go unanswered before the build fails (default 30)",
      "S"},
+    {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
+     "Only check the map (checksum, every field, the rules across lines) and print what it "
+     "holds; build nothing (exit 0 valid, 1 not)", NULL},
     {"manifest", 0, 0, G_OPTION_ARG_FILENAME, &opt_manifest,
      "Manifest to write (default MAP.manifest; must be outside DIR)", "FILE"},
     {"clones", 'n', 0, G_OPTION_ARG_INT, &opt_clones,
@@ -143,6 +148,28 @@ static bool parse_bytes(const char *s, uint64_t *out)
     return true;
 }
 
+/* --check: the map read and validated as a build would, and nothing made. */
+static int check_map(void)
+{
+    struct tbbt_ns_map_info mi;
+    char err[1024] = "";
+
+    if (tbbt_ns_map_check(opt_map, &mi, err, sizeof(err)) < 0) {
+        tbbt_log(TBBT_LOG_ERROR, "%s", err);
+        return TBBT_EXIT_FAIL;
+    }
+    char *sum = mi.summed ? g_strdup_printf("%08" PRIx32, mi.crc) : g_strdup("none");
+    char *trace = mi.trace_known ? g_strdup_printf("crc32 %08" PRIx32 " ops %" PRIu64,
+                                                   mi.trace.crc, mi.trace.ops)
+                                 : g_strdup("unknown");
+    printf("tbbt-init: map %s: version %d, %" PRIu64 " entries, %" PRIu64 " objects, "
+           "checksum %s, trace %s, digest %08" PRIx32 "\n", opt_map, mi.version, mi.entries,
+           mi.objects, sum, trace, mi.digest);
+    g_free(sum);
+    g_free(trace);
+    return TBBT_EXIT_OK;
+}
+
 static int build(void)
 {
     struct tbbt_image_opts o;
@@ -231,6 +258,7 @@ int main(int argc, char **argv)
         "Local:  tbbt-init --map MAP --root DIR [OPTIONS]\n"
         "NFS:    tbbt-init --map MAP --server HOST --export PATH [--root SERVER-PATH] [OPTIONS]\n"
         "Aging:  tbbt-init --measure DIR [--json]\n"
+        "Check:  tbbt-init --map MAP --check\n"
         "Exit status: 0 success, 1 failure, 2 usage error.\n"
         "See docs/tbbt-init.md.");
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
@@ -251,6 +279,8 @@ int main(int argc, char **argv)
         rc = TBBT_EXIT_USAGE;
     } else if (opt_measure) {
         rc = measure();
+    } else if (opt_check && opt_map) {
+        rc = check_map();
     } else if (!opt_map || (!opt_root && !opt_server)) {
         fprintf(stderr, "tbbt-init: --map MAP and --root DIR are needed (or --measure DIR)\n"
                         "Try 'tbbt-init --help' for more information.\n");

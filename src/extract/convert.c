@@ -45,6 +45,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "util/outfile.h"
 #include "util/util.h"
 
 /*
@@ -193,6 +194,7 @@ struct tbbt__conv {
     /* after pass A: the main thread */
     char *raw_path;                /* pass A's raw trace (temporary) */
     char *final_tmp, *map_tmp;     /* pass B writes here; renamed when complete */
+    struct tbbt_outfile *out, *map_out;   /* own final_tmp and map_tmp when set */
     char *map_path;                /* where the map goes (NULL: nowhere) */
     struct tbbt__corr *corr;       /* pre-play of pass B */
     struct tbbt__corr *check;      /* --check: the closed-world pass over the result */
@@ -1042,10 +1044,21 @@ static const struct tbbt__source_ops *pick_source(const char *path)
     return &tbbt__source_pcap;       /* its error says what is wrong with the file */
 }
 
-/* Moves a finished temporary file into place; 0 or -errno. */
-static int put_in_place(const char *tmp, const char *path)
+/*
+ * Moves a finished output into place (util/outfile.h: synced, renamed over its
+ * target, or copied to a device or FIFO) and forgets its temporary; 0 or -errno.
+ */
+static int put_in_place(struct tbbt_outfile **out, char **tmp)
 {
-    return tmp && path && strcmp(tmp, path) != 0 && rename(tmp, path) != 0 ? -errno : 0;
+    int rc;
+
+    if (!*out)
+        return 0;
+    rc = tbbt_outfile_commit(*out, NULL, 0);
+    *out = NULL;
+    g_free(*tmp);
+    *tmp = NULL;
+    return rc;
 }
 
 /* The one-line result of a --check pass, on standard output. */
@@ -1113,12 +1126,12 @@ static int finish(struct tbbt__conv *c, int rc, char *errbuf, size_t errlen)
     c->reader_cpu_ns = tbbt_thread_cpu_ns() - c->cpu0_ns;
     if ((wrc = pass_b(c, errbuf, errlen)) < 0)
         return wrc;
-    if ((wrc = put_in_place(c->final_tmp, c->o->output)) < 0) {
+    if ((wrc = put_in_place(&c->out, &c->final_tmp)) < 0) {
         snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->o->output,
                  tbbt_strerror(wrc));
         return wrc;
     }
-    if ((wrc = put_in_place(c->map_tmp, c->map_path)) < 0) {
+    if ((wrc = put_in_place(&c->map_out, &c->map_tmp)) < 0) {
         snprintf(errbuf, errlen, "cannot write hierarchy map '%s': %s", c->map_path,
                  tbbt_strerror(wrc));
         return wrc;
@@ -1187,20 +1200,25 @@ static void core_fini(struct tbbt__conv *c)
 }
 
 /*
- * Where the files go.  The raw trace is written beside the trace (or in the
- * temporary directory when the trace goes to stdout or, with --check and no
- * -o, nowhere); the final trace and the map are written aside and renamed
- * at the end, so a failed run never clobbers existing files.
+ * Where the files go.  The final trace and the map are written aside
+ * (util/outfile.h: beside their targets after symbolic links, or in the
+ * temporary directory for a device or FIFO) and put in place at the end, so a
+ * failed run never clobbers existing files.  The raw trace is written beside
+ * the trace's temporary (or in the temporary directory when the trace goes to
+ * stdout or, with --check and no -o, nowhere).  0, or -errno with the reason
+ * naming the file in errbuf.
  */
-static void plan_paths(struct tbbt__conv *c)
+static int plan_paths(struct tbbt__conv *c, char *errbuf, size_t errlen)
 {
     const struct tbbt_convert_opts *o = c->o;
-    int pid = (int)getpid();
+    int pid = (int)getpid(), rc = 0;
     char *dir = NULL;
 
     if (o->output && strcmp(o->output, "-") != 0) {
-        c->raw_path = g_strdup_printf("%s.raw-%d", o->output, pid);
-        c->final_tmp = g_strdup_printf("%s.partial-%d", o->output, pid);
+        if (!(c->out = tbbt_outfile_new(o->output, TBBT_OUTFILE_SPOOL, &rc, errbuf, errlen)))
+            return rc;
+        c->final_tmp = g_strdup(tbbt_outfile_path(c->out));
+        c->raw_path = g_strdup_printf("%s.raw-%d", c->final_tmp, pid);
     } else {
         dir = g_dir_make_tmp("tbbt-convert-XXXXXX", NULL);
         c->raw_path = g_build_filename(dir ? dir : g_get_tmp_dir(), "raw", NULL);
@@ -1210,24 +1228,34 @@ static void plan_paths(struct tbbt__conv *c)
     }
     if (o->map)
         c->map_path = g_strdup(o->map);
-    else if (o->output && strcmp(o->output, "-") != 0)
+    else if (c->out && !tbbt_outfile_in_place(c->out))   /* not for a device, as for "-" */
         c->map_path = tbbt_ns_map_path(o->output);
-    if (c->map_path)
-        c->map_tmp = g_strdup_printf("%s.partial-%d", c->map_path, pid);
-    else if (o->check)
+    if (c->map_path) {
+        if (!(c->map_out = tbbt_outfile_new(c->map_path, TBBT_OUTFILE_SPOOL, &rc, errbuf,
+                                            errlen)))
+            return rc;
+        c->map_tmp = g_strdup(tbbt_outfile_path(c->map_out));
+    } else if (o->check) {
         c->map_tmp = g_build_filename(dir ? dir : g_get_tmp_dir(), "map", NULL);
+    }
+    return 0;
 }
 
 static void drop_temporaries(struct tbbt__conv *c)
 {
     const char *out = c->o->output;
 
-    /* each is gone already if it was renamed into place */
-    if (!c->keep_raw)
+    /* each is gone already if it was put in place; the outfiles remove their own */
+    if (!c->keep_raw && c->raw_path)
         g_unlink(c->raw_path);
-    if (c->final_tmp && (!out || strcmp(c->final_tmp, out) != 0))
+    if (c->out) {
+        tbbt_outfile_abort(c->out);
+    } else if (c->final_tmp && (!out || strcmp(c->final_tmp, out) != 0)) {
         g_unlink(c->final_tmp);
-    if (c->map_tmp)
+    }
+    if (c->map_out)
+        tbbt_outfile_abort(c->map_out);
+    else if (c->map_tmp)
         g_unlink(c->map_tmp);
     if (c->tmp_dir)
         g_rmdir(c->tmp_dir);
@@ -1257,8 +1285,8 @@ static int rerun_pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
     if ((rc = tbbt__hier_scan(c->ns, c->raw_path, errbuf, errlen)) < 0 ||
         (rc = pass_b(c, errbuf, errlen)) < 0)
         return rc;
-    if ((rc = put_in_place(c->final_tmp, c->o->output)) < 0 ||
-        (rc = put_in_place(c->map_tmp, c->map_path)) < 0) {
+    if ((rc = put_in_place(&c->out, &c->final_tmp)) < 0 ||
+        (rc = put_in_place(&c->map_out, &c->map_tmp)) < 0) {
         snprintf(errbuf, errlen, "cannot write '%s' or its map: %s", c->o->output,
                  tbbt_strerror(rc));
         return rc;
@@ -1281,7 +1309,8 @@ int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t err
 
     c->o = o;
     core_init(c, o);
-    plan_paths(c);
+    if ((rc = plan_paths(c, errbuf, errlen)) < 0)
+        goto out;
     if (tbbt_convert_is_trace(o->inputs[0])) {
         rc = rerun_pass_b(c, errbuf, errlen);
         goto out;

@@ -553,6 +553,10 @@ static int replay_src(struct tbbt_ns *ns, struct tbbt__corr *corr, struct src *s
     rc = threads > 1 ? replay_mt(ns, corr, src, final_trace, errbuf, errlen)
                      : replay(ns, corr, src, final_trace, &rec, errbuf, errlen);
     tbbt_trace_rec_fini(&rec);
+    if (rc == 0 && map_path) {  /* the map names the trace it goes with */
+        struct tbbt_trace_ident id;
+        tbbt_ns_set_map_trace(ns, tbbt_trace_ident_read(final_trace, &id) == 0 ? &id : NULL);
+    }
     if (rc == 0 && map_path && (rc = tbbt_ns_write_map_file(ns, map_path)) < 0)
         snprintf(errbuf, errlen, "cannot write hierarchy map '%s': %s", map_path,
                  tbbt_strerror(rc));

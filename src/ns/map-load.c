@@ -40,7 +40,7 @@ static int load_fail(struct load *ld, struct tbbt_ns_map_reader *r, int rc, cons
                  tbbt_ns_map_reader_line(r), why ? why : tbbt_strerror(rc));
     else
         snprintf(ld->errbuf, ld->errlen, "cannot read hierarchy map '%s': %s", ld->path,
-                 tbbt_strerror(rc));
+                 tbbt_ns_map_open_error(rc));
     return rc;
 }
 

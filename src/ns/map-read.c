@@ -5,23 +5,38 @@
  * is checked (field count, numbers, times, escapes) and every path component
  * must be a plain name (not empty, ".", "..", and without '/' or NUL once
  * unescaped), so that no path read here can leave the export root.
+ *
+ * Version 3 maps end with a checksum line (util/textsum.h) that the reader
+ * checks when it opens the file, before it returns any entry, and their header
+ * may name the trace they were made with; version 2 maps (no checksum) are read
+ * with one warning.  tbbt_ns_map_check() adds the whole-file rules (one object
+ * per ID, links counts, every start entry's directory at trace start).
  */
 #include "ns/ns.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <string.h>
 
+#include "util/crc32.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #define NFIELDS 10
 
 struct tbbt_ns_map_reader {
     FILE *f;
+    char *name;                 /* the path given to open, for the warning */
     bool own;
     char *buf;
     size_t cap;
     uint64_t line, entries;
     bool root_seen;
+    int version;                /* 2 or 3 */
+    bool trace_known;           /* the header names the trace (version 3) */
+    struct tbbt_trace_ident trace;
+    uint32_t crc;               /* the trailer's (version 3) */
     GString *path, *final, *target, *comp;
     char err[160];
 };
@@ -32,15 +47,99 @@ static int fail(struct tbbt_ns_map_reader *r, const char *why)
     return TBBT_E_SYNTAX;
 }
 
+/* A copy of stdin in a temporary file: a version 3 map is read twice. */
+static FILE *copy_stdin(void)
+{
+    char buf[65536];
+    size_t n;
+    FILE *t = tmpfile();
+
+    while (t && (n = fread(buf, 1, sizeof(buf), stdin)) > 0)
+        if (fwrite(buf, 1, n, t) != n) {
+            fclose(t);
+            return NULL;
+        }
+    if (t && (ferror(stdin) || fflush(t) != 0 || fseek(t, 0, SEEK_SET) != 0)) {
+        fclose(t);
+        return NULL;
+    }
+    return t;
+}
+
+static bool parse_u64(const char *s, size_t len, uint64_t *out);
+
+/* " trace-crc32=HEX8 trace-ops=N" after "# tbbt-map 3" (or nothing). */
+static bool parse_trace_id(struct tbbt_ns_map_reader *r, const char *s)
+{
+    static const char k1[] = " trace-crc32=", k2[] = " trace-ops=";
+    uint32_t crc = 0;
+    const char *p;
+
+    if (!*s)
+        return true;
+    if (strncmp(s, k1, sizeof(k1) - 1) != 0)
+        return false;
+    p = s + sizeof(k1) - 1;
+    for (int i = 0; i < 8; i++, p++) {
+        if (*p >= '0' && *p <= '9')
+            crc = crc << 4 | (uint32_t)(*p - '0');
+        else if (*p >= 'a' && *p <= 'f')
+            crc = crc << 4 | (uint32_t)(*p - 'a' + 10);
+        else
+            return false;
+    }
+    if (strncmp(p, k2, sizeof(k2) - 1) != 0)
+        return false;
+    p += sizeof(k2) - 1;
+    if (!parse_u64(p, strlen(p), &r->trace.ops))
+        return false;
+    r->trace.crc = crc;
+    r->trace_known = true;
+    return true;
+}
+
+/* The header line (r->buf, n bytes with its newline): 0 or an error. */
+static int check_header(struct tbbt_ns_map_reader *r, ssize_t n)
+{
+    uint64_t lines = 0;
+    long pos;
+    int rc;
+
+    if (n < 0)
+        return ferror(r->f) ? -EIO : TBBT_E_MAGIC;
+    if (strncmp(r->buf, "# tbbt-map ", 11) != 0 || r->buf[n - 1] != '\n')
+        return TBBT_E_MAGIC;
+    r->buf[n - 1] = '\0';
+    if (strcmp(r->buf + 11, "2") == 0) {
+        r->version = 2;
+        return 0;
+    }
+    if (r->buf[11] != '3' || (r->buf[12] != '\0' && r->buf[12] != ' '))
+        return TBBT_E_VERSION;
+    if (!parse_trace_id(r, r->buf + 12))
+        return TBBT_E_SYNTAX;
+    r->version = 3;
+    r->buf[n - 1] = '\n';
+    if ((pos = ftell(r->f)) < 0)
+        return -errno;
+    rc = tbbt_textsum_verify(r->f, tbbt_crc32(0, r->buf, (size_t)n), &r->crc, &lines);
+    r->line = 1 + lines;
+    if (rc < 0)
+        return rc;
+    r->line = 1;
+    return fseek(r->f, pos, SEEK_SET) < 0 ? -errno : 0;
+}
+
 struct tbbt_ns_map_reader *tbbt_ns_map_reader_open(const char *path, int *err)
 {
     struct tbbt_ns_map_reader *r = g_new0(struct tbbt_ns_map_reader, 1);
     ssize_t n;
 
-    r->own = strcmp(path, "-") != 0;
-    r->f = r->own ? fopen(path, "r") : stdin;
+    r->own = true;
+    r->name = g_strdup(path);
+    r->f = strcmp(path, "-") != 0 ? fopen(path, "r") : copy_stdin();
     if (!r->f) {
-        *err = -errno;
+        *err = errno ? -errno : -EIO;
         g_free(r);
         return NULL;
     }
@@ -50,15 +149,43 @@ struct tbbt_ns_map_reader *tbbt_ns_map_reader_open(const char *path, int *err)
     r->comp = g_string_new(NULL);
     n = getline(&r->buf, &r->cap, r->f);
     r->line = 1;
-    if (n < 0 || strncmp(r->buf, "# tbbt-map ", 11) != 0) {
-        *err = n < 0 && ferror(r->f) ? -EIO : TBBT_E_MAGIC;
-    } else if (strcmp(r->buf + 11, "2\n") != 0 && strcmp(r->buf + 11, "2") != 0) {
-        *err = TBBT_E_VERSION;
-    } else {
+    if ((*err = check_header(r, n)) == 0)
         return r;
-    }
     tbbt_ns_map_reader_close(r);
     return NULL;
+}
+
+const char *tbbt_ns_map_open_error(int err)
+{
+    switch (err) {
+    case TBBT_E_TRUNC: return "last line: no checksum line at the end (cut short?)";
+    case TBBT_E_CHECKSUM:
+        return "last line: the checksum does not match the contents (changed or damaged)";
+    case TBBT_E_SYNTAX:
+        return "line 1: bad header (# tbbt-map 3 [trace-crc32=HEX8 trace-ops=N])";
+    case TBBT_E_MAGIC: return "line 1: not a hierarchy map (no '# tbbt-map' header)";
+    case TBBT_E_VERSION: return "line 1: unknown map version (2 and 3 are read)";
+    default: return tbbt_strerror(err);
+    }
+}
+
+int tbbt_ns_map_reader_version(const struct tbbt_ns_map_reader *r)
+{
+    return r->version;
+}
+
+bool tbbt_ns_map_reader_trace(const struct tbbt_ns_map_reader *r, struct tbbt_trace_ident *id)
+{
+    if (r->trace_known)
+        *id = r->trace;
+    return r->trace_known;
+}
+
+bool tbbt_ns_map_reader_crc(const struct tbbt_ns_map_reader *r, uint32_t *crc)
+{
+    if (r->version >= 3)
+        *crc = r->crc;
+    return r->version >= 3;
 }
 
 void tbbt_ns_map_reader_close(struct tbbt_ns_map_reader *r)
@@ -72,6 +199,7 @@ void tbbt_ns_map_reader_close(struct tbbt_ns_map_reader *r)
     g_string_free(r->final, TRUE);
     g_string_free(r->target, TRUE);
     g_string_free(r->comp, TRUE);
+    g_free(r->name);
     g_free(r);
 }
 
@@ -283,13 +411,15 @@ static int parse_fields(struct tbbt_ns_map_reader *r, const char **f, const size
         return fail(r, "bad id");
     if (parse_type(f[1], n[1], &e->type) < 0)
         return fail(r, "bad type (f, d, l or o)");
-    if (parse_size(f[2], n[2], e) < 0)
-        return fail(r, "bad size");
+    if (parse_size(f[2], n[2], e) < 0 || e->size > TBBT_NS_MAP_SIZE_MAX)
+        return fail(r, "bad size (N, N+ or -, N at most 2^50)");
     if (!parse_time(f[3], n[3], &e->create_ns))
         return fail(r, "bad create time");
     e->deleted = !(n[4] == 1 && f[4][0] == '-');
     if (e->deleted && !parse_time(f[4], n[4], &e->delete_ns))
         return fail(r, "bad delete time");
+    if (e->deleted && e->delete_ns < e->create_ns)
+        return fail(r, "delete time before create time");
     if ((rc = parse_path(r, f[5], n[5], r->path, &root)) < 0 ||
         (rc = parse_path(r, f[6], n[6], r->final, &froot)) < 0)
         return rc;
@@ -312,6 +442,16 @@ static int parse_fields(struct tbbt_ns_map_reader *r, const char **f, const size
     return 0;
 }
 
+/* A version 2 map read to its end without an error: one warning per process. */
+static void warn_unsummed(const struct tbbt_ns_map_reader *r)
+{
+    static atomic_bool warned;
+
+    if (r->version == 2 && !atomic_exchange(&warned, true))
+        tbbt_log(TBBT_LOG_WARN, "hierarchy map '%s' is version 2: it has no checksum, so "
+                 "corruption cannot be detected (tbbt-convert writes version 3)", r->name);
+}
+
 int tbbt_ns_map_reader_next(struct tbbt_ns_map_reader *r, struct tbbt_ns_map_entry *e)
 {
     const char *f[NFIELDS];
@@ -322,11 +462,16 @@ int tbbt_ns_map_reader_next(struct tbbt_ns_map_reader *r, struct tbbt_ns_map_ent
     for (;;) {
         errno = 0;
         n = getline(&r->buf, &r->cap, r->f);
+        if (n < 0 && ferror(r->f))
+            return errno ? -errno : -EIO;
         if (n < 0)
-            return ferror(r->f) ? (errno ? -errno : -EIO) : 0;
+            return warn_unsummed(r), 0;
         r->line++;
         if (n > 0 && r->buf[n - 1] == '\n')
             r->buf[--n] = '\0';
+        if (n > 0 && r->buf[0] == '#' && r->version == 2 &&
+            strncmp(r->buf, TBBT_TEXTSUM_PREFIX, sizeof(TBBT_TEXTSUM_PREFIX) - 1) == 0)
+            return fail(r, "a checksum line in a version 2 map (its header was changed?)");
         if (n == 0 || r->buf[0] == '#')
             continue;
         if ((size_t)n != strlen(r->buf))

@@ -22,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/crc32.h"
+#include "util/textsum.h"
+
 #define SYN_BIT 0x80000000u    /* item: an object's synthetic entry, else a link */
 
 enum { P_NORMAL, P_ROOT, P_SUBTREE, P_UNNAMED, P_ORPHAN, P_FORCED, P_NONE };
@@ -49,8 +52,20 @@ struct mapw {
     GArray *comps;
     GString *line, *tmp;
     uint64_t entries;
+    uint32_t crc;               /* of every byte written so far (the checksum line's) */
     int err;
 };
+
+/* Writes s[0..len) and adds it to the checksum; errors are sticky in w->err. */
+static void put_bytes(struct mapw *w, const char *s, size_t len)
+{
+    if (w->err)
+        return;
+    errno = 0;
+    if (fwrite(s, 1, len, w->out) != len)
+        w->err = errno ? -errno : -EIO;
+    w->crc = tbbt_crc32(w->crc, s, len);
+}
 
 /* ---- places ------------------------------------------------------------------------ */
 
@@ -466,8 +481,7 @@ static void put_tail(struct mapw *w, uint32_t x)
     else
         g_string_append_c(s, '-');
     g_string_append_c(s, '\n');
-    if (fwrite(s->str, 1, s->len, w->out) != s->len && !w->err)
-        w->err = errno ? -errno : -EIO;
+    put_bytes(w, s->str, s->len);
     w->entries++;
 }
 
@@ -624,11 +638,19 @@ int tbbt_ns_write_map(struct tbbt_ns *ns, FILE *out)
         ns->st.untyped += ns_obj(ns, x)->type == TBBT_NS_UNKNOWN;
     compute_places(&w);
     build_children(&w);
-    errno = 0;
-    if (fputs("# tbbt-map 2\n", out) < 0)
-        w.err = errno ? -errno : -EIO;
+    g_string_assign(w.line, "# tbbt-map 3");
+    if (ns->trace_known)
+        g_string_append_printf(w.line, " trace-crc32=%08" PRIx32 " trace-ops=%" PRIu64,
+                               ns->trace.crc, ns->trace.ops);
+    g_string_append_c(w.line, '\n');
+    put_bytes(&w, w.line->str, w.line->len);
     if (!w.err)
         emit_all(&w);
+    if (!w.err) {
+        char sum[TBBT_TEXTSUM_LINE];
+        tbbt_textsum_line(sum, w.crc);
+        put_bytes(&w, sum, strlen(sum));
+    }
     if (!w.err && fflush(out) != 0)
         w.err = errno ? -errno : -EIO;
     ns->st.map_entries = w.entries;
@@ -657,6 +679,13 @@ int tbbt_ns_write_map_file(struct tbbt_ns *ns, const char *path)
     if (fclose(f) != 0 && rc == 0)
         rc = -errno;
     return rc;
+}
+
+void tbbt_ns_set_map_trace(struct tbbt_ns *ns, const struct tbbt_trace_ident *id)
+{
+    ns->trace_known = id != NULL;
+    if (id)
+        ns->trace = *id;
 }
 
 char *tbbt_ns_map_path(const char *trace_path)

@@ -175,6 +175,8 @@ struct tbbt_ns {
     void *infer_arg;
     uint64_t last_t;            /* event clock: call times made monotonic */
     uint64_t link_events;       /* links made or ended so far (paths are asked at those times) */
+    bool trace_known;           /* the map's header names this trace (tbbt_ns_set_map_trace) */
+    struct tbbt_trace_ident trace;
     struct tbbt_ns_stats st;
 };
 

@@ -311,15 +311,22 @@ void tbbt_ns_note_reordered(struct tbbt_ns *ns, uint64_t n);
 void tbbt_ns_summary(const struct tbbt_ns *ns, struct tbbt_json *j);
 
 /*
- * Writes the hierarchy map (docs/hierarchy-map.md) to out: a header line,
+ * Writes the hierarchy map (docs/hierarchy-map.md) to out: a header line
+ * (version 3, with the trace's identity if tbbt_ns_set_map_trace() gave one),
  * then one line per (object, path), every directory's entry before the
- * entries in it.  Call after the last tbbt_ns_apply(); the model is not
- * changed (apart from the map counters).  Returns 0, or -errno if writing
+ * entries in it, and last the checksum line (util/textsum.h).  Call after
+ * the last tbbt_ns_apply(); the model is not changed (apart from the map
+ * counters).  Returns 0, or -errno if writing
  * failed.  Uses O(objects + names) extra memory while it runs.
  */
 int tbbt_ns_write_map(struct tbbt_ns *ns, FILE *out);
 /* Same into a file (created or truncated); 0 or -errno. */
 int tbbt_ns_write_map_file(struct tbbt_ns *ns, const char *path);
+/*
+ * The trace the next map is written for (its identity goes into the map's
+ * header, docs/hierarchy-map.md); id borrowed for the call, NULL: none.
+ */
+void tbbt_ns_set_map_trace(struct tbbt_ns *ns, const struct tbbt_trace_ident *id);
 /* The default map path beside a trace: "<trace>.map".  Given: g_free(). */
 char *tbbt_ns_map_path(const char *trace_path);
 
@@ -355,12 +362,29 @@ struct tbbt_ns_map_entry {
     uint32_t mode, uid, gid;
 };
 
+#define TBBT_NS_MAP_SIZE_MAX (UINT64_C(1) << 50)  /* largest size a map may give (1 PiB) */
+
 struct tbbt_ns_map_reader;
 /*
- * Opens a map ("-" = stdin) and checks its header line.  NULL and *err
- * (-errno, TBBT_E_MAGIC for a missing or foreign header, TBBT_E_VERSION).
+ * Opens a map ("-" = stdin, copied to a temporary file) and checks its header
+ * line; a version 3 map's checksum line is checked here, over the whole file,
+ * before any entry is read.  A version 2 map (no checksum) is read with one
+ * warning (tbbt_log, once per process, when _next() reaches its end without an
+ * error).  path is borrowed for the call.  NULL
+ * and *err: -errno, TBBT_E_MAGIC (a missing or foreign header),
+ * TBBT_E_VERSION, TBBT_E_SYNTAX (a malformed version 3 header), TBBT_E_TRUNC
+ * (no checksum line: cut short), TBBT_E_CHECKSUM (contents changed);
+ * tbbt_ns_map_open_error() words each for a message.
  */
 struct tbbt_ns_map_reader *tbbt_ns_map_reader_open(const char *path, int *err);
+/* A one-line reason for an error of tbbt_ns_map_reader_open() (static). */
+const char *tbbt_ns_map_open_error(int err);
+/* The map's format version: 2 (no checksum) or 3. */
+int tbbt_ns_map_reader_version(const struct tbbt_ns_map_reader *r);
+/* True and *id if the header names the trace the map was made with (version 3). */
+bool tbbt_ns_map_reader_trace(const struct tbbt_ns_map_reader *r, struct tbbt_trace_ident *id);
+/* True and *crc (the checksum line's value) for a version 3 map. */
+bool tbbt_ns_map_reader_crc(const struct tbbt_ns_map_reader *r, uint32_t *crc);
 /*
  * Reads the next entry into *e (strings borrowed: valid until the next call
  * or close).  Returns 1, 0 at the end, or TBBT_E_SYNTAX for a line that does
@@ -373,5 +397,38 @@ int tbbt_ns_map_reader_next(struct tbbt_ns_map_reader *r, struct tbbt_ns_map_ent
 uint64_t tbbt_ns_map_reader_line(const struct tbbt_ns_map_reader *r);
 const char *tbbt_ns_map_reader_error(const struct tbbt_ns_map_reader *r);
 void tbbt_ns_map_reader_close(struct tbbt_ns_map_reader *r);
+
+/* What tbbt_ns_map_check() found. */
+struct tbbt_ns_map_info {
+    int version;                /* 2 or 3 */
+    bool summed;                /* version 3: crc holds the checksum line's value */
+    uint32_t crc;
+    bool trace_known;           /* the header names the trace it was made with */
+    struct tbbt_trace_ident trace;
+    uint64_t entries, objects;
+    uint64_t root_id;           /* the first entry's ID if its path is ".", else 0 */
+    uint32_t digest;            /* CRC32 of the decoded entries (every field): two maps
+                                   with the same digest load the same */
+};
+/*
+ * Reads the whole map at path (borrowed) through the reader and checks the
+ * rules that span lines: the entries of one ID agree on type, size, target,
+ * links and attributes, and there are as many as their links field says; the
+ * directory of every entry with create time 0 is "." or an earlier directory
+ * entry with create time 0.  Returns 0 and *info, or a negative error with a
+ * one-line reason naming the file, the line and the field in err.  Memory:
+ * O(objects + start directories).
+ */
+int tbbt_ns_map_check(const char *path, struct tbbt_ns_map_info *info, char *err,
+                      size_t errlen);
+/*
+ * The same, and appends to starts (a GArray of uint64_t, borrowed) the key of every
+ * entry with create time 0, tbbt_ns_start_key(id, path), sorted: so that tbbt-play can
+ * check every `obj ID PATH` line of a manifest against the map (8 bytes per entry).
+ */
+int tbbt_ns_map_check_starts(const char *path, struct tbbt_ns_map_info *info, GArray *starts,
+                             char *err, size_t errlen);
+/* The key of (id, start path[0..len)): id << 32 | CRC32 of the path.  Thread-safe. */
+uint64_t tbbt_ns_start_key(uint64_t id, const char *path, size_t len);
 
 #endif

@@ -41,12 +41,17 @@
 #include "util/util.h"
 
 #define NFS3ERR_JUKEBOX 10008
+#define NFS3ERR_NOT_SYNC 10002
+#define NFSERR_NOENT 2
 #define NFSERR_EXIST 17
 #define REPLY_BATCH 128
 #define NO_REPLY_KEY UINT64_MAX
 #define MIN_REPLY_BYTES 28      /* record mark + the smallest accepted reply (NULL) */
 #define JUKEBOX_DELAY0_NS 10000000ull     /* first wait after a JUKEBOX reply */
 #define JUKEBOX_DELAY_MAX_NS 500000000ull /* longest wait between two tries */
+#define STOP_KEY (UINT32_MAX - 1)         /* the receiver's epoll key of opts.stop_fd */
+#define LOST_SETTLE_NS 100000000ull       /* a call lost with its connection waits this
+                                             long before it is sent again (rx_apply()) */
 
 enum slot_state { S_FREE = 0, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
 
@@ -72,13 +77,17 @@ struct slot {
     uint8_t attempts;           /* sends with a fresh XID after the first (retries) */
     uint16_t jb_tries;          /* JUKEBOX answers so far */
     uint64_t jb_first_ns;       /* when the first JUKEBOX came, 0 if none */
-    uint8_t retrans;            /* same-XID retransmissions of the current attempt */
+    uint8_t retrans;            /* timeouts of the current attempt (each resent with the
+                                   same XID, struct tbbt_rpcconn_retry) */
+    uint8_t relost;             /* lost connections of the current attempt (the same) */
     bool same_xid;              /* RESEND: retransmit with xid */
     bool fixup;                 /* send a LOOKUP of (dir, name): a retried create found it */
     bool made_pending;          /* this request set its object's handle PENDING */
     bool made_was_known;        /* ... which was KNOWN before (restored if it fails) */
     bool checked;               /* expected holds the trace's outcome */
     bool sent;                  /* went out at least once */
+    bool resent;                /* went out more than once (a timeout, a lost connection):
+                                   duplicate-request semantics apply (dup_answer()) */
     bool cookie_mapped;         /* cookie[] holds the server's cookie for a resend */
     bool client_held;           /* was held back at --client-outstanding (counted once) */
     bool racy;                  /* overlapped in the trace with a request that changes one
@@ -116,6 +125,7 @@ struct conn {
 
 struct eng {
     const struct tbbt_engine_opts *o;
+    struct tbbt_rpcconn_retry retry;   /* resends and reconnects, as start-up and --verify */
     GHashTable *rx_listings;    /* receive thread: (clone, dir) -> struct listing */
     uint32_t n_clones;
     unsigned W;
@@ -132,6 +142,9 @@ struct eng {
     uint64_t reader_need;       /* the waiting reader is woken once oldest + W reaches it */
     uint64_t admitted, oldest, total;
     bool stop, eof;
+    bool stopping;              /* opts.stop_fd: nothing more is sent; the receiver waits
+                                   for the calls out until stop_deadline, then ends the run */
+    uint64_t stop_deadline;
     int err;
     char errbuf[512];
 
@@ -166,7 +179,7 @@ struct eng {
 
     struct tbbt_report *rep_tx, *rep_rx;
     struct tbbt_report_counts c;   /* under mu, except the reader's and the receiver's own */
-    uint64_t filtered, kept;       /* reader-owned */
+    uint64_t filtered;             /* reader-owned */
 };
 
 /* ------------------------------------------------------------------ small helpers */
@@ -183,10 +196,13 @@ static void wake_rx(struct eng *e)
     (void)w;
 }
 
-static void fail_run(struct eng *e, int err, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static void fail_run(struct eng *e, int err, const char *fmt, ...)
+/* Ends the run (mu held): why is the report's stop_reason (static), fmt the error line. */
+static void fail_run(struct eng *e, const char *why, int err, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static void fail_run(struct eng *e, const char *why, int err, const char *fmt, ...)
 {
     if (e->err == 0) {
+        e->c.stop_reason = why;
         va_list ap;
         va_start(ap, fmt);
         g_vsnprintf(e->errbuf, sizeof(e->errbuf), fmt, ap);
@@ -230,6 +246,31 @@ static bool is_create(const struct slot *s)
 {
     return s->op == TBBT_NS_OP_CREATE || s->op == TBBT_NS_OP_MKDIR ||
            s->op == TBBT_NS_OP_SYMLINK || s->op == TBBT_NS_OP_MKNOD;
+}
+
+/*
+ * Duplicate-request semantics.  A non-idempotent request sent more than once (after a
+ * timeout or a reconnect) may have been applied by its first send, whose reply was
+ * lost: the server's duplicate request cache may no longer hold that reply (NFS-Ganesha
+ * drops a TCP connection's cached replies with the connection and retires them after
+ * later calls), and runs it again.  The answer it then gives where the trace says OK is
+ * what that first send left behind: EXIST for a create or a LINK, NOENT for a REMOVE,
+ * RMDIR or RENAME, NOT_SYNC for a guarded SETATTR.  Real clients take it as success,
+ * and so does the player (counted in retransmit_dup_ok).
+ */
+static bool dup_answer(const struct slot *s, int32_t nfs)
+{
+    switch (s->op) {
+    case TBBT_NS_OP_CREATE: case TBBT_NS_OP_MKDIR: case TBBT_NS_OP_SYMLINK:
+    case TBBT_NS_OP_MKNOD: case TBBT_NS_OP_LINK:
+        return nfs == NFSERR_EXIST;
+    case TBBT_NS_OP_REMOVE: case TBBT_NS_OP_RMDIR: case TBBT_NS_OP_RENAME:
+        return nfs == NFSERR_NOENT;
+    case TBBT_NS_OP_SETATTR:
+        return nfs == NFS3ERR_NOT_SYNC;
+    default:
+        return false;
+    }
 }
 
 /* Calls that make objects later requests need are retried (TBBT paper section 4). */
@@ -481,12 +522,27 @@ static void skip_locked(struct eng *e, struct slot *s, enum skip_why why)
     complete_locked(e, s);
 }
 
+static gint seq_cmp(gconstpointer a, gconstpointer b, gpointer unused)
+{
+    (void)unused;
+    gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Queues s to be sent again, in sequence order: the calls a lost connection hands back
+ * come in no particular order, and the oldest (the ones others wait for) go first.
+ */
 static void resend_locked(struct eng *e, struct slot *s, bool same_xid, uint64_t not_before)
 {
     s->state = S_RESEND;
     s->same_xid = same_xid;
     s->not_before = not_before;
-    g_queue_push_tail(&e->resend, GSIZE_TO_POINTER(s->seq + 1));
+    GList *tail = e->resend.tail;
+    if (!tail || GPOINTER_TO_SIZE(tail->data) < s->seq + 1)
+        g_queue_push_tail(&e->resend, GSIZE_TO_POINTER(s->seq + 1));
+    else
+        g_queue_insert_sorted(&e->resend, GSIZE_TO_POINTER(s->seq + 1), seq_cmp, NULL);
     if (atomic_load_explicit(&e->sender_waiting, memory_order_relaxed))
         e->wake_send = true;
 }
@@ -555,7 +611,8 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->seq = seq;
     s->clone = clone;
     s->client = r->endpoint * e->n_clones + clone;
-    s->attempts = s->retrans = 0;
+    s->attempts = s->retrans = s->relost = 0;
+    s->resent = false;
     s->jb_tries = 0;
     s->jb_first_ns = 0;
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
@@ -677,8 +734,8 @@ static int read_kept(struct eng *e, struct tbbt_trace_reader *r, struct tbbt_tra
         int rc = tbbt_trace_reader_next(r, rec);
         if (rc < 0) {
             pthread_mutex_lock(&e->mu);
-            fail_run(e, rc, "trace '%s': %s at byte %" PRIu64, e->o->trace_path,
-                     tbbt_strerror(rc), tbbt_trace_reader_offset(r));
+            fail_run(e, "trace error", rc, "trace '%s': %s at byte %" PRIu64,
+                     e->o->trace_path, tbbt_strerror(rc), tbbt_trace_reader_offset(r));
             unlock_wake(e);
         }
         if (rc <= 0)
@@ -694,7 +751,6 @@ static int read_kept(struct eng *e, struct tbbt_trace_reader *r, struct tbbt_tra
             *first = false;
         }
         e->trace_t1 = MAX(e->trace_t1, rec->call_ns);
-        e->kept++;
         return 1;
     }
 }
@@ -747,7 +803,8 @@ static void *reader_main(void *arg)
     struct tbbt_trace_reader *r = tbbt_trace_reader_open(e->o->trace_path, &err);
     if (!r) {
         pthread_mutex_lock(&e->mu);
-        fail_run(e, err, "cannot open trace '%s': %s", e->o->trace_path, tbbt_strerror(err));
+        fail_run(e, "trace error", err, "cannot open trace '%s': %s", e->o->trace_path,
+                 tbbt_strerror(err));
         unlock_wake(e);
         return NULL;
     }
@@ -771,14 +828,14 @@ static void *reader_main(void *arg)
             batch = 0;
             /* A full window: wait until an eighth of it is free, not for every slot. */
             e->reader_need = next + MAX(N, e->W / 8);
-            while (!e->stop && next + N > e->oldest + e->W) {
+            while (!e->stop && !e->stopping && next + N > e->oldest + e->W) {
                 wake_locked(e);
                 e->reader_waiting = true;
                 pthread_cond_wait(&e->cv_read, &e->mu);
                 e->reader_waiting = false;
             }
             room_end = e->oldest + e->W;
-            bool stop = e->stop;
+            bool stop = e->stop || e->stopping;
             unlock_wake(e);
             if (stop)
                 break;
@@ -1191,7 +1248,7 @@ static void reconnect_down(struct eng *e)
         if (!want)
             continue;
         pthread_mutex_lock(&cn->send_mu);
-        int rc = tbbt_rpcconn_reconnect(cn->rpc);
+        int rc = tbbt_rpcconn_revive(cn->rpc, &e->retry, cn->down_since);
         pthread_mutex_unlock(&cn->send_mu);
         pthread_mutex_lock(&e->mu);
         now = tbbt_now_ns();
@@ -1201,9 +1258,10 @@ static void reconnect_down(struct eng *e)
             atomic_store(&e->last_reply_ns, now);
             tbbt_log(TBBT_LOG_INFO, "reconnected to %s:%u", e->o->server, e->o->nfs_port);
             wake_rx(e);
-        } else if (now - cn->down_since > (uint64_t)e->o->dead_ms * 1000000ull) {
-            fail_run(e, rc, "server %s:%u unreachable for %d s: %s", e->o->server,
-                     e->o->nfs_port, e->o->dead_ms / 1000, tbbt_rpcconn_error(cn->rpc));
+        } else if (rc != -EAGAIN) {
+            fail_run(e, "server dead", rc, "server %s:%u unreachable for %d s: %s",
+                     e->o->server, e->o->nfs_port, e->o->dead_ms / 1000,
+                     tbbt_rpcconn_error(cn->rpc));
         } else {
             cn->next_try = now + 200000000ull;
         }
@@ -1397,7 +1455,7 @@ static void *sender_main(void *arg)
     txctx_init(&t, e, e->rep_tx, false);
     pthread_mutex_lock(&e->mu);
     for (;;) {
-        if (e->stop || (e->eof && e->oldest == e->total))
+        if (e->stop || e->stopping || (e->eof && e->oldest == e->total))
             break;
         if (any_down(e)) {
             unlock_wake(e);
@@ -1604,17 +1662,26 @@ static void rx_apply(struct eng *e, struct rxdone *d)
     const struct tbbt_engine_opts *o = e->o;
     uint64_t now = d->recv_ns;
     if (d->status == TBBT_RPCCONN_LOST || d->status == TBBT_RPCCONN_TIMEDOUT) {
-        if (d->status == TBBT_RPCCONN_TIMEDOUT) {
-            e->c.timeouts++;
-            if (s->retrans < o->max_retrans) {
-                s->retrans++;
-                resend_locked(e, s, true, 0);
-                return;
-            }
+        /* As a real client: sent again with the same XID, on the same connection after a
+         * timeout, on the new one after a reconnect, until the policy gives up.  The
+         * server may still run the calls it read from a connection after that connection
+         * is gone: a lost call waits LOST_SETTLE_NS before its resend, so that its first
+         * send, if the server runs it, runs first (and the resend gets the duplicate
+         * answer) rather than after the resend and the requests the resend's reply
+         * released (a REMOVE of the old file run again after the CREATE of the new). */
+        bool lost = d->status == TBBT_RPCCONN_LOST;
+        e->c.timeouts += !lost;
+        s->resent = true;
+        s->retrans = (uint8_t)MIN(s->retrans + !lost, 255);
+        s->relost = (uint8_t)MIN(s->relost + lost, 255);
+        if (tbbt_rpcconn_retry_step(&e->retry, s->retrans, s->relost) == TBBT_RPCCONN_RESEND) {
+            e->c.retransmits++;
+            resend_locked(e, s, true, lost ? now + LOST_SETTLE_NS : 0);
+            return;
         }
         if (is_retried(s) && s->attempts < o->max_retries) {
             s->attempts++;
-            s->retrans = 0;
+            s->retrans = s->relost = 0;
             e->c.retries++;
             resend_locked(e, s, false, now + (10000000ull << MIN(s->attempts, 8)));
             return;
@@ -1626,6 +1693,7 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         return;
     }
     if (d->status != TBBT_RPCCONN_OK) {
+        e->c.ops_completed++;   /* answered, with an RPC error: a replay failure */
         tbbt_report_failure(e->rep_rx, s->rec.prog, s->rec.proc, s->expected,
                             TBBT_REPORT_NO_REPLY, now);
         atomic_fetch_add_explicit(&e->fail_count, 1, memory_order_relaxed);
@@ -1658,11 +1726,15 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         complete_locked(e, s);
         return;
     }
-    if (s->attempts > 0 && is_create(s) && d->nfs == NFSERR_EXIST && s->expected == 0) {
-        /* A retried create whose first try went through: find what it made. */
-        s->fixup = true;
-        resend_locked(e, s, false, 0);
-        return;
+    if (s->resent && s->expected == 0 && dup_answer(s, d->nfs)) {
+        e->c.retransmit_dup_ok++;
+        if (is_create(s)) {
+            /* A resent create whose first send went through: find what it made. */
+            s->fixup = true;
+            resend_locked(e, s, false, 0);
+            return;
+        }
+        d->nfs = 0;     /* done by its first send */
     }
     e->c.ops_completed++;
     e->c.replies_racy += d->racy;
@@ -1728,7 +1800,7 @@ static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n
      * skipped request (not NFS, no handle) completes within the pass and may release
      * the requests after it, which that pass could not pick yet: another pass. */
     unsigned n_picked;
-    if (!e->stop)
+    if (!e->stop && !e->stopping)
         while ((n_picked = dispatch_locked(e, t, &due, &handed)) > 0 && handed == 0 &&
                (n_picked == t->cap || t->skipped > 0))
             ;
@@ -1819,6 +1891,36 @@ static void rx_conn(struct eng *e, unsigned i, struct tbbt_rpcconn_reply *reps,
     }
 }
 
+/*
+ * opts.stop_fd became readable: nothing more is sent (the send and I/O threads end, the
+ * receiver dispatches nothing), and the calls out get the stop grace to be answered.
+ */
+static void begin_stop(struct eng *e)
+{
+    const struct tbbt_engine_opts *o = e->o;
+    unsigned grace_ms = o->stop_grace_ms ? o->stop_grace_ms
+                        : (unsigned)MIN(1000, o->timeout_ms > 0 ? o->timeout_ms : 1000);
+    pthread_mutex_lock(&e->mu);
+    if (!e->stopping && !e->stop) {
+        e->stopping = true;
+        e->stop_deadline = tbbt_now_ns() + grace_ms * 1000000ull;
+        tbbt_log(TBBT_LOG_INFO, "stopping: %u calls out get %u ms to be answered",
+                 e->inflight, grace_ms);
+        pthread_cond_broadcast(&e->cv_send);
+        pthread_cond_broadcast(&e->cv_read);
+    }
+    unlock_wake(e);
+}
+
+/* Calls queued or sent on the connections up and not answered yet (idx: those up). */
+static unsigned calls_out(struct eng *e, const unsigned *idx, unsigned n)
+{
+    unsigned out = 0;
+    for (unsigned k = 0; k < n; k++)
+        out += tbbt_rpcconn_outstanding(e->conns[idx[k]].rpc);
+    return out;
+}
+
 static void *receiver_main(void *arg)
 {
     struct eng *e = arg;
@@ -1827,7 +1929,12 @@ static void *receiver_main(void *arg)
     struct epoll_event *ev = g_new(struct epoll_event, e->nconns + 1);
     unsigned *idx = g_new(unsigned, e->nconns + 1);
     uint64_t timeout_ns = (uint64_t)e->o->timeout_ms * 1000000ull;
-    uint64_t next_expire = tbbt_now_ns() + timeout_ns / 4;
+    /* Calls past their timeout are looked for every timeout / 20, clamped to 10..100 ms:
+     * a lost reply costs its timeout and at most a twentieth more (or 10 ms); with a
+     * check every timeout / 4 it cost up to a quarter more, 12.5 s for the 10 s TCP
+     * default, and conservative order waits that long for every lost reply. */
+    uint64_t scan_ns = CLAMP(timeout_ns / 20, 10000000ull, 100000000ull);
+    uint64_t next_expire = tbbt_now_ns() + scan_ns;
     if (e->o->timing == TBBT_TIMING_TIMESTAMP)
         boost_thread("receive", 1);
     struct txctx t;
@@ -1841,6 +1948,8 @@ static void *receiver_main(void *arg)
         for (unsigned i = 0; i < e->nconns; i++)
             if (e->conns[i].up)
                 idx[n++] = i;
+        if (!done && e->stopping)
+            done = tbbt_now_ns() >= e->stop_deadline || calls_out(e, idx, n) == 0;
         unlock_wake(e);
         if (done)
             break;
@@ -1855,10 +1964,17 @@ static void *receiver_main(void *arg)
         }
         if (rc == 0)
             rc = epoll_wait(e->rx_ep, ev, (int)e->nconns + 1, batched ? 2 : 50);
-        if (rc < 0 && errno != EINTR)
+        if (rc < 0 && errno != EINTR) {
+            int err = -errno;
+            pthread_mutex_lock(&e->mu);
+            fail_run(e, "error", err, "receive thread: epoll_wait: %s", g_strerror(-err));
+            unlock_wake(e);
             break;
+        }
         for (int k = 0; k < rc; k++) {
-            if (ev[k].data.u32 == UINT32_MAX) {
+            if (ev[k].data.u32 == STOP_KEY) {
+                begin_stop(e);
+            } else if (ev[k].data.u32 == UINT32_MAX) {
                 uint64_t v;
                 ssize_t r = read(e->rx_wake, &v, sizeof(v));
                 (void)r;
@@ -1872,7 +1988,7 @@ static void *receiver_main(void *arg)
                 rx_conn(e, idx[k], reps, d, &t);
         uint64_t now = tbbt_now_ns();
         if (now >= next_expire) {
-            next_expire = now + MAX(timeout_ns / 4, 10000000ull);
+            next_expire = now + scan_ns;
             for (unsigned k = 0; k < n; k++) {
                 int got = tbbt_rpcconn_expire(e->conns[idx[k]].rpc, now - MIN(now, timeout_ns),
                                               reps, REPLY_BATCH);
@@ -1882,12 +1998,20 @@ static void *receiver_main(void *arg)
             uint64_t last = atomic_load_explicit(&e->last_reply_ns, memory_order_relaxed);
             if (inflight > 0 && now > last + (uint64_t)e->o->dead_ms * 1000000ull) {
                 pthread_mutex_lock(&e->mu);
-                fail_run(e, -ETIMEDOUT, "server %s:%u did not answer for %d s", e->o->server,
-                         e->o->nfs_port, e->o->dead_ms / 1000);
+                fail_run(e, "server dead", -ETIMEDOUT, "server %s:%u did not answer for %d s",
+                         e->o->server, e->o->nfs_port, e->o->dead_ms / 1000);
                 unlock_wake(e);
             }
         }
     }
+    /* A stopped run ends here: the other threads and the progress loop see stop. */
+    pthread_mutex_lock(&e->mu);
+    if (e->stopping) {
+        e->stop = true;
+        pthread_cond_broadcast(&e->cv_send);
+        pthread_cond_broadcast(&e->cv_read);
+    }
+    unlock_wake(e);
     txctx_fini(&t);
     g_free(idx);
     g_free(ev);
@@ -1904,7 +2028,7 @@ void tbbt_engine_defaults(struct tbbt_engine_opts *o)
         .server = "127.0.0.1", .nfs_port = 2049, .clones = 1, .speed = 1.0, .window = 4096,
         .max_outstanding = 64, .connections = 1, .batch = 32, .max_retries = 5,
         .max_retrans = 3, .timeout_ms = 0, .dead_ms = 30000, .jukebox_wait_ms = 300000,
-        .spin_us = 20,
+        .spin_us = 20, .stop_fd = -1,
     };
 }
 
@@ -1981,6 +2105,27 @@ static void eng_free(struct eng *e)
     pthread_mutex_destroy(&e->mu);
 }
 
+/*
+ * A run that stopped early leaves requests in the window: one that went out (counted
+ * in ops_issued) and got no answer has an unknown outcome; one never sent is skipped
+ * (skipped_stopped).  So trace_ops = issued + skipped and issued = completed + unknown
+ * hold for every run.  After the threads are joined.
+ */
+static void account_unfinished(struct eng *e)
+{
+    for (uint64_t q = e->oldest; q < e->admitted; q++) {
+        const struct slot *s = S(e, q);
+        if (s->seq != q || s->state == S_DONE || s->state == S_FREE)
+            continue;
+        if (s->sent) {
+            e->c.ops_unknown++;
+        } else {
+            e->c.ops_skipped++;
+            e->c.skipped_stopped++;
+        }
+    }
+}
+
 static void progress_line(struct eng *e, bool final)
 {
     double t = (double)(tbbt_now_ns() - e->start_ns) / 1e9;
@@ -1996,6 +2141,10 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
 {
     struct eng eng = {0}, *e = &eng;
     e->o = o;
+    e->retry = (struct tbbt_rpcconn_retry){.timeout_ms = MAX(o->timeout_ms, 1),
+                                           .retrans = o->max_retrans,
+                                           .relost = o->max_retries,
+                                           .dead_ms = MAX(o->dead_ms, 1)};
     e->n_clones = MAX(1u, o->clones);
     e->W = MAX(o->window, 2 * e->n_clones);
     e->W = (e->W + e->n_clones - 1) / e->n_clones * e->n_clones;
@@ -2052,9 +2201,11 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->c.causal_slack_us = o->order == TBBT_ORDER_FSDEP ? NAN : (double)o->causal_slack_ns / 1e3;
 
     struct epoll_event wake = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+    struct epoll_event stop = {.events = EPOLLIN | EPOLLONESHOT, .data.u32 = STOP_KEY};
     int rc = 0;
     if (e->rx_wake < 0 || e->rx_ep < 0 ||
-        epoll_ctl(e->rx_ep, EPOLL_CTL_ADD, e->rx_wake, &wake) < 0) {
+        epoll_ctl(e->rx_ep, EPOLL_CTL_ADD, e->rx_wake, &wake) < 0 ||
+        (o->stop_fd >= 0 && epoll_ctl(e->rx_ep, EPOLL_CTL_ADD, o->stop_fd, &stop) < 0)) {
         rc = -errno;
         g_snprintf(err, errlen, "cannot set up the receive thread's wake-ups: %s",
                    g_strerror(errno));
@@ -2090,20 +2241,24 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
         if (e->err) {
             rc = e->err;
             g_strlcpy(err, e->errbuf, errlen);
+        } else if (e->stopping && !(e->eof && e->oldest == e->total)) {
+            rc = -EINTR;
+            e->c.stop_reason = "stopped";
+            g_snprintf(err, errlen, "replay stopped on request");
         }
     }
     uint64_t end_ns = tbbt_now_ns();
     getrusage(RUSAGE_SELF, &ru1);
     e->c.cpu_user_seconds = tv_diff(&ru1.ru_utime, &ru0.ru_utime);
     e->c.cpu_system_seconds = tv_diff(&ru1.ru_stime, &ru0.ru_stime);
-    e->c.trace_ops = e->kept * e->n_clones;
+    e->c.trace_ops = e->admitted;   /* the records read into the window, per clone */
     e->c.skipped_filtered = e->filtered;
     e->c.wall_seconds = (double)(end_ns - e->start_ns) / 1e9;
     e->c.trace_seconds = (double)(e->trace_t1 - MIN(e->trace_t1, e->trace_t0)) / 1e9;
     e->c.finished = rc == 0;
-    /* Requests still in flight when the run stopped: their outcome is unknown. */
-    if (rc != 0)
-        e->c.ops_unknown += e->inflight;
+    if (rc != 0 && !e->c.stop_reason)
+        e->c.stop_reason = "error";
+    account_unfinished(e);
     *counts = e->c;
     tbbt_report_merge(e->rep_rx, e->rep_tx);
     *rep = e->rep_rx;

@@ -27,7 +27,8 @@
  * reconnected and its calls accounted (calls that make objects are sent again, the
  * others' outcome is unknown); a request that needs an object whose making failed is
  * skipped, and so on transitively.  A server that stays unreachable or silent for
- * `dead_ms` ends the run.
+ * `dead_ms` ends the run; so does a readable `stop_fd` (the tool's SIGINT/SIGTERM), after
+ * a short grace for the calls out.  Either way every request read is accounted.
  */
 #ifndef TBBT_PLAYER_ENGINE_H
 #define TBBT_PLAYER_ENGINE_H
@@ -99,6 +100,12 @@ struct tbbt_engine_opts {
     struct tbbt_verify_sizes *sizes;    /* NULL, or noted for every kept record */
     FILE *events;                       /* NULL, or the event log (docs/tbbt-play.md) */
     bool progress;                      /* a progress line on stderr */
+    int stop_fd;                        /* -1, or a descriptor (borrowed, never read) that
+                                           becomes readable when the run must stop, e.g. an
+                                           eventfd the tool writes on SIGTERM: no call is
+                                           sent after that, the calls out get stop_grace_ms
+                                           to be answered, the rest count as unknown */
+    unsigned stop_grace_ms;             /* 0: the lesser of 1000 and timeout_ms */
 };
 
 /* Fills o with the defaults (TCP, one clone, conservative, full speed, window 4096, ...). */
@@ -106,9 +113,14 @@ void tbbt_engine_defaults(struct tbbt_engine_opts *o);
 
 /*
  * Replays the trace.  On return *rep holds the merged statistics (given: free with
- * tbbt_report_free()) and *counts the counters, also when the replay stopped early.
- * Returns 0 when the replay ran to the end (replay failures are counted, not errors),
- * or a negative error with a one-line reason in err (trace unreadable, server gone).
+ * tbbt_report_free()) and *counts the counters, also when the replay stopped early:
+ * every request read from the trace is accounted, trace_ops = ops_issued + ops_skipped
+ * and ops_issued = ops_completed + ops_unknown (a request that was read but never sent
+ * when the run stopped counts as skipped_stopped, one sent and not answered as unknown),
+ * and counts->stop_reason says why it stopped early ("server dead", "trace error",
+ * "stopped", "error"; NULL when it ran to the end).  Returns 0 when the replay ran to
+ * the end (replay failures are counted, not errors), -EINTR when stop_fd stopped it, or
+ * another negative error with a one-line reason in err (trace unreadable, server gone).
  * Starts and joins its threads; not reentrant.
  */
 int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,

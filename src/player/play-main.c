@@ -3,20 +3,26 @@
  * tbbt-play: replays a TBBT trace against a live NFS server (TBBT paper 3.4 and 4).
  * Options into a config, then: portmap look-ups, MOUNT of the export, start-up
  * resolution of the initial image's handles per clone (resolve.h), the three-thread
- * replay (engine.h), --verify (verify.h) and the report (report.h).  docs/tbbt-play.md.
+ * replay (engine.h), --verify (verify.h) and the report (report.h); SIGINT and SIGTERM
+ * stop each of these cleanly (the stopper below).  docs/tbbt-play.md.
  */
 #include <errno.h>
 #include <glib.h>
 #include <inttypes.h>
+#include <math.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "ns/ns.h"
 #include "player/engine.h"
 #include "player/grace.h"
 #include "player/handles.h"
+#include "player/precheck.h"
 #include "player/report.h"
 #include "player/resolve.h"
 #include "rpcclient/rpcconn.h"
@@ -47,7 +53,7 @@ static gint opt_spin_us = 20;
 static gchar *opt_causal_slack;     /* "auto": from the trace (scan_trace()) */
 static uint64_t opt_causal_slack_ns;    /* --causal-slack US (check_usage()) */
 static gint opt_rx_spin_us = -1;    /* -1: 50 in conservative timestamp timing, else 0 */
-static gboolean opt_no_grace_wait;
+static gboolean opt_no_grace_wait, opt_check_only;
 static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
 
 static const GOptionEntry entries[] = {
@@ -105,6 +111,9 @@ static const GOptionEntry entries[] = {
      "Write the per-second time series (CSV)", "FILE"},
     {"verify", 0, 0, G_OPTION_ARG_NONE, &opt_verify,
      "After the replay, compare the server's tree with the trace's end state", NULL},
+    {"check-only", 0, 0, G_OPTION_ARG_NONE, &opt_check_only,
+     "Only check the trace, map, manifest and output paths as before a replay (exit 0 "
+     "good, 1 not); no server is asked", NULL},
     {"nfs-port", 0, 0, G_OPTION_ARG_INT, &opt_nfs_port,
      "NFS port (default: ask rpcbind)", "PORT"},
     {"mount-port", 0, 0, G_OPTION_ARG_INT, &opt_mount_port,
@@ -116,10 +125,11 @@ static const GOptionEntry entries[] = {
     {"timeout-ms", 0, 0, G_OPTION_ARG_INT, &opt_timeout_ms,
      "Per-call timeout before a retransmission (default 1000 for UDP, 10000 for TCP)", "MS"},
     {"retrans", 0, 0, G_OPTION_ARG_INT, &opt_retrans,
-     "Retransmissions with the same XID after a timeout (default 3)", "N"},
+     "Retransmissions with the same XID after a timeout (default 3; start-up, replay and "
+     "--verify)", "N"},
     {"retries", 0, 0, G_OPTION_ARG_INT, &opt_retries,
-     "Retries of calls that make objects, on JUKEBOX, timeouts, lost connections (default 5)",
-     "N"},
+     "Resends with the same XID after lost connections, then retries with a new XID of calls "
+     "that make objects (default 5)", "N"},
     {"jukebox-wait", 0, 0, G_OPTION_ARG_INT, &opt_jukebox_wait_s,
      "How long a request may keep getting NFS3ERR_JUKEBOX (try again later: a grace "
      "period, an HSM recall) before it counts as failed; the player waits it out as real "
@@ -277,6 +287,13 @@ static struct tbbt_rpcconn *conn_to(bool udp, const char *host, uint16_t port, c
         tbbt_rpcconn_free(c);
         return NULL;
     }
+    /* Start-up and --verify resend and reconnect as the replay does (engine.c). */
+    struct tbbt_rpcconn_retry retry = {
+        .timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms : udp ? 1000 : 10000,
+        .retrans = (unsigned)opt_retrans, .relost = (unsigned)opt_retries,
+        .dead_ms = opt_dead_s * 1000,
+    };
+    tbbt_rpcconn_set_retry(c, &retry);
     return c;
 }
 
@@ -437,14 +454,43 @@ static int map_root(const char *path, uint64_t *id)
     return rc == 1 ? 0 : -1;
 }
 
-static int startup(struct run *r)
+/* ------------------------------------------------------------------ the files, first */
+
+/* precheck.h, before any server is asked: sets r->man and r->map_path.  0 or -1. */
+static int precheck(struct run *r)
 {
-    char err[512];
-    int rc = tbbt_manifest_load(opt_manifest, &r->man, err, sizeof(err));
-    if (rc < 0) {
+    char err[1024];
+    struct tbbt_precheck p = {
+        .trace = opt_trace, .manifest = opt_manifest, .map = opt_map,
+        .outputs = {opt_report_json, opt_timeseries, opt_events},
+        .output_opts = {"--report-json", "--timeseries", "--event-log"},
+    };
+    if (tbbt_precheck_run(&p, &r->man, &r->map_path, err, sizeof(err)) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
+    return 0;
+}
+
+/* --check-only: the checks of precheck(), then exit; no server is asked. */
+static int check_only(void)
+{
+    struct run r = {0};
+    int rc = precheck(&r);
+    if (rc == 0 && !opt_quiet)
+        printf(PROG ": trace '%s', map '%s' and manifest '%s' are whole and belong together; "
+               "the output files can be written\n", opt_trace, r.map_path, opt_manifest);
+    g_free(r.map_path);
+    tbbt_manifest_free(r.man);
+    return rc == 0 ? TBBT_EXIT_OK : TBBT_EXIT_FAIL;
+}
+
+static int startup(struct run *r)
+{
+    char err[512];
+    int rc;
+    if (precheck(r) < 0)        /* the files first: a bad one is no server's fault */
+        return -1;
     /* An image built through NFS (tbbt-init --server) names where it was built. */
     if (!opt_server && r->man->server)
         opt_server = g_strdup(r->man->server);
@@ -462,8 +508,6 @@ static int startup(struct run *r)
                 r->man->clones->len);
         return -1;
     }
-    r->map_path = opt_map ? g_strdup(opt_map)
-                  : r->man->map ? g_strdup(r->man->map) : tbbt_ns_map_path(opt_trace);
     if (map_root(r->map_path, &r->root_id) < 0)
         return -1;
     if (r->root_id == 0)   /* no MOUNT in the trace: the image root gets a slot of its own */
@@ -637,17 +681,159 @@ static int write_reports(const struct tbbt_report *rep, const struct tbbt_report
     return rc;
 }
 
+/* ------------------------------------------------------------------ stopping */
+
+/*
+ * SIGINT and SIGTERM stop a run cleanly (docs/tbbt-play.md, "Stopping").  They are
+ * blocked in every thread and taken by one watcher thread (sigwaitinfo()), which acts
+ * by the phase the main thread is in:
+ * - start-up (portmap, MOUNT, look-ups, the grace probe and its wait) and --verify: the
+ *   main thread may sit in a synchronous call for seconds, so the watcher itself writes
+ *   the reports the user asked for (start-up: an empty one; --verify: the replay's,
+ *   without a verify key), with finished false (start-up) and stop_reason, and exits
+ *   128 + the signal number, holding the mutex so that the main thread cannot go on;
+ * - the replay: it makes the engine's stop_fd readable; the engine sends nothing more,
+ *   gives the calls out a short grace and returns; the main thread skips --verify,
+ *   writes the reports and exits 128 + the signal number;
+ * - the reports: nothing (the run is over).
+ * A second signal exits at once, with the first one's status, writing nothing.
+ */
+enum phase { PH_STARTUP, PH_REPLAY, PH_VERIFY, PH_REPORT };
+
+static struct {
+    pthread_mutex_t mu;
+    enum phase phase;
+    int signo;                          /* the first signal; 0: none yet */
+    char reason[32];                    /* "signal SIGTERM" */
+    int efd;                            /* the engine's stop_fd (an eventfd) */
+    const struct tbbt_report *rep;      /* PH_VERIFY: the replay's report and counts */
+    struct tbbt_report_counts *cn;      /* (borrowed from play()) */
+} stopper = {.mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1};
+
+static const char *sig_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+}
+
+/* The settings part of the counts, for a report of a run stopped during start-up. */
+static void startup_counts(struct tbbt_report_counts *c)
+{
+    bool ts = !strcmp(opt_timing, "timestamp"), fsdep = !strcmp(opt_order, "fsdep");
+    *c = (struct tbbt_report_counts){
+        .order = fsdep ? "fsdep" : "conservative", .timing = ts ? "timestamp" : "full",
+        .transport = opt_proto, .speed = ts ? opt_speed : 1.0, .clones = (uint32_t)opt_clones,
+        .connections = opt_nconns, .window = (uint32_t)opt_window,
+        .max_outstanding = (uint32_t)opt_max_out,
+        .causal_slack_us = fsdep ? NAN : (double)opt_causal_slack_ns / 1e3,
+        .error = "stopped during start-up",
+    };
+}
+
+/* The watcher, mu held: a signal in start-up or --verify ends the process here. */
+static void stop_now(void)
+{
+    struct tbbt_report_counts cn;
+    struct tbbt_report *empty = NULL;
+    const struct tbbt_report *rep = stopper.rep;
+    fprintf(stderr, PROG ": %s: stopped during %s\n", sig_name(stopper.signo),
+            stopper.phase == PH_STARTUP ? "start-up" : "--verify");
+    if (stopper.phase == PH_STARTUP) {
+        startup_counts(&cn);
+        rep = empty = tbbt_report_new(tbbt_now_ns());
+    } else {
+        cn = *stopper.cn;
+        cn.error = "stopped during --verify";
+    }
+    cn.stop_reason = stopper.reason;
+    write_reports(rep, &cn, NULL);
+    fflush(stdout);
+    tbbt_report_free(empty);
+    _exit(TBBT_EXIT_SIGNAL(stopper.signo));
+}
+
+static void *watcher_main(void *arg)
+{
+    const sigset_t *set = arg;
+    for (;;) {
+        int sig = sigwaitinfo(set, NULL);
+        if (sig < 0)
+            continue;   /* EINTR */
+        pthread_mutex_lock(&stopper.mu);
+        if (stopper.signo)
+            _exit(TBBT_EXIT_SIGNAL(stopper.signo));
+        stopper.signo = sig;
+        g_snprintf(stopper.reason, sizeof(stopper.reason), "signal %s", sig_name(sig));
+        uint64_t one = 1;
+        ssize_t w = write(stopper.efd, &one, sizeof(one));
+        (void)w;
+        if (stopper.phase == PH_STARTUP || stopper.phase == PH_VERIFY)
+            stop_now();
+        if (stopper.phase == PH_REPLAY)
+            fprintf(stderr, PROG ": %s: stopping the replay (another signal ends it at once)\n",
+                    sig_name(sig));
+        pthread_mutex_unlock(&stopper.mu);
+    }
+    return NULL;
+}
+
+/*
+ * Blocks SIGINT and SIGTERM (every later thread inherits it) and starts the watcher.  A
+ * signal the parent left ignored stays ignored (a shell's background job ignores
+ * SIGINT, so that a Ctrl-C at the terminal does not reach it).
+ */
+static void stopper_start(void)
+{
+    static sigset_t set;
+    sigemptyset(&set);
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
+        struct sigaction sa;
+        if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+            sigaddset(&set, sigs[i]);
+    }
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    stopper.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    pthread_t t;
+    if (stopper.efd < 0 || pthread_create(&t, NULL, watcher_main, &set) != 0) {
+        tbbt_log(TBBT_LOG_WARN, "no clean stop on SIGINT/SIGTERM: %s", g_strerror(errno));
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+        return;
+    }
+    pthread_detach(t);
+}
+
+/*
+ * The main thread enters phase p (rep and cn: the replay's, for PH_VERIFY; borrowed
+ * until the next phase).  Returns the signal that stopped the run, 0 if none; after
+ * one, the phase is PH_REPORT whatever p was.
+ */
+static int stopper_enter(enum phase p, const struct tbbt_report *rep,
+                         struct tbbt_report_counts *cn)
+{
+    pthread_mutex_lock(&stopper.mu);
+    int sig = stopper.signo;
+    stopper.phase = sig ? PH_REPORT : p;
+    stopper.rep = rep;
+    stopper.cn = cn;
+    pthread_mutex_unlock(&stopper.mu);
+    return sig;
+}
+
+/* ------------------------------------------------------------------ the run */
+
 static int play(void)
 {
     struct run r = {.udp = !strcmp(opt_proto, "udp")};
     int status = TBBT_EXIT_FAIL;
     FILE *events = NULL;
     struct tbbt_verify_sizes *sizes = opt_verify ? tbbt_verify_sizes_new() : NULL;
+    stopper_start();
     if (startup(&r) < 0 || grace_check(&r) < 0) {
         if (r.usage_error)
             status = TBBT_EXIT_USAGE;
         goto out;
     }
+    stopper_enter(PH_REPLAY, NULL, NULL);
     if (opt_events && !(events = fopen(opt_events, "w"))) {
         fprintf(stderr, PROG ": cannot write '%s': %s\n", opt_events, g_strerror(errno));
         goto out;
@@ -698,29 +884,52 @@ static int play(void)
     o.sizes = sizes;
     o.events = events;
     o.progress = !opt_no_progress && !opt_quiet && (opt_progress || isatty(STDERR_FILENO));
+    o.stop_fd = stopper.efd;
 
     struct tbbt_report *rep = NULL;
     struct tbbt_report_counts cn;
     char err[512] = "";
     int rc = tbbt_engine_run(&o, &rep, &cn, err, sizeof(err));
-    if (rc < 0) {
-        fprintf(stderr, PROG ": %s\n", err);
-        cn.error = err;
+    if (events) {   /* complete before --verify, which a signal may end with _exit() */
+        fclose(events);
+        events = NULL;
     }
     cn.grace = r.grace;
     cn.grace_wait_seconds = r.grace_wait_s;
     if (r.ss.crossing)
         tbbt_log(TBBT_LOG_WARN, "%" PRIu64 " records name objects in and out of the subset "
                  "(left out): the subset is not disjoint from the rest", r.ss.crossing);
+    int sig = stopper_enter(opt_verify && rc == 0 ? PH_VERIFY : PH_REPORT, rep, &cn);
+    if (sig && rc < 0 && rc != -EINTR)     /* it failed before the signal stopped it */
+        fprintf(stderr, PROG ": %s\n", err);
+    if (sig) {
+        cn.stop_reason = stopper.reason;
+        g_snprintf(err, sizeof(err), "stopped by %s: %" PRIu64 " operations of unknown "
+                   "outcome, %" PRIu64 " not sent", sig_name(sig), cn.ops_unknown,
+                   cn.skipped_stopped);
+        cn.error = err;
+        fprintf(stderr, PROG ": %s\n", err);
+    } else if (rc < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        cn.error = err;
+    }
     struct tbbt_report_verify v, *vp = NULL;
     bool verify_failed = false;
-    if (opt_verify && rc == 0) {
+    if (opt_verify && rc == 0 && !sig) {
         verify_failed = verify(&r, sizes, &v) < 0;
         vp = verify_failed ? NULL : &v;
+        stopper_enter(PH_REPORT, NULL, NULL);   /* a signal in --verify never gets here */
     }
     bool wrote = write_reports(rep, &cn, vp) == 0;
     tbbt_report_free(rep);
-    status = rc == 0 && wrote && !verify_failed ? TBBT_EXIT_OK : TBBT_EXIT_FAIL;
+    /* 0 only when every issued request completed and --verify (if asked) agreed. */
+    status = rc == 0 && wrote && !verify_failed && cn.ops_unknown == 0 && (!vp || vp->ok)
+             ? TBBT_EXIT_OK : TBBT_EXIT_FAIL;
+    if (sig)
+        status = TBBT_EXIT_SIGNAL(sig);
+    else if (status != TBBT_EXIT_OK && rc == 0 && wrote && !verify_failed)
+        fprintf(stderr, PROG ": %s\n", cn.ops_unknown ? "operations of unknown outcome "
+                "(no reply): exit status 1" : "--verify found mismatches: exit status 1");
 out:
     if (events)
         fclose(events);
@@ -799,8 +1008,11 @@ int main(int argc, char **argv)
     GError *gerr = NULL;
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_description(
-        ctx, "Exit status: 0 when the replay ran to the end (replay failures are counted in "
-             "the report),\n1 when it could not, 2 usage error.  See docs/tbbt-play.md.");
+        ctx, "Exit status: 0 when the replay ran to the end, every request it sent was "
+             "answered and --verify\n(if given) agreed (replay failures are counted in the "
+             "report); 1 when it could not,\nwhen requests got no answer (unknown outcome) "
+             "or --verify found mismatches; 2 usage\nerror; 130 and 143 after SIGINT and "
+             "SIGTERM, which stop it cleanly.  See docs/tbbt-play.md.");
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
         fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n",
                 gerr->message);
@@ -819,5 +1031,5 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n", why);
         return TBBT_EXIT_USAGE;
     }
-    return play();
+    return opt_check_only ? check_only() : play();
 }

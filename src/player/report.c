@@ -598,11 +598,14 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
     tbbt_json_kv_uint(j, "incomplete", c->skipped_incomplete);
     tbbt_json_kv_uint(j, "unsendable", c->skipped_unsendable);
     tbbt_json_kv_uint(j, "filtered", c->skipped_filtered);
+    tbbt_json_kv_uint(j, "stopped", c->skipped_stopped);
     tbbt_json_end_object(j);
     tbbt_json_kv_uint(j, "replay_failures", r->failures);
     tbbt_json_kv_uint(j, "retries", c->retries);
     tbbt_json_kv_uint(j, "reconnects", c->reconnects);
     tbbt_json_kv_uint(j, "timeouts", c->timeouts);
+    tbbt_json_kv_uint(j, "retransmits", c->retransmits);
+    tbbt_json_kv_uint(j, "retransmit_dup_ok", c->retransmit_dup_ok);
     tbbt_json_kv_uint(j, "unchecked", c->unchecked);
     tbbt_json_kv_uint(j, "window_stalls", c->window_stalls);
     tbbt_json_kv_uint(j, "peak_outstanding", c->peak_outstanding);
@@ -703,6 +706,7 @@ static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
     tbbt_json_kv_double(j, "causal_slack_us", c->causal_slack_us);
     json_kv_bool(j, "finished", c->finished);
     json_kv_string(j, "error", c->error);
+    json_kv_string(j, "stop_reason", c->stop_reason);
 }
 
 static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
@@ -804,9 +808,10 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
     if (c->causal_slack_us > 0)
         fprintf(out, ", causal slack %.0f us", c->causal_slack_us);
     fputc('\n', out);
-    fprintf(out, "  run          %.3f s wall, trace span %.3f s, %s%s%s\n", c->wall_seconds,
-            c->trace_seconds, c->finished ? "finished" : "stopped early",
-            c->error ? ": " : "", c->error ? c->error : "");
+    fprintf(out, "  run          %.3f s wall, trace span %.3f s, %s%s%s%s%s%s\n",
+            c->wall_seconds, c->trace_seconds, c->finished ? "finished" : "stopped early",
+            c->stop_reason ? " (" : "", c->stop_reason ? c->stop_reason : "",
+            c->stop_reason ? ")" : "", c->error ? ": " : "", c->error ? c->error : "");
     fprintf(out, "  cpu          %.3f s user, %.3f s system (the replay): %.1f us per operation\n",
             c->cpu_user_seconds, c->cpu_system_seconds,
             ratio((c->cpu_user_seconds + c->cpu_system_seconds) * 1e6, (double)c->ops_issued));
@@ -823,14 +828,16 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
             c->trace_ops, c->ops_issued, c->ops_completed, c->ops_skipped, c->ops_unknown,
             c->corrective_ops);
     fprintf(out, "  skipped      no handle %" PRIu64 ", dependency %" PRIu64 ", not nfs %" PRIu64
-                 ", incomplete %" PRIu64 ", unsendable %" PRIu64 ", filtered %" PRIu64 "\n",
+                 ", incomplete %" PRIu64 ", unsendable %" PRIu64 ", filtered %" PRIu64
+                 ", stopped %" PRIu64 "\n",
             c->skipped_no_handle, c->skipped_dependency, c->skipped_not_nfs,
-            c->skipped_incomplete, c->skipped_unsendable, c->skipped_filtered);
+            c->skipped_incomplete, c->skipped_unsendable, c->skipped_filtered,
+            c->skipped_stopped);
     fprintf(out, "  failures     %" PRIu64 " replay failures, %" PRIu64 " unchecked replies\n",
             r->failures, c->unchecked);
     fprintf(out, "  retries      %" PRIu64 " retries, %" PRIu64 " reconnects, %" PRIu64
-                 " timeouts\n",
-            c->retries, c->reconnects, c->timeouts);
+                 " timeouts, %" PRIu64 " retransmits (%" PRIu64 " answered as duplicates)\n",
+            c->retries, c->reconnects, c->timeouts, c->retransmits, c->retransmit_dup_ok);
     if (d->count)
         fprintf(out, "  dispatch     error p50 %.3f ms, p99 %.3f ms, max %.3f ms (%" PRIu64
                      " requests)\n",

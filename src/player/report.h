@@ -149,8 +149,12 @@ struct tbbt_report_counts {
     uint64_t ops_issued, ops_completed, ops_skipped, ops_unknown; /* unknown: no reply */
     uint64_t skipped_no_handle, skipped_dependency, skipped_not_nfs, skipped_incomplete,
         skipped_unsendable, skipped_filtered;
+    uint64_t skipped_stopped;  /* read from the trace, never sent: the run stopped first */
     uint64_t corrective_ops;   /* corrective records of the trace that were replayed */
     uint64_t retries, reconnects, timeouts, unchecked; /* unchecked: no outcome to compare */
+    uint64_t retransmits;      /* same-XID resends after a timeout or a reconnect */
+    uint64_t retransmit_dup_ok; /* resent non-idempotent requests whose EXIST/NOENT/NOT_SYNC
+                                   answer was taken as done (their first send went through) */
     uint64_t window_stalls, peak_outstanding;
     uint64_t reordered_reads;  /* --reorder: swaps of two reads made by the reader */
     uint64_t client_stalls;    /* --client-outstanding: requests held back at the limit */
@@ -180,6 +184,9 @@ struct tbbt_report_counts {
     double causal_slack_us;    /* conservative order's causal slack (0: none); NAN: fsdep */
     bool finished;             /* the replay ran to the end */
     const char *error;         /* why not (borrowed), or NULL */
+    const char *stop_reason;   /* why the run stopped before its end (borrowed): "signal
+                                  SIGTERM", "server dead", ... (the replay, or a --verify
+                                  after a finished one); NULL: it did not */
 };
 
 /* The optional --verify result. */
@@ -192,15 +199,17 @@ struct tbbt_report_verify {
  * The report as JSON text (given: g_free()).  r and c borrowed; v borrowed or NULL (then
  * no "verify" key).  Keys, a contract: ops_issued, ops_completed, ops_skipped,
  * ops_unknown, corrective_ops, skipped_by_reason {no_handle, dependency, not_nfs,
- * incomplete, filtered}, replay_failures, replay_failures_by_kind {kind: n} (by count),
- * retries, reconnects, timeouts, unchecked, window_stalls, peak_outstanding,
+ * incomplete, unsendable, filtered, stopped}, replay_failures, replay_failures_by_kind
+ * {kind: n} (by count), retries, reconnects, timeouts, retransmits, retransmit_dup_ok,
+ * unchecked, window_stalls, peak_outstanding,
  * reordered_reads, client_stalls, read_bytes, read_mb_per_s, trace_ops,
  * trace_seconds, wall_seconds, cpu {user_seconds, system_seconds, us_per_op (user +
  * system over ops_issued)} (the replay, without start-up and verify), throughput_ops
  * (completed / wall), trace_rate_ops
  * (trace_ops / trace_seconds), target_rate_ops (trace rate x speed, null in full-speed
  * timing), speed, order, timing, transport, clones, connections, window,
- * max_outstanding, causal_slack_us (conservative order, else null), finished, error, dispatch_error_us {count, p50, p99, max},
+ * max_outstanding, causal_slack_us (conservative order, else null), finished, error,
+ * stop_reason (null unless stopped), dispatch_error_us {count, p50, p99, max},
  * all {count, mean_us, p50_us, p90_us, p99_us, max_us}, procedures {label: {same}} (by
  * count), verify {ok, mismatches, checked}, reply_mismatches,
  * reply_mismatches_by_kind {kind: n}, jukebox {replies, ops, gave_up, wait_seconds,

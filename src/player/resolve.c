@@ -10,8 +10,12 @@
  * through a hash of path -> node; a node's children hang off it in a list and are
  * queued when its handle arrives.  Only nodes with children keep their handle here
  * (the rest go straight into the handle table), so memory is O(objects) with a small
- * constant.  What it does not do: check types (the manifest has none), retry on NFS
- * errors, reconnect.
+ * constant.  Lost replies and connections: with the connection's retransmission policy
+ * (tbbt_rpcconn_set_retry(), the same as the replay's) a LOOKUP without a reply within
+ * the timeout is sent again with the same XID, and a connection that fails is
+ * reconnected and its LOOKUPs sent again with the same XIDs (tbbt_rpcconn_revive()),
+ * until the policy gives up; without one, UDP retransmits and anything else is fatal.
+ * What it does not do: check types (the manifest has none), retry on NFS errors.
  */
 #include "player/resolve.h"
 #include "player/nfsreq.h"
@@ -19,6 +23,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +34,7 @@
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
 #include "proto/proto.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #define NONE UINT32_MAX
@@ -49,6 +55,8 @@ struct mload {
     GString *shown;             /* a field for a message */
     struct tbbt_manifest *m;
     uint64_t clones;            /* from the clones line */
+    int version;                /* 1 (no checksum line) or 2 */
+    uint64_t sum_line;          /* version 2: the line of the checksum (the last) */
     bool have_clones, have_status, have_map, have_root;
 };
 
@@ -235,6 +243,21 @@ static int line_path_key(struct mload *l, char **f, guint n)
     return parse_rel(l, "made", f[2], false);
 }
 
+/* map-crc32 HEX8: the checksum of the map the image was built from. */
+static int line_map_crc(struct mload *l, char **f, guint n)
+{
+    char line[TBBT_TEXTSUM_LINE];
+    int rc;
+
+    if ((rc = need_fields(l, f[0], n, 2)) < 0)
+        return rc;
+    snprintf(line, sizeof(line), TBBT_TEXTSUM_PREFIX "%s", f[1]);
+    if (l->m->have_map_crc || !tbbt_textsum_parse(line, strlen(line), &l->m->map_crc))
+        return bad(l, TBBT_E_SYNTAX, "bad or second map-crc32 line (8 lowercase hex digits)");
+    l->m->have_map_crc = true;
+    return 0;
+}
+
 /* One line (without its newline). */
 static int manifest_line(struct mload *l, char *s, size_t len)
 {
@@ -258,6 +281,8 @@ static int manifest_line(struct mload *l, char *s, size_t len)
         rc = line_status(l, f, n);
     else if (g_strv_contains(numbers, f[0]))
         rc = line_number(l, f, n);
+    else if (strcmp(f[0], "map-crc32") == 0)
+        rc = line_map_crc(l, f, n);
     else if (g_strv_contains(texts, f[0]))
         rc = need_fields(l, f[0], n, 2) < 0 ? TBBT_E_SYNTAX : check_text(l, f[0], f[1]);
     else if (strcmp(f[0], "map") == 0 || strcmp(f[0], "root") == 0 ||
@@ -268,6 +293,44 @@ static int manifest_line(struct mload *l, char *s, size_t len)
         rc = bad(l, TBBT_E_SYNTAX, "unknown line '%s'", shown(l, f[0], strlen(f[0])));
     g_strfreev(f);
     return rc;
+}
+
+static atomic_bool warned_v1;       /* the warning for a version 1 manifest: once */
+
+/* The header line: version 2 has a checksum line, version 1 none (a warning, once). */
+static int manifest_version(struct mload *l, const char *s)
+{
+
+    if (strcmp(s, "# tbbt-manifest 2") == 0) {
+        l->version = 2;
+        return 0;
+    }
+    if (strcmp(s, "# tbbt-manifest 1") != 0)
+        return bad(l, strncmp(s, "# tbbt-manifest ", 16) == 0 ? TBBT_E_VERSION : TBBT_E_MAGIC,
+                   "not a tbbt manifest of a known version (expected '# tbbt-manifest 2')");
+    l->version = 1;
+    return 0;
+}
+
+/* A version 2 manifest's checksum line: checked over the whole file first. */
+static int manifest_sum(struct mload *l, FILE *fp)
+{
+    uint64_t lines = 0;
+    int rc;
+
+    if (fseek(fp, 0, SEEK_SET) < 0)
+        return bad(l, -errno, "cannot read: %s", strerror(errno));
+    rc = tbbt_textsum_verify(fp, 0, &l->m->crc, &lines);
+    l->line = lines;
+    if (rc == TBBT_E_TRUNC)
+        return bad(l, rc, "no checksum line at the end (cut short?)");
+    if (rc == TBBT_E_CHECKSUM)
+        return bad(l, rc, "the checksum does not match the contents (changed or damaged)");
+    if (rc < 0)
+        return bad(l, rc, "cannot read: %s", tbbt_strerror(rc));
+    l->sum_line = lines;
+    l->line = 0;
+    return fseek(fp, 0, SEEK_SET) < 0 ? bad(l, -errno, "cannot read: %s", strerror(errno)) : 0;
 }
 
 static int manifest_read(struct mload *l, FILE *fp)
@@ -284,14 +347,33 @@ static int manifest_read(struct mload *l, FILE *fp)
             break;
         }
         buf[--len] = 0;
-        if (l->line == 1 && strcmp(buf, "# tbbt-manifest 1") != 0)
-            rc = bad(l, TBBT_E_MAGIC, "not a tbbt manifest (expected '# tbbt-manifest 1')");
-        else if (l->line > 1)
+        if (l->line == 1)
+            rc = manifest_version(l, buf);
+        else if (l->version >= 2 && buf[0] == '#' && l->line == l->sum_line)
+            continue;           /* the checksum line, checked already */
+        else
             rc = manifest_line(l, buf, (size_t)len);
     }
     if (rc == 0 && ferror(fp))
         rc = bad(l, -EIO, "read error");
     free(buf);
+    return rc;
+}
+
+/* The header's version, before anything else is read; fp is left at the start. */
+static int manifest_peek(struct mload *l, FILE *fp)
+{
+    char head[32] = "";
+
+    if (!fgets(head, sizeof(head), fp)) {
+        l->line = 0;
+        return 0;                   /* empty: manifest_check() says so */
+    }
+    head[strcspn(head, "\n")] = 0;
+    l->line = 1;
+    int rc = manifest_version(l, head);
+    l->line = 0;
+    rewind(fp);
     return rc;
 }
 
@@ -329,8 +411,16 @@ int tbbt_manifest_load(const char *path, struct tbbt_manifest **out, char *err, 
     l.comp = g_string_new(NULL);
     l.path = g_string_new(NULL);
     l.shown = g_string_new(NULL);
-    rc = manifest_read(&l, fp);
+    rc = manifest_peek(&l, fp);
+    if (rc == 0 && l.version >= 2)
+        rc = manifest_sum(&l, fp);
+    if (rc == 0)
+        rc = manifest_read(&l, fp);
     fclose(fp);
+    l.m->version = l.version;
+    if (rc == 0 && l.version == 1 && !atomic_exchange(&warned_v1, true))
+        tbbt_log(TBBT_LOG_WARN, "manifest '%s' is version 1: it has no checksum, so "
+                 "corruption cannot be detected (tbbt-init writes version 2)", path);
     if (rc == 0)
         rc = manifest_check(&l);
     g_string_free(l.comp, TRUE);
@@ -535,6 +625,8 @@ struct req {
     uint32_t node;
     uint32_t xid;
     uint64_t first_ns;          /* first send */
+    unsigned sends;             /* sends so far, the first included */
+    unsigned timeouts, losses;  /* of them, ended by a timeout, by a lost connection */
     union tbbt_nfsreq_res res;  /* lookup3 or dirop2 (nfsreq.h decodes it) */
 };
 
@@ -555,6 +647,9 @@ struct run {
     uint32_t *free_reqs;
     unsigned nfree, nreqs;
     uint64_t timeout_ns, retrans_ns;
+    bool has_retry;             /* the connection's policy (retry) applies */
+    struct tbbt_rpcconn_retry retry;
+    GArray *lost;               /* struct req * lost with the connection, to send again */
     uint32_t clone_node;
     uint32_t first_bad;         /* order of the first missing or failed node, NONE */
     int fatal;                  /* the error that stops the run */
@@ -811,6 +906,7 @@ static int issue(struct run *r, struct req *q, bool again)
     int rc = tbbt_rpcconn_call(r->c, &call, &q->xid);
     if (rc == 0) {
         r->st->lookups++;
+        q->sends++;
         nd->state = N_SENT;
     }
     return rc;
@@ -826,6 +922,7 @@ static void issue_ready(struct run *r)
 
         q->node = i;
         q->first_ns = tbbt_now_ns();
+        q->sends = q->timeouts = q->losses = 0;
         if ((rc = issue(r, q, false)) == 0)
             continue;
         req_release(r, q);
@@ -888,11 +985,32 @@ static void on_reply(struct run *r, const struct tbbt_rpcconn_reply *rep, bool u
         on_result(r, q);
         break;
     case TBBT_RPCCONN_LOST:
+        if (r->has_retry && !r->fatal &&
+            tbbt_rpcconn_retry_step(&r->retry, q->timeouts, ++q->losses) ==
+                TBBT_RPCCONN_RESEND) {
+            g_array_append_val(r->lost, q);     /* sent again once reconnected */
+            return;
+        }
         fatal(r, rep->detail < 0 ? rep->detail : -ECONNRESET, "LOOKUP '%s': %s",
               N(r, q->node)->path, tbbt_rpcconn_error(r->c));
         break;
     case TBBT_RPCCONN_TIMEDOUT:
-        if (udp && !r->fatal && now - q->first_ns < r->timeout_ns) {
+        if (r->has_retry && !r->fatal &&
+            tbbt_rpcconn_retry_step(&r->retry, ++q->timeouts, q->losses) ==
+                TBBT_RPCCONN_RESEND) {
+            r->st->retransmits++;
+            int rc = issue(r, q, true);
+            if (rc == 0)
+                return;
+            if (rc == -EPIPE || rc == -ENOTCONN) {
+                g_array_append_val(r->lost, q);
+                return;
+            }
+            fatal(r, rc, "LOOKUP '%s': %s", N(r, q->node)->path, tbbt_rpcconn_error(r->c));
+        } else if (r->has_retry) {
+            fatal(r, -ETIMEDOUT, "LOOKUP '%s': no reply from the server after %u sends, "
+                  "%" PRIu64 " ms each", N(r, q->node)->path, q->sends, r->timeout_ns / 1000000);
+        } else if (udp && !r->fatal && now - q->first_ns < r->timeout_ns) {
             r->st->retransmits++;
             int rc = issue(r, q, true);
             if (rc == 0)
@@ -931,6 +1049,36 @@ static void drain(struct run *r)
     }
 }
 
+/*
+ * The connection went down (every call it held came back LOST): reconnects it under the
+ * policy and sends the lost LOOKUPs again with their XIDs.  Without a policy: fatal.
+ */
+static void revive(struct run *r, int err)
+{
+    if (!r->has_retry || r->fatal) {
+        if (!r->fatal)
+            fatal(r, err, "NFS connection: %s", tbbt_rpcconn_error(r->c));
+        return;
+    }
+    uint64_t since = tbbt_now_ns();
+    int rc;
+    while ((rc = tbbt_rpcconn_revive(r->c, &r->retry, since)) == -EAGAIN)
+        g_usleep(200000);
+    if (rc < 0) {
+        fatal(r, rc, "NFS connection lost and not back within %d ms: %s", r->retry.dead_ms,
+              tbbt_rpcconn_error(r->c));
+        return;
+    }
+    r->st->reconnects++;
+    for (guint k = 0; k < r->lost->len && !r->fatal; k++) {
+        struct req *q = g_array_index(r->lost, struct req *, k);
+        r->st->retransmits++;
+        if ((rc = issue(r, q, true)) < 0)
+            fatal(r, rc, "LOOKUP '%s': %s", N(r, q->node)->path, tbbt_rpcconn_error(r->c));
+    }
+    g_array_set_size(r->lost, 0);
+}
+
 /* The event loop: issue, flush, poll, receive, expire, until nothing is left. */
 static void pump(struct run *r)
 {
@@ -957,10 +1105,10 @@ static void pump(struct run *r)
             for (int k = 0; k < n; k++)
                 on_reply(r, &rep[k], udp);
         } while (n == 64);
-        if (n < 0 && !r->fatal)
-            fatal(r, n, "NFS connection: %s", tbbt_rpcconn_error(r->c));
+        if ((n < 0 || r->lost->len) && !r->fatal)
+            revive(r, n < 0 ? n : -ECONNRESET);
         if ((now = tbbt_now_ns()) >= next_expire && !r->fatal) {
-            uint64_t age = udp ? r->retrans_ns : r->timeout_ns;
+            uint64_t age = udp && !r->has_retry ? r->retrans_ns : r->timeout_ns;
             while (now > age && (n = tbbt_rpcconn_expire(r->c, now - age, rep, 64)) > 0) {
                 for (int k = 0; k < n; k++)
                     on_reply(r, &rep[k], udp);
@@ -968,10 +1116,14 @@ static void pump(struct run *r)
             next_expire = now + r->retrans_ns / 4;
         }
     }
-    if (r->fatal)
+    if (r->fatal) {
+        for (guint k = 0; k < r->lost->len; k++)   /* no longer the connection's */
+            req_release(r, g_array_index(r->lost, struct req *, k));
+        g_array_set_size(r->lost, 0);
         drain(r);
-    else
+    } else {
         tbbt_rpcconn_flush(r->c);
+    }
 }
 
 /* The final verdict: 0, or the error and its reason. */
@@ -1002,6 +1154,7 @@ static void run_free(struct run *r)
     g_string_chunk_free(r->own);
     g_array_free(r->fhs, TRUE);
     g_array_free(r->ready, TRUE);
+    g_array_free(r->lost, TRUE);
     g_free(r->reqs);
     g_free(r->free_reqs);
 }
@@ -1025,12 +1178,15 @@ int tbbt_resolve_run(struct tbbt_rpcconn *c, const struct tbbt_manifest *m, uint
                ", root ID %" PRIu64 ": out of range", clone, m->clones->len, r.vers, root_id);
         return TBBT_E_RANGE;
     }
-    if (!tbbt_rpcconn_is_up(c)) {
+    r.has_retry = tbbt_rpcconn_get_retry(c, &r.retry);
+    if (!tbbt_rpcconn_is_up(c) &&
+        (!r.has_retry || tbbt_rpcconn_revive(c, &r.retry, 0) < 0)) {
         tbbt_errbuf(err, errlen, "resolve: the NFS connection is not up");
         return -ENOTCONN;
     }
-    timeout_ms = r.o->timeout_ms > 0 ? (uint64_t)r.o->timeout_ms : DEFAULT_TIMEOUT_MS;
-    retrans_ms = CLAMP(timeout_ms / 8, 50, 1000);
+    timeout_ms = r.has_retry ? (uint64_t)r.retry.timeout_ms
+                 : r.o->timeout_ms > 0 ? (uint64_t)r.o->timeout_ms : DEFAULT_TIMEOUT_MS;
+    retrans_ms = r.has_retry ? MIN(timeout_ms, 1000) : CLAMP(timeout_ms / 8, 50, 1000);
     r.timeout_ns = timeout_ms * 1000000;
     r.retrans_ns = retrans_ms * 1000000;
     r.nreqs = r.nfree = r.o->max_outstanding ? r.o->max_outstanding : DEFAULT_OUTSTANDING;
@@ -1043,6 +1199,7 @@ int tbbt_resolve_run(struct tbbt_rpcconn *c, const struct tbbt_manifest *m, uint
     r.own = g_string_chunk_new(4096);
     r.fhs = g_array_new(FALSE, FALSE, sizeof(struct tbbt_rpcconn_fh));
     r.ready = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    r.lost = g_array_new(FALSE, FALSE, sizeof(struct req *));
     if ((rc = build(&r, clone, root_id)) == 0) {
         for (guint k = 0; k < r.nodes->len; k++)
             r.st->objects += N(&r, k)->wanted;

@@ -52,12 +52,20 @@ struct tbbt_manifest {
     GArray *objs;           /* struct tbbt_manifest_obj, in manifest order (parents
                                first) */
     bool complete;          /* status complete (always true after a successful load) */
+    int version;            /* 1 (no checksum line: read with a warning) or 2 */
+    uint32_t crc;           /* version 2: the checksum line's value */
+    bool have_map_crc;      /* map_crc holds the map-crc32 line: the checksum of the map
+                               the image was built from */
+    uint32_t map_crc;
     GStringChunk *strings;  /* private: holds the obj paths */
 };
 
 /*
  * Loads and validates the manifest at path (borrowed).  Strict: the first line must be
- * `# tbbt-manifest 1`; every line must be one of map, root, server, export, seed,
+ * `# tbbt-manifest 2` (its last line is then a checksum line, util/textsum.h, checked
+ * before any other line is read: TBBT_E_TRUNC without it, TBBT_E_CHECKSUM when it does
+ * not match) or `# tbbt-manifest 1` (no checksum; read with one warning); every line
+ * must be one of map, map-crc32, root, server, export, seed,
  * clones, scope, appends, classes, fill, clone, made, obj, stats, status with its fields (tab
  * separated, paths escaped as in the map); a path component that is empty, ".", "..",
  * longer than 255 bytes, or holds '/' (also escaped) or NUL is refused; the number of
@@ -86,7 +94,9 @@ int tbbt_resolve_relpath(const char *export_path, const char *root, char **rel, 
 /*
  * Mounts path (borrowed) on c, a connection to the MOUNT server (exclusive use of c):
  * MOUNT v3 MNT (tbbt_rpcconn_mnt3()) when nfs_vers is 3, MOUNT v1 MNT (fhstatus, a
- * 32-byte handle) when it is 2.  Waits at most timeout_ms (<= 0: 10 s).  Returns 0 with
+ * 32-byte handle) when it is 2.  Waits at most timeout_ms (<= 0: 10 s), or, when c has
+ * a retransmission policy (tbbt_rpcconn_set_retry()), resends and reconnects by it.
+ * Returns 0 with
  * *root set, or a negative error with the reason in err: -EACCES, -ENOENT, ... for a
  * refusal ("MNT '/x': permission denied (MNT3ERR_ACCES)"), -EINVAL for another nfs_vers,
  * or the connection's error ("MNT '/x': no reply from server within 10000 ms").
@@ -100,7 +110,11 @@ struct tbbt_resolve_opts {
     unsigned max_outstanding;   /* LOOKUPs in flight, default 64 */
     int timeout_ms;             /* how long one LOOKUP may go unanswered, default 10000;
                                    UDP retransmits (same XID) every timeout_ms / 8,
-                                   clamped to 50..1000 ms, until then */
+                                   clamped to 50..1000 ms, until then.  Ignored when the
+                                   connection has a retransmission policy
+                                   (tbbt_rpcconn_set_retry()): then every LOOKUP waits
+                                   its timeout, is resent with the same XID and the
+                                   connection reconnected as the policy says */
     bool (*want)(uint64_t id, void *arg);  /* the objects to resolve; NULL: all */
     void *want_arg;
     const char *root_path;      /* the image root relative to the export root, looked up
@@ -117,7 +131,8 @@ struct tbbt_resolve_stats {
     uint64_t missing;       /* wanted objects not found (NOENT, or a directory on the way
                                is missing or failed) */
     uint64_t errors;        /* LOOKUPs that failed otherwise (NFS error, RPC error) */
-    uint64_t retransmits;   /* UDP retransmissions */
+    uint64_t retransmits;   /* same-XID resends (timeouts; after reconnects) */
+    uint64_t reconnects;    /* connections re-established (retry policy) */
     uint64_t ns;            /* wall time of the run */
 };
 

@@ -3,7 +3,11 @@
  * tbbt-play --verify (see verify.h): the end state of the hierarchy map
  * (docs/hierarchy-map.md: final path, delete time, type) against a walk of the server's
  * tree, NFSv3 READDIRPLUS (RFC 1813 3.3.17) or NFSv2 READDIR + LOOKUP (RFC 1094 2.2.17,
- * 2.2.5), one synchronous call after another: correctness first, speed second.
+ * 2.2.5), one synchronous call after another: correctness first, speed second.  Lost
+ * replies and connections are handled by the connection's retransmission policy
+ * (tbbt_rpcconn_set_retry(), the replay's --timeout-ms, --retrans, --retries and
+ * --dead-after): a call is resent with the same XID and the connection reconnected;
+ * without a policy a call waits CALL_TIMEOUT_MS and a lost connection ends the walk.
  *
  * The end state is a hash of final path -> what is expected there: an object (type,
  * TBBT-ID), a name to ignore (an unwanted object's, under spatial scale-down), or a

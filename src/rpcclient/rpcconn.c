@@ -77,7 +77,7 @@ static struct req dead;
 /* Counters written by one side only: plain load + store, readable from any thread. */
 struct counters {
     _Atomic uint64_t calls, send_syscalls, bytes_sent, replies, recv_syscalls, bytes_recv,
-        unmatched, garbage, lost, timedout;
+        unmatched, garbage, lost, timedout, retransmits, reconnects;
 };
 #define STAT_ADD(c, f, v)                                                                         \
     atomic_store_explicit(&(c)->st.f,                                                             \
@@ -97,6 +97,8 @@ struct tbbt_rpcconn {
     uint32_t cred_len;
     int cred_flavor;
     char machine[MAX_MACHINE_NAME + 1];  /* AUTH_SYS machine name */
+    bool has_retry;                  /* retry: set by exclusive calls only */
+    struct tbbt_rpcconn_retry retry;
 
     /* Shared between the sides. */
     _Atomic(struct req *) pending;   /* send -> receive hand-off, or DEAD */
@@ -628,6 +630,8 @@ void tbbt_rpcconn_stats(const struct tbbt_rpcconn *c, struct tbbt_rpcconn_stats 
     GET(garbage);
     GET(lost);
     GET(timedout);
+    GET(retransmits);
+    GET(reconnects);
 #undef GET
 }
 
@@ -1213,9 +1217,142 @@ static void expire_all(struct tbbt_rpcconn *c)
     }
 }
 
+/* ------------------------------------------------------------------ retry policy */
+
+void tbbt_rpcconn_set_retry(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_retry *p)
+{
+    c->has_retry = p != NULL;
+    if (!p)
+        return;
+    c->retry.timeout_ms = MAX(p->timeout_ms, 1);
+    c->retry.retrans = MIN(p->retrans, 1000u);
+    c->retry.relost = MIN(p->relost, 1000u);
+    c->retry.dead_ms = MAX(p->dead_ms, 1);
+}
+
+bool tbbt_rpcconn_get_retry(const struct tbbt_rpcconn *c, struct tbbt_rpcconn_retry *p)
+{
+    if (c->has_retry)
+        *p = c->retry;
+    return c->has_retry;
+}
+
+enum tbbt_rpcconn_next tbbt_rpcconn_retry_step(const struct tbbt_rpcconn_retry *p,
+                                               unsigned timeouts, unsigned losses)
+{
+    return timeouts <= p->retrans && losses <= p->relost ? TBBT_RPCCONN_RESEND
+                                                         : TBBT_RPCCONN_GIVE_UP;
+}
+
+int tbbt_rpcconn_revive(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_retry *p,
+                        uint64_t down_since_ns)
+{
+    if (tbbt_rpcconn_is_up(c))
+        return 0;
+    int rc = tbbt_rpcconn_reconnect(c);
+    if (rc == 0) {
+        STAT_ADD(c, reconnects, 1);
+        return 0;
+    }
+    uint64_t now = tbbt_now_ns();
+    if (now - MIN(now, down_since_ns) < (uint64_t)p->dead_ms * 1000000u)
+        return -EAGAIN;
+    return rc == -EAGAIN ? -ETIMEDOUT : rc;
+}
+
+/* Takes whatever the connection still reports (LOST calls, then its error). */
+static void drain_lost(struct tbbt_rpcconn *c)
+{
+    struct tbbt_rpcconn_reply tmp[16];
+    while (tbbt_rpcconn_recv(c, tmp, 16) > 0) {
+    }
+}
+
+/* Reconnects c under the policy, waiting between attempts; 0 or the error. */
+static int revive_wait(struct tbbt_rpcconn *c, uint64_t down_since_ns)
+{
+    drain_lost(c);
+    for (;;) {
+        int rc = tbbt_rpcconn_revive(c, &c->retry, down_since_ns);
+        if (rc != -EAGAIN)
+            return rc;
+        g_usleep(200000);
+    }
+}
+
+/*
+ * One send of a call under the policy and the wait for its reply: 0 with *rep,
+ * -ETIMEDOUT (no reply within the timeout; the call was handed back), -ECONNRESET (the
+ * connection went down or refused the call), or another error.
+ */
+static int sync_try(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call, uint32_t *xid,
+                    struct tbbt_rpcconn_reply *rep)
+{
+    int rc = tbbt_rpcconn_call(c, call, xid);
+    if (rc == -EPIPE || rc == -ENOTCONN)
+        return -ECONNRESET;
+    if (rc < 0)
+        return rc;
+    uint64_t deadline = tbbt_now_ns() + (uint64_t)c->retry.timeout_ms * 1000000u;
+    for (;;) {
+        rc = tbbt_rpcconn_flush(c);
+        wait_fd(c, POLLIN | (rc == -EAGAIN ? POLLOUT : 0), deadline);
+        struct tbbt_rpcconn_reply r[8];
+        int n = tbbt_rpcconn_recv(c, r, 8);
+        if (n < 0)
+            return -ECONNRESET;
+        for (int i = 0; i < n; i++) {
+            if (r[i].xid != *xid)
+                continue;
+            if (r[i].status == TBBT_RPCCONN_LOST)
+                return -ECONNRESET;
+            *rep = r[i];
+            return 0;
+        }
+        if (tbbt_now_ns() >= deadline) {
+            expire_all(c);
+            return -ETIMEDOUT;
+        }
+    }
+}
+
+/* tbbt_rpcconn_call_sync() under the connection's policy. */
+static int call_retry(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
+                      struct tbbt_rpcconn_reply *rep)
+{
+    struct tbbt_rpcconn_call again = *call;
+    uint32_t xid = 0;
+    unsigned timeouts = 0, losses = 0;
+    for (unsigned sends = 1;; sends++) {
+        if (!tbbt_rpcconn_is_up(c)) {
+            int rc = revive_wait(c, tbbt_now_ns());
+            if (rc < 0)
+                return rc;
+        }
+        int rc = sync_try(c, sends == 1 ? call : &again, &xid, rep);
+        if (rc == 0)
+            return 0;
+        if (rc != -ETIMEDOUT && rc != -ECONNRESET)
+            return rc;
+        again.flags |= TBBT_RPCCONN_CALL_XID;
+        again.xid = xid;
+        timeouts += rc == -ETIMEDOUT;
+        losses += rc == -ECONNRESET;
+        if (tbbt_rpcconn_retry_step(&c->retry, timeouts, losses) == TBBT_RPCCONN_GIVE_UP) {
+            if (rc == -ETIMEDOUT)
+                set_error(c, -ETIMEDOUT, "no reply from server after %u sends, %d ms each",
+                          sends, c->retry.timeout_ms);
+            return rc;
+        }
+        STAT_ADD(c, retransmits, 1);
+    }
+}
+
 int tbbt_rpcconn_call_sync(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
                            int timeout_ms, struct tbbt_rpcconn_reply *rep)
 {
+    if (c->has_retry)
+        return call_retry(c, call, rep);
     uint32_t xid;
     int rc = tbbt_rpcconn_call(c, call, &xid);
     if (rc < 0)

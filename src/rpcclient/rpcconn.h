@@ -15,9 +15,17 @@
  * Helpers on top: PMAPPROC_GETPORT (RFC 1833 portmap v2) and MOUNT v3 MNT (RFC 1813
  * Appendix I), synchronous.
  *
- * What it does not do: retransmission (UDP timeouts are the caller's business:
- * tbbt_rpcconn_expire() hands back calls older than a deadline), reconnecting on its
- * own, NFS semantics, RPCSEC_GSS.
+ * Retransmission and reconnection: a connection may carry a policy (struct
+ * tbbt_rpcconn_retry: per-call timeout, resends, how long a server may stay away),
+ * which the synchronous helpers follow (a call without a reply within its timeout is
+ * sent again with the same XID, a connection that fails is reconnected and the call
+ * sent again with the same XID) and which the asynchronous users read back
+ * (tbbt_rpcconn_get_retry()) and apply with tbbt_rpcconn_retry_step() and
+ * tbbt_rpcconn_revive(), so that every user of a connection resends and reconnects
+ * the same way.  The asynchronous side itself never resends on its own:
+ * tbbt_rpcconn_expire() hands back calls older than a deadline and a lost connection
+ * hands back its calls as LOST; what to do with them is the caller's (NFS semantics,
+ * such as duplicate requests, are the caller's too).  No RPCSEC_GSS.
  *
  * THREADING CONTRACT.  A connection has two sides, each used by at most one thread at
  * a time (the same thread may use both):
@@ -28,11 +36,13 @@
  * locking by the caller.  A call is registered with the receive side (lock-free
  * hand-off) before its bytes can reach the socket, so its reply always finds it.
  * Any thread, any time: tbbt_rpcconn_fd(), tbbt_rpcconn_outstanding(),
- * tbbt_rpcconn_error(), tbbt_rpcconn_stats(), tbbt_rpcconn_is_up().
+ * tbbt_rpcconn_error(), tbbt_rpcconn_stats(), tbbt_rpcconn_is_up(),
+ * tbbt_rpcconn_get_retry(), tbbt_rpcconn_retry_step().
  * EXCLUSIVE (no other call on this connection may be running on any thread):
  * tbbt_rpcconn_new(), tbbt_rpcconn_connect(), tbbt_rpcconn_reconnect(),
- * tbbt_rpcconn_free() and the synchronous helpers (tbbt_rpcconn_call_sync(),
- * tbbt_rpcconn_getport(), tbbt_rpcconn_mnt3()).
+ * tbbt_rpcconn_revive(), tbbt_rpcconn_set_retry(), tbbt_rpcconn_free() and the
+ * synchronous helpers (tbbt_rpcconn_call_sync(), tbbt_rpcconn_getport(),
+ * tbbt_rpcconn_mnt3()).
  * The descriptor of tbbt_rpcconn_fd() may be polled by both threads at once (POLLOUT by
  * the sender when tbbt_rpcconn_flush() returned -EAGAIN, POLLIN by the receiver), or
  * registered in two different epoll sets; it changes on connect/reconnect.
@@ -86,6 +96,28 @@ struct tbbt_rpcconn_opts {
     bool reserved_port;     /* bind a local port below 1024 first, as kernel NFS clients
                                do (bindresvport(3); needs root or CAP_NET_BIND_SERVICE:
                                connecting fails with -EACCES otherwise) */
+};
+
+/*
+ * Retransmission and reconnection policy (tbbt_rpcconn_set_retry()), the same for every
+ * user of a connection: tbbt-play's start-up, replay and --verify.
+ */
+struct tbbt_rpcconn_retry {
+    int timeout_ms;         /* how long a call waits for its reply before it is sent
+                               again with the same XID (> 0) */
+    unsigned retrans;       /* resends of one call after timeouts (then its outcome
+                               is unknown) */
+    unsigned relost;        /* resends of one call after losing its connection (then
+                               its outcome is unknown) */
+    int dead_ms;            /* a connection that cannot be reconnected for this long is
+                               given up (> 0) */
+};
+
+/* What the caller does with a call that timed out or was lost (tbbt_rpcconn_retry_step()). */
+enum tbbt_rpcconn_next {
+    TBBT_RPCCONN_RESEND = 0,    /* send it again with the same XID (after a reconnect if
+                                   the connection is down) */
+    TBBT_RPCCONN_GIVE_UP,       /* its retransmissions are exhausted: outcome unknown */
 };
 
 /* Status of one completed call (struct tbbt_rpcconn_reply.status). */
@@ -178,6 +210,8 @@ struct tbbt_rpcconn_stats {
     uint64_t garbage;        /* malformed replies (UDP datagrams, undecodable bodies) */
     uint64_t lost;           /* calls failed by a connection loss */
     uint64_t timedout;       /* calls handed back by tbbt_rpcconn_expire() */
+    uint64_t retransmits;    /* same-XID resends by the synchronous helpers */
+    uint64_t reconnects;     /* reconnects by tbbt_rpcconn_revive() */
 };
 
 /*
@@ -286,10 +320,45 @@ const char *tbbt_rpcconn_error(const struct tbbt_rpcconn *c);
 void tbbt_rpcconn_stats(const struct tbbt_rpcconn *c, struct tbbt_rpcconn_stats *st);
 
 /*
+ * Sets the connection's retransmission and reconnection policy (exclusive); p is
+ * copied; NULL removes it.  Fields out of range are clamped (timeout and dead time at
+ * least 1 ms, retrans at most 1000).
+ */
+void tbbt_rpcconn_set_retry(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_retry *p);
+
+/* Copies the policy into *p and returns true, or returns false if none is set.  Any thread. */
+bool tbbt_rpcconn_get_retry(const struct tbbt_rpcconn *c, struct tbbt_rpcconn_retry *p);
+
+/*
+ * The policy's decision for a call that timed out `timeouts` times and lost its
+ * connection `losses` times so far (this time included): RESEND while timeouts <=
+ * p->retrans and losses <= p->relost, else GIVE_UP.  Thread-safe.
+ */
+enum tbbt_rpcconn_next tbbt_rpcconn_retry_step(const struct tbbt_rpcconn_retry *p,
+                                               unsigned timeouts, unsigned losses);
+
+/*
+ * Brings a connection that went down back up (exclusive): one reconnect attempt.
+ * Returns 0 when up (already or now; the reconnects counter counts the latter),
+ * -EAGAIN when this attempt failed but the connection has been down for less than
+ * p->dead_ms since down_since_ns (CLOCK_MONOTONIC; try again a little later, e.g.
+ * 200 ms), or the connect error once it has been down that long (reason in
+ * tbbt_rpcconn_error()).  Calls outstanding at the loss must have been taken with
+ * tbbt_rpcconn_recv() (as LOST) before; unsent bytes are dropped.
+ */
+int tbbt_rpcconn_revive(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_retry *p,
+                        uint64_t down_since_ns);
+
+/*
  * Synchronous call (exclusive; no other call may be outstanding): queues call, sends
- * it and waits for its reply for at most timeout_ms; UDP retransmits with the same XID
- * every second.  Returns 0 with the reply in *rep (status may be any of OK, ACCEPT_ERR,
- * DENIED, GARBAGE), -ETIMEDOUT, or the connection error.
+ * it and waits for its reply.  Without a policy (tbbt_rpcconn_set_retry()) it waits at
+ * most timeout_ms, UDP retransmitting with the same XID every second, and a lost
+ * connection fails the call.  With a policy, timeout_ms is ignored: each send waits
+ * p->timeout_ms, then the call is sent again with the same XID, up to p->retrans times;
+ * a lost connection is reconnected (tbbt_rpcconn_revive(), for at most p->dead_ms) and
+ * the call sent again with the same XID, up to p->relost times.  Returns 0
+ * with the reply in *rep (status may be any of OK, ACCEPT_ERR, DENIED, GARBAGE),
+ * -ETIMEDOUT, or the connection error.
  */
 int tbbt_rpcconn_call_sync(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
                            int timeout_ms, struct tbbt_rpcconn_reply *rep);

@@ -18,6 +18,7 @@
 #include "extract/extract.h"
 #include "ns/ns.h"
 #include "trace/trace.h"
+#include "util/outfile.h"
 
 #define NFS3_LOOKUP 3
 #define NFS3_READ 6
@@ -333,37 +334,31 @@ int tbbt_synth_run(struct tbbt_synth *s, const char *trace_path, const char *map
                    struct tbbt_synth_summary *sum, char *err, size_t errlen)
 {
     struct tbbt_synth_summary local = {0};
-    char *raw = NULL, *tmp_trace = NULL, *tmp_map = NULL;
+    struct tbbt_outfile *out_trace = NULL, *out_map = NULL;
+    char *raw = NULL;
     size_t nf;
     int rc = 0;
 
-    if (!(raw = make_temp(trace_path, "raw", &rc)) ||
-        !(tmp_trace = make_temp(trace_path, "tmp", &rc))) {
+    /* the outputs are written aside (beside their targets, symlinks followed) */
+    if (!(out_trace = tbbt_outfile_new(trace_path, TBBT_OUTFILE_SPOOL, &rc, err, errlen)) ||
+        !(out_map = tbbt_outfile_new(map_path, TBBT_OUTFILE_SPOOL, &rc, err, errlen)))
+        goto fail;
+    if (!(raw = make_temp(tbbt_outfile_path(out_trace), "raw", &rc))) {
         tbbt_errbuf(err, errlen, "cannot write '%s': %s", trace_path, tbbt_strerror(rc));
         goto fail;
     }
-    if (!(tmp_map = make_temp(map_path, "tmp", &rc))) {
-        tbbt_errbuf(err, errlen, "cannot write '%s': %s", map_path, tbbt_strerror(rc));
-        goto fail;
-    }
     if ((rc = tbbt_synth_write_raw(s, raw, &local, err, errlen)) < 0 ||
-        (rc = pass_b(raw, tmp_trace, tmp_map, &local, err, errlen)) < 0)
+        (rc = pass_b(raw, tbbt_outfile_path(out_trace), tbbt_outfile_path(out_map), &local, err,
+                     errlen)) < 0)
         goto fail;
-    if (rename(tmp_map, map_path) < 0) {
-        rc = -errno;
-        tbbt_errbuf(err, errlen, "cannot rename to '%s': %s", map_path, strerror(errno));
+    rc = tbbt_outfile_commit(out_map, err, errlen);
+    out_map = NULL;
+    if (rc < 0)
         goto fail;
-    }
-    g_free(tmp_map);
-    tmp_map = NULL;
-    if (rename(tmp_trace, trace_path) < 0) {
-        rc = -errno;
-        tbbt_errbuf(err, errlen, "cannot rename to '%s': %s", trace_path, strerror(errno));
-        unlink(map_path);   /* no map without its trace */
+    rc = tbbt_outfile_commit(out_trace, err, errlen);
+    out_trace = NULL;
+    if (rc < 0)
         goto fail;
-    }
-    g_free(tmp_trace);
-    tmp_trace = NULL;
     drop(raw);
     tbbt_synth_files(s, &nf);
     local.files_in_map = nf;
@@ -372,7 +367,7 @@ int tbbt_synth_run(struct tbbt_synth *s, const char *trace_path, const char *map
     return 0;
 fail:
     drop(raw);
-    drop(tmp_trace);
-    drop(tmp_map);
+    tbbt_outfile_abort(out_trace);
+    tbbt_outfile_abort(out_map);
     return rc < 0 ? rc : -EIO;
 }

@@ -180,10 +180,12 @@ int tbbt_synth_write_raw(struct tbbt_synth *s, const char *path,
                          struct tbbt_synth_summary *sum, char *err, size_t errlen);
 
 /*
- * The whole job: the raw trace to a temporary file beside trace_path, pass B of
- * tbbt-convert into temporary files, then both renamed to trace_path and map_path
- * (borrowed).  On failure nothing is left under either final name (nor any temporary
- * file) and a negative error comes back with a one-line reason in err.
+ * The whole job: pass B of tbbt-convert into temporary files (util/outfile.h: beside
+ * the targets of trace_path and map_path, borrowed, after symbolic links; in the
+ * temporary directory for a device or FIFO), the raw trace beside the trace's, then
+ * the map and the trace renamed (or copied) into place.  On failure existing files
+ * under either name are left as they were, no temporary file remains, and a negative
+ * error comes back with a one-line reason in err.
  */
 int tbbt_synth_run(struct tbbt_synth *s, const char *trace_path, const char *map_path,
                    struct tbbt_synth_summary *sum, char *err, size_t errlen);

@@ -8,6 +8,7 @@
 #include "trace/trace.h"
 #include "util/cli.h"
 #include "util/exit-codes.h"
+#include "util/outfile.h"
 #include "util/util.h"
 #include "tbbt-version.h"
 
@@ -93,22 +94,28 @@ static int dump(const char *path, FILE *out)
 static int dump_to(const struct dump_opts *o)
 {
     const char *path = o->args[0];
-    FILE *out = stdout;
-    int rc;
+    struct tbbt_outfile *of;
+    char err[512];
+    FILE *out;
+    int rc = 0;
 
-    if (o->output && strcmp(o->output, "-") != 0 && !(out = fopen(o->output, "w"))) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot open '%s': %s", o->output, strerror(errno));
+    /* the text goes aside and replaces an existing OUT only when the dump succeeded */
+    if (!(of = tbbt_outfile_new(o->output ? o->output : "-", 0, &rc, err, sizeof(err))) ||
+        !(out = tbbt_outfile_stream(of, &rc, err, sizeof(err)))) {
+        tbbt_log(TBBT_LOG_ERROR, "%s", err);
+        tbbt_outfile_abort(of);
         return TBBT_EXIT_FAIL;
     }
     rc = dump(path, out);
-    if (fflush(out) != 0 || ferror(out)) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot write '%s': %s", o->output ? o->output : "stdout",
-                 strerror(errno));
-        rc = TBBT_EXIT_FAIL;
+    if (rc != TBBT_EXIT_OK) {
+        tbbt_outfile_abort(of);
+        return rc;
     }
-    if (out != stdout)
-        fclose(out);
-    return rc;
+    if (tbbt_outfile_commit(of, err, sizeof(err)) < 0) {
+        tbbt_log(TBBT_LOG_ERROR, "%s", err);
+        return TBBT_EXIT_FAIL;
+    }
+    return TBBT_EXIT_OK;
 }
 
 int main(int argc, char **argv)

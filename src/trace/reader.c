@@ -677,3 +677,32 @@ uint64_t tbbt_trace_reader_skipped(const struct tbbt_trace_reader *r)
 {
     return r->skipped;
 }
+
+int tbbt_trace_ident_read(const char *path, struct tbbt_trace_ident *id)
+{
+    uint8_t head[TBBT__TRACE_MAGIC_LEN], end[TBBT__TRACE_PREFIX + TBBT__TRACE_END_LEN];
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+    off_t size;
+
+    if (fd < 0)
+        return -errno;
+    if ((size = lseek(fd, 0, SEEK_END)) < 0) {
+        rc = -errno;
+    } else if (pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+               memcmp(head, TBBT__TRACE_MAGIC, sizeof(head)) != 0) {
+        rc = TBBT_E_MAGIC;
+    } else if (size < (off_t)(TBBT__TRACE_HDR_LEN + sizeof(end)) ||
+               pread(fd, end, sizeof(end), size - (off_t)sizeof(end)) != (ssize_t)sizeof(end) ||
+               end[0] != TBBT_REC_END || end[1] != TBBT__TRACE_END_LEN || end[2] || end[3] ||
+               end[4]) {
+        rc = TBBT_E_TRUNC;
+    } else {
+        id->ops = 0;
+        for (int i = 7; i >= 0; i--)
+            id->ops = id->ops << 8 | end[5 + i];
+        id->crc = (uint32_t)end[21] | (uint32_t)end[22] << 8 | (uint32_t)end[23] << 16 |
+                  (uint32_t)end[24] << 24;
+    }
+    close(fd);
+    return rc;
+}

@@ -7,6 +7,7 @@
  * reproduces the binary file byte for byte.  Every error names its line and the reason.
  */
 #include "trace/trace-int.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -910,6 +911,7 @@ int tbbt_trace_from_text_why(const char *text_path, const char *out_path, uint64
     struct parser ps = {.why = why, .whylen = whylen};
     bool is_stdin = strcmp(text_path, "-") == 0;
     FILE *in = is_stdin ? stdin : fopen(text_path, "r");
+    struct tbbt_outfile *out;
     int rc;
 
     *line = 0;
@@ -922,7 +924,9 @@ int tbbt_trace_from_text_why(const char *text_path, const char *out_path, uint64
     ps.cred = tbbt_credtab_new();
     ps.tmp = g_string_sized_new(TBBT_PATH_MAX + 1);
     tbbt_trace_rec_init(&ps.rec);
-    ps.w = tbbt_trace_writer_open(out_path, ps.fh, ps.ep, &rc);
+    /* written aside: a failed parse leaves an existing out_path as it was */
+    out = tbbt_outfile_new(out_path, 0, &rc, NULL, 0);
+    ps.w = out ? tbbt_trace_writer_open(tbbt_outfile_path(out), ps.fh, ps.ep, &rc) : NULL;
     if (ps.w) {
         tbbt_trace_writer_set_credtab(ps.w, ps.cred);
         rc = parse_file(&ps, in);
@@ -932,9 +936,11 @@ int tbbt_trace_from_text_why(const char *text_path, const char *out_path, uint64
         } else {
             tbbt_trace_writer_abort(ps.w);
         }
-        if (rc < 0 && strcmp(out_path, "-") != 0)
-            unlink(out_path);
     }
+    if (rc == 0)
+        rc = tbbt_outfile_commit(out, NULL, 0);
+    else
+        tbbt_outfile_abort(out);
     if (!is_stdin)
         fclose(in);
     tbbt_trace_rec_fini(&ps.rec);

@@ -501,6 +501,22 @@ struct tbbt_credtab *tbbt_trace_reader_credtab(struct tbbt_trace_reader *r);
 uint64_t tbbt_trace_reader_offset(const struct tbbt_trace_reader *r);
 void tbbt_trace_reader_close(struct tbbt_trace_reader *r);
 
+/*
+ * A trace's identity, from its END record (docs/trace-format.md): the CRC32 of every
+ * byte before it and the number of op records.  The hierarchy map made with a trace
+ * records it (docs/hierarchy-map.md), and tbbt-play refuses a map made with another.
+ */
+struct tbbt_trace_ident {
+    uint32_t crc;
+    uint64_t ops;
+};
+/*
+ * Reads the identity of the trace file at path from its last 25 bytes, without reading
+ * (or checking) the rest: 0, or TBBT_E_MAGIC (not a trace), TBBT_E_TRUNC (no END record
+ * at the end), -errno.  Thread-safe.
+ */
+int tbbt_trace_ident_read(const char *path, struct tbbt_trace_ident *id);
+
 /* ---- text form ------------------------------------------------------------ */
 
 /*
@@ -523,7 +539,10 @@ int tbbt_trace_from_text(const char *text_path, const char *out_path, uint64_t *
 /*
  * Same, and on error writes a one-line reason ("unknown key 'foo'") to why
  * (whylen bytes, may be NULL/0).  text_path "-" = stdin, out_path "-" =
- * stdout.  On error the partial output file is removed.  Errors:
+ * stdout.  The binary trace is written aside and renamed over out_path only
+ * on success (util/outfile.h): on error an existing out_path is left as it
+ * was, and a symbolic link at out_path stays a link to its rewritten target.
+ * Errors:
  * TBBT_E_SYNTAX (also for values out of bounds and undefined references),
  * TBBT_E_VERSION (header major != 1 or minor newer than this version),
  * -errno.  The binary file is always of this version (TBBT_TRACE_MINOR),

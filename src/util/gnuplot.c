@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "util/outfile.h"
 #include "util/util.h"
 
 #define TERM_SIZE "size 900,540"
@@ -36,15 +37,10 @@ static int put_file(const char *dir, const char *name, const GString *text, char
                     size_t errlen)
 {
     char *path = g_build_filename(dir, name, NULL);
-    GError *gerr = NULL;
-    int rc = 0;
-    if (!g_file_set_contents(path, text->str, (gssize)text->len, &gerr)) {
-        tbbt_errbuf(err, errlen, "cannot write '%s': %s", path, gerr->message);
-        g_error_free(gerr);
-        rc = -EIO;
-    }
+    int rc = tbbt_outfile_write_all(path, text->str, text->len, err, errlen);
+
     g_free(path);
-    return rc;
+    return rc < 0 ? -EIO : 0;
 }
 
 /* Runs gnuplot NAME.gp in dir; 0 or -EIO with gnuplot's first error line in err. */

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "util/outfile.h"
 
 void tbbt_json_init(struct tbbt_json *j)
 {
@@ -127,16 +130,9 @@ char *tbbt_json_finish(struct tbbt_json *j)
 
 int tbbt_json_write_file(const char *path, const char *text)
 {
-    FILE *f = (path[0] == '-' && !path[1]) ? stdout : fopen(path, "w");
-    int err = 0;
+    char *doc = g_strconcat(text, "\n", NULL);
+    int rc = tbbt_outfile_write_all(path, doc, strlen(doc), NULL, 0);
 
-    if (!f)
-        return -errno;
-    if (fprintf(f, "%s\n", text) < 0)
-        err = -EIO;
-    if (f != stdout && fclose(f) != 0 && !err)
-        err = -errno;
-    else if (f == stdout)
-        fflush(f);
-    return err;
+    g_free(doc);
+    return rc;
 }

@@ -37,7 +37,10 @@ void tbbt_json_kv_uint(struct tbbt_json *j, const char *key, uint64_t v);
 void tbbt_json_kv_double(struct tbbt_json *j, const char *key, double v);
 /* Returns the text (given: caller g_free()s) and resets j. */
 char *tbbt_json_finish(struct tbbt_json *j);
-/* Writes text to path ("-" = stdout) with a final newline; 0 or -errno. */
+/*
+ * Writes text to path ("-" = stdout) with a final newline, through an outfile (written
+ * aside and renamed into place, symlinks followed: see outfile.h); 0 or -errno.
+ */
 int tbbt_json_write_file(const char *path, const char *text);
 
 #endif

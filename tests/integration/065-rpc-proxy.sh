@@ -7,7 +7,8 @@
 #  2. --delay create=300: the CREATE sent first is answered after the GETATTR sent right
 #     after it, about 300 ms later (TCP and UDP);
 #  3. --drop-replies 3: exactly every third reply is missing (TCP and UDP), and with
-#     --drop-proc getattr only GETATTR replies count;
+#     --drop-proc getattr only GETATTR replies count; --drop-first 2 with --drop-replies 3
+#     drops the first two replies, then every third of the others;
 #  4. --reset-after 5: the client sees an RST after the fifth call (which reached the
 #     server) and can reconnect and continue; --reset-every 3 resets twice in a row;
 #  5. each event log is well formed and has the events of its run;
@@ -129,6 +130,10 @@ start_proxy dropp --drop-replies 2 --drop-proc getattr
 py client drop --port "$port" --count 12 --every 2 --procs null,getattr,create --counted getattr
 stop_proxy dropp 'dropped 2'
 py checklog "$work/dropp.log" drop:1=2 reply:0=4
+start_proxy dropf --drop-first 2 --drop-replies 3
+py client drop --port "$port" --count 12 --every 3 --first 2
+stop_proxy dropf 'calls 12, replies 12, delayed 0, dropped 5'
+
 
 # 4. Resets.
 start_proxy reset --reset-after 5

@@ -36,7 +36,7 @@ def unesc(field):
 
 def main():
     lines = open(sys.argv[1], encoding="ascii").read().splitlines()
-    if not lines or lines[0] != "# tbbt-map 2":
+    if not lines or not (lines[0] == "# tbbt-map 2" or lines[0].startswith("# tbbt-map 3")):
         sys.exit("FAIL: no map header")
     entries, seen_dirs = [], {"."}
     for ln in lines[1:]:

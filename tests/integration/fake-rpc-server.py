@@ -348,16 +348,20 @@ def scenario_delay(args):
 
 
 def scenario_drop(args):
-    """Sequential calls cycling through --procs; the Nth counted reply goes missing."""
+    """Sequential calls cycling through --procs; the first --first counted replies and
+    then every --every-th of the other counted ones go missing."""
     base, procs = xid_base(), args.procs.split(",")
     counted = set(args.counted.split(",")) if args.counted else set(procs)
     c = Udp(args.port) if args.udp else Tcp(args.port)
-    k, missing, expect = 0, [], []
+    k, firsts, missing, expect = 0, 0, [], []
     for i in range(args.count):
         name = procs[i % len(procs)]
-        if name in counted:
+        if name in counted and firsts < args.first:
+            firsts += 1
+            expect.append(i + 1)
+        elif name in counted:
             k += 1
-            if k % args.every == 0:
+            if args.every and k % args.every == 0:
                 expect.append(i + 1)
         if args.udp:
             c.send_call(base + i, PROCS[name])
@@ -482,6 +486,7 @@ def main():
     c.add_argument("--count", type=int, default=30)
     c.add_argument("--ms", type=int, default=300, help="delay: expected hold time")
     c.add_argument("--every", type=int, default=3, help="drop: every Nth counted reply")
+    c.add_argument("--first", type=int, default=0, help="drop: the first N counted replies")
     c.add_argument("--procs", default="null", help="drop: procedures to cycle through")
     c.add_argument("--counted", help="drop: procedures that count (default all)")
     c.add_argument("--after", type=int, default=5, help="reset: calls per reset")

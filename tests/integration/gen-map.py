@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Writes a hierarchy map (docs/hierarchy-map.md, version 2) of a synthetic start image
+"""Writes a hierarchy map (docs/hierarchy-map.md, version 3, with its checksum line) of a synthetic start image
 for tbbt-init tests and benchmarks: D directories in a tree, F files with sizes from a
 skewed distribution, some hard links, symlinks and FIFOs, plus entries made during the
 trace (which tbbt-init must skip).  Deterministic for a seed.
@@ -8,7 +8,12 @@ trace (which tbbt-init must skip).  Deterministic for a seed.
     gen-map.py OUT.map [--dirs D] [--files F] [--seed S] [--max-size BYTES]
 """
 import argparse
+import os
 import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from tbbtfmt import textsum_add  # noqa: E402  (tools/tbbtfmt.py)
 
 
 def main():
@@ -20,7 +25,7 @@ def main():
     ap.add_argument("--max-size", type=int, default=1 << 20)
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    lines = ["# tbbt-map 2", "1\td\t4096\t0\t-\t.\t.\t-\t1\t0755:0:0"]
+    lines = ["# tbbt-map 3", "1\td\t4096\t0\t-\t.\t.\t-\t1\t0755:0:0"]
     dirs = ["."]
     nid = 2
     for i in range(a.dirs):
@@ -59,8 +64,8 @@ def main():
     # before the names in it
     head, body = lines[:2], lines[2:]
     body.sort(key=lambda l: [c.encode() for c in l.split("\t")[5].split("/")])
-    with open(a.out, "w") as f:
-        f.write("\n".join(head + body) + "\n")
+    with open(a.out, "wb") as f:   # version 3: the checksum line last
+        f.write(textsum_add(("\n".join(head + body) + "\n").encode()))
 
 
 if __name__ == "__main__":

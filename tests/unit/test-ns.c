@@ -28,6 +28,8 @@
 #include "ns/ns.h"
 #include "trace/trace.h"
 #include "trace-records.h"
+#include "util/crc32.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #ifndef TBBT_NS_GOLDEN_DIR
@@ -725,6 +727,12 @@ static void test_map_reader(void **state)
         {"# comment\n\n2\tf\t5\t0\t-\ta\ta\t\\x2d\t1\n", 0},
         {"2\tf\t5\t18446744073.709551615\t-\ta\ta\t-\t1\n", 0},   /* the largest time */
         {"2\tf\t5\t18446744073.709551616\t-\ta\ta\t-\t1\n", TBBT_E_SYNTAX},
+        {"2\tf\t1125899906842624\t0\t-\ta\ta\t-\t1\n", 0},    /* 2^50 */
+        {"2\tf\t1125899906842625\t0\t-\ta\ta\t-\t1\n", TBBT_E_SYNTAX},
+        {"2\tf\t1125899906842625+\t0\t-\ta\ta\t-\t1\n", TBBT_E_SYNTAX},
+        {"2\tf\t-5\t0\t-\ta\ta\t-\t1\n", TBBT_E_SYNTAX},
+        {"2\tf\t5\t2.000000000\t1.000000000\ta\ta\t-\t1\n", TBBT_E_SYNTAX},
+        {"# crc32 00000000\n", TBBT_E_SYNTAX},     /* not in version 2 */
     };
     /* field 10, attributes at trace start (the lines above get "-") */
     static const struct { const char *attrs; int rc; } attrs[] = {
@@ -761,9 +769,127 @@ static void test_map_reader(void **state)
         g_free(text);
     }
     assert_int_equal(parse_map_text("# tbbt-map 1\n", why, sizeof(why)), TBBT_E_VERSION);
-    assert_int_equal(parse_map_text("# tbbt-map 3\n", why, sizeof(why)), TBBT_E_VERSION);
+    assert_int_equal(parse_map_text("# tbbt-map 3\n", why, sizeof(why)), TBBT_E_TRUNC);
+    assert_int_equal(parse_map_text("# tbbt-map 4\n", why, sizeof(why)), TBBT_E_VERSION);
+    assert_int_equal(parse_map_text("# tbbt-map 30\n", why, sizeof(why)), TBBT_E_VERSION);
+    assert_int_equal(parse_map_text("# tbbt-map 3 x\n", why, sizeof(why)), TBBT_E_SYNTAX);
     assert_int_equal(parse_map_text("# tbbt-trace 1.0\n", why, sizeof(why)), TBBT_E_MAGIC);
     assert_int_equal(parse_map_text("", why, sizeof(why)), TBBT_E_MAGIC);
+}
+
+/* A version 3 map: the header, then body, then its checksum line. */
+static char *map3(const char *header_rest, const char *body)
+{
+    GString *s = g_string_new("# tbbt-map 3");
+    char line[TBBT_TEXTSUM_LINE];
+
+    g_string_append(s, header_rest);
+    g_string_append_c(s, '\n');
+    g_string_append(s, body);
+    tbbt_textsum_line(line, tbbt_crc32(0, s->str, s->len));
+    g_string_append(s, line);
+    return g_string_free(s, FALSE);
+}
+
+static int check_map_text(const char *text, struct tbbt_ns_map_info *info, char *why,
+                          size_t whylen)
+{
+    char *path = tmp_path("check", ".map");
+    int rc;
+
+    assert_true(g_file_set_contents(path, text, -1, NULL));
+    rc = tbbt_ns_map_check(path, info, why, whylen);
+    unlink(path);
+    g_free(path);
+    return rc;
+}
+
+#define ROOT_LINE "1\td\t4096\t0\t-\t.\t.\t-\t1\t0755:0:0\n"
+
+/* Version 3: the checksum line is checked before any entry; the header names the trace. */
+static void test_map_checksum(void **state)
+{
+    static const char body[] = ROOT_LINE "2\tf\t47270\t0\t-\ta\ta\t-\t1\t0644:1:2\n";
+    struct tbbt_ns_map_info mi, mi2;
+    char why[300], *good, *bad;
+    size_t len;
+
+    (void)state;
+    good = map3(" trace-crc32=0a0b0c0d trace-ops=165", body);
+    assert_int_equal(check_map_text(good, &mi, why, sizeof(why)), 0);
+    assert_int_equal(mi.version, 3);
+    assert_true(mi.summed);
+    assert_true(mi.trace_known);
+    assert_int_equal(mi.trace.crc, 0x0a0b0c0d);
+    assert_int_equal(mi.trace.ops, 165);
+    assert_int_equal(mi.entries, 2);
+    assert_int_equal(mi.root_id, 1);
+    /* the finding: a size corrupted to 0 built an image; now the checksum refuses it */
+    char **parts = g_strsplit(good, "\t47270\t", 2);
+    bad = g_strjoinv("\t0\t", parts);
+    g_strfreev(parts);
+    assert_int_equal(check_map_text(bad, &mi2, why, sizeof(why)), TBBT_E_CHECKSUM);
+    assert_non_null(strstr(why, "checksum does not match"));
+    g_free(bad);
+    /* cut short: no checksum line */
+    len = strlen(good);
+    bad = g_strndup(good, len - 10);
+    assert_int_equal(check_map_text(bad, &mi2, why, sizeof(why)), TBBT_E_TRUNC);
+    g_free(bad);
+    /* a version 2 header over a version 3 body */
+    bad = g_strdup(good);
+    bad[11] = '2';
+    assert_int_equal(check_map_text(bad, &mi2, why, sizeof(why)), TBBT_E_VERSION);
+    g_free(bad);
+    g_free(good);
+    /* no trace named; then its header made version 2: the checksum line gives it away */
+    good = map3("", body);
+    assert_int_equal(check_map_text(good, &mi, why, sizeof(why)), 0);
+    assert_false(mi.trace_known);
+    good[11] = '2';
+    assert_int_equal(check_map_text(good, &mi, why, sizeof(why)), TBBT_E_SYNTAX);
+    assert_non_null(strstr(why, "line 4: a checksum line in a version 2 map"));
+    g_free(good);
+    good = map3(" trace-crc32=0A0B0C0D trace-ops=1", body);
+    assert_int_equal(check_map_text(good, &mi, why, sizeof(why)), TBBT_E_SYNTAX);
+    g_free(good);
+}
+
+/* tbbt_ns_map_check(): the rules across lines, each refused with its line and field. */
+static void test_map_check_rules(void **state)
+{
+    static const struct { const char *body; int rc; const char *why; } cases[] = {
+        {ROOT_LINE "2\tf\t5\t0\t-\ta\ta\t-\t1\t7777:0:0\n", 0, NULL},
+        {ROOT_LINE "2\tf\t5\t0\t-\ta\ta\t-\t2\t-\n", TBBT_E_SYNTAX,
+         "line 3: links: 2 but the map has 1 entries"},
+        {ROOT_LINE "2\tf\t5\t0\t-\ta\ta\t-\t2\t-\n2\tf\t6\t0\t-\tb\tb\t-\t2\t-\n",
+         TBBT_E_SYNTAX, "line 4: size differs"},
+        {ROOT_LINE "2\tf\t5\t0\t-\ta\ta\t-\t2\t-\n2\td\t5\t0\t-\tb\tb\t-\t2\t-\n",
+         TBBT_E_SYNTAX, "line 4: type differs"},
+        {ROOT_LINE "2\tf\t5\t0\t-\ta\ta\t-\t2\t-\n2\tf\t5\t0\t-\tb\tb\t-\t2\t0644:0:0\n",
+         TBBT_E_SYNTAX, "line 4: attributes differ"},
+        {ROOT_LINE "2\tf\t5\t0\t-\ta/b\ta/b\t-\t1\t-\n", TBBT_E_SYNTAX,
+         "line 3: path: its directory is no earlier directory"},
+        {ROOT_LINE "2\tf\t5\t0\t-\ta\ta\t-\t1\t-\n3\tf\t5\t0\t-\ta/b\ta/b\t-\t1\t-\n",
+         TBBT_E_SYNTAX, "line 4: path: its directory"},
+        {ROOT_LINE "2\td\t5\t0\t-\ta\ta\t-\t1\t-\n3\td\t5\t0\t-\ta\ta\t-\t1\t-\n",
+         TBBT_E_SYNTAX, "line 4: path: a directory at trace start given twice"},
+        {ROOT_LINE "2147483648\tf\t5\t0\t-\ta\ta\t-\t1\t-\n", TBBT_E_RANGE,
+         "line 3: id: above 2^31"},
+        {ROOT_LINE "2\tf\t5\t0\t-\ta\ta\t-\t1\t10000:0:0\n", TBBT_E_SYNTAX,
+         "line 3: bad attributes"},
+    };
+    struct tbbt_ns_map_info mi;
+    char why[300];
+
+    (void)state;
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *text = map3("", cases[i].body);
+        int rc = check_map_text(text, &mi, why, sizeof(why));
+        if (rc != cases[i].rc || (cases[i].why && !strstr(why, cases[i].why)))
+            fail_msg("case %zu: rc %d, expected %d (%s)", i, rc, cases[i].rc, why);
+        g_free(text);
+    }
 }
 
 /* Reader details: values, escapes, the "-" markers. */
@@ -1149,6 +1275,8 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_hier_errors),
         cmocka_unit_test(test_map_reader),
+        cmocka_unit_test(test_map_checksum),
+        cmocka_unit_test(test_map_check_rules),
         cmocka_unit_test(test_map_reader_values),
         cmocka_unit_test(test_predict),
         cmocka_unit_test(test_apply_by_id),

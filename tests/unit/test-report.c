@@ -638,6 +638,7 @@ static void test_json(void **state)
         "\"order\":\"conservative\"", "\"timing\":\"timestamp\"", "\"transport\":\"tcp\"",
         "\"clones\":1", "\"connections\":2", "\"window\":4096", "\"max_outstanding\":64",
         "\"finished\":true", "\"error\":null", "\"all\":{\"count\":301,",
+        "\"stop_reason\":null", "\"stopped\":0",
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (!has(j, keys[i]))
@@ -668,6 +669,8 @@ static void test_json(void **state)
     c.wall_seconds = 0;
     c.finished = false;
     c.error = "server \"x\" gone";
+    c.stop_reason = "signal SIGTERM";
+    c.skipped_stopped = 5;
     j = tbbt_report_json(r, &c, NULL);
     assert_true(json_valid(j));
     assert_false(has(j, "\"verify\""));
@@ -678,6 +681,8 @@ static void test_json(void **state)
     assert_true(has(j, "\"replay_failures_by_kind\":{}"));
     assert_true(has(j, "\"error\":\"server \\\"x\\\" gone\""));
     assert_true(has(j, "\"finished\":false"));
+    assert_true(has(j, "\"stop_reason\":\"signal SIGTERM\""));
+    assert_true(has(j, "\"filtered\":0,\"stopped\":5}"));
     g_free(j);
     tbbt_report_free(r);
 
@@ -724,6 +729,18 @@ static void test_text(void **state)
     assert_true(has(buf, "replay failures by kind (top 20)"));
     assert_true(has(buf, "         1  lookup:OK->NOENT\n"));
     assert_true(has(buf, "... and 7 more kinds"));
+    free(buf);
+
+    /* A stopped run says why. */
+    c.finished = false;
+    c.stop_reason = "server dead";
+    c.error = "server x did not answer for 2 s";
+    c.skipped_stopped = 9;
+    f = open_memstream(&buf, &len);
+    tbbt_report_text(f, r, &c, NULL);
+    fclose(f);
+    assert_true(has(buf, "stopped early (server dead): server x did not answer for 2 s\n"));
+    assert_true(has(buf, "filtered 0, stopped 9\n"));
     free(buf);
     tbbt_report_free(r);
 }

@@ -30,6 +30,8 @@
 #include "player/resolve.h"
 #include "player/verify.h"
 #include "proto/nfs3.h"
+#include "util/crc32.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #define HEADER "# tbbt-manifest 1\n"
@@ -91,6 +93,57 @@ static void expect_error(const char *text, int want_rc, const char *want_msg)
     assert_null(m);
     assert_non_null(strstr(err, "manifest '"));
     assert_non_null(strstr(err, want_msg));
+}
+
+/* text (a version 2 manifest without its checksum line) with the line appended. */
+static char *summed(const char *text)
+{
+    char line[TBBT_TEXTSUM_LINE];
+
+    tbbt_textsum_line(line, tbbt_crc32(0, text, strlen(text)));
+    return g_strconcat(text, line, NULL);
+}
+
+#define HEADER2 "# tbbt-manifest 2\nmap\tm.map\nmap-crc32\t0a0b0c0d\nclone\t.\nobj\t3\ta\n"
+
+/* Version 2: the checksum line is checked before any other line; map-crc32. */
+static void test_manifest_checksum(void **state)
+{
+    struct tbbt_manifest *m;
+    char err[512], *text, *bad;
+
+    (void)state;
+    text = summed(HEADER2 TAIL);
+    assert_int_equal(load_text(text, &m, err, sizeof(err)), 0);
+    assert_int_equal(m->version, 2);
+    assert_true(m->have_map_crc);
+    assert_int_equal(m->map_crc, 0x0a0b0c0d);
+    tbbt_manifest_free(m);
+    /* one byte changed: the path of object 3 */
+    bad = g_strdup(text);
+    *strstr(bad, "obj\t3\ta") = 'O';
+    expect_error(bad, TBBT_E_CHECKSUM, "line 8: the checksum does not match");
+    g_free(bad);
+    /* cut short, and a version 1 header over a version 2 body */
+    bad = g_strndup(text, strlen(text) - 5);
+    expect_error(bad, TBBT_E_TRUNC, "no checksum line at the end");
+    g_free(bad);
+    bad = g_strdup(text);
+    bad[16] = '1';
+    expect_error(bad, TBBT_E_SYNTAX, "line 8: line after the status line");
+    g_free(bad);
+    g_free(text);
+    expect_error(HEADER2 TAIL, TBBT_E_TRUNC, "no checksum line");
+    text = summed("# tbbt-manifest 3\nclone\t.\n" TAIL);
+    expect_error(text, TBBT_E_VERSION, "line 1: not a tbbt manifest of a known version");
+    g_free(text);
+    /* map-crc32 itself: eight lowercase hex digits, once */
+    text = summed("# tbbt-manifest 2\nmap-crc32\t0A0B0C0D\nclone\t.\n" TAIL);
+    expect_error(text, TBBT_E_SYNTAX, "line 2: bad or second map-crc32 line");
+    g_free(text);
+    text = summed(HEADER2 "map-crc32\t0a0b0c0d\n" TAIL);
+    expect_error(text, TBBT_E_SYNTAX, "line 6: bad or second map-crc32 line");
+    g_free(text);
 }
 
 static void test_manifest_good(void **state)
@@ -691,6 +744,49 @@ static void test_resolve_fake(void **state)
     fake_stop(&f);
 }
 
+/*
+ * With the connection's retransmission policy (tbbt_rpcconn_set_retry(), as tbbt-play
+ * sets it): a lost reply is resent with the same XID after the policy's timeout, not the
+ * options', and a LOOKUP never answered gives up after retrans resends.
+ */
+static void test_resolve_policy(void **state)
+{
+    struct fake f;
+    struct tbbt_manifest *m;
+    struct tbbt_resolve_stats st;
+    struct tbbt_handles *h = tbbt_handles_new();
+    char err[512];
+    int s;
+
+    (void)state;
+    fake_start(&f);
+    struct tbbt_rpcconn *c = fake_conn(&f);
+    struct tbbt_rpcconn_retry p = { .timeout_ms = 100, .retrans = 2, .relost = 2,
+                                    .dead_ms = 1000 };
+    tbbt_rpcconn_set_retry(c, &p);
+    assert_int_equal(load_text(HEADER "clone\t.\nobj\t2\tdrop1\nobj\t3\tdrop1/drop2\n" TAIL,
+                               &m, err, sizeof(err)), 0);
+    struct tbbt_resolve_opts o = { .timeout_ms = 60000 };   /* ignored: the policy's */
+    uint64_t t0 = tbbt_now_ns();
+    assert_int_equal(tbbt_resolve_run(c, m, 0, &fake_root, 1, &o, h, &st, err, sizeof(err)), 0);
+    assert_int_equal(st.retransmits, 2);        /* drop1, then drop1/drop2 */
+    assert_int_equal(atomic_load(&f.dropped), 2);
+    assert_true(tbbt_now_ns() - t0 < 2000000000ull);
+    assert_string_equal(bound(h, 3, &s), "R/drop1/drop2");
+    tbbt_manifest_free(m);
+    assert_int_equal(load_text(HEADER "clone\t.\nobj\t2\tsilent\n" TAIL, &m, err,
+                               sizeof(err)), 0);
+    assert_int_equal(tbbt_resolve_run(c, m, 0, &fake_root, 1, &o, h, &st, err, sizeof(err)),
+                     -ETIMEDOUT);
+    assert_non_null(strstr(err, "LOOKUP 'silent': no reply from the server after 3 sends"));
+    assert_int_equal(st.retransmits, 2);
+    assert_int_equal(tbbt_rpcconn_outstanding(c), 0);
+    tbbt_manifest_free(m);
+    tbbt_handles_free(h);
+    tbbt_rpcconn_free(c);
+    fake_stop(&f);
+}
+
 static void test_verify_result_fini(void **state)
 {
     struct tbbt_verify_result r = { 0 };
@@ -714,11 +810,13 @@ int main(void)
         cmocka_unit_test(test_manifest_hostile),
         cmocka_unit_test(test_manifest_status),
         cmocka_unit_test(test_manifest_malformed),
+        cmocka_unit_test(test_manifest_checksum),
         cmocka_unit_test(test_relpath),
         cmocka_unit_test(test_sizes_v3),
         cmocka_unit_test(test_sizes_readdirplus_and_v2),
         cmocka_unit_test(test_verify_result_fini),
         cmocka_unit_test(test_resolve_fake),
+        cmocka_unit_test(test_resolve_policy),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -826,6 +826,86 @@ static void test_sync_errors(void **state)
     close(lfd);
 }
 
+/*
+ * A server that loses replies: on its first connection it reads a call and its
+ * retransmission (same XID expected) without answering, then resets the connection; on
+ * the second it reads the call again and answers it.
+ */
+struct lossy {
+    int lfd;
+    uint32_t xid[3];
+};
+
+static void *lossy_main(void *arg)
+{
+    struct lossy *l = arg;
+    uint8_t buf[1024], out[256];
+    int fd = accept(l->lfd, NULL, NULL);
+    srv_read_call(fd, buf, sizeof(buf));
+    l->xid[0] = get32(buf);
+    srv_read_call(fd, buf, sizeof(buf));
+    l->xid[1] = get32(buf);
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd);
+    fd = accept(l->lfd, NULL, NULL);
+    srv_read_call(fd, buf, sizeof(buf));
+    l->xid[2] = get32(buf);
+    write_full(fd, out, tcp_reply(out, l->xid[2], NULL, 0));
+    srv_read_call(fd, buf, sizeof(buf));   /* the give-up case: never answered */
+    usleep(400000);                         /* (a close would be a lost connection) */
+    close(fd);
+    return NULL;
+}
+
+/*
+ * The retransmission policy of the synchronous helpers: a timeout resends with the same
+ * XID on the same connection, a reset reconnects and resends with the same XID; the
+ * policy gives up after retrans resends.
+ */
+static void test_sync_retry(void **state)
+{
+    (void)state;
+    struct lossy l = {0};
+    uint16_t port;
+    l.lfd = listen_on(SOCK_STREAM, &port);
+    pthread_t t;
+    pthread_create(&t, NULL, lossy_main, &l);
+    struct tbbt_rpcconn *c = tbbt_rpcconn_new(NULL);
+    assert_int_equal(tbbt_rpcconn_connect(c, "127.0.0.1", port), 0);
+    struct tbbt_rpcconn_retry p = {.timeout_ms = 200, .retrans = 3, .relost = 1,
+                                   .dead_ms = 2000}, got;
+    assert_false(tbbt_rpcconn_get_retry(c, &got));
+    tbbt_rpcconn_set_retry(c, &p);
+    assert_true(tbbt_rpcconn_get_retry(c, &got));
+    assert_int_equal(got.retrans, 3);
+    assert_int_equal(tbbt_rpcconn_retry_step(&p, 3, 1), TBBT_RPCCONN_RESEND);
+    assert_int_equal(tbbt_rpcconn_retry_step(&p, 4, 0), TBBT_RPCCONN_GIVE_UP);
+    assert_int_equal(tbbt_rpcconn_retry_step(&p, 0, 2), TBBT_RPCCONN_GIVE_UP);
+    struct tbbt_rpcconn_call call = {.prog = NFS_PROG, .vers = 3};
+    struct tbbt_rpcconn_reply rep;
+    assert_int_equal(tbbt_rpcconn_call_sync(c, &call, 1, &rep), 0);
+    assert_int_equal(rep.status, TBBT_RPCCONN_OK);
+    assert_int_equal(l.xid[1], l.xid[0]);
+    assert_int_equal(l.xid[2], l.xid[0]);
+    assert_int_equal(rep.xid, l.xid[0]);
+    struct tbbt_rpcconn_stats st;
+    tbbt_rpcconn_stats(c, &st);
+    assert_int_equal(st.retransmits, 2);
+    assert_int_equal(st.reconnects, 1);
+
+    p.retrans = 0;      /* one send, no resend: gives up after its timeout */
+    tbbt_rpcconn_set_retry(c, &p);
+    uint64_t t0 = tbbt_now_ns();
+    assert_int_equal(tbbt_rpcconn_call_sync(c, &call, 1, &rep), -ETIMEDOUT);
+    assert_true(tbbt_now_ns() - t0 >= 200000000ull);
+    assert_non_null(strstr(tbbt_rpcconn_error(c), "after 1 sends"));
+    assert_int_equal(tbbt_rpcconn_outstanding(c), 0);
+    pthread_join(t, NULL);
+    tbbt_rpcconn_free(c);
+    close(l.lfd);
+}
+
 /* ------------------------------------------------------------------ two threads */
 
 /* Echo server: answers every NULL call, in batches, until EOF. */
@@ -954,6 +1034,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_udp, setup_udp, teardown),
         cmocka_unit_test(test_getport_and_mnt),
         cmocka_unit_test(test_sync_errors),
+        cmocka_unit_test(test_sync_retry),
         cmocka_unit_test(test_two_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

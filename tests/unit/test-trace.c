@@ -26,6 +26,8 @@
 
 #include "trace/spill.h"
 #include "trace/trace.h"
+#include "util/outpath.h"
+#include "util/textsum.h"
 #include "util/util.h"
 
 #ifndef TBBT_GOLDEN_DIR
@@ -503,6 +505,72 @@ static int raw_one_op(const void *tlvs, size_t len, uint64_t *skipped)
 }
 
 /* ---- tests: names, records, tables ----------------------------------------------- */
+
+/* tbbt_trace_ident_read(): the END record's CRC and count, from the file's last bytes. */
+static void test_ident(void **state)
+{
+    struct fixture *fx = *state;
+    struct tbbt_trace_ident id = { 0 };
+    gchar *data = NULL;
+    gsize len = 0;
+    FILE *f;
+
+    write_all_fields(fx, 7);
+    assert_int_equal(tbbt_trace_ident_read(fx->path, &id), 0);
+    assert_int_equal(id.ops, 7);
+    assert_true(g_file_get_contents(fx->path, &data, &len, NULL));
+    assert_int_equal(id.crc, (uint32_t)crc32(0, (const Bytef *)data, (uInt)(len - 25)));
+    /* cut short: no END record at the end; not a trace at all */
+    f = fopen(fx->path2, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len - 3, f), len - 3);
+    fclose(f);
+    assert_int_equal(tbbt_trace_ident_read(fx->path2, &id), TBBT_E_TRUNC);
+    assert_true(g_file_set_contents(fx->path2, "# tbbt-map 3\n", -1, NULL));
+    assert_int_equal(tbbt_trace_ident_read(fx->path2, &id), TBBT_E_MAGIC);
+    assert_int_equal(tbbt_trace_ident_read("/nonexistent/x.tbbt", &id), -ENOENT);
+    g_free(data);
+}
+
+/* util/textsum.h (the checksum line of maps and manifests) and util/outpath.h. */
+static void test_textsum_outpath(void **state)
+{
+    struct fixture *fx = *state;
+    char line[TBBT_TEXTSUM_LINE], *dir;
+    uint32_t crc = 0;
+    uint64_t lines = 0;
+    FILE *f;
+
+    tbbt_textsum_line(line, 0x0a0b0c0d);
+    assert_string_equal(line, "# crc32 0a0b0c0d\n");
+    assert_true(tbbt_textsum_parse(line, 16, &crc));
+    assert_int_equal(crc, 0x0a0b0c0d);
+    assert_false(tbbt_textsum_parse("# crc32 0A0B0C0D", 16, &crc));
+    assert_false(tbbt_textsum_parse("# crc32 0a0b0c0", 15, &crc));
+    assert_true(g_file_set_contents(fx->text, "a\nb\n", -1, NULL));
+    assert_int_equal(tbbt_textsum_append(fx->text), 0);
+    f = fopen(fx->text, "r");
+    assert_int_equal(tbbt_textsum_verify(f, 0, &crc, &lines), 0);
+    fclose(f);
+    assert_int_equal(crc, (uint32_t)crc32(0, (const Bytef *)"a\nb\n", 4));
+    assert_int_equal(lines, 3);
+    assert_true(g_file_set_contents(fx->text, "a\nc\n# crc32 00000000\n", -1, NULL));
+    f = fopen(fx->text, "r");
+    assert_int_equal(tbbt_textsum_verify(f, 0, &crc, NULL), TBBT_E_CHECKSUM);
+    fclose(f);
+    assert_true(g_file_set_contents(fx->text, "a\n", -1, NULL));
+    f = fopen(fx->text, "r");
+    assert_int_equal(tbbt_textsum_verify(f, 0, &crc, NULL), TBBT_E_TRUNC);
+    fclose(f);
+    /* output paths: a file that can be made, a directory, a missing directory */
+    assert_int_equal(tbbt_output_check(fx->path2), 0);
+    assert_int_equal(access(fx->path2, F_OK), -1);     /* the probe left nothing */
+    dir = g_path_get_dirname(fx->path2);
+    assert_int_equal(tbbt_output_check(dir), -EISDIR);
+    g_free(dir);
+    assert_int_equal(tbbt_output_check("/nonexistent-tbbt-dir/r.json"), -ENOENT);
+    assert_int_equal(tbbt_output_check("/dev/null"), 0);
+}
 
 static void test_names(void **state)
 {
@@ -2016,6 +2084,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cred_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_cred, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_v10, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ident, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_textsum_outpath, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
