@@ -7,9 +7,10 @@
  *    fragment reassembly) and IPv6, UDP (one RPC message per datagram) and TCP
  *    (per-connection stream reassembly with RPC record marking, RFC 5531 11).
  *    It knows nothing of files; tests and fuzzers feed it hand-built packets.
- *  - struct tbbt_cap, the capture source: pcap and pcapng files read with
- *    libpcap (gzip-compressed ones too), several files merged in time order,
- *    an optional BPF filter, feeding one tbbt_capdec.
+ *  - struct tbbt_cap, the capture source: pcap and pcapng files (gzip-compressed
+ *    ones too) checked by libpcap and read by a salvaging record walker,
+ *    several files merged in time order, an optional BPF filter, feeding one
+ *    tbbt_capdec.
  *
  * Messages are delivered to a callback as soon as they are complete.  The
  * decoder does not interpret RPC beyond a plausibility check used to find
@@ -73,6 +74,20 @@ struct tbbt_cap_stats {
     uint64_t rpc_messages;       /* messages delivered */
     uint64_t rpc_truncated;      /* delivered messages with truncated set */
     uint64_t non_rpc_streams;    /* TCP streams/UDP datagrams that never looked like RPC */
+    /* damaged files (sums of struct tbbt_cap_damage over the files) */
+    uint64_t skipped_records;    /* bad record headers or blocks skipped */
+    uint64_t resyncs;            /* times the next good record was found after a bad one */
+    uint64_t damaged_bytes;      /* (decompressed) file bytes passed over */
+    uint64_t damaged_files;      /* files with any of the above, or that end early */
+};
+
+/* What was skipped in one capture file (see docs/tbbt-convert.md "Damaged input"). */
+struct tbbt_cap_damage {
+    uint64_t skipped_records;    /* bad record headers or blocks */
+    uint64_t resyncs;            /* bad records after which a good one was found */
+    uint64_t damaged_bytes;      /* bytes passed over, from the bad records to the next good */
+    bool ends_early;             /* inside a record, or the compressed data is cut or corrupt */
+    char why[160];               /* the first problem in one line, "" if none */
 };
 
 /* ---- packet decoder -------------------------------------------------------- */
@@ -111,17 +126,23 @@ struct tbbt_cap *tbbt_cap_open(const char *const *paths, int n, const char *filt
  * Reads every packet of every file in time order into a decoder that delivers
  * to cb(arg).  progress_cb, if not NULL, is called about every 64k packets
  * or 256 MiB of packet data, with the bytes read so far.  Returns 0, or
- * TBBT_E_TRUNC if a file ends in the middle of a packet (what came before is
- * still delivered), or another error with a reason in errbuf.  A read error
- * ends its file only: the other files are still read, the first error is
- * returned.  Call once per tbbt_cap_open(); the callbacks do not fire after
- * it returns.
+ * TBBT_E_TRUNC if a file ends in the middle of a packet or its compressed
+ * data ends early, or TBBT_E_DAMAGED if bad records were skipped or the
+ * compressed data is corrupt (what could be read is still delivered; the
+ * first such problem is described in errbuf, each file's in
+ * tbbt_cap_damage()), or another error with a reason in errbuf.  Damage ends
+ * or thins out its file only: the other files are still read.  Call once per
+ * tbbt_cap_open(); the callbacks do not fire after it returns.
  */
 int tbbt_cap_run(struct tbbt_cap *c, tbbt_cap_msg_cb cb, void *arg,
                  void (*progress_cb)(uint64_t bytes_read, void *arg), char *errbuf,
                  size_t errlen);
 /* Statistics of the last run (borrowed, valid until close). */
 const struct tbbt_cap_stats *tbbt_cap_stats(const struct tbbt_cap *c);
+/* Number of files, and the path (borrowed) and damage (borrowed, NULL before the run) of file i. */
+int tbbt_cap_nfiles(const struct tbbt_cap *c);
+const char *tbbt_cap_path(const struct tbbt_cap *c, int i);
+const struct tbbt_cap_damage *tbbt_cap_damage(const struct tbbt_cap *c, int i);
 /* Total size in bytes of the input files (for progress), 0 if unknown. */
 uint64_t tbbt_cap_input_size(const struct tbbt_cap *c);
 void tbbt_cap_close(struct tbbt_cap *c);

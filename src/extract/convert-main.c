@@ -131,6 +131,11 @@ static int convert(void)
     o.quiet = opt_quiet;
     o.seed = (uint64_t)opt_seed;
     rc = tbbt_convert_run(&o, err, sizeof(err));
+    if (rc == TBBT_E_TRUNC || rc == TBBT_E_DAMAGED) {
+        if (err[0])
+            tbbt_log(TBBT_LOG_WARN, "%s; the outputs hold what could be read", err);
+        return TBBT_EXIT_DAMAGED;
+    }
     if (rc < 0) {
         tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
         return TBBT_EXIT_FAIL;
@@ -149,7 +154,8 @@ int main(int argc, char **argv)
         "Inputs are pcap or pcapng files or nfsdump text traces, optionally gzip-compressed;\n"
         "several captures are merged in time order, several text traces read in the order\n"
         "given. Writes TRACE and its hierarchy map TRACE.map.\n"
-        "Exit status: 0 success, 1 bad input, 2 usage error.\n"
+        "Exit status: 0 success, 1 bad input (no usable output), 2 usage error,\n"
+        "3 converted, but the input was damaged (the outputs hold what could be read).\n"
         "See docs/tbbt-convert.md.");
     if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
         rc = usage_error(ctx, gerr->message);

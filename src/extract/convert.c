@@ -1030,7 +1030,7 @@ static uint64_t input_bytes(const struct tbbt_convert_opts *o)
 /* Picks the reader from the first bytes of the first input (gunzipped if need be). */
 static const struct tbbt__source_ops *pick_source(const char *path)
 {
-    uint8_t head[256];
+    uint8_t head[4096];               /* several text lines: see source-nfsdump.c */
     int n = 0;
     gzFile gz = gzopen(path, "rb");   /* reads plain files as they are */
 
@@ -1324,10 +1324,10 @@ int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t err
     if (c->threads > 1)
         pipe_start(c);
     rc = c->src->run(c, o->inputs, o->n_inputs, errbuf, errlen);
-    if (rc == 0 || rc == TBBT_E_TRUNC) {
+    if (rc == 0 || rc == TBBT_E_TRUNC || rc == TBBT_E_DAMAGED) {
         char ebuf[512] = "";
         int frc = finish(c, rc, ebuf, sizeof(ebuf));
-        if (frc != TBBT_E_TRUNC)
+        if (frc != TBBT_E_TRUNC && frc != TBBT_E_DAMAGED)
             snprintf(errbuf, errlen, "%s", ebuf);
         rc = frc;
     }

@@ -75,6 +75,32 @@ bool tbbt__dec_u32(struct tbbt__dec *d, uint32_t *v);
 bool tbbt__dec_follows(struct tbbt__dec *d, bool *follows);
 
 /*
+ * An enum value read by an rpcgen routine (which takes any value): false,
+ * with d->err TBBT_E_BADREC, if it is over max (the protocol's last value).
+ */
+bool tbbt__dec_range(struct tbbt__dec *d, uint32_t v, uint32_t max);
+
+/* The word `ahead` bytes past the current position: false if the message ends first. */
+bool tbbt__dec_peek(struct tbbt__dec *d, u_int ahead, uint32_t *v);
+
+/*
+ * One discriminant of a run of optional items: values up to max are valid,
+ * and the value arm is followed by len bytes (any other by none).
+ */
+struct tbbt__dec_arm {
+    uint32_t max, arm, len;
+};
+
+/*
+ * Checks, before an rpcgen routine decodes them, the n discriminants that
+ * start at the current position one after another (bools as 0/1: xdr_bool
+ * takes any non-zero value as TRUE; enums up to max): false with d->err
+ * TBBT_E_BADREC at the first one out of range.  Discriminants past the end
+ * of the message are left to the decoding (truncation).
+ */
+bool tbbt__dec_bools_ok(struct tbbt__dec *d, const struct tbbt__dec_arm *arms, int n);
+
+/*
  * A string item (proc decodes a `string<N>` typedef) into buf, which must
  * hold N + 1 bytes; *len gets its length (the string may contain NUL bytes).
  */

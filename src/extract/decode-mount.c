@@ -13,6 +13,7 @@
  */
 #include "extract/decode-int.h"
 #include "proto/mount.h"
+#include "proto/proto.h"
 
 #define ITEM(d, fn, obj) tbbt__dec_item((d), (xdrproc_t)(fn), (obj))
 
@@ -63,7 +64,9 @@ static bool mnt3_reply(struct tbbt__dec *d)
     struct flavors flav = { .len = 0, .val = flavbuf };
     mountstat3 st;
 
-    if (!ITEM(d, xdr_mountstat3, &st))
+    /* a status not in RFC 1813 Appendix I's mountstat3 is malformed: no status */
+    if (!ITEM(d, xdr_mountstat3, &st) ||
+        (!tbbt_proto_status_name(TBBT_PROTO_MNT3, (int)st) && !tbbt__dec_range(d, 1, 0)))
         return false;
     tbbt__dec_set_status(d, st);
     if (st != MNT3_OK)

@@ -31,6 +31,8 @@ static uint64_t time_ns(const nfs2_timeval *t)
     return (uint64_t)t->seconds * 1000000000u + (uint64_t)t->useconds * 1000u;
 }
 
+#define NFS2_FTYPE_MAX 8u    /* NFFIFO */
+
 static void map_fattr(struct tbbt_fattr *o, const nfs2_fattr *a)
 {
     o->type = a->type;
@@ -128,7 +130,8 @@ static bool dec_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field)
 {
     nfs2_fattr a;
 
-    if (!ITEM(d, xdr_nfs2_fattr, &a))
+    /* RFC 1094 2.3.2's NFNON..NFLNK and the NFSOCK, NFBAD, NFFIFO (6-8) servers send */
+    if (!ITEM(d, xdr_nfs2_fattr, &a) || !tbbt__dec_range(d, a.type, NFS2_FTYPE_MAX))
         return false;
     map_fattr(dst, &a);
     TBBT_SET(d->rec, field);
@@ -152,6 +155,10 @@ static bool dec_status(struct tbbt__dec *d, bool *ok)
 
     if (!ITEM(d, xdr_nfs2_stat, &st))
         return false;
+    /*
+     * Any value is kept: v2 servers send Unix errno values outside RFC 1094
+     * 2.3.1's list (EXDEV 18, EINVAL 22, EMLINK 31), where v3's list is closed.
+     */
     tbbt__dec_set_status(d, st);
     *ok = st == NFS_OK;
     return true;
@@ -324,8 +331,7 @@ static bool dec_entry(struct tbbt__dec *d)
 static bool readdir_reply(struct tbbt__dec *d)
 {
     struct tbbt_trace_rec *r = d->rec;
-    bool ok, follows;
-    bool_t eof;
+    bool ok, follows, eof;
 
     if (!dec_status(d, &ok))
         return false;
@@ -342,9 +348,9 @@ static bool readdir_reply(struct tbbt__dec *d)
     TBBT_SET(r, TBBT_F_ENTRIES);
     r->res_count = r->n_entries;
     TBBT_SET(r, TBBT_F_RES_COUNT);
-    if (!ITEM(d, xdr_bool, &eof))
+    if (!tbbt__dec_follows(d, &eof))    /* 0 or 1: xdr_bool would take any value */
         return false;
-    r->eof = eof != 0;
+    r->eof = eof;
     TBBT_SET(r, TBBT_F_EOF);
     return true;
 }

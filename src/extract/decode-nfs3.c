@@ -23,6 +23,7 @@
 
 #include "extract/decode-int.h"
 #include "proto/nfs3.h"
+#include "proto/proto.h"
 
 #define ITEM(d, fn, obj) tbbt__dec_item((d), (xdrproc_t)(fn), (obj))
 
@@ -141,11 +142,28 @@ static bool dec_u64(struct tbbt__dec *d, xdrproc_t proc, uint64_t *dst, int fiel
     return true;
 }
 
+/* Discriminants of the optional items (RFC 1813 2.5, 2.6, 3.3.2): bools, time_how. */
+static const struct tbbt__dec_arm BOOL_ATTR = {1, 1, 84};     /* post_op_attr */
+static const struct tbbt__dec_arm BOOL_WCC = {1, 1, 24};      /* pre_op_attr */
+static const struct tbbt__dec_arm BOOL_TIME = {1, 1, 8};      /* sattrguard3 */
+static const struct tbbt__dec_arm BOOL_FH = {1, 0, 0};        /* post_op_fh3 (checked alone) */
+static const struct tbbt__dec_arm SATTR3[6] = {
+    {1, 1, 4}, {1, 1, 4}, {1, 1, 4}, {1, 1, 8},   /* set_mode3, set_uid3, set_gid3, set_size3 */
+    {SET_TO_CLIENT_TIME, SET_TO_CLIENT_TIME, 8},  /* set_atime */
+    {SET_TO_CLIENT_TIME, SET_TO_CLIENT_TIME, 8},  /* set_mtime */
+};
+
+/* An ftype3 in NF3REG..NF3FIFO. */
+static bool ftype_ok(struct tbbt__dec *d, ftype3 t)
+{
+    return t >= NF3REG && tbbt__dec_range(d, t, NF3FIFO);
+}
+
 static bool dec_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field)
 {
     fattr3 a;
 
-    if (!ITEM(d, xdr_fattr3, &a))
+    if (!ITEM(d, xdr_fattr3, &a) || !ftype_ok(d, a.type))
         return false;
     map_fattr(dst, &a);
     TBBT_SET(d->rec, field);
@@ -156,7 +174,9 @@ static bool dec_post_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field
 {
     post_op_attr a;
 
-    if (!ITEM(d, xdr_post_op_attr, &a))
+    if (!tbbt__dec_bools_ok(d, &BOOL_ATTR, 1) || !ITEM(d, xdr_post_op_attr, &a))
+        return false;
+    if (a.attributes_follow && !ftype_ok(d, a.post_op_attr_u.attributes.type))
         return false;
     if (a.attributes_follow) {
         map_fattr(dst, &a.post_op_attr_u.attributes);
@@ -169,7 +189,7 @@ static bool dec_pre_attr(struct tbbt__dec *d, struct tbbt_wcc_pre *dst, int fiel
 {
     pre_op_attr a;
 
-    if (!ITEM(d, xdr_pre_op_attr, &a))
+    if (!tbbt__dec_bools_ok(d, &BOOL_WCC, 1) || !ITEM(d, xdr_pre_op_attr, &a))
         return false;
     if (a.attributes_follow) {
         dst->size = a.pre_op_attr_u.attributes.size;
@@ -191,7 +211,7 @@ static bool dec_sattr(struct tbbt__dec *d)
 {
     sattr3 s;
 
-    if (!ITEM(d, xdr_sattr3, &s))
+    if (!tbbt__dec_bools_ok(d, SATTR3, 6) || !ITEM(d, xdr_sattr3, &s))
         return false;
     map_sattr(&d->rec->sattr, &s);
     TBBT_SET(d->rec, TBBT_F_SATTR);
@@ -217,6 +237,9 @@ static bool dec_status(struct tbbt__dec *d, bool *ok)
 
     if (!ITEM(d, xdr_nfsstat3, &st))
         return false;
+    /* a status not in RFC 1813 2.6 is malformed: the record gets no status */
+    if (!tbbt_proto_status_name(TBBT_PROTO_NFS3, (int)st))
+        return tbbt__dec_range(d, 1, 0);
     tbbt__dec_set_status(d, st);
     *ok = st == NFS3_OK;
     return true;
@@ -286,7 +309,8 @@ static bool setattr_call(struct tbbt__dec *d)
 {
     sattrguard3 g;
 
-    if (!dec_obj(d) || !dec_sattr(d) || !ITEM(d, xdr_sattrguard3, &g))
+    if (!dec_obj(d) || !dec_sattr(d) || !tbbt__dec_bools_ok(d, &BOOL_TIME, 1) ||
+        !ITEM(d, xdr_sattrguard3, &g))
         return false;
     if (g.check) {
         d->rec->guard_ns = time_ns(&g.sattrguard3_u.obj_ctime);
@@ -311,7 +335,7 @@ static bool dec_stable(struct tbbt__dec *d, uint32_t *dst, int field)
 {
     stable_how v;
 
-    if (!ITEM(d, xdr_stable_how, &v))
+    if (!ITEM(d, xdr_stable_how, &v) || !tbbt__dec_range(d, v, FILE_SYNC))
         return false;
     *dst = v;
     TBBT_SET(d->rec, field);
@@ -326,12 +350,35 @@ static bool write_call(struct tbbt__dec *d)
            tbbt__dec_opaque_len(d, NFS3_MAXDATA, &len) && tbbt__dec_skip(d, len);
 }
 
+/* The createhow3 mode at the current position (0 if the message ends first). */
+static uint32_t peek_mode(struct tbbt__dec *d)
+{
+    uint32_t v = 0;
+
+    (void)tbbt__dec_peek(d, 0, &v);
+    return v;
+}
+
+/* The sattr3 after a createhow3 mode: its discriminants in range. */
+static bool sattr_ahead_ok(struct tbbt__dec *d)
+{
+    static const struct tbbt__dec_arm arms[7] = {
+        {EXCLUSIVE, EXCLUSIVE, 8},
+        {1, 1, 4}, {1, 1, 4}, {1, 1, 4}, {1, 1, 8},
+        {SET_TO_CLIENT_TIME, SET_TO_CLIENT_TIME, 8},
+        {SET_TO_CLIENT_TIME, SET_TO_CLIENT_TIME, 8},
+    };
+    return tbbt__dec_bools_ok(d, arms, 7);
+}
+
 static bool create_call(struct tbbt__dec *d)
 {
     struct tbbt_trace_rec *r = d->rec;
     createhow3 how;
 
-    if (!dec_dirop(d) || !ITEM(d, xdr_createhow3, &how))
+    /* createhow3's own routine refuses a mode past EXCLUSIVE; UNCHECKED/GUARDED's sattr3 */
+    if (!dec_dirop(d) || !tbbt__dec_range(d, peek_mode(d), EXCLUSIVE) ||
+        (peek_mode(d) != EXCLUSIVE && !sattr_ahead_ok(d)) || !ITEM(d, xdr_createhow3, &how))
         return false;
     r->createmode = how.mode;
     TBBT_SET(r, TBBT_F_CREATEMODE);
@@ -355,12 +402,27 @@ static bool symlink_call(struct tbbt__dec *d)
     return dec_dirop(d) && dec_sattr(d) && dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
 
+/* mknoddata3's type and, for the types that have one, its sattr3's discriminants. */
+static bool mknod_ahead_ok(struct tbbt__dec *d)
+{
+    static const struct tbbt__dec_arm arms[7] = {
+        {NF3FIFO, 0, 0},
+        {1, 1, 4}, {1, 1, 4}, {1, 1, 4}, {1, 1, 8},
+        {SET_TO_CLIENT_TIME, SET_TO_CLIENT_TIME, 8},
+        {SET_TO_CLIENT_TIME, SET_TO_CLIENT_TIME, 8},
+    };
+    uint32_t t = peek_mode(d);
+
+    return tbbt__dec_bools_ok(d, arms, t >= NF3CHR && t <= NF3FIFO ? 7 : 1);
+}
+
 static bool mknod_call(struct tbbt__dec *d)
 {
     struct tbbt_trace_rec *r = d->rec;
     mknoddata3 m;
 
-    if (!dec_dirop(d) || !ITEM(d, xdr_mknoddata3, &m))
+    if (!dec_dirop(d) || !mknod_ahead_ok(d) || !ITEM(d, xdr_mknoddata3, &m) ||
+        !ftype_ok(d, m.type))
         return false;
     r->ftype = m.type;
     TBBT_SET(r, TBBT_F_FTYPE);
@@ -466,11 +528,11 @@ static bool readlink_reply(struct tbbt__dec *d)
 
 static bool dec_eof(struct tbbt__dec *d)
 {
-    bool_t eof;
+    bool eof;
 
-    if (!ITEM(d, xdr_bool, &eof))
+    if (!tbbt__dec_follows(d, &eof))    /* 0 or 1: xdr_bool would take any value */
         return false;
-    d->rec->eof = eof != 0;
+    d->rec->eof = eof;
     TBBT_SET(d->rec, TBBT_F_EOF);
     return true;
 }
@@ -512,7 +574,7 @@ static bool create_reply(struct tbbt__dec *d)
     if (!dec_status(d, &ok))
         return false;
     if (ok) {
-        if (!ITEM(d, xdr_post_op_fh3, &fh))
+        if (!tbbt__dec_bools_ok(d, &BOOL_FH, 1) || !ITEM(d, xdr_post_op_fh3, &fh))
             return false;
         if (fh.handle_follows) {
             tbbt__dec_set_fh(d, buf, fh.post_op_fh3_u.handle.data.data_len, &d->rec->new_fh,
@@ -562,7 +624,9 @@ static bool dec_entry(struct tbbt__dec *d, bool plus)
         !tbbt__dec_string(d, (xdrproc_t)xdr_filename3, name, &len) ||
         !ITEM(d, xdr_cookie3, &cookie))
         return false;
-    if (plus && (!ITEM(d, xdr_post_op_attr, &attr) || !ITEM(d, xdr_post_op_fh3, &fh)))
+    if (plus && (!tbbt__dec_bools_ok(d, &BOOL_ATTR, 1) || !ITEM(d, xdr_post_op_attr, &attr) ||
+                 (attr.attributes_follow && !ftype_ok(d, attr.post_op_attr_u.attributes.type)) ||
+                 !tbbt__dec_bools_ok(d, &BOOL_FH, 1) || !ITEM(d, xdr_post_op_fh3, &fh)))
         return false;
     tbbt_trace_rec_set_str(d->rec, &s, name, len);
     e = tbbt_trace_rec_add_entry(d->rec);
@@ -646,11 +710,11 @@ static bool info_u32(struct tbbt__dec *d)
 
 static bool info_bool(struct tbbt__dec *d)
 {
-    bool_t v;
+    bool v;
 
-    if (!ITEM(d, xdr_bool, &v))
+    if (!tbbt__dec_follows(d, &v))      /* 0 or 1: xdr_bool would take any value */
         return false;
-    tbbt__dec_add_info(d, v != 0);
+    tbbt__dec_add_info(d, v);
     return true;
 }
 

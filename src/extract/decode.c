@@ -177,6 +177,40 @@ bool tbbt__dec_follows(struct tbbt__dec *d, bool *follows)
     return true;
 }
 
+bool tbbt__dec_range(struct tbbt__dec *d, uint32_t v, uint32_t max)
+{
+    if (v <= max)
+        return true;
+    d->err = TBBT_E_BADREC;
+    return false;
+}
+
+bool tbbt__dec_peek(struct tbbt__dec *d, u_int ahead, uint32_t *v)
+{
+    u_int pos = tbbt_xdr_getpos(&d->xdr);
+
+    if (pos > d->len || ahead > d->len - pos || d->len - pos - ahead < 4)
+        return false;
+    *v = (uint32_t)d->p[pos + ahead] << 24 | (uint32_t)d->p[pos + ahead + 1] << 16 |
+         (uint32_t)d->p[pos + ahead + 2] << 8 | d->p[pos + ahead + 3];
+    return true;
+}
+
+bool tbbt__dec_bools_ok(struct tbbt__dec *d, const struct tbbt__dec_arm *arms, int n)
+{
+    u_int ahead = 0;
+    uint32_t v;
+
+    for (int i = 0; i < n && tbbt__dec_peek(d, ahead, &v); i++) {
+        if (v > arms[i].max) {
+            d->err = TBBT_E_BADREC;
+            return false;
+        }
+        ahead += 4 + (v == arms[i].arm ? arms[i].len : 0);
+    }
+    return true;
+}
+
 bool tbbt__dec_string(struct tbbt__dec *d, xdrproc_t proc, char *buf, uint32_t *len)
 {
     u_int pos = tbbt_xdr_getpos(&d->xdr);

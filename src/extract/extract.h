@@ -50,9 +50,11 @@ void tbbt_convert_opts_init(struct tbbt_convert_opts *o);
 
 /*
  * Runs the conversion.  Returns 0 on success; on failure a negative error and
- * a one-line reason (naming the file) in errbuf.  With TBBT_E_TRUNC (a capture
- * file ends inside a packet) the trace and summary of what was read are still
- * written.
+ * a one-line reason (naming the file) in errbuf.  With TBBT_E_TRUNC (an input
+ * ends inside a packet or line) or TBBT_E_DAMAGED (bad records or lines were
+ * skipped, compressed data is corrupt) the trace and summary of what could be
+ * read are still written; errbuf then holds the first problem, or is empty
+ * when the reader already logged a warning line per damaged file.
  */
 int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t errlen);
 

@@ -37,6 +37,7 @@
 #include "proto/mount.h"
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
+#include "proto/proto.h"
 #include "util/util.h"
 
 #define LINE_MAX_BYTES (1u << 20)   /* a longer line is malformed (and skipped) */
@@ -252,7 +253,15 @@ struct nd_state {
     struct tbbt__stepclock clock;   /* the lines' times in line order, without steps back */
     const char *path;               /* the file being read (borrowed) */
     uint64_t file_lines;            /* lines read of it */
+    uint64_t file_bad, first_bad;   /* its malformed lines, the line number of the first */
+    GArray *damaged;                /* struct nd_damage per file with malformed lines */
     char *first_step;               /* "'path' line N" of the first step back, or NULL */
+};
+
+/* A file with malformed lines (skipped and counted), for the summary. */
+struct nd_damage {
+    char *path;
+    uint64_t lines, first;
 };
 
 /* ---- small parsers ------------------------------------------------------------ */
@@ -730,7 +739,9 @@ static bool status_value(int prog, const struct tok *t, int32_t *st)
     }
     if (hex_u32(t, &v)) {
         *st = (int32_t)v;
-        return true;
+        /* NFSv3 and MOUNT v3 statuses not in RFC 1813's lists are malformed, as decoded */
+        return (prog != TBBT_PROG_NFS3 && prog != TBBT_PROG_MNT3) ||
+               tbbt_proto_status_name(prog, (int)v) != NULL;
     }
     if (t->quoted || t->len >= sizeof(nm))
         return false;
@@ -915,7 +926,7 @@ static bool parse_ftype(const struct tok *t, uint32_t *v)
             return true;
         }
     }
-    return hex_u32(t, v);
+    return hex_u32(t, v) && *v >= NF3REG && *v <= NF3FIFO;   /* as the decoder */
 }
 
 /* ACCESS bits: hex, or one of early traces' letters that are not hex digits. */
@@ -954,9 +965,11 @@ static int store_call(struct nd_state *s, struct nd_line *L, int k, int f, const
     case TBBT_F_STABLE:
         if (tok_is(v, "?"))
             return 0;               /* nfsdump's mark of a value it did not know */
-        ok = parse_sym(v, "UDF", &r->stable);
+        ok = parse_sym(v, "UDF", &r->stable) && r->stable <= FILE_SYNC;
         break;
-    case TBBT_F_CREATEMODE: ok = parse_sym(v, "UGX", &r->createmode); break;
+    case TBBT_F_CREATEMODE:
+        ok = parse_sym(v, "UGX", &r->createmode) && r->createmode <= EXCLUSIVE;
+        break;
     case TBBT_F_CREATEVERF: ok = hex_u64(v, &r->createverf); break;
     case TBBT_F_COOKIEVERF: ok = hex_u64(v, &r->cookieverf); break;
     case TBBT_F_COOKIE: ok = hex_u64(v, &r->cookie); break;
@@ -1021,7 +1034,10 @@ static int attr_store(struct nd_attr *a, int k, const struct tok *v, bool v2)
         if (ok && k != K_SIZE && k != K_USED && k != K_FSID && k != K_FILEID)
             ok = x <= UINT32_MAX;
         switch (ok ? k : K_NONE) {
-        case K_FTYPE: a->a.type = (uint32_t)x; break;
+        case K_FTYPE:           /* the decoders' range: NF3REG..NF3FIFO, v2 up to NFFIFO */
+            ok = v2 ? x <= 8 : x >= NF3REG && x <= NF3FIFO;
+            a->a.type = (uint32_t)x;
+            break;
         case K_MODE: a->a.mode = (uint32_t)x; break;
         case K_NLINK: a->a.nlink = (uint32_t)x; break;
         case K_UID: a->a.uid = (uint32_t)x; break;
@@ -1186,11 +1202,11 @@ static int store_reply(struct nd_state *s, struct nd_line *L, int f, const struc
     case TBBT_F_NEW_FH: ok = parse_fh(s, v, &r->new_fh); break;
     case TBBT_F_TARGET: ok = parse_str(s, v, TBBT_PATH_MAX, &L->target); break;
     case TBBT_F_RES_COUNT: ok = hex_u32(v, &r->res_count); break;
-    case TBBT_F_EOF: ok = hex_u32(v, &r->eof); r->eof = r->eof != 0; break;
+    case TBBT_F_EOF: ok = hex_u32(v, &r->eof) && r->eof <= 1; break;   /* a bool: 0 or 1 */
     case TBBT_F_COMMITTED:
         if (tok_is(v, "?"))
             return 2;
-        ok = parse_sym(v, "UDF", &r->committed);
+        ok = parse_sym(v, "UDF", &r->committed) && r->committed <= FILE_SYNC;
         break;
     case TBBT_F_WRITEVERF: ok = hex_u64(v, &r->writeverf); break;
     default: ok = parse_access(v, &r->access_res); break;
@@ -1597,6 +1613,14 @@ static void emit(struct nd_state *s, const struct nd_line *L)
     tbbt__conv_drain(s->conv);
 }
 
+/* A malformed line of the current file: skipped, counted. */
+static void bad_line(struct nd_state *s)
+{
+    s->malformed++;
+    if (s->file_bad++ == 0)
+        s->first_bad = s->file_lines;
+}
+
 /* One input line (without its newline).  Returns true if the input ended inside it. */
 static bool one_line(struct nd_state *s, const char *p, size_t len, bool unterminated)
 {
@@ -1619,7 +1643,7 @@ static bool one_line(struct nd_state *s, const char *p, size_t len, bool untermi
     tokenize(s, p, len);
     rc = parse_line(s, L, unterminated);
     if (rc == ND_BAD)
-        s->malformed++;
+        bad_line(s);
     else if (rc == ND_OTHER)
         s->other++;
     else
@@ -1685,28 +1709,37 @@ static int match_header(const char *p, size_t n)
     return i >= n ? -1 : 0;
 }
 
+#define PROBE_LINES 8          /* message lines the probe looks at */
+
 /*
- * 1: the first message line is nfsdump's; 0: it is not; -1: undecided (no
- * message line in p[0..n), or the first one is cut at n and matches so far).
+ * 1: one of the first PROBE_LINES message lines is nfsdump's; 0: none of
+ * them is (and there was at least one); -1: undecided (no message line in
+ * p[0..n), or none matched and the last one looked at is cut at n and
+ * matches so far).  Several lines, so that one corrupt line does not decide.
  */
 static int probe_text(const char *p, size_t n)
 {
     size_t i = 0;
+    int seen = 0, last = -1;
 
-    while (i < n) {
+    while (i < n && seen < PROBE_LINES) {
         const char *nl = memchr(p + i, '\n', n - i);
         size_t end = nl ? (size_t)(nl - p) : n, j = i;
-        int m;
 
         while (j < end && is_blank(p[j]))
             j++;
         if (j < end && p[j] != '#' && !(end - j >= 2 && p[j] == 'X' && p[j + 1] == 'X')) {
-            m = match_header(p + j, end - j);
-            return m == 1 ? 1 : nl ? 0 : m;
+            int m = match_header(p + j, end - j);
+            if (m == 1)
+                return 1;
+            seen++;
+            last = nl ? 0 : m;
         }
+        if (!nl)
+            break;
         i = end + 1;
     }
-    return -1;
+    return seen ? last : -1;
 }
 
 /* Content probe of convert.c (the first bytes, gunzipped): anything but a clear no. */
@@ -1783,7 +1816,7 @@ static int read_lines(struct nd_state *s, gzFile gz, const char *path, char *err
                 s->lines++;
                 s->file_lines++;
                 s->packets++;
-                s->malformed++;
+                bad_line(s);
             }
             skipping = true;
             start = end;
@@ -1831,8 +1864,17 @@ static int read_file(struct nd_state *s, const char *path, char *errbuf, size_t 
     s->files++;
     s->path = path;
     s->file_lines = 0;
+    s->file_bad = 0;
     rc = read_lines(s, gz, path, errbuf, errlen);
     gzclose(gz);
+    if (s->file_bad && (rc == 0 || rc == TBBT_E_TRUNC)) {
+        struct nd_damage d = {g_strdup(path), s->file_bad, s->first_bad};
+        g_array_append_val(s->damaged, d);
+        tbbt_log(TBBT_LOG_WARN, "'%s' is damaged: %" G_GUINT64_FORMAT " malformed line%s "
+                 "skipped (the first is line %" G_GUINT64_FORMAT "); the outputs hold what "
+                 "could be read", path, (guint64)s->file_bad, s->file_bad == 1 ? "" : "s",
+                 (guint64)s->first_bad);
+    }
     if (g_stat(path, &st) == 0)
         s->done_before += (uint64_t)st.st_size;
     return rc;
@@ -1856,6 +1898,7 @@ static struct nd_state *state_new(struct tbbt__conv *c)
     s->fhs = g_array_new(FALSE, FALSE, sizeof(struct nd_str));
     s->ents = g_array_new(FALSE, FALSE, sizeof(struct nd_entry));
     s->unknown = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free_count);
+    s->damaged = g_array_new(FALSE, FALSE, sizeof(struct nd_damage));
     tbbt__stepclock_init(&s->clock, tbbt__conv_opts(c)->reply_timeout_ns);
     return s;
 }
@@ -1912,7 +1955,7 @@ static int nd_run(struct tbbt__conv *c, const char *const *paths, int n, char *e
         }
     }
     report_clock(s);
-    return rc;
+    return rc == 0 && s->damaged->len ? TBBT_E_DAMAGED : rc;
 }
 
 static gint str_cmp(gconstpointer a, gconstpointer b)
@@ -1954,6 +1997,19 @@ static void nd_summary(struct tbbt__conv *c, struct tbbt_json *j)
     tbbt_json_kv_uint(j, "bytes", s->bytes);
     tbbt_json_kv_uint(j, "truncated_packets", 0);
     tbbt_json_kv_uint(j, "malformed_packets", s->malformed);
+    tbbt_json_kv_uint(j, "skipped_lines", s->malformed);
+    tbbt_json_key(j, "damaged_files");
+    tbbt_json_begin_array(j);
+    for (guint i = 0; i < s->damaged->len; i++) {
+        const struct nd_damage *d = &g_array_index(s->damaged, struct nd_damage, i);
+        tbbt_json_begin_object(j);
+        tbbt_json_key(j, "file");
+        tbbt_json_string(j, d->path);
+        tbbt_json_kv_uint(j, "skipped_lines", d->lines);
+        tbbt_json_kv_uint(j, "first_skipped_line", d->first);
+        tbbt_json_end_object(j);
+    }
+    tbbt_json_end_array(j);
     tbbt_json_key(j, "nfsdump");
     tbbt_json_begin_object(j);
     tbbt_json_kv_uint(j, "files", s->files);
@@ -1983,6 +2039,9 @@ static void nd_fini(struct tbbt__conv *c)
     g_array_free(s->fhs, TRUE);
     g_array_free(s->ents, TRUE);
     g_hash_table_destroy(s->unknown);
+    for (guint i = 0; i < s->damaged->len; i++)
+        g_free(g_array_index(s->damaged, struct nd_damage, i).path);
+    g_array_free(s->damaged, TRUE);
     g_free(s->first_step);
     g_free(s);
     *tbbt__conv_source_state(c) = NULL;

@@ -10,6 +10,7 @@
  * conversion is pipelined.  READ and WRITE data, which the decoders only
  * skip, then stays behind (keep()).
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "capture/capture.h"
@@ -147,18 +148,75 @@ static void on_progress(uint64_t bytes, void *arg)
     tbbt__conv_progress(s->conv, bytes, tbbt_cap_input_size(s->cap));
 }
 
+static void warn_damage(const struct tbbt_cap *cap);
+
 static int pcap_run(struct tbbt__conv *c, const char *const *paths, int n, char *errbuf,
                     size_t errlen)
 {
     const struct tbbt_convert_opts *o = tbbt__conv_opts(c);
     struct pcap_state *s = g_new0(struct pcap_state, 1);
+    int rc;
 
     *tbbt__conv_source_state(c) = s;
     s->conv = c;
     s->cap = tbbt_cap_open(paths, n, o->filter, errbuf, errlen);
     if (!s->cap)
         return TBBT_E_BADREC;
-    return tbbt_cap_run(s->cap, on_msg, s, o->progress ? on_progress : NULL, errbuf, errlen);
+    rc = tbbt_cap_run(s->cap, on_msg, s, o->progress ? on_progress : NULL, errbuf, errlen);
+    if (rc == TBBT_E_TRUNC || rc == TBBT_E_DAMAGED) {
+        warn_damage(s->cap);
+        if (errlen)
+            errbuf[0] = 0;     /* said above, file by file */
+    }
+    return rc;
+}
+
+/* One warning line per damaged file: what was skipped, and the first problem. */
+static void warn_damage(const struct tbbt_cap *cap)
+{
+    for (int i = 0; i < tbbt_cap_nfiles(cap); i++) {
+        const struct tbbt_cap_damage *d = tbbt_cap_damage(cap, i);
+        if (!d || (!d->skipped_records && !d->ends_early))
+            continue;
+        tbbt_log(TBBT_LOG_WARN,
+                 "'%s' is damaged: %" PRIu64 " bad record%s skipped, %" PRIu64 " byte%s "
+                 "passed over, %" PRIu64 " resync%s%s (first: %s); the outputs hold what "
+                 "could be read", tbbt_cap_path(cap, i), d->skipped_records,
+                 d->skipped_records == 1 ? "" : "s", d->damaged_bytes,
+                 d->damaged_bytes == 1 ? "" : "s", d->resyncs, d->resyncs == 1 ? "" : "s",
+                 d->ends_early ? ", ends early" : "", d->why);
+    }
+}
+
+/*
+ * The damage keys: totals, and damaged_files, one object per file that had
+ * bad records skipped or ended early.
+ */
+static void damage_json(const struct tbbt_cap *cap, const struct tbbt_cap_stats *cs,
+                        struct tbbt_json *j)
+{
+    tbbt_json_kv_uint(j, "skipped_records", cs->skipped_records);
+    tbbt_json_kv_uint(j, "resyncs", cs->resyncs);
+    tbbt_json_kv_uint(j, "damaged_bytes", cs->damaged_bytes);
+    tbbt_json_key(j, "damaged_files");
+    tbbt_json_begin_array(j);
+    for (int i = 0; i < tbbt_cap_nfiles(cap); i++) {
+        const struct tbbt_cap_damage *d = tbbt_cap_damage(cap, i);
+        if (!d || (!d->skipped_records && !d->ends_early))
+            continue;
+        tbbt_json_begin_object(j);
+        tbbt_json_key(j, "file");
+        tbbt_json_string(j, tbbt_cap_path(cap, i));
+        tbbt_json_kv_uint(j, "skipped_records", d->skipped_records);
+        tbbt_json_kv_uint(j, "resyncs", d->resyncs);
+        tbbt_json_kv_uint(j, "damaged_bytes", d->damaged_bytes);
+        tbbt_json_key(j, "ends_early");
+        tbbt_json_bool(j, d->ends_early);
+        tbbt_json_key(j, "why");
+        tbbt_json_string(j, d->why);
+        tbbt_json_end_object(j);
+    }
+    tbbt_json_end_array(j);
 }
 
 static void pcap_summary(struct tbbt__conv *c, struct tbbt_json *j)
@@ -174,6 +232,7 @@ static void pcap_summary(struct tbbt__conv *c, struct tbbt_json *j)
     tbbt_json_kv_uint(j, "malformed_nfs", s->malformed_nfs);
     tbbt_json_kv_uint(j, "truncated_unusable", s->unusable_truncated);
     tbbt_json_kv_uint(j, "other_auth_flavors", s->other_auth);
+    damage_json(s->cap, cs, j);
     tbbt_json_key(j, "capture");
     tbbt_json_begin_object(j);
     tbbt_json_kv_uint(j, "other_packets", cs->other_packets);

@@ -30,6 +30,7 @@
 #include "tbbt-version.h"
 #include "trace/trace.h"
 #include "util/exit-codes.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #define PROG "tbbt-play"
@@ -825,7 +826,9 @@ static int play(void)
 {
     struct run r = {.udp = !strcmp(opt_proto, "udp")};
     int status = TBBT_EXIT_FAIL;
+    struct tbbt_outfile *events_out = NULL;     /* --event-log: renamed into place at the end */
     FILE *events = NULL;
+    bool events_ok = true;
     struct tbbt_verify_sizes *sizes = opt_verify ? tbbt_verify_sizes_new() : NULL;
     stopper_start();
     if (startup(&r) < 0 || grace_check(&r) < 0) {
@@ -834,9 +837,17 @@ static int play(void)
         goto out;
     }
     stopper_enter(PH_REPLAY, NULL, NULL);
-    if (opt_events && !(events = fopen(opt_events, "w"))) {
-        fprintf(stderr, PROG ": cannot write '%s': %s\n", opt_events, g_strerror(errno));
-        goto out;
+    if (opt_events) {
+        char emsg[512];
+        int erc = 0;
+
+        if (!(events_out = tbbt_outfile_new(opt_events, 0, &erc, emsg, sizeof(emsg))) ||
+            !(events = tbbt_outfile_stream(events_out, &erc, emsg, sizeof(emsg)))) {
+            fprintf(stderr, PROG ": %s\n", emsg);
+            tbbt_outfile_abort(events_out);
+            events_out = NULL;
+            goto out;
+        }
     }
     struct tbbt_engine_opts o;
     tbbt_engine_defaults(&o);
@@ -890,9 +901,15 @@ static int play(void)
     struct tbbt_report_counts cn;
     char err[512] = "";
     int rc = tbbt_engine_run(&o, &rep, &cn, err, sizeof(err));
-    if (events) {   /* complete before --verify, which a signal may end with _exit() */
-        fclose(events);
+    if (events_out) {   /* complete before --verify, which a signal may end with _exit() */
+        char emsg[512];
+
         events = NULL;
+        if (tbbt_outfile_commit(events_out, emsg, sizeof(emsg)) < 0) {
+            fprintf(stderr, PROG ": %s\n", emsg);
+            events_ok = false;
+        }
+        events_out = NULL;
     }
     cn.grace = r.grace;
     cn.grace_wait_seconds = r.grace_wait_s;
@@ -920,7 +937,7 @@ static int play(void)
         vp = verify_failed ? NULL : &v;
         stopper_enter(PH_REPORT, NULL, NULL);   /* a signal in --verify never gets here */
     }
-    bool wrote = write_reports(rep, &cn, vp) == 0;
+    bool wrote = write_reports(rep, &cn, vp) == 0 && events_ok;
     tbbt_report_free(rep);
     /* 0 only when every issued request completed and --verify (if asked) agreed. */
     status = rc == 0 && wrote && !verify_failed && cn.ops_unknown == 0 && (!vp || vp->ok)
@@ -931,8 +948,8 @@ static int play(void)
         fprintf(stderr, PROG ": %s\n", cn.ops_unknown ? "operations of unknown outcome "
                 "(no reply): exit status 1" : "--verify found mismatches: exit status 1");
 out:
-    if (events)
-        fclose(events);
+    if (events_out)     /* what was logged before the failure: kept */
+        tbbt_outfile_commit(events_out, NULL, 0);
     tbbt_verify_sizes_free(sizes);
     for (int i = 0; r.handles && i < opt_clones; i++)
         tbbt_handles_free(r.handles[i]);

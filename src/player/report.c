@@ -19,6 +19,7 @@
 
 #include "trace/trace.h"
 #include "util/json.h"
+#include "util/outfile.h"
 
 #define NS_PER_SEC UINT64_C(1000000000)
 #define HIST_VMAX ((UINT64_C(1) << TBBT_HIST_MAX_BITS) - 1)
@@ -923,13 +924,14 @@ void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_
 
 int tbbt_report_timeseries_csv(const struct tbbt_report *r, const char *path)
 {
-    bool std = strcmp(path, "-") == 0;
-    FILE *f = std ? stdout : fopen(path, "w");
-    int err = 0;
+    int rc = 0;
+    struct tbbt_outfile *o = tbbt_outfile_new(path, 0, &rc, NULL, 0);
+    FILE *f = o ? tbbt_outfile_stream(o, &rc, NULL, 0) : NULL;
 
-    if (!f)
-        return -errno;
-    errno = 0;
+    if (!f) {
+        tbbt_outfile_abort(o);
+        return rc;
+    }
     fputs("second,issued,completed,failures,mean_latency_us,max_latency_us,mean_lag_us,"
           "max_lag_us\n", f);
     for (size_t i = 0; i < r->nsecs; i++) {
@@ -941,9 +943,5 @@ int tbbt_report_timeseries_csv(const struct tbbt_report *r, const char *path)
                 s->issued, s->completed, s->failures, mean, (double)s->lat_max / 1e3, lag,
                 (double)s->lag_max / 1e3);
     }
-    if (fflush(f) != 0 || ferror(f))
-        err = errno ? -errno : -EIO;
-    if (!std && fclose(f) != 0 && !err)
-        err = errno ? -errno : -EIO;
-    return err;
+    return tbbt_outfile_commit(o, NULL, 0);   /* checks every write, the flush and close */
 }

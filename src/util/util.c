@@ -22,6 +22,7 @@ static const struct {
     {TBBT_E_LINKTYPE, "unsupported link type"},
     {TBBT_E_SYNTAX, "syntax error"},
     {TBBT_E_RANGE, "value out of range"},
+    {TBBT_E_DAMAGED, "input is damaged"},
     {0, NULL},
 };
 

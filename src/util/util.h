@@ -22,7 +22,8 @@ enum {
     TBBT_E_LINKTYPE = TBBT_E_BASE - 6,  /* unsupported capture link type */
     TBBT_E_SYNTAX = TBBT_E_BASE - 7,    /* text input does not parse */
     TBBT_E_RANGE = TBBT_E_BASE - 8,     /* value out of range */
-    TBBT_E_LAST = TBBT_E_BASE - 9,
+    TBBT_E_DAMAGED = TBBT_E_BASE - 9,   /* damaged input: parts skipped, the rest kept */
+    TBBT_E_LAST = TBBT_E_BASE - 10,
 };
 
 /* Returns a static string for a 0, -errno or TBBT_E_* value.  Thread-safe. */

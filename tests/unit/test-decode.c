@@ -1084,8 +1084,131 @@ static void test_bad_discriminant(void **state)
     assert_int_equal(run_dec(f, tbbt__decode_call, V3, NFSPROC3_CREATE, f->len, true),
                      TBBT_E_TRUNC);
 
-    /* A bad set_it in a sattrguard3 is tolerated as TRUE by xdr_bool; a bad
-     * time_how is "default: void" in RFC 1813: both decode. */
+    /* A bad set_it (xdr_bool would take it as TRUE) and a bad time_how (the
+     * union's "default: void") are malformed too: test_out_of_range. */
+}
+
+static nfs2_fattr mk_fattr2(uint32_t seed);
+
+/* SETATTR arguments with the given words for sattr3's six discriminants and the guard. */
+static void enc_setattr(struct fx *f, const uint32_t set[6], uint32_t guard)
+{
+    nfs_fh3 h = fh3(FH_A);
+
+    enc_begin(f);
+    PUT(f, xdr_nfs_fh3, &h);
+    for (int i = 0; i < 6; i++) {
+        put_u32(f, set[i]);
+        if (set[i] == (i < 4 ? 1u : 2u))
+            for (int k = 0; k < (i < 3 ? 1 : 2); k++)
+                put_u32(f, 0644);
+    }
+    put_u32(f, guard);
+    if (guard == 1) {
+        put_u32(f, 1);
+        put_u32(f, 2);
+    }
+}
+
+/*
+ * Values outside the protocol's range are malformed and never become trace
+ * fields: ftype3 past NF3FIFO, stable_how past FILE_SYNC, bools other than
+ * 0/1 (set_it, attributes_follow, check, eof), time_how past
+ * SET_TO_CLIENT_TIME, a status not in RFC 1813's list; v2's ftype.
+ */
+static void test_out_of_range(void **state)
+{
+    struct fx *f = *state;
+    nfs_fh3 h = fh3(FH_A);
+    fattr3 a = mk_fattr(1);
+    nfs2_attrstat r2 = { NFS_OK, .nfs2_attrstat_u.attributes = mk_fattr2(1) };
+    static const uint32_t ok_set[6] = {1, 0, 0, 0, 2, 1};
+    static const uint32_t bad_bool[6] = {2, 0, 0, 0, 0, 0};
+    static const uint32_t bad_how[6] = {0, 0, 0, 0, 3, 0};
+    filename3 name = "x";
+
+    /* the good SETATTR first: the encoding is right */
+    enc_setattr(f, ok_set, 1);
+    assert_int_equal(dcall(f, V3, NFSPROC3_SETATTR), 0);
+    only(f, B(TBBT_F_FH) | B(TBBT_F_SATTR) | B(TBBT_F_GUARD));
+    enc_setattr(f, bad_bool, 0);
+    chk_bad(f, tbbt__decode_call, V3, NFSPROC3_SETATTR, TBBT_RF_CALL_BAD);
+    only(f, B(TBBT_F_FH));
+    enc_setattr(f, bad_how, 0);
+    chk_bad(f, tbbt__decode_call, V3, NFSPROC3_SETATTR, TBBT_RF_CALL_BAD);
+    only(f, B(TBBT_F_FH));
+    enc_setattr(f, ok_set, 2);
+    chk_bad(f, tbbt__decode_call, V3, NFSPROC3_SETATTR, TBBT_RF_CALL_BAD);
+    only(f, B(TBBT_F_FH) | B(TBBT_F_SATTR));
+
+    /* GETATTR reply: ftype 1111638594 ("BBBB"), then a status of 12345 */
+    a.type = (ftype3)1111638594;
+    enc_begin(f);
+    put_u32(f, NFS3_OK);
+    PUT(f, xdr_fattr3, &a);
+    chk_bad(f, tbbt__decode_reply, V3, NFSPROC3_GETATTR, TBBT_RF_REPLY_BAD);
+    only(f, 0);
+    assert_int_equal(f->rec.status, NFS3_OK);
+    enc_begin(f);
+    put_u32(f, 12345);
+    chk_bad(f, tbbt__decode_reply, V3, NFSPROC3_GETATTR, TBBT_RF_REPLY_BAD);
+    assert_false(f->rec.flags & TBBT_RF_STATUS);
+
+    /* ACCESS reply: attributes_follow 2 */
+    enc_begin(f);
+    put_u32(f, NFS3_OK);
+    put_u32(f, 2);
+    PUT(f, xdr_fattr3, &a);
+    put_u32(f, 1);
+    chk_bad(f, tbbt__decode_reply, V3, NFSPROC3_ACCESS, TBBT_RF_REPLY_BAD);
+    only(f, 0);
+
+    /* WRITE call: stable_how 3 */
+    enc_begin(f);
+    PUT(f, xdr_nfs_fh3, &h);
+    put_u32(f, 0);
+    put_u32(f, 0);
+    put_u32(f, 4);
+    put_u32(f, 3);
+    put_u32(f, 4);
+    put_u32(f, 0x61616161u);
+    chk_bad(f, tbbt__decode_call, V3, NFSPROC3_WRITE, TBBT_RF_CALL_BAD);
+    only(f, B(TBBT_F_FH) | B(TBBT_F_OFFSET) | B(TBBT_F_COUNT));
+
+    /* READ reply: eof 2 */
+    enc_begin(f);
+    put_u32(f, NFS3_OK);
+    put_u32(f, 0);
+    put_u32(f, 4);
+    put_u32(f, 2);
+    put_u32(f, 4);
+    put_u32(f, 0x61616161u);
+    chk_bad(f, tbbt__decode_reply, V3, NFSPROC3_READ, TBBT_RF_REPLY_BAD);
+    assert_false(HAS(f, TBBT_F_EOF));
+
+    /* MKNOD: type 9 */
+    enc_begin(f);
+    PUT(f, xdr_nfs_fh3, &h);
+    PUT(f, xdr_filename3, &name);
+    put_u32(f, 9);
+    chk_bad(f, tbbt__decode_call, V3, NFSPROC3_MKNOD, TBBT_RF_CALL_BAD);
+    only(f, B(TBBT_F_FH) | B(TBBT_F_NAME));
+
+    /* MOUNT v3: a mountstat3 of 12345 */
+    enc_begin(f);
+    put_u32(f, 12345);
+    chk_bad(f, tbbt__decode_reply, TBBT_PROG_MNT3, MOUNTPROC3_MNT, TBBT_RF_REPLY_BAD);
+    assert_false(f->rec.flags & TBBT_RF_STATUS);
+
+    /* v2: an ftype past NFFIFO (8); a stat not in RFC 1094 is kept (servers send errnos) */
+    r2.nfs2_attrstat_u.attributes.type = (nfs2_ftype)9;
+    ENC(f, xdr_nfs2_attrstat, &r2);
+    chk_bad(f, tbbt__decode_reply, TBBT_PROG_NFS2, NFSPROC_GETATTR, TBBT_RF_REPLY_BAD);
+    only(f, 0);
+    enc_begin(f);
+    put_u32(f, 22);
+    assert_int_equal(dreply(f, TBBT_PROG_NFS2, NFSPROC_GETATTR), 0);
+    assert_int_equal(f->rec.status, 22);
 }
 
 static void test_bad_entry_bool(void **state)
@@ -1578,6 +1701,7 @@ int main(void)
         T(test_bad_lengths),
         T(test_bad_discriminant),
         T(test_bad_entry_bool),
+        T(test_out_of_range),
         T(test_bad_proc),
         T(test_prog),
         T(test_nfs2_void),

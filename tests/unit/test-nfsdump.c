@@ -312,10 +312,10 @@ static void test_odd(void **state)
 {
     struct fx *f = *state;
 
-    assert_int_equal(convert_fixture(f, "odd.txt"), 0);
+    assert_int_equal(convert_fixture(f, "odd.txt"), TBBT_E_DAMAGED);
     check_golden(f, "odd");
     summary_has(f, "\"packets\":45");
-    summary_has(f, "\"malformed_packets\":15");
+    summary_has(f, "\"malformed_packets\":15,\"skipped_lines\":15,\"damaged_files\":[{");
     summary_has(f, "\"lines\":51,\"comment_lines\":6,\"malformed_lines\":15,\"other_lines\":1,"
                    "\"short_lines\":1,\"cut_lines\":0,\"extra_attributes\":0,"
                    "\"reply_mismatches\":1");
@@ -529,7 +529,7 @@ static void test_hostile_names(void **state)
     const struct tbbt_endpoint *ep;
     struct recs rs;
 
-    assert_int_equal(convert_fixture(f, "odd.txt"), 0);
+    assert_int_equal(convert_fixture(f, "odd.txt"), TBBT_E_DAMAGED);
     read_recs(f->trace, &rs);
     r = by_xid(&rs, 0x300);
     chk_str(&r->name, weird, sizeof(weird) - 1);
@@ -838,6 +838,65 @@ static void test_clock_golden(void **state)
                    "\"clock_jumps_forward\":1,\"clock_jump_forward_max_ns\":3600249400000");
 }
 
+/*
+ * A corrupt first line does not make the file "not an nfsdump text trace":
+ * the format is recognized from several lines, the bad one is skipped and
+ * counted, and the conversion says the input was damaged.
+ */
+static void test_corrupt_first_line(void **state)
+{
+    static const char text[] = "\x00\xff\x13garbage 1.0 ?? C3 zz\n"
+                               "1.000001 1.0300 2.0801 U C3 1 1 getattr fh 00ff\n"
+                               "1.000002 1.0300 2.0801 U C3 2 1 getattr fh 00ff\n";
+    struct fx *f = *state;
+    char *p = tmpfile_with(f, "first.txt", text, sizeof(text) - 1);
+    const char *in[1] = {p};
+    struct recs rs;
+
+    assert_int_equal(convert(f, in, 1), TBBT_E_DAMAGED);
+    summary_has(f, "\"skipped_lines\":1,\"damaged_files\":[{\"file\":");
+    summary_has(f, "\"skipped_lines\":1,\"first_skipped_line\":1}]");
+    read_recs(f->trace, &rs);
+    assert_int_equal(rs.n, 2);
+    free_recs(&rs);
+    g_free(p);
+}
+
+/*
+ * Values outside the protocol's range are malformed lines, as in the capture
+ * decoders: a stable_how of 5 (and a committed of 9), a createmode of 3, an
+ * MKNOD type of 9, an attribute ftype of 99, an NFSv3 status of 0x3039, an
+ * eof of 2; the good lines around them stay.
+ */
+static void test_out_of_range(void **state)
+{
+    static const char text[] =
+        "1.000001 1.0300 2.0801 U C3 1 7 write fh 00ff off 0 count 4 stable 5\n"
+        "1.000002 1.0300 2.0801 U C3 2 8 create fh 00ff name \"a\" how 3\n"
+        "1.000003 1.0300 2.0801 U C3 3 b mknod fh 00ff name \"b\" type 9\n"
+        "1.000004 1.0300 2.0801 U C3 4 1 getattr fh 00ff\n"
+        "1.000005 2.0801 1.0300 U R3 4 1 getattr OK ftype 63 mode 1ed\n"
+        "1.000006 1.0300 2.0801 U C3 5 1 getattr fh 00ff\n"
+        "1.000007 2.0801 1.0300 U R3 5 1 getattr 3039\n"
+        "1.000008 1.0300 2.0801 U C3 6 7 write fh 00ff off 0 count 4 stable 2\n"
+        "1.000009 2.0801 1.0300 U R3 6 7 write OK count 4 stable 9\n"
+        "1.000010 1.0300 2.0801 U C3 7 6 read fh 00ff off 0 count 4\n"
+        "1.000011 2.0801 1.0300 U R3 7 6 read OK count 4 eof 2\n";
+    struct fx *f = *state;
+    char *p = tmpfile_with(f, "range.txt", text, sizeof(text) - 1);
+    const char *in[1] = {p};
+    struct recs rs;
+
+    assert_int_equal(convert(f, in, 1), TBBT_E_DAMAGED);
+    summary_has(f, "\"malformed_packets\":7,\"skipped_lines\":7");
+    read_recs(f->trace, &rs);
+    assert_int_equal(rs.n, 4);
+    assert_int_equal(rs.v[2].xid, 6);
+    assert_int_equal(rs.v[2].stable, 2);
+    free_recs(&rs);
+    g_free(p);
+}
+
 static void test_long_line(void **state)
 {
     static const char good[] = "1.000001 1.0300 2.0801 U C3 1 1 getattr fh 00ff\n";
@@ -855,7 +914,7 @@ static void test_long_line(void **state)
     g_string_append(s, good2);
     p = tmpfile_with(f, "long.txt", s->str, s->len);
     in[0] = p;
-    assert_int_equal(convert(f, in, 1), 0);
+    assert_int_equal(convert(f, in, 1), TBBT_E_DAMAGED);
     summary_has(f, "\"lines\":3,\"comment_lines\":0,\"malformed_lines\":1");
     read_recs(f->trace, &rs);
     assert_int_equal(rs.n, 2);
@@ -1281,6 +1340,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clock_forward_jump, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clock_golden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_first_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entries_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filter_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_consistency, setup, teardown),
