@@ -1688,12 +1688,15 @@ static void rx_apply(struct eng *e, struct rxdone *d)
          * answer) rather than after the resend and the requests the resend's reply
          * released (a REMOVE of the old file run again after the CREATE of the new). */
         bool lost = d->status == TBBT_RPCCONN_LOST;
+        /* A timeout against a silent server does not count against --retrans: the
+         * call has its resends left when the server wakes up to a backlog. */
+        bool silent = server_silent(e, d);
         e->c.timeouts += !lost;
         s->resent = true;
-        s->retrans = (uint8_t)MIN(s->retrans + !lost, 255);
+        s->retrans = (uint8_t)MIN(s->retrans + (!lost && !silent), 255);
         s->relost = (uint8_t)MIN(s->relost + lost, 255);
-        if (tbbt_rpcconn_retry_step(&e->retry, s->retrans, s->relost) == TBBT_RPCCONN_RESEND ||
-            server_silent(e, d)) {
+        if (silent ||
+            tbbt_rpcconn_retry_step(&e->retry, s->retrans, s->relost) == TBBT_RPCCONN_RESEND) {
             e->c.retransmits++;
             resend_locked(e, s, true, lost ? now + LOST_SETTLE_NS : 0);
             return;

@@ -58,7 +58,13 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() {
+  echo "FAIL: $*" >&2
+  # The server's own account (a crash, a restart) of the moments before.
+  [ -z "${TBBT_LAB_LOG:-}" ] || [ ! -f "$TBBT_LAB_LOG" ] ||
+    { echo "ganesha.nfsd log ($TBBT_LAB_LOG), last lines:"; tail -n 20 "$TBBT_LAB_LOG"; } >&2
+  exit 1
+}
 say() { echo "074-play-server-faults: $*"; }
 
 bash "$lab" start --size 256M -q || fail "cannot start the lab server in $TBBT_LAB_DIR"
