@@ -140,6 +140,7 @@ struct tbbt_ns_map_reader *tbbt_ns_map_reader_open(const char *path, int *err)
     r->f = strcmp(path, "-") != 0 ? fopen(path, "r") : copy_stdin();
     if (!r->f) {
         *err = errno ? -errno : -EIO;
+        g_free(r->name);
         g_free(r);
         return NULL;
     }
