@@ -25,8 +25,7 @@
 /* A new file can be made beside target, as outfile.c's temporary. */
 static int probe_dir(const char *target)
 {
-    char *dir = g_path_get_dirname(target), *base = g_path_get_basename(target);
-    char *probe = g_strdup_printf("%s/.%s.tmp-XXXXXX", dir, base);
+    char *probe = tbbt_outfile_temp_template(target);
     int fd = g_mkstemp_full(probe, O_RDWR | O_CLOEXEC, 0600), rc = 0;
 
     if (fd >= 0) {
@@ -36,8 +35,6 @@ static int probe_dir(const char *target)
         rc = -errno;
     }
     g_free(probe);
-    g_free(base);
-    g_free(dir);
     return rc;
 }
 
