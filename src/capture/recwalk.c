@@ -165,14 +165,19 @@ static size_t fill_gz(struct tbbt__rw *w, uint8_t *buf, size_t room)
         r = inflate(z, Z_NO_FLUSH);
         if (r == Z_STREAM_END) {
             size_t got = room - z->avail_out;
-            /* another gzip member may follow; anything else after the stream is ignored */
-            if (z->avail_in == 0) {
+            /*
+             * another gzip member may follow; anything else after the stream is
+             * ignored.  Its two magic bytes may straddle the end of what was read.
+             */
+            if (z->avail_in < 2) {
+                size_t keep = z->avail_in;
                 ssize_t n;
+                memmove(w->zin, z->next_in, keep);
                 do
-                    n = read(w->fd, w->zin, ZIN_CAP);
+                    n = read(w->fd, w->zin + keep, ZIN_CAP - keep);
                 while (n < 0 && errno == EINTR);
                 z->next_in = w->zin;
-                z->avail_in = n > 0 ? (uInt)n : 0;
+                z->avail_in = (uInt)keep + (n > 0 ? (uInt)n : 0);
                 w->pos += n > 0 ? (uint64_t)n : 0;
             }
             if (z->avail_in >= 2 && z->next_in[0] == 0x1f && z->next_in[1] == 0x8b)

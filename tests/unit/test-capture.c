@@ -1310,6 +1310,67 @@ static void test_file_pcap_and_gzip(void **state)
     g_free(gzp);
 }
 
+/* data[0..n) as one gzip member of stored (level 0) deflate blocks into out; its size. */
+static size_t gz_member(const uint8_t *data, size_t n, uint8_t *out, size_t cap)
+{
+    z_stream z = {0};
+
+    assert_int_equal(deflateInit2(&z, Z_NO_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                                  Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = (Bytef *)data;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    n = cap - z.avail_out;
+    deflateEnd(&z);
+    return n;
+}
+
+/*
+ * A gzip file of two members whose boundary falls one byte before the end of the
+ * walker's 256 KiB read: the second member's magic is split across two reads, and
+ * every packet of both members is still read.
+ */
+static void test_file_gzip_members(void **state)
+{
+    enum { COUNT = 3000, TARGET = (256 << 10) - 1 };
+    char err[256] = "", *p = write_pcap("m.pcap", DLT_EN10MB, 1, COUNT, SEC, 1000);
+    char *gzp = path_of("m.pcap.gz");
+    const char *paths[1] = {gzp};
+    struct tbbt_cap_stats s;
+    uint8_t *z1 = g_malloc(TARGET + 4096), *z2;
+    size_t n1 = 0, l = TARGET - 10, l1 = 0, n2;
+    gchar *data;
+    gsize len;
+    FILE *f;
+
+    (void)state;
+    assert_true(g_file_get_contents(p, &data, &len, NULL));
+    assert_true(len > TARGET + 4096);
+    for (; l > TARGET - 400 && n1 != TARGET; l--)   /* the first member: TARGET bytes */
+        if ((n1 = gz_member((const uint8_t *)data, l, z1, TARGET + 4096)) == TARGET)
+            l1 = l;
+    assert_int_equal(n1, TARGET);
+    z2 = g_malloc(len - l1 + 4096);
+    n2 = gz_member((const uint8_t *)data + l1, len - l1, z2, len - l1 + 4096);
+    f = fopen(gzp, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(z1, 1, n1, f), n1);
+    assert_int_equal(fwrite(z2, 1, n2, f), n2);
+    assert_int_equal(fclose(f), 0);
+    if (run_files(paths, 1, NULL, err, &s) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(s.packets, COUNT);
+    assert_int_equal(msgs->len, COUNT);
+    assert_int_equal(msg_xid(COUNT - 1), COUNT);
+    g_free(z1);
+    g_free(z2);
+    g_free(data);
+    g_free(p);
+    g_free(gzp);
+}
+
 static void test_file_merge_filter(void **state)
 {
     char err[256] = "";
@@ -1564,6 +1625,7 @@ int main(void)
         T(test_tcp_random_segments),
         T(test_tcp_random_snaplen),
         TF(test_file_pcap_and_gzip),
+        TF(test_file_gzip_members),
         TF(test_file_merge_filter),
         TF(test_file_errors),
         TF(test_file_pcapng),
