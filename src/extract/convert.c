@@ -1313,6 +1313,9 @@ int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t err
         goto out;
     if (tbbt_convert_is_trace(o->inputs[0])) {
         rc = rerun_pass_b(c, errbuf, errlen);
+        /* a TBBT trace that does not read whole gives no output at all: not exit 3 */
+        if (rc == TBBT_E_TRUNC || rc == TBBT_E_DAMAGED)
+            rc = TBBT_E_BADREC;
         goto out;
     }
     c->w = tbbt_spill_writer_open(c->raw_path, &err);
