@@ -1549,6 +1549,50 @@ static void test_file_pcapng(void **state)
 }
 
 /*
+ * A pcapng file of two sections: the first's interface is Ethernet (the link type
+ * libpcap gives), the second's raw IP.  The second section's packets are of another
+ * link type and are not decoded (as Ethernet or otherwise): only the first's count.
+ */
+static void test_file_pcapng_sections(void **state)
+{
+    char err[256] = "", *path = path_of("s.pcapng");
+    FILE *f = fopen(path, "wb");
+    const char *paths[1] = {path};
+    struct tbbt_cap_stats s;
+    const uint32_t shb[7] = {0x0a0d0d0a, 28, 0x1a2b3c4d, 1, 0xffffffff, 0xffffffff, 28};
+    uint32_t idb[5] = {1, 20, 1 /* EN10MB */, 65535, 20};
+
+    (void)state;
+    assert_non_null(f);
+    for (int sect = 0; sect < 2; sect++) {
+        fwrite(shb, 4, 7, f);
+        idb[2] = sect == 0 ? 1 : 101;   /* LINKTYPE_ETHERNET, then LINKTYPE_RAW */
+        fwrite(idb, 4, 5, f);
+        for (uint32_t i = 0; i < 2; i++) {
+            uint8_t b[2048];
+            size_t l3 = udp4_call(tmp2, 500 + 2 * (uint32_t)sect + i, 8);
+            size_t n = sect == 0 ? put_eth(b, 0x0800, 0, NULL, tmp2, l3) : l3;
+            uint32_t padded = (uint32_t)((n + 3) & ~3u), total = 32 + padded;
+            uint64_t us = 3000000 + 2 * (uint64_t)sect + i;
+            uint32_t epb[7] = {6, total, 0, (uint32_t)(us >> 32), (uint32_t)us, (uint32_t)n,
+                               (uint32_t)n};
+            if (sect == 1)
+                memcpy(b, tmp2, n);
+            fwrite(epb, 4, 7, f);
+            memset(b + n, 0, padded - n);
+            fwrite(b, 1, padded, f);
+            fwrite(&total, 4, 1, f);
+        }
+    }
+    fclose(f);
+    assert_int_equal(run_files(paths, 1, NULL, err, &s), 0);
+    assert_int_equal(s.packets, 2);
+    assert_int_equal(msgs->len, 2);
+    assert_int_equal(msg_xid(1), 501);
+    g_free(path);
+}
+
+/*
  * A record header with a huge captured length in the middle of a classic
  * pcap file, read from the mapping and gzip-compressed: the walk skips that
  * one record and resynchronizes on the next (docs/tbbt-convert.md "Damaged
@@ -1629,6 +1673,7 @@ int main(void)
         TF(test_file_merge_filter),
         TF(test_file_errors),
         TF(test_file_pcapng),
+        TF(test_file_pcapng_sections),
         TF(test_file_mapped_swapped),
         TF(test_file_resync),
     };
