@@ -97,6 +97,7 @@ struct tbbt__rw {
     int dlt;
     struct iface ifs[MAX_IFS];
     uint32_t n_if;
+    int link0;            /* the link type of the file's first interface (libpcap's dlt), or -1 */
     uint64_t off;         /* the next record */
     uint64_t last_ts;
     bool have_ts, done, known;
@@ -165,14 +166,19 @@ static size_t fill_gz(struct tbbt__rw *w, uint8_t *buf, size_t room)
         r = inflate(z, Z_NO_FLUSH);
         if (r == Z_STREAM_END) {
             size_t got = room - z->avail_out;
-            /* another gzip member may follow; anything else after the stream is ignored */
-            if (z->avail_in == 0) {
+            /*
+             * another gzip member may follow; anything else after the stream is
+             * ignored.  Its two magic bytes may straddle the end of what was read.
+             */
+            if (z->avail_in < 2) {
+                size_t keep = z->avail_in;
                 ssize_t n;
+                memmove(w->zin, z->next_in, keep);
                 do
-                    n = read(w->fd, w->zin, ZIN_CAP);
+                    n = read(w->fd, w->zin + keep, ZIN_CAP - keep);
                 while (n < 0 && errno == EINTR);
                 z->next_in = w->zin;
-                z->avail_in = n > 0 ? (uInt)n : 0;
+                z->avail_in = (uInt)keep + (n > 0 ? (uInt)n : 0);
                 w->pos += n > 0 ? (uint64_t)n : 0;
             }
             if (z->avail_in >= 2 && z->next_in[0] == 0x1f && z->next_in[1] == 0x8b)
@@ -359,6 +365,7 @@ struct tbbt__rw *tbbt__rw_open(const char *path, char *errbuf, size_t errlen)
 
     w->path = g_strdup(path);
     w->fd = -1;
+    w->link0 = -1;
     if (!open_input(w, errbuf, errlen)) {
         tbbt__rw_free(w);
         return NULL;
@@ -677,6 +684,8 @@ static void ng_idb(struct tbbt__rw *w, const uint8_t *b, uint32_t blen)
         }
         o += 4 + ((olen + 3u) & ~3u);
     }
+    if (w->link0 < 0)
+        w->link0 = f.dlt;
     w->ifs[w->n_if++] = f;
 }
 
@@ -721,8 +730,11 @@ static int ng_packet(struct tbbt__rw *w, uint32_t type, const uint8_t *b, uint32
     }
     pk->caplen = caplen;
     pk->data = b + hdr;
-    /* libpcap gave the first interface's link type; others are not decoded (-1) */
-    pk->dlt = f->dlt == w->ifs[0].dlt ? w->dlt : -1;
+    /*
+     * libpcap gave the link type of the file's first interface; other link types (also
+     * a later section's first interface) are not decoded (-1)
+     */
+    pk->dlt = f->dlt == w->link0 ? w->dlt : -1;
     w->last_ts = pk->ts_ns;
     w->have_ts = true;
     return 1;

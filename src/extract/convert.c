@@ -1061,6 +1061,30 @@ static int put_in_place(struct tbbt_outfile **out, char **tmp)
     return rc;
 }
 
+/*
+ * Puts the trace and the map in place: one written in place (a device or a FIFO,
+ * where the copy may fail: ENOSPC) goes first, so that its failure leaves the other's
+ * existing file as it was.  0, or -errno with the reason naming the file in errbuf.
+ */
+static int put_both_in_place(struct tbbt__conv *c, char *errbuf, size_t errlen)
+{
+    bool map_first = c->map_out && tbbt_outfile_in_place(c->map_out) &&
+                     !(c->out && tbbt_outfile_in_place(c->out));
+    int rc;
+
+    for (int k = 0; k < 2; k++) {
+        bool map = (k == 0) == map_first;
+        if ((rc = map ? put_in_place(&c->map_out, &c->map_tmp)
+                      : put_in_place(&c->out, &c->final_tmp)) < 0) {
+            snprintf(errbuf, errlen, map ? "cannot write hierarchy map '%s': %s"
+                                         : "cannot write trace '%s': %s",
+                     map ? c->map_path : c->o->output, tbbt_strerror(rc));
+            return rc;
+        }
+    }
+    return 0;
+}
+
 /* The one-line result of a --check pass, on standard output. */
 static void print_check(const struct tbbt__corr *k)
 {
@@ -1126,16 +1150,8 @@ static int finish(struct tbbt__conv *c, int rc, char *errbuf, size_t errlen)
     c->reader_cpu_ns = tbbt_thread_cpu_ns() - c->cpu0_ns;
     if ((wrc = pass_b(c, errbuf, errlen)) < 0)
         return wrc;
-    if ((wrc = put_in_place(&c->out, &c->final_tmp)) < 0) {
-        snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->o->output,
-                 tbbt_strerror(wrc));
+    if ((wrc = put_both_in_place(c, errbuf, errlen)) < 0)
         return wrc;
-    }
-    if ((wrc = put_in_place(&c->map_out, &c->map_tmp)) < 0) {
-        snprintf(errbuf, errlen, "cannot write hierarchy map '%s': %s", c->map_path,
-                 tbbt_strerror(wrc));
-        return wrc;
-    }
     if (c->o->summary_json) {
         text = summary_text(c, (double)(tbbt_now_ns() - c->started_ns) / 1e9,
                             input_bytes(c->o));
@@ -1285,12 +1301,8 @@ static int rerun_pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
     if ((rc = tbbt__hier_scan(c->ns, c->raw_path, errbuf, errlen)) < 0 ||
         (rc = pass_b(c, errbuf, errlen)) < 0)
         return rc;
-    if ((rc = put_in_place(&c->out, &c->final_tmp)) < 0 ||
-        (rc = put_in_place(&c->map_out, &c->map_tmp)) < 0) {
-        snprintf(errbuf, errlen, "cannot write '%s' or its map: %s", c->o->output,
-                 tbbt_strerror(rc));
+    if ((rc = put_both_in_place(c, errbuf, errlen)) < 0)
         return rc;
-    }
     if (!c->o->summary_json)
         return 0;
     text = summary_text(c, (double)(tbbt_now_ns() - c->started_ns) / 1e9, input_bytes(c->o));
@@ -1313,6 +1325,9 @@ int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t err
         goto out;
     if (tbbt_convert_is_trace(o->inputs[0])) {
         rc = rerun_pass_b(c, errbuf, errlen);
+        /* a TBBT trace that does not read whole gives no output at all: not exit 3 */
+        if (rc == TBBT_E_TRUNC || rc == TBBT_E_DAMAGED)
+            rc = TBBT_E_BADREC;
         goto out;
     }
     c->w = tbbt_spill_writer_open(c->raw_path, &err);

@@ -402,7 +402,10 @@ static bool symlink_call(struct tbbt__dec *d)
     return dec_dirop(d) && dec_sattr(d) && dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
 
-/* mknoddata3's type and, for the types that have one, its sattr3's discriminants. */
+/*
+ * mknoddata3's type and, for the types that have one (NF3CHR, NF3BLK: devicedata3
+ * starts with it; NF3SOCK, NF3FIFO), its sattr3's discriminants.
+ */
 static bool mknod_ahead_ok(struct tbbt__dec *d)
 {
     static const struct tbbt__dec_arm arms[7] = {
@@ -412,8 +415,9 @@ static bool mknod_ahead_ok(struct tbbt__dec *d)
         {SET_TO_CLIENT_TIME, SET_TO_CLIENT_TIME, 8},
     };
     uint32_t t = peek_mode(d);
+    bool sattr = t == NF3CHR || t == NF3BLK || t == NF3SOCK || t == NF3FIFO;
 
-    return tbbt__dec_bools_ok(d, arms, t >= NF3CHR && t <= NF3FIFO ? 7 : 1);
+    return tbbt__dec_bools_ok(d, arms, sattr ? 7 : 1);
 }
 
 static bool mknod_call(struct tbbt__dec *d)

@@ -128,7 +128,9 @@ static int check_objs(const struct tbbt_precheck *p, const struct tbbt_manifest 
         const struct tbbt_manifest_obj *o = &g_array_index(man->objs,
                                                            struct tbbt_manifest_obj, i);
         uint64_t k = tbbt_ns_start_key(o->id, o->path, o->len);
-        if (!bsearch(&k, starts->data, starts->len, sizeof(uint64_t), key_cmp)) {
+        /* the key keeps 32 bits of the ID (map IDs are below 2^31): a larger one is none */
+        if (o->id > UINT32_MAX ||
+            !bsearch(&k, starts->data, starts->len, sizeof(uint64_t), key_cmp)) {
             GString *s = g_string_new(NULL);
             tbbt_ns_escape(s, o->path, o->len);
             tbbt_errbuf(err, errlen, "manifest '%s': object %" PRIu64 " at '%s' is no entry "

@@ -351,11 +351,21 @@ int tbbt_synth_run(struct tbbt_synth *s, const char *trace_path, const char *map
         (rc = pass_b(raw, tbbt_outfile_path(out_trace), tbbt_outfile_path(out_map), &local, err,
                      errlen)) < 0)
         goto fail;
+    /*
+     * One written in place (a device, a FIFO: its copy may fail, ENOSPC) first, so that
+     * its failure leaves the other's existing file as it was.
+     */
+    if (tbbt_outfile_in_place(out_trace) && !tbbt_outfile_in_place(out_map)) {
+        rc = tbbt_outfile_commit(out_trace, err, errlen);
+        out_trace = NULL;
+        if (rc < 0)
+            goto fail;
+    }
     rc = tbbt_outfile_commit(out_map, err, errlen);
     out_map = NULL;
     if (rc < 0)
         goto fail;
-    rc = tbbt_outfile_commit(out_trace, err, errlen);
+    rc = tbbt_outfile_commit(out_trace, err, errlen);   /* NULL (done above): 0 */
     out_trace = NULL;
     if (rc < 0)
         goto fail;

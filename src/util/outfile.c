@@ -19,6 +19,7 @@
 #include "util/util.h"
 
 #define MAX_LINKS 40        /* as the kernel's ELOOP limit */
+#define TEMP_BASE_MAX 200   /* bytes of the target's name in its temporary's */
 
 struct tbbt_outfile {
     char *name;             /* as given */
@@ -87,6 +88,17 @@ static int follow_links(const char *path, char **target, struct stat *st, bool *
     }
 }
 
+char *tbbt_outfile_temp_template(const char *target)
+{
+    char *dir = g_path_get_dirname(target), *base = g_path_get_basename(target), *t;
+
+    /* the name cut to TEMP_BASE_MAX bytes: ".NAME.tmp-XXXXXX" must fit NAME_MAX (255) */
+    t = g_strdup_printf("%s/.%.*s.tmp-XXXXXX", dir, TEMP_BASE_MAX, base);
+    g_free(dir);
+    g_free(base);
+    return t;
+}
+
 /* Creates o->tmp: beside the target, or in the temporary directory when spooling. */
 static int make_temp(struct tbbt_outfile *o)
 {
@@ -95,10 +107,7 @@ static int make_temp(struct tbbt_outfile *o)
     if (o->spool) {
         tmpl = g_build_filename(g_get_tmp_dir(), "tbbt-spool-XXXXXX", NULL);
     } else {
-        char *dir = g_path_get_dirname(o->target), *base = g_path_get_basename(o->target);
-        tmpl = g_strdup_printf("%s/.%s.tmp-XXXXXX", dir, base);
-        g_free(dir);
-        g_free(base);
+        tmpl = tbbt_outfile_temp_template(o->target);
     }
     o->fd = g_mkstemp_full(tmpl, O_RDWR | O_CLOEXEC, 0666);     /* 0666 less the umask */
     if (o->fd < 0) {

@@ -82,6 +82,13 @@ void tbbt_outfile_abort(struct tbbt_outfile *o);
 char *tbbt_outfile_resolve(const char *path, int *rc);
 
 /*
+ * The mkstemp() template of the temporary written beside target (a path after its
+ * links): "DIR/.NAME.tmp-XXXXXX", NAME cut to its first 200 bytes so that any name the
+ * file system takes also takes its temporary.  Given (g_free).
+ */
+char *tbbt_outfile_temp_template(const char *target);
+
+/*
  * Writes the bytes text[0..len) to path through an outfile (a whole small file:
  * a JSON document, a figure's script).  0, or -errno with the reason in err.
  */

@@ -8,12 +8,15 @@
 #define TBBT_UTIL_OUTPATH_H
 
 /*
- * 0 if the file at path (borrowed) can be written: it is no directory, and a new file
- * can be made in its directory (a file is created there with a unique name and removed
- * again: what a write through a temporary file and rename needs; nothing else changes),
- * or path is an existing file that opens for writing without being truncated (a device
- * such as /dev/null, or a file in a directory the caller cannot write).  Else -errno:
- * -EISDIR, -ENOENT (no such directory), -EACCES, -EROFS, ...
+ * 0 if the file at path (borrowed; "-" is standard output) can be written as
+ * util/outfile.h writes it: after its symbolic links, the target is no directory, and
+ * either a new file can be made in the target's directory (a file is created there with
+ * a unique name and removed again: what a write through a temporary file and rename
+ * needs; nothing else changes), or the target is written in place (a device such as
+ * /dev/null, a FIFO, anything under /dev/ or /proc/) and opens for writing without being
+ * truncated.  An existing regular file in a directory the caller cannot write fails:
+ * the outfile could not replace it.  Else -errno: -EISDIR, -ENOENT (no such directory),
+ * -EACCES, -EROFS, -ELOOP, -ENAMETOOLONG, ...
  */
 int tbbt_output_check(const char *path);
 

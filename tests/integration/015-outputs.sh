@@ -4,7 +4,7 @@
 # files"): a symlinked -o/--map keeps the link and rewrites its target (tbbt-convert,
 # tbbt-synth), -o /dev/null and a device node stay devices, a FIFO and -o /dev/stdout
 # get the trace in place, -o /dev/full exits 1 with one line naming it (convert, synth,
-# dump both ways), a failed --from-text leaves an existing output byte for byte
+# dump both ways) and leaves the other output (map or trace) that exists as it was, a failed --from-text leaves an existing output byte for byte
 # (tbbt-convert, tbbt-dump); tbbt-init refuses a manifest inside a symlinked --root
 # (nothing written in the image) and stores the map and root absolute; no temporary is
 # left.  Every case runs and reports; the script fails if any did.  No server.
@@ -109,6 +109,23 @@ case_dev_full() {
   full "dump" "$dump" -o /dev/full ref.tbbt
   full "dump --from-text" "$dump" --from-text ref.txt -o /dev/full
   rm -f /dev/full.map
+  # the other output of the pair already exists: a failed run leaves it as it was
+  local k
+  for k in convert-map synth-trace synth-map; do
+    echo "old $k" > "keep-$k"
+  done
+  full "convert --map" "$convert" -q -o keep-convert-map --map /dev/full "$cap"
+  full "synth (existing map)" "$synth" -q --readers 1 --scale 1/2048 -o /dev/full \
+    --map keep-synth-map
+  full "synth --map" "$synth" -q --readers 1 --scale 1/2048 -o keep-synth-trace \
+    --map /dev/full
+  for k in convert-map synth-trace synth-map; do
+    if [ "$(cat "keep-$k")" = "old $k" ]; then
+      ok "$k: an existing output is left as it was when the other one fails"
+    else
+      fail "$k: a failed run replaced the existing output"
+    fi
+  done
 }
 
 case_from_text_keeps() {

@@ -9,8 +9,8 @@
 # with exit status 3, the summary's skip counters, and at least 99 % of the calls of the
 # good part (the undamaged conversion's, restricted to the part before the damage for
 # the gzip cases, to the good lines for the text trace).  Two inputs, one damaged: the
-# other is read whole.  A wrong snapshot length in a file header is not damage.  No
-# server.
+# other is read whole.  A wrong snapshot length in a file header is not damage.  A TBBT
+# trace cut short, as input, is no salvage: exit 1, nothing written.  No server.
 #   025-salvage.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -181,3 +181,14 @@ got=$(calls "$work/two.json")
 [ $((got * 100)) -ge $((want * 99)) ] || fail "two inputs: $got calls of $want"
 echo "ok: two inputs, one damaged: $got of $want calls"
 echo "ok: $n damaged inputs converted with exit 3"
+
+# Not salvage: a TBBT trace given as input that is cut short gives no output at all, so
+# it is exit status 1 (no usable output), not 3, and no trace is written.
+"$conv" -q -o "$work/whole.tbbt" "$top/traces/v3-tcp.pcap" || fail "v3-tcp.pcap: exit $?"
+size=$(stat -c %s "$work/whole.tbbt")
+head -c $((size - 40)) "$work/whole.tbbt" > "$work/cut.tbbt"
+rc=0
+"$conv" -q -o "$work/recut.tbbt" "$work/cut.tbbt" 2>/dev/null || rc=$?
+[ "$rc" -eq 1 ] || fail "a cut TBBT trace as input: exit $rc, expected 1"
+[ ! -e "$work/recut.tbbt" ] || fail "a cut TBBT trace as input: an output was written"
+echo "ok: a cut TBBT trace as input: exit 1, nothing written"

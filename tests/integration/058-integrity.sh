@@ -10,7 +10,8 @@
 #    no set-uid file (1777) and a set-gid directory (3777); a map made with another trace
 #    is refused by tbbt-play; a bad trace, a map given as --trace and an unwritable
 #    --report-json are reported, naming the file, before any server is asked (the
-#    server is 127.0.0.1 on a port where nothing listens).
+#    server is 127.0.0.1 on a port where nothing listens); a manifest obj line whose ID
+#    is a map entry's plus 2^32 is no entry of the map.
 #   058-integrity.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -92,6 +93,23 @@ expect_fail "an unwritable --report-json" \
   "${srv[@]}"
 expect_fail "a --timeseries that is a directory" "cannot write --timeseries '$work': Is a directory" \
   "$play" -q -t "$work/t.tbbt" -m "$work/t.manifest" --timeseries "$work" "${srv[@]}"
+# An obj line whose ID is a map entry's plus 2^32 (checksum recomputed) names no entry.
+python3 - "$work/t.manifest" "$work/big.manifest" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+for i, l in enumerate(lines):
+    if l.startswith("obj\t"):
+        f = l.split("\t")
+        f[1] = str(int(f[1]) + (1 << 32))
+        lines[i] = "\t".join(f)
+        break
+else:
+    sys.exit("no obj line")
+open(sys.argv[2], "w").write("\n".join(lines))
+PY
+python3 "$here/mapsum.py" "$work/big.manifest"
+expect_fail "an obj ID past 2^32" "manifest '$work/big.manifest': object [0-9]* at .* is no entry" \
+  "$play" --check-only -q -t "$work/t.tbbt" -m "$work/big.manifest" --map "$work/t.tbbt.map"
 # A version 1 manifest (no checksum) is read with one warning.
 grep -v '^map-crc32\|^# crc32' "$work/t.manifest" | sed '1s/.*/# tbbt-manifest 1/' > "$work/v1.manifest"
 "$play" --check-only -t "$work/t.tbbt" -m "$work/v1.manifest" 2> "$work/err" > /dev/null \

@@ -1310,6 +1310,67 @@ static void test_file_pcap_and_gzip(void **state)
     g_free(gzp);
 }
 
+/* data[0..n) as one gzip member of stored (level 0) deflate blocks into out; its size. */
+static size_t gz_member(const uint8_t *data, size_t n, uint8_t *out, size_t cap)
+{
+    z_stream z = {0};
+
+    assert_int_equal(deflateInit2(&z, Z_NO_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                                  Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = (Bytef *)data;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    n = cap - z.avail_out;
+    deflateEnd(&z);
+    return n;
+}
+
+/*
+ * A gzip file of two members whose boundary falls one byte before the end of the
+ * walker's 256 KiB read: the second member's magic is split across two reads, and
+ * every packet of both members is still read.
+ */
+static void test_file_gzip_members(void **state)
+{
+    enum { COUNT = 3000, TARGET = (256 << 10) - 1 };
+    char err[256] = "", *p = write_pcap("m.pcap", DLT_EN10MB, 1, COUNT, SEC, 1000);
+    char *gzp = path_of("m.pcap.gz");
+    const char *paths[1] = {gzp};
+    struct tbbt_cap_stats s;
+    uint8_t *z1 = g_malloc(TARGET + 4096), *z2;
+    size_t n1 = 0, l = TARGET - 10, l1 = 0, n2;
+    gchar *data;
+    gsize len;
+    FILE *f;
+
+    (void)state;
+    assert_true(g_file_get_contents(p, &data, &len, NULL));
+    assert_true(len > TARGET + 4096);
+    for (; l > TARGET - 400 && n1 != TARGET; l--)   /* the first member: TARGET bytes */
+        if ((n1 = gz_member((const uint8_t *)data, l, z1, TARGET + 4096)) == TARGET)
+            l1 = l;
+    assert_int_equal(n1, TARGET);
+    z2 = g_malloc(len - l1 + 4096);
+    n2 = gz_member((const uint8_t *)data + l1, len - l1, z2, len - l1 + 4096);
+    f = fopen(gzp, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(z1, 1, n1, f), n1);
+    assert_int_equal(fwrite(z2, 1, n2, f), n2);
+    assert_int_equal(fclose(f), 0);
+    if (run_files(paths, 1, NULL, err, &s) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(s.packets, COUNT);
+    assert_int_equal(msgs->len, COUNT);
+    assert_int_equal(msg_xid(COUNT - 1), COUNT);
+    g_free(z1);
+    g_free(z2);
+    g_free(data);
+    g_free(p);
+    g_free(gzp);
+}
+
 static void test_file_merge_filter(void **state)
 {
     char err[256] = "";
@@ -1488,6 +1549,50 @@ static void test_file_pcapng(void **state)
 }
 
 /*
+ * A pcapng file of two sections: the first's interface is Ethernet (the link type
+ * libpcap gives), the second's raw IP.  The second section's packets are of another
+ * link type and are not decoded (as Ethernet or otherwise): only the first's count.
+ */
+static void test_file_pcapng_sections(void **state)
+{
+    char err[256] = "", *path = path_of("s.pcapng");
+    FILE *f = fopen(path, "wb");
+    const char *paths[1] = {path};
+    struct tbbt_cap_stats s;
+    const uint32_t shb[7] = {0x0a0d0d0a, 28, 0x1a2b3c4d, 1, 0xffffffff, 0xffffffff, 28};
+    uint32_t idb[5] = {1, 20, 1 /* EN10MB */, 65535, 20};
+
+    (void)state;
+    assert_non_null(f);
+    for (int sect = 0; sect < 2; sect++) {
+        fwrite(shb, 4, 7, f);
+        idb[2] = sect == 0 ? 1 : 101;   /* LINKTYPE_ETHERNET, then LINKTYPE_RAW */
+        fwrite(idb, 4, 5, f);
+        for (uint32_t i = 0; i < 2; i++) {
+            uint8_t b[2048];
+            size_t l3 = udp4_call(tmp2, 500 + 2 * (uint32_t)sect + i, 8);
+            size_t n = sect == 0 ? put_eth(b, 0x0800, 0, NULL, tmp2, l3) : l3;
+            uint32_t padded = (uint32_t)((n + 3) & ~3u), total = 32 + padded;
+            uint64_t us = 3000000 + 2 * (uint64_t)sect + i;
+            uint32_t epb[7] = {6, total, 0, (uint32_t)(us >> 32), (uint32_t)us, (uint32_t)n,
+                               (uint32_t)n};
+            if (sect == 1)
+                memcpy(b, tmp2, n);
+            fwrite(epb, 4, 7, f);
+            memset(b + n, 0, padded - n);
+            fwrite(b, 1, padded, f);
+            fwrite(&total, 4, 1, f);
+        }
+    }
+    fclose(f);
+    assert_int_equal(run_files(paths, 1, NULL, err, &s), 0);
+    assert_int_equal(s.packets, 2);
+    assert_int_equal(msgs->len, 2);
+    assert_int_equal(msg_xid(1), 501);
+    g_free(path);
+}
+
+/*
  * A record header with a huge captured length in the middle of a classic
  * pcap file, read from the mapping and gzip-compressed: the walk skips that
  * one record and resynchronizes on the next (docs/tbbt-convert.md "Damaged
@@ -1564,9 +1669,11 @@ int main(void)
         T(test_tcp_random_segments),
         T(test_tcp_random_snaplen),
         TF(test_file_pcap_and_gzip),
+        TF(test_file_gzip_members),
         TF(test_file_merge_filter),
         TF(test_file_errors),
         TF(test_file_pcapng),
+        TF(test_file_pcapng_sections),
         TF(test_file_mapped_swapped),
         TF(test_file_resync),
     };

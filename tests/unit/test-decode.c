@@ -1194,6 +1194,18 @@ static void test_out_of_range(void **state)
     chk_bad(f, tbbt__decode_call, V3, NFSPROC3_MKNOD, TBBT_RF_CALL_BAD);
     only(f, B(TBBT_F_FH) | B(TBBT_F_NAME));
 
+    /* MKNOD of a block device (NF3BLK has a sattr3 too): set_mode3 2 */
+    enc_begin(f);
+    PUT(f, xdr_nfs_fh3, &h);
+    PUT(f, xdr_filename3, &name);
+    put_u32(f, NF3BLK);
+    for (int i = 0; i < 6; i++)
+        put_u32(f, i == 0 ? 2 : 0);
+    put_u32(f, 4);
+    put_u32(f, 64);
+    chk_bad(f, tbbt__decode_call, V3, NFSPROC3_MKNOD, TBBT_RF_CALL_BAD);
+    only(f, B(TBBT_F_FH) | B(TBBT_F_NAME));
+
     /* MOUNT v3: a mountstat3 of 12345 */
     enc_begin(f);
     put_u32(f, 12345);

@@ -5,7 +5,8 @@
  * relative one) stays a link and its target is written, a replaced file keeps its
  * mode, a writer that opens tbbt_outfile_path() itself works, /dev/null is written in
  * place (spooled when asked), /dev/full gives -ENOSPC naming it, a symlink loop is
- * ELOOP, and no temporary file is ever left behind.
+ * ELOOP, a name of 255 bytes is written (its temporary's name cut to fit), and no
+ * temporary file is ever left behind.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -257,6 +258,26 @@ static void missing_directory_fails_early(void **state)
     g_free(p);
 }
 
+/* A name of NAME_MAX (255) bytes: its temporary's name is cut to fit. */
+static void long_name_is_written(void **state)
+{
+    char *name = g_strnfill(255, 'n'), *p = in(state, name), *text = NULL, err[512] = "";
+    GDir *d;
+    int n = 0;
+
+    assert_int_equal(tbbt_outfile_write_all(p, "x\n", 2, err, sizeof(err)), 0);
+    assert_true(g_file_get_contents(p, &text, NULL, NULL));
+    assert_string_equal(text, "x\n");
+    d = g_dir_open((const char *)*state, 0, NULL);
+    while (g_dir_read_name(d))
+        n++;
+    g_dir_close(d);
+    assert_int_equal(n, 1);         /* no temporary left */
+    g_free(text);
+    g_free(p);
+    g_free(name);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +290,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(dev_full_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(link_loop_is_eloop, setup, teardown),
         cmocka_unit_test_setup_teardown(missing_directory_fails_early, setup, teardown),
+        cmocka_unit_test_setup_teardown(long_name_is_written, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -570,6 +570,30 @@ static void test_textsum_outpath(void **state)
     g_free(dir);
     assert_int_equal(tbbt_output_check("/nonexistent-tbbt-dir/r.json"), -ENOENT);
     assert_int_equal(tbbt_output_check("/dev/null"), 0);
+    assert_int_equal(tbbt_output_check("-"), 0);
+    /* as outfile.h writes: a link's target decides; a name of 250 bytes is fine */
+    dir = g_path_get_dirname(fx->path2);
+    {
+        char *link = g_build_filename(dir, "out-link.json", NULL);
+        char *fifo = g_build_filename(dir, "out-fifo", NULL);
+        char *lname = g_strnfill(250, 'n'), *llong = g_build_filename(dir, lname, NULL);
+
+        unlink(link);
+        assert_int_equal(symlink("/nonexistent-tbbt-dir/r.json", link), 0);
+        assert_int_equal(tbbt_output_check(link), -ENOENT);
+        unlink(link);
+        assert_int_equal(tbbt_output_check(llong), 0);     /* the temporary's name is cut */
+        assert_int_equal(access(llong, F_OK), -1);
+        unlink(fifo);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        assert_int_equal(tbbt_output_check(fifo), 0);     /* no reader: does not block */
+        unlink(fifo);
+        g_free(link);
+        g_free(fifo);
+        g_free(lname);
+        g_free(llong);
+    }
+    g_free(dir);
 }
 
 static void test_names(void **state)
