@@ -4,7 +4,7 @@
  * it"), on top of the reader's line rules: one object per ID (its entries
  * agree on type, size, symlink target, links and attributes, and number as
  * many as links says), every start entry's directory already at trace start,
- * no start path twice.  Used by tbbt-init (before it builds anything) and by
+ * no start directory twice.  Used by tbbt-init (before it builds anything) and by
  * tbbt-play (before it talks to a server).  It builds nothing.
  */
 #include "ns/ns.h"

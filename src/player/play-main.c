@@ -435,29 +435,12 @@ static int scan_trace(struct run *r, const char *path)
     return 0;
 }
 
-/* The map's root ID: its first entry's if that is the export root ("."), else 0. */
-static int map_root(const char *path, uint64_t *id)
-{
-    int err = 0;
-    struct tbbt_ns_map_reader *m = tbbt_ns_map_reader_open(path, &err);
-    if (!m) {
-        fprintf(stderr, PROG ": cannot open map '%s': %s\n", path, tbbt_strerror(err));
-        return -1;
-    }
-    struct tbbt_ns_map_entry e;
-    int rc = tbbt_ns_map_reader_next(m, &e);
-    if (rc == 1)
-        *id = e.path_len == 1 && e.path[0] == '.' ? e.id : 0;
-    else
-        fprintf(stderr, PROG ": map '%s' line %" PRIu64 ": %s\n", path,
-                tbbt_ns_map_reader_line(m), rc < 0 ? tbbt_ns_map_reader_error(m) : "empty map");
-    tbbt_ns_map_reader_close(m);
-    return rc == 1 ? 0 : -1;
-}
-
 /* ------------------------------------------------------------------ the files, first */
 
-/* precheck.h, before any server is asked: sets r->man and r->map_path.  0 or -1. */
+/*
+ * precheck.h, before any server is asked: sets r->man, r->map_path and r->root_id (the
+ * map's root ID, from the check's single read of the map).  0 or -1.
+ */
 static int precheck(struct run *r)
 {
     char err[1024];
@@ -470,6 +453,7 @@ static int precheck(struct run *r)
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
+    r->root_id = p.map_root_id;
     return 0;
 }
 
@@ -509,8 +493,6 @@ static int startup(struct run *r)
                 r->man->clones->len);
         return -1;
     }
-    if (map_root(r->map_path, &r->root_id) < 0)
-        return -1;
     if (r->root_id == 0)   /* no MOUNT in the trace: the image root gets a slot of its own */
         r->root_id = TBBT_HANDLES_MAX_ID - 1;
     if (scan_trace(r, opt_trace) < 0)

@@ -143,7 +143,7 @@ static int check_objs(const struct tbbt_precheck *p, const struct tbbt_manifest 
 }
 
 /* The map, and its ties with the trace and the manifest. */
-static int check_map(const struct tbbt_precheck *p, const struct tbbt_manifest *man,
+static int check_map(struct tbbt_precheck *p, const struct tbbt_manifest *man,
                      const char *map, const struct tbbt_trace_ident *tid, char *err,
                      size_t errlen)
 {
@@ -154,11 +154,13 @@ static int check_map(const struct tbbt_precheck *p, const struct tbbt_manifest *
     if (rc == 0)
         rc = check_ties(p, man, map, tid, &mi, err, errlen) < 0 ||
              check_objs(p, man, map, starts, err, errlen) < 0 ? -1 : 0;
+    if (rc == 0)
+        p->map_root_id = mi.root_id;
     g_array_free(starts, TRUE);
     return rc;
 }
 
-int tbbt_precheck_run(const struct tbbt_precheck *p, struct tbbt_manifest **man,
+int tbbt_precheck_run(struct tbbt_precheck *p, struct tbbt_manifest **man,
                       char **map_path, char *err, size_t errlen)
 {
     struct tbbt_trace_ident tid = { 0 };

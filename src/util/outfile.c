@@ -274,6 +274,24 @@ static int finish_writes(struct tbbt_outfile *o)
     return rc;
 }
 
+/*
+ * Syncs the directory that holds path, so that a rename into it survives a crash.  A
+ * file system that cannot sync directories (EINVAL) is not an error.  0 or -errno.
+ */
+static int sync_dir_of(const char *path)
+{
+    char *dir = g_path_get_dirname(path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+    g_free(dir);
+    if (fd < 0)
+        return -errno;
+    if (fsync(fd) < 0 && errno != EINVAL)
+        rc = -errno;
+    close(fd);
+    return rc;
+}
+
 int tbbt_outfile_commit(struct tbbt_outfile *o, char *err, size_t errlen)
 {
     int rc;
@@ -290,6 +308,9 @@ int tbbt_outfile_commit(struct tbbt_outfile *o, char *err, size_t errlen)
     } else if (o->tmp && !o->spool) {
         g_free(o->tmp);     /* renamed: nothing to remove */
         o->tmp = NULL;
+        if ((rc = sync_dir_of(o->target)) < 0)
+            tbbt_errbuf(err, errlen, "cannot write '%s': sync of its directory: %s", o->name,
+                        strerror(-rc));
     }
     if (o->tmp)
         g_unlink(o->tmp);

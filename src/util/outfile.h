@@ -64,7 +64,8 @@ FILE *tbbt_outfile_stream(struct tbbt_outfile *o, int *rc, char *err, size_t err
 
 /*
  * Finishes the output: flushes and closes the stream (if any), copies a spooled
- * temporary to its target, syncs and renames the temporary over the target.
+ * temporary to its target, syncs and renames the temporary over the target, and
+ * syncs the target's directory so that the rename survives a crash.
  * Each step is checked; on failure the temporary is removed, the target is left
  * as it was (or partly written, when written in place), and -errno comes back
  * with a one-line reason naming the file in err.  Always frees o (NULL: 0).
