@@ -85,7 +85,8 @@ run_one() {
   if [ -d "$seeds" ]; then cp -rn "$seeds"/. "$dir/corpus"/; fi
   before=$(find "$dir/corpus" -type f | wc -l)
   t0=$(date +%s)
-  # GNU time gives the CPU time the target really got (user + system, children too).
+  # GNU time gives the CPU time the target really got (user + system, children too);
+  # its last line (a first one says when the target exited non-zero).
   local wall=$seconds
   [ $cpu_budget -eq 1 ] && wall=$((seconds * 1000))
   nice -n "$nice_level" /usr/bin/time -f '%U %S' -o "$dir/cpu" \
@@ -109,7 +110,7 @@ run_one() {
   # libFuzzer exits 72 after the SIGINT sent above: the budget was spent, not a finding.
   [ "$stopped" -eq 1 ] && [ "$rc" -eq 72 ] && rc=0
   t1=$(date +%s)
-  cpu=$(awk '{printf "%.0f", $1 + $2}' "$dir/cpu" 2>/dev/null || echo 0)
+  cpu=$(awk 'END { printf "%.0f", $1 + $2 }' "$dir/cpu" 2>/dev/null || echo 0)
   rm -rf "$dir/min"; mkdir -p "$dir/min"
   if "$f" -merge=1 -rss_limit_mb=2048 -timeout=10 "$dir/min" "$dir/corpus" >"$dir/merge.log" 2>&1; then
     rm -rf "$dir/corpus"; mv "$dir/min" "$dir/corpus"
