@@ -40,10 +40,6 @@
 #include "util/heap.h"
 #include "util/util.h"
 
-#define NFS3ERR_JUKEBOX 10008
-#define NFS3ERR_NOT_SYNC 10002
-#define NFSERR_NOENT 2
-#define NFSERR_EXIST 17
 #define REPLY_BATCH 128
 #define NO_REPLY_KEY UINT64_MAX
 #define MIN_REPLY_BYTES 28      /* record mark + the smallest accepted reply (NULL) */
@@ -260,12 +256,13 @@ static bool is_create(const struct slot *s)
  */
 static bool dup_answer(const struct slot *s, int32_t nfs)
 {
+    /* nfsstat3 (proto/nfs3.h); NFSv2's NOENT and EXIST have the same values */
     switch (s->op) {
     case TBBT_NS_OP_CREATE: case TBBT_NS_OP_MKDIR: case TBBT_NS_OP_SYMLINK:
     case TBBT_NS_OP_MKNOD: case TBBT_NS_OP_LINK:
-        return nfs == NFSERR_EXIST;
+        return nfs == NFS3ERR_EXIST;
     case TBBT_NS_OP_REMOVE: case TBBT_NS_OP_RMDIR: case TBBT_NS_OP_RENAME:
-        return nfs == NFSERR_NOENT;
+        return nfs == NFS3ERR_NOENT;
     case TBBT_NS_OP_SETATTR:
         return nfs == NFS3ERR_NOT_SYNC;
     default:
