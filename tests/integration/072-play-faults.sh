@@ -21,27 +21,14 @@
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: 072-play-faults.sh BUILD_DIR [SCENARIO...]" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
-if [ -z "${TBBT_LAB_NS:-}" ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "FAIL: 072-play-faults needs root (it starts the lab NFS server)" >&2
-    exit 1
-  fi
-  # Again inside a private namespace with a fresh state directory (TBBT_LAB_DIR).
-  exec "$top/tools/lab-ns" --tmp 072 -- bash "$0" "$@"
-fi
+# shellcheck source=lab-test.sh
+. "$top/tests/integration/lab-test.sh"
+itest_private_lab 072-play-faults "$0" "$@"
 
 build=$(cd "$1" && pwd)
 shift
 scenarios=${*:-drop20 reset100 reset300 dead-startup default-timeout}
-play=$build/src/player/tbbt-play
-convert=$build/src/extract/tbbt-convert
-init=$build/src/aging/tbbt-init
-proxy=$build/tools/rpc-proxy
-lab=$top/tools/tbbt-lab
-for b in "$play" "$convert" "$init" "$proxy"; do
-  [ -x "$b" ] || { echo "FAIL: $b not built" >&2; exit 1; }
-done
-command -v python3 >/dev/null || { echo "FAIL: python3 is not installed" >&2; exit 1; }
+itest_tools "$build"
 work=$(mktemp -d)
 proxy_pid=""
 mproxy_pid=""

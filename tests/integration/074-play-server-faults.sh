@@ -27,26 +27,14 @@
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: 074-play-server-faults.sh BUILD_DIR [SCENARIO...]" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
-if [ -z "${TBBT_LAB_NS:-}" ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "FAIL: 074-play-server-faults needs root (it starts the lab NFS server)" >&2
-    exit 1
-  fi
-  # Again inside a private namespace with a fresh state directory (TBBT_LAB_DIR).
-  exec "$top/tools/lab-ns" --tmp 074 -- bash "$0" "$@"
-fi
+# shellcheck source=lab-test.sh
+. "$top/tests/integration/lab-test.sh"
+itest_private_lab 074-play-server-faults "$0" "$@"
 
 build=$(cd "$1" && pwd)
 shift
 scenarios=${*:-stopcont restart restart-busy restart-grace dead stopdead}
-play=$build/src/player/tbbt-play
-convert=$build/src/extract/tbbt-convert
-init=$build/src/aging/tbbt-init
-lab=$top/tools/tbbt-lab
-for b in "$play" "$convert" "$init"; do
-  [ -x "$b" ] || { echo "FAIL: $b not built" >&2; exit 1; }
-done
-command -v python3 >/dev/null || { echo "FAIL: python3 is not installed" >&2; exit 1; }
+itest_tools "$build"
 work=$(mktemp -d)
 gpid="" ppid="" stopped_pid=""
 cleanup() {
