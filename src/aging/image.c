@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 
 #include "ns/ns.h"
+#include "util/crc32.h"
 #include "util/outfile.h"
 #include "util/textsum.h"
 #include "util/util.h"
@@ -77,6 +78,8 @@ struct build {
     GArray *pend_files, *pend_links;    /* struct pending */
     GString *spacers;               /* NUL-separated paths of spacer files */
     GString *esc;                   /* man_path()'s buffer */
+    GString *mline;                 /* the manifest line being written (man_put()) */
+    uint32_t man_crc;               /* CRC32 of the manifest's bytes so far: its checksum line */
     uint64_t reservoir[RESERVOIR];
     uint64_t known;                 /* known sizes seen */
     uint64_t total_bytes;           /* data planned so far (the progress line) */
@@ -152,6 +155,13 @@ static int stage(const struct build *b)
 
 /* ---- manifest ---------------------------------------------------------------------- */
 
+/* Writes the line in b->mline to the manifest and adds it to the checksum. */
+static void man_put(struct build *b)
+{
+    fwrite(b->mline->str, 1, b->mline->len, b->man);   /* checked by outfile's commit */
+    b->man_crc = tbbt_crc32(b->man_crc, b->mline->str, b->mline->len);
+}
+
 static void man_line(struct build *b, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -159,12 +169,12 @@ static void man_line(struct build *b, const char *key, const char *fmt, ...)
 {
     va_list ap;
 
-    fputs(key, b->man);
-    fputc('\t', b->man);
+    g_string_printf(b->mline, "%s\t", key);
     va_start(ap, fmt);
-    vfprintf(b->man, fmt, ap);
+    g_string_append_vprintf(b->mline, fmt, ap);
     va_end(ap);
-    fputc('\n', b->man);
+    g_string_append_c(b->mline, '\n');
+    man_put(b);
 }
 
 static void man_path(struct build *b, const char *key, const char *extra, const char *path)
@@ -174,9 +184,20 @@ static void man_path(struct build *b, const char *key, const char *extra, const 
     g_string_truncate(s, 0);
     tbbt_ns_escape(s, path, strlen(path));
     if (extra)
-        fprintf(b->man, "%s\t%s\t%s\n", key, extra, s->str);
+        g_string_printf(b->mline, "%s\t%s\t%s\n", key, extra, s->str);
     else
-        fprintf(b->man, "%s\t%s\n", key, s->str);
+        g_string_printf(b->mline, "%s\t%s\n", key, s->str);
+    man_put(b);
+}
+
+/* The checksum line (util/textsum.h) of every byte written before it: the last line. */
+static void man_sum(struct build *b)
+{
+    char sum[TBBT_TEXTSUM_LINE];
+
+    tbbt_textsum_line(sum, b->man_crc);
+    g_string_assign(b->mline, sum);
+    man_put(b);
 }
 
 /* A path made, relative to the root (for --force), with its kind. */
@@ -1181,7 +1202,8 @@ static void man_header(struct build *b)
     /* absolute: the manifest is read from any directory (tbbt-play) */
     char *map = abs_path(o->map), *root = o->server ? g_strdup(o->root) : abs_path(o->root);
 
-    fprintf(b->man, "# tbbt-manifest 2\n");
+    g_string_assign(b->mline, "# tbbt-manifest 2\n");
+    man_put(b);
     man_path(b, "map", NULL, map);
     if (b->map.summed)      /* the map this image was built from: tbbt-play checks it */
         man_line(b, "map-crc32", "%08" PRIx32, b->map.crc);
@@ -1227,6 +1249,7 @@ static void build_init(struct build *b)
     const struct tbbt_image_opts *o = b->o;
 
     b->esc = g_string_new(NULL);
+    b->mline = g_string_new(NULL);
     b->rand = g_rand_new_with_seed_array((const guint32[]){ (guint32)o->seed,
                                                             (guint32)(o->seed >> 32) }, 2);
     b->paths = g_string_new(NULL);
@@ -1258,6 +1281,7 @@ static void build_fini(struct build *b)
     g_array_free(b->pend_links, TRUE);
     g_string_free(b->spacers, TRUE);
     g_string_free(b->esc, TRUE);
+    g_string_free(b->mline, TRUE);
     g_string_free(b->dpaths, TRUE);
     g_array_free(b->dirs, TRUE);
     for (int c = 0; c < 2; c++) {
@@ -1307,7 +1331,7 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
         return rc;
     }
     /* written aside, renamed into place at the end (a failed build's manifest too) */
-    if (!(man_out = tbbt_outfile_new(o->manifest, TBBT_OUTFILE_SPOOL, &rc, NULL, 0)) ||
+    if (!(man_out = tbbt_outfile_new(o->manifest, 0, &rc, NULL, 0)) ||
         !(b.man = tbbt_outfile_stream(man_out, &rc, NULL, 0))) {
         tbbt_outfile_abort(man_out);
         rc = fail(&b, rc, "cannot write the manifest '%s': %s", o->manifest, strerror(-rc));
@@ -1318,12 +1342,7 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     man_header(&b);
     rc = build_all(&b);
     man_footer(&b, rc);
-    /* its checksum line, appended to the file being written (spooled: always a file) */
-    if (fflush(b.man) != 0 && rc == 0)
-        rc = fail(&b, -errno, "cannot write the manifest '%s': %s", o->manifest,
-                  strerror(errno));
-    else if ((wrc = tbbt_textsum_append(tbbt_outfile_path(man_out))) < 0 && rc == 0)
-        rc = fail(&b, wrc, "cannot write the manifest '%s': %s", o->manifest, strerror(-wrc));
+    man_sum(&b);
     if ((wrc = tbbt_outfile_commit(man_out, NULL, 0)) < 0 && rc == 0)
         rc = fail(&b, wrc, "cannot write the manifest '%s': %s", o->manifest, strerror(-wrc));
     ops->close(b.be);

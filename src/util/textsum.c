@@ -73,26 +73,3 @@ int tbbt_textsum_verify(FILE *f, uint32_t crc0, uint32_t *crc, uint64_t *lines)
     free(prev);
     return rc;
 }
-
-int tbbt_textsum_append(const char *path)
-{
-    char buf[65536], line[TBBT_TEXTSUM_LINE];
-    uint32_t sum = 0;
-    size_t n;
-    int rc = 0;
-    FILE *f = fopen(path, "r+");
-
-    if (!f)
-        return -errno;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        sum = tbbt_crc32(sum, buf, n);
-    if (ferror(f))
-        rc = -EIO;
-    tbbt_textsum_line(line, sum);
-    errno = 0;
-    if (rc == 0 && (fseek(f, 0, SEEK_END) != 0 || fputs(line, f) < 0))
-        rc = errno ? -errno : -EIO;
-    if (fclose(f) != 0 && rc == 0)
-        rc = -errno;
-    return rc;
-}

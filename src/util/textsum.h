@@ -41,10 +41,4 @@ bool tbbt_textsum_parse(const char *line, size_t len, uint32_t *crc);
  */
 int tbbt_textsum_verify(FILE *f, uint32_t crc0, uint32_t *crc, uint64_t *lines);
 
-/*
- * Appends the trailer to the file at path, which must not have one: reads it whole for
- * the CRC.  0 or -errno.
- */
-int tbbt_textsum_append(const char *path);
-
 #endif
