@@ -33,7 +33,7 @@
 
 #include <glib.h>
 
-#include "rpcclient/rpcconn.h"
+#include "onc/rpcconn.h"
 #include "proto/nfs3.h"
 #include "util/exit-codes.h"
 #include "util/util.h"

@@ -38,6 +38,7 @@
 
 #include <glib.h>
 
+#include "onc/onc.h"
 #include "tbbt-version.h"
 #include "trace/trace.h"
 #include "util/buf.h"
@@ -61,8 +62,6 @@
 #define DRAIN_EXTRA_MS 1000             /* server closed: time left to deliver held replies */
 #define MAX_DELAY_MS 3600000
 #define RPC_HDR_LEN 24                  /* xid, msg_type, rpcvers, prog, vers, proc */
-#define RPC_CALL 0
-#define RPC_REPLY 1
 #define NFS_PROGRAM 100003
 
 struct cfg {
@@ -98,18 +97,10 @@ struct bbuf {
     size_t start, end, cap;
 };
 
-/* Record-marking scan state of one input buffer (RFC 5531 section 11).  The buffer
- * starts with the current record; frag is the offset of its next fragment header. */
-struct rm {
-    size_t frag;
-    uint8_t hdr[RPC_HDR_LEN];   /* first payload bytes of the record, across fragments */
-    size_t hdr_len;
-};
-
 struct side {
     int fd;                     /* -1 when closed; UDP: cli.fd is unused (-1) */
     struct bbuf in, out;
-    struct rm rm;
+    struct tbbt_onc_recscan rm; /* record-marking scan of in (RFC 5531 section 11) */
 };
 
 /* One client and its server connection (TCP), or one client address (UDP). */
@@ -273,23 +264,22 @@ static void ev(struct proxy *px, unsigned conn, const char *event, const struct 
 
 /* ------------------------------------------------------------------ RPC headers */
 
-/* Decodes what a message's first bytes say (RFC 5531 section 9): the XID always, and
- * for a call with rpcvers 2 the program, version and procedure. */
+/* Decodes what a message's first bytes say (RFC 5531 section 9, onc.h's parser): the
+ * XID always, and for a call with rpcvers 2 the program, version and procedure. */
 static struct rpcinfo parse_call(const uint8_t *hdr, size_t len)
 {
     struct rpcinfo ri = {0};
-    struct tbbt_buf b;
-    uint32_t type, rpcvers;
+    struct tbbt_onc_hdr h;
 
-    tbbt_buf_init(&b, hdr, len);
-    ri.xid = tbbt_buf_get_be32(&b);
-    ri.has_xid = !b.trunc;
-    type = tbbt_buf_get_be32(&b);
-    rpcvers = tbbt_buf_get_be32(&b);
-    ri.prog = tbbt_buf_get_be32(&b);
-    ri.vers = tbbt_buf_get_be32(&b);
-    ri.proc = tbbt_buf_get_be32(&b);
-    ri.has_call = !b.trunc && type == RPC_CALL && rpcvers == 2;
+    ri.has_xid = len >= 4;
+    if (ri.has_xid)
+        ri.xid = tbbt_be32(hdr);
+    if (tbbt_onc_hdr_parse(hdr, len, true, &h) == 0 && h.dir == TBBT_ONC_CALL) {
+        ri.prog = h.prog;
+        ri.vers = h.vers;
+        ri.proc = h.proc;
+        ri.has_call = true;
+    }
     return ri;
 }
 
@@ -310,14 +300,12 @@ static struct rpcinfo match_reply(struct pair *p, const uint8_t *hdr, size_t len
 {
     struct rpcinfo ri = {0};
     struct callinfo *ci;
-    struct tbbt_buf b;
     uint32_t type;
 
-    tbbt_buf_init(&b, hdr, len);
-    ri.xid = tbbt_buf_get_be32(&b);
-    type = tbbt_buf_get_be32(&b);
     ri.has_xid = len >= 4;
-    if (b.trunc || type != RPC_REPLY)
+    if (ri.has_xid)
+        ri.xid = tbbt_be32(hdr);
+    if (!tbbt_onc_peek(hdr, len, &ri.xid, &type) || type != TBBT_ONC_REPLY)
         return ri;
     ci = g_hash_table_lookup(p->xids, GUINT_TO_POINTER(ri.xid));
     if (!ci)
@@ -328,43 +316,6 @@ static struct rpcinfo match_reply(struct pair *p, const uint8_t *hdr, size_t len
     ri.has_call = true;
     g_hash_table_remove(p->xids, GUINT_TO_POINTER(ri.xid));
     return ri;
-}
-
-/*
- * Looks for a whole record at the front of in.  Returns 1 and sets *rec_len (marks
- * included) when one is there, 0 when more bytes are needed, TBBT_E_BADREC for a
- * fragment over MAX_FRAGMENT and TBBT_E_RANGE for a record over MAX_BUFFERED.  Each
- * fragment is looked at once, when it is complete; rm keeps the place between calls.
- */
-static int rm_next(const struct bbuf *in, struct rm *rm, size_t *rec_len)
-{
-    for (;;) {
-        size_t have = bbuf_used(in), take;
-        const uint8_t *p;
-        struct tbbt_buf b;
-        uint32_t mark, len;
-
-        if (have - rm->frag < 4)
-            return 0;
-        p = in->data + in->start + rm->frag;
-        tbbt_buf_init(&b, p, 4);
-        mark = tbbt_buf_get_be32(&b);
-        len = mark & 0x7fffffffu;
-        if (len > MAX_FRAGMENT)
-            return TBBT_E_BADREC;
-        if (rm->frag + 4 + len > MAX_BUFFERED)
-            return TBBT_E_RANGE;
-        if (have - rm->frag - 4 < len)
-            return 0;
-        take = MIN(len, RPC_HDR_LEN - rm->hdr_len);
-        memcpy(rm->hdr + rm->hdr_len, p + 4, take);
-        rm->hdr_len += take;
-        rm->frag += 4 + (size_t)len;
-        if (mark & 0x80000000u) {
-            *rec_len = rm->frag;
-            return 1;
-        }
-    }
 }
 
 /* ------------------------------------------------------------------ pairs */
@@ -739,12 +690,16 @@ static int scan_records(struct proxy *px, struct pair *p, struct side *s)
     size_t len;
     int rc;
 
-    while (!p->dead && !p->reset_pending && (rc = rm_next(&s->in, &s->rm, &len)) == 1) {
+    while (!p->dead && !p->reset_pending &&
+           (rc = tbbt_onc_recscan_next(&s->rm, s->in.data + s->in.start, bbuf_used(&s->in),
+                                       MAX_FRAGMENT, MAX_BUFFERED, &len)) == 1) {
         const uint8_t *rec = s->in.data + s->in.start;
+        uint8_t hdr[RPC_HDR_LEN];
+        size_t hdr_len = tbbt_onc_rec_payload(rec, len, hdr, sizeof(hdr));
         if (s == &p->cli)
-            on_call(px, p, rec, len, s->rm.hdr, s->rm.hdr_len);
+            on_call(px, p, rec, len, hdr, hdr_len);
         else
-            on_reply(px, p, rec, len, s->rm.hdr, s->rm.hdr_len);
+            on_reply(px, p, rec, len, hdr, hdr_len);
         bbuf_consume(&s->in, len);
         memset(&s->rm, 0, sizeof(s->rm));
     }

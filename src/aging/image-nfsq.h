@@ -31,7 +31,7 @@
 
 #include "aging/image-int.h"
 #include "proto/nfs3.h"
-#include "rpcclient/rpcconn.h"
+#include "onc/rpcconn.h"
 
 #define TBBT__NFSQ_NONE UINT32_MAX
 

@@ -11,6 +11,7 @@
  * as truncated); one that is inconsistent is.  Checksums are not verified.
  */
 #include "capture/capture-int.h"
+#include "onc/onc.h"
 #include "util/buf.h"
 #include "util/util.h"
 
@@ -106,7 +107,7 @@ static void udp(struct tbbt_capdec *d, const struct tbbt__cap_ip *ip, const uint
         return;
     }
     pcap = cap - 8 < ulen - 8 ? cap - 8 : ulen - 8;
-    if (ulen - 8 < TBBT__CAP_MIN_MSG || pcap < 12 || !tbbt__cap_rpc_plausible(p + 8)) {
+    if (ulen - 8 < TBBT__CAP_MIN_MSG || pcap < 12 || !tbbt_onc_plausible(p + 8)) {
         d->st.non_rpc_streams++;
         return;
     }

@@ -118,14 +118,6 @@ struct tbbt_capdec {
     struct tbbt__cap_frags *frags;
 };
 
-/* True if p[0..11] (xid, msg_type, rpcvers/reply_stat) look like an RPC header. */
-static inline bool tbbt__cap_rpc_plausible(const uint8_t *p)
-{
-    uint32_t type = (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 8 | p[7];
-    uint32_t v = (uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | (uint32_t)p[10] << 8 | p[11];
-    return (type == 0 && v == 2) || (type == 1 && v <= 1);
-}
-
 /* capdec.c: transport dispatch for a (reassembled) IP payload. */
 void tbbt__cap_l4(struct tbbt_capdec *d, const struct tbbt__cap_ip *ip, uint8_t proto,
                   const uint8_t *p, uint32_t cap, uint32_t wire, uint64_t ts);

@@ -18,8 +18,14 @@
  * the middle) the parser resynchronizes: it scans captured bytes for a mark
  * followed by a plausible RPC header (xid, then msg_type CALL with rpcvers
  * 2 or msg_type REPLY with reply_stat 0/1).  Nothing else of RPC is parsed.
+ *
+ * The mark codec and the header test are the onc module's (onc/onc.h), as for the
+ * client transport and the proxy; the reassembly stays here because a captured stream
+ * is not a socket's: bytes may be missing (holes, snap-length cuts) and a stream may
+ * start in the middle, which onc's reassembler, for whole in-order streams, refuses.
  */
 #include "capture/capture-int.h"
+#include "onc/onc.h"
 #include "util/buf.h"
 
 #include <string.h>
@@ -150,11 +156,11 @@ static bool mark_sane(bool last, uint32_t len)
  */
 static bool candidate(const uint8_t *p)
 {
-    uint32_t mark = tbbt_be32(p);
-    uint32_t len = mark & 0x7fffffffu;
+    bool last;
+    uint32_t len = tbbt_onc_mark_get(p, &last);
 
-    return (mark >> 31) && mark_sane(true, len) && len <= TBBT_CAP_MAX_RECORD &&
-           tbbt__cap_rpc_plausible(p + 4);
+    return last && mark_sane(true, len) && len <= TBBT_CAP_MAX_RECORD &&
+           tbbt_onc_plausible(p + 4);
 }
 
 /* The current fragment is complete. */
@@ -166,13 +172,11 @@ static void frag_done(struct tbbt_capdec *d, struct tbbt__cap_stream *s)
         s->rec.state = TBBT__REC_MARK;
 }
 
-/* A mark that starts a record; c->off is just past it. */
+/* A mark (len, last) that starts a record; c->off is just past it. */
 static void new_record(struct tbbt_capdec *d, struct tbbt__cap_stream *s, struct piece *c,
-                       uint32_t mark, uint32_t mark_off)
+                       uint32_t len, bool last, uint32_t mark_off)
 {
     struct tbbt__cap_rec *r = &s->rec;
-    bool last = mark >> 31;
-    uint32_t len = mark & 0x7fffffffu;
     uint32_t avail = c->off < c->cap ? c->cap - c->off : 0;
     bool checked = false;
 
@@ -181,7 +185,7 @@ static void new_record(struct tbbt_capdec *d, struct tbbt__cap_stream *s, struct
         return;
     }
     if (len >= 12 && avail >= 12) {
-        if (!tbbt__cap_rpc_plausible(c->p + c->off)) {
+        if (!tbbt_onc_plausible(c->p + c->off)) {
             bad_mark(d, s, c, mark_off == NO_REWIND ? NO_REWIND : mark_off + 1);
             return;
         }
@@ -206,12 +210,11 @@ static void new_record(struct tbbt_capdec *d, struct tbbt__cap_stream *s, struct
     r->state = TBBT__REC_FRAG;
 }
 
-/* A mark continuing an open record. */
+/* A mark (len, last) continuing an open record. */
 static void next_fragment(struct tbbt_capdec *d, struct tbbt__cap_stream *s, struct piece *c,
-                          uint32_t mark, uint32_t mark_off)
+                          uint32_t len, bool last, uint32_t mark_off)
 {
     struct tbbt__cap_rec *r = &s->rec;
-    uint32_t len = mark & 0x7fffffffu;
 
     /*
      * A zero-length fragment is legal here: libtirpc's xdrrec sends an empty
@@ -227,7 +230,7 @@ static void next_fragment(struct tbbt_capdec *d, struct tbbt__cap_stream *s, str
     }
     r->rec_wire += len;
     r->frag_left = len;
-    r->last = mark >> 31;
+    r->last = last;
     r->state = TBBT__REC_FRAG;
     if (len == 0)
         frag_done(d, s);
@@ -236,7 +239,8 @@ static void next_fragment(struct tbbt_capdec *d, struct tbbt__cap_stream *s, str
 static void feed_mark(struct tbbt_capdec *d, struct tbbt__cap_stream *s, struct piece *c)
 {
     struct tbbt__cap_rec *r = &s->rec;
-    uint32_t mark, mark_off = NO_REWIND;
+    uint32_t len, mark_off = NO_REWIND;
+    bool last;
 
     if (c->off >= c->cap) {   /* the mark was not captured */
         lose_sync(d, s);
@@ -244,8 +248,8 @@ static void feed_mark(struct tbbt_capdec *d, struct tbbt__cap_stream *s, struct 
     }
     if (r->mark_have == 0 && c->cap - c->off >= 4) {
         mark_off = c->off;
-        mark = tbbt_be32(c->p + c->off);
-        c->off += 4;
+        len = tbbt_onc_mark_get(c->p + c->off, &last);
+        c->off += TBBT_ONC_MARK_LEN;
     } else {
         uint32_t n = min_u32(4u - r->mark_have, c->cap - c->off);
         memcpy(r->mark_buf + r->mark_have, c->p + c->off, n);
@@ -254,12 +258,12 @@ static void feed_mark(struct tbbt_capdec *d, struct tbbt__cap_stream *s, struct 
         if (r->mark_have < 4)
             return;
         r->mark_have = 0;
-        mark = tbbt_be32(r->mark_buf);
+        len = tbbt_onc_mark_get(r->mark_buf, &last);
     }
     if (r->in_record)
-        next_fragment(d, s, c, mark, mark_off);
+        next_fragment(d, s, c, len, last, mark_off);
     else
-        new_record(d, s, c, mark, mark_off);
+        new_record(d, s, c, len, last, mark_off);
 }
 
 /* Checks a header that did not fit in the piece holding its mark; false if bad. */
@@ -273,7 +277,7 @@ static bool check_pending(struct tbbt_capdec *d, struct tbbt__cap_stream *s, str
     r->hdr_pending = false;
     if (r->rec_cap < 12)
         return true;   /* cannot tell: accept */
-    if (!tbbt__cap_rpc_plausible(r->buf)) {
+    if (!tbbt_onc_plausible(r->buf)) {
         bad_mark(d, s, c, piece_start);
         return false;
     }

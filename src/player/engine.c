@@ -36,7 +36,7 @@
 #include "player/attrcheck.h"
 #include "player/fsdep.h"
 #include "player/nfsreq.h"
-#include "rpcclient/rpcconn.h"
+#include "onc/rpcconn.h"
 #include "util/heap.h"
 #include "util/util.h"
 

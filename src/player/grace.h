@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rpcclient/rpcconn.h"
+#include "onc/rpcconn.h"
 
 /* What one probe found. */
 enum tbbt_grace_state {

@@ -25,7 +25,7 @@
 #include "player/precheck.h"
 #include "player/report.h"
 #include "player/resolve.h"
-#include "rpcclient/rpcconn.h"
+#include "onc/rpcconn.h"
 #include "player/verify.h"
 #include "tbbt-version.h"
 #include "trace/trace.h"

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "player/handles.h"
-#include "rpcclient/rpcconn.h"
+#include "onc/rpcconn.h"
 
 /* One `obj` line of the manifest. */
 struct tbbt_manifest_obj {

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rpcclient/rpcconn.h"
+#include "onc/rpcconn.h"
 #include "trace/trace.h"
 
 /* TBBT-ID -> the last size the trace showed for the object (regular files only). */

@@ -30,7 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "rpcclient/rpcconn.h"
+#include "onc/rpcconn.h"
 
 #include <rpc/pmap_prot.h>
 #include "proto/mount.h"

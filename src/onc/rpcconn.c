@@ -24,7 +24,7 @@
  * fragments is assembled in a second buffer.  Reply bytes are untrusted: every read
  * goes through xdrmem (bounds-checked), fragment and record sizes are capped.
  */
-#include "rpcclient/rpcconn.h"
+#include "onc/rpcconn.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -44,8 +44,10 @@
 #include <glib.h>
 #include <rpc/pmap_prot.h>
 
+#include "onc/onc.h"
 #include "proto/mount.h"
 #include "proto/xdrmem.h"
+#include "util/buf.h"
 #include "util/util.h"
 
 #define CONN_MAGIC 0x52504343u            /* "RPCC" */
@@ -58,7 +60,6 @@
 #define UDP_BATCH 64                      /* datagrams per sendmmsg() */
 #define UDP_MAX_PAYLOAD 65507u            /* 65535 - IPv4 header (20) - UDP header (8) */
 #define TAB_MIN 1024                      /* XID hash buckets, power of two */
-#define RECORD_LAST 0x80000000u
 
 struct req {
     struct req *next;       /* pending stack, hash chain or failq link */
@@ -129,27 +130,11 @@ struct tbbt_rpcconn {
     uint64_t recv_ns;                /* time of the last read that returned data */
     uint8_t *rbuf;
     size_t rcap, rhead, rtail;
-    uint8_t *abuf;                   /* record being assembled (TCP) */
-    size_t acap, alen;
-    bool in_asm, frag_last;
-    uint32_t frag_left;
+    struct tbbt_onc_recasm rec;      /* TCP: records out of the byte stream */
     struct mmsghdr *rmsg;            /* UDP: one slot of rbuf per datagram */
     struct iovec *riov;
     size_t nslots, slot_i, slot_n;
 };
-
-static inline uint32_t get_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
 
 /* ------------------------------------------------------------------ errors */
 
@@ -413,8 +398,9 @@ struct tbbt_rpcconn *tbbt_rpcconn_new(const struct tbbt_rpcconn_opts *opts)
     c->max_record = o->max_record ? o->max_record : DEF_MAX_RECORD;
     if (c->udp)   /* a call is one datagram: at most the largest UDP payload */
         c->max_record = MIN(c->max_record, UDP_MAX_PAYLOAD);
-    if (c->max_record > 0x7fffffffu)
-        c->max_record = 0x7fffffffu;
+    if (c->max_record > TBBT_ONC_FRAG_MAX)
+        c->max_record = TBBT_ONC_FRAG_MAX;
+    tbbt_onc_recasm_init(&c->rec, c->max_record);
     c->connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEF_CONNECT_MS;
     c->sock_buf = o->sock_buf > 0 ? o->sock_buf : (c->udp ? DEF_UDP_SOCKBUF : 0);
     c->reserved_port = o->reserved_port;
@@ -460,7 +446,7 @@ void tbbt_rpcconn_free(struct tbbt_rpcconn *c)
     g_free(c->sbuf);
     g_free(c->dglen);
     g_free(c->rbuf);
-    g_free(c->abuf);
+    tbbt_onc_recasm_fini(&c->rec);
     g_free(c->rmsg);
     g_free(c->riov);
     c->magic = 0;
@@ -522,8 +508,7 @@ static void reset_streams(struct tbbt_rpcconn *c)
     c->slen = c->soff = 0;
     c->dgn = c->dgi = 0;
     c->rhead = c->rtail = 0;
-    c->in_asm = false;
-    c->alen = 0;
+    tbbt_onc_recasm_reset(&c->rec);
     c->slot_i = c->slot_n = 0;
 }
 
@@ -790,7 +775,7 @@ int tbbt_rpcconn_call(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *ca
         }
         c->dglen[c->dgn++] = (uint32_t)len;
     } else {
-        put_be32(c->sbuf + c->slen, RECORD_LAST | (uint32_t)len);
+        tbbt_onc_mark_put(c->sbuf + c->slen, (uint32_t)len, true);
         len += 4;
     }
     c->slen += len;
@@ -878,58 +863,42 @@ size_t tbbt_rpcconn_sendq_bytes(const struct tbbt_rpcconn *c)
 
 /* ------------------------------------------------------------------ receive side: replies */
 
-/* Skips an accepted reply's verifier (flavor, opaque body of at most 400 bytes). */
-static bool skip_verifier(XDR *x)
+/*
+ * The outcome of the reply header h into r: status and detail (rpcconn.h).  True for
+ * SUCCESS, whose results follow at h->body_off.
+ */
+static bool reply_outcome(const struct tbbt_onc_hdr *h, struct tbbt_rpcconn_reply *r)
 {
-    enum_t flavor;
-    u_int vlen;
-    return xdr_enum(x, &flavor) && xdr_u_int(x, &vlen) && vlen <= MAX_AUTH_BYTES &&
-           xdr_setpos(x, xdr_getpos(x) + RNDUP(vlen));
-}
-
-/* MSG_DENIED body: reject_stat and its arm. */
-static bool decode_denied(XDR *x, struct tbbt_rpcconn_reply *r)
-{
-    enum_t rj, as = 0;
-    u_int lo, hi;
-    if (!xdr_enum(x, &rj))
-        return false;
-    if (rj == RPC_MISMATCH) {
-        if (!xdr_u_int(x, &lo) || !xdr_u_int(x, &hi))
-            return false;
-    } else if (rj != AUTH_ERROR || !xdr_enum(x, &as)) {
+    if (h->rpc_stat >= TBBT_ONC_DENIED) {
+        uint32_t rj = (uint32_t)h->rpc_stat - TBBT_ONC_DENIED;
+        r->status = TBBT_RPCCONN_DENIED;
+        r->detail = (int32_t)(rj << 16 | (h->auth_stat & 0xffff));
         return false;
     }
-    r->status = TBBT_RPCCONN_DENIED;
-    r->detail = (int32_t)((uint32_t)rj << 16 | ((uint32_t)as & 0xffff));
+    if (h->rpc_stat != TBBT_ONC_SUCCESS) {
+        r->status = TBBT_RPCCONN_ACCEPT_ERR;
+        r->detail = h->rpc_stat;
+        return false;
+    }
     return true;
 }
 
 /*
- * Decodes what follows xid and msg_type (RFC 5531 section 9 reply_body) into r and,
- * on SUCCESS, the results into e->res.  Returns false when the reply does not decode.
+ * Decodes the reply rec[0..len) (its header already parsed into h) into r and, on
+ * SUCCESS, the results into e->res.  Returns false when the results do not decode.
  */
-static bool decode_body(XDR *x, const uint8_t *rec, size_t len, struct req *e,
-                        struct tbbt_rpcconn_reply *r)
+static bool decode_results(const uint8_t *rec, size_t len, const struct tbbt_onc_hdr *h,
+                           struct req *e, struct tbbt_rpcconn_reply *r)
 {
-    enum_t stat, as;
-    if (!xdr_enum(x, &stat))
-        return false;
-    if (stat == MSG_DENIED)
-        return decode_denied(x, r);
-    if (stat != MSG_ACCEPTED || !skip_verifier(x) || !xdr_enum(x, &as))
-        return false;
-    if (as != SUCCESS) {
-        r->status = TBBT_RPCCONN_ACCEPT_ERR;
-        r->detail = as;
+    XDR x;
+    if (!reply_outcome(h, r))
         return true;
-    }
-    u_int pos = xdr_getpos(x);
-    if (len - pos >= 4)
-        r->res_status = (int32_t)get_be32(rec + pos);
+    if (len - h->body_off >= 4)
+        r->res_status = (int32_t)tbbt_be32(rec + h->body_off);
     if (e->xres && e->res) {
+        tbbt_xdrmem_create(&x, rec + h->body_off, (u_int)(len - h->body_off));
         memset(e->res, 0, e->res_size);
-        if (!e->xres(x, e->res)) {
+        if (!e->xres(&x, e->res)) {
             xdr_free(e->xres, e->res);
             memset(e->res, 0, e->res_size);
             return false;
@@ -947,10 +916,9 @@ static bool decode_body(XDR *x, const uint8_t *rec, size_t len, struct req *e,
 static int handle_record(struct tbbt_rpcconn *c, const uint8_t *rec, size_t len,
                          struct tbbt_rpcconn_reply *out, int n)
 {
-    XDR x;
-    uint32_t xid = 0, mtype = 0;
-    tbbt_xdrmem_create(&x, rec, (u_int)len);
-    if (!xdr_u_int32_t(&x, &xid) || !xdr_u_int32_t(&x, &mtype) || mtype != REPLY) {
+    struct tbbt_onc_hdr h;
+    uint32_t xid, mtype;
+    if (!tbbt_onc_peek(rec, len, &xid, &mtype) || mtype != TBBT_ONC_REPLY) {
         if (c->udp)
             STAT_ADD(c, garbage, 1);
         else
@@ -966,7 +934,7 @@ static int handle_record(struct tbbt_rpcconn *c, const uint8_t *rec, size_t len,
     }
     struct tbbt_rpcconn_reply *r = &out[n];
     complete(e, r, TBBT_RPCCONN_GARBAGE, 0, c->recv_ns);
-    if (!decode_body(&x, rec, len, e, r)) {
+    if (tbbt_onc_hdr_parse(rec, len, false, &h) != 0 || !decode_results(rec, len, &h, e, r)) {
         r->status = TBBT_RPCCONN_GARBAGE;
         r->res_status = -1;
         STAT_ADD(c, garbage, 1);
@@ -978,98 +946,31 @@ static int handle_record(struct tbbt_rpcconn *c, const uint8_t *rec, size_t len,
 
 /* ------------------------------------------------------------------ receive side: TCP records */
 
-static bool asm_append(struct tbbt_rpcconn *c, const uint8_t *p, size_t n)
+/* The stream broke the record-marking rules (code from tbbt_onc_recasm_next()). */
+static void bad_stream(struct tbbt_rpcconn *c, int rc)
 {
-    if (n > c->max_record - c->alen) {
-        go_down(c, TBBT_E_BADREC, "bogus record from server: more than %zu bytes",
-                c->max_record);
-        return false;
-    }
-    if (c->alen + n > c->acap) {
-        c->acap = MAX(MAX(c->acap * 2, c->alen + n), (size_t)4096);
-        c->abuf = g_realloc(c->abuf, c->acap);
-    }
-    memcpy(c->abuf + c->alen, p, n);
-    c->alen += n;
-    return true;
-}
-
-/* Reads a record mark at the head; false if fewer than 4 bytes or bogus (went down). */
-static bool take_mark(struct tbbt_rpcconn *c, uint32_t *flen, bool *last)
-{
-    if (c->rtail - c->rhead < 4)
-        return false;
-    uint32_t mark = get_be32(c->rbuf + c->rhead);
-    *last = (mark & RECORD_LAST) != 0;
-    *flen = mark & ~RECORD_LAST;
-    if (*flen > c->max_record) {
+    if (rc == TBBT_E_BADREC)
         go_down(c, TBBT_E_BADREC,
                 "bogus record mark 0x%08x: fragment of %u bytes exceeds the %zu-byte limit",
-                mark, *flen, c->max_record);
-        return false;
-    }
-    c->rhead += 4;
-    return true;
-}
-
-/* Continues a record being assembled; returns the new n, *stop when more bytes are needed. */
-static int parse_asm(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int n, bool *stop)
-{
-    size_t avail = c->rtail - c->rhead;
-    if (c->frag_left > 0) {
-        size_t take = MIN(avail, (size_t)c->frag_left);
-        *stop = take == 0;
-        if (take && asm_append(c, c->rbuf + c->rhead, take)) {
-            c->rhead += take;
-            c->frag_left -= (uint32_t)take;
-        }
-        return n;
-    }
-    if (c->frag_last) {
-        c->in_asm = false;
-        return handle_record(c, c->abuf, c->alen, out, n);
-    }
-    uint32_t flen;
-    bool last;
-    if (!take_mark(c, &flen, &last)) {
-        *stop = true;           /* the next mark is not all here yet (or went down) */
-        return n;
-    }
-    if (flen > c->max_record - c->alen) {
+                c->rec.bad_mark, c->rec.bad_mark & TBBT_ONC_FRAG_MAX, c->max_record);
+    else
         go_down(c, TBBT_E_BADREC, "bogus record from server: more than %zu bytes in fragments",
                 c->max_record);
-        *stop = true;
-        return n;
-    }
-    c->frag_left = flen;
-    c->frag_last = last;
-    return n;
 }
 
 static int parse_tcp(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int n, int max)
 {
     while (n < max && !c->rx_down) {
-        bool stop = false;
-        if (c->in_asm) {
-            n = parse_asm(c, out, n, &stop);
-            if (stop)
-                break;
-            continue;
-        }
-        uint32_t flen;
-        bool last;
-        if (!take_mark(c, &flen, &last))
+        const uint8_t *rec;
+        size_t used, len;
+        int rc = tbbt_onc_recasm_next(&c->rec, c->rbuf + c->rhead, c->rtail - c->rhead, &used,
+                                      &rec, &len);
+        c->rhead += used;
+        if (rc < 0)
+            bad_stream(c, rc);
+        if (rc != 1)
             break;
-        if (last && c->rtail - c->rhead >= flen) {   /* whole record in the buffer */
-            const uint8_t *rec = c->rbuf + c->rhead;
-            c->rhead += flen;
-            n = handle_record(c, rec, flen, out, n);
-            continue;
-        }
-        c->in_asm = true;
-        c->alen = 0;
-        c->frag_left = flen;
-        c->frag_last = last;
+        n = handle_record(c, rec, len, out, n);
     }
     return n;
 }
@@ -1113,7 +1014,7 @@ static int read_tcp(struct tbbt_rpcconn *c)
         return 0;
     if (r == 0)
         go_down(c, -ECONNRESET, "connection closed by server%s",
-                c->in_asm || c->rhead != c->rtail ? " in the middle of a record" : "");
+                tbbt_onc_recasm_busy(&c->rec) || c->rhead != c->rtail ? " in the middle of a record" : "");
     else
         go_down(c, -errno, "receive from server failed: %s", tbbt_strerror(-errno));
     return -1;

@@ -9,9 +9,10 @@
  * AUTH_NONE, then the arguments through an rpcgen/libtirpc xdrproc_t) into a send
  * queue; sends everything queued with one send()/sendmmsg(); reads replies in large
  * recv()/recvmmsg() buffers, splits the TCP byte stream into records (RFC 5531
- * section 11 record marking: partial and multi-fragment records), matches replies to
- * calls by XID and decodes the reply header (accepted/denied, accept_stat) and the
- * results (an xdr_*res routine).  A broken connection fails every outstanding call.
+ * section 11 record marking: partial and multi-fragment records, through onc.h's
+ * reassembler), matches replies to calls by XID and decodes the reply header
+ * (accepted/denied, accept_stat: onc.h's header parser) and the results (an xdr_*res
+ * routine).  A broken connection fails every outstanding call.
  * Helpers on top: PMAPPROC_GETPORT (RFC 1833 portmap v2) and MOUNT v3 MNT (RFC 1813
  * Appendix I), synchronous.
  *
@@ -54,8 +55,8 @@
  * says why.  tbbt_rpcconn_reconnect() (exclusive) opens a new socket to the same
  * address.
  */
-#ifndef TBBT_PLAYER_RPCCONN_H
-#define TBBT_PLAYER_RPCCONN_H
+#ifndef TBBT_ONC_RPCCONN_H
+#define TBBT_ONC_RPCCONN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -124,7 +125,8 @@ enum tbbt_rpcconn_next {
 enum tbbt_rpcconn_status {
     TBBT_RPCCONN_OK = 0,        /* MSG_ACCEPTED, SUCCESS; results decoded into res */
     TBBT_RPCCONN_ACCEPT_ERR,    /* MSG_ACCEPTED with accept_stat != SUCCESS; detail =
-                                   accept_stat (PROG_UNAVAIL, PROC_UNAVAIL, ...) */
+                                   accept_stat (PROG_UNAVAIL, PROC_UNAVAIL, ...; one
+                                   over SYSTEM_ERR makes the reply GARBAGE) */
     TBBT_RPCCONN_DENIED,        /* MSG_DENIED; detail = reject_stat << 16 | auth_stat */
     TBBT_RPCCONN_GARBAGE,       /* reply matched by XID but its header or results did
                                    not decode (results freed, res zeroed) */
