@@ -201,4 +201,47 @@ static inline bool tbbt_onc_plausible(const uint8_t *p)
     return (type == TBBT_ONC_CALL && v == TBBT_ONC_RPCVERS) || (type == TBBT_ONC_REPLY && v <= 1);
 }
 
+/* ------------------------------------------------------------------ XID tables */
+
+/*
+ * A table of outstanding calls by XID, intrusive: the caller embeds a struct
+ * tbbt_onc_xident in its call (as the first member, to get the call back by a cast)
+ * and owns it; the table only links it.  While an entry is out of the table its next
+ * link is the caller's (a queue, a stack).  Several entries may have the same XID:
+ * remove takes the last inserted.  Caller storage: init, fini.  Not thread-safe.
+ */
+struct tbbt_onc_xident {
+    struct tbbt_onc_xident *next;
+    uint32_t xid;
+};
+
+struct tbbt_onc_xidtab {
+    struct tbbt_onc_xident **b;   /* buckets by xid & mask */
+    size_t mask, n;
+};
+
+/* buckets: the initial bucket count, rounded up to a power of two (the table grows). */
+void tbbt_onc_xidtab_init(struct tbbt_onc_xidtab *t, size_t buckets);
+/* Frees the buckets; the entries are the caller's (take them out first). */
+void tbbt_onc_xidtab_fini(struct tbbt_onc_xidtab *t);
+/* Links e (borrowed until it is taken out) under e->xid. */
+void tbbt_onc_xidtab_insert(struct tbbt_onc_xidtab *t, struct tbbt_onc_xident *e);
+/* Unlinks and returns the entry with this XID, or NULL. */
+struct tbbt_onc_xident *tbbt_onc_xidtab_remove(struct tbbt_onc_xidtab *t, uint32_t xid);
+/* Unlinks every entry; returns them as a list linked by next (bucket order), or NULL. */
+struct tbbt_onc_xident *tbbt_onc_xidtab_take_all(struct tbbt_onc_xidtab *t);
+/*
+ * Unlinks up to max entries for which pick(e, arg) is true and returns them as a list
+ * linked by next, in bucket order (NULL if none).  pick must not change the table.
+ */
+struct tbbt_onc_xident *tbbt_onc_xidtab_take_if(struct tbbt_onc_xidtab *t,
+                                                bool (*pick)(const struct tbbt_onc_xident *e,
+                                                             void *arg),
+                                                void *arg, size_t max);
+/* How many entries are linked. */
+static inline size_t tbbt_onc_xidtab_count(const struct tbbt_onc_xidtab *t)
+{
+    return t->n;
+}
+
 #endif

@@ -34,6 +34,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,8 +63,7 @@
 #define TAB_MIN 1024                      /* XID hash buckets, power of two */
 
 struct req {
-    struct req *next;       /* pending stack, hash chain or failq link */
-    uint32_t xid;
+    struct tbbt_onc_xident x;   /* xid; next: pending stack, XID table chain or failq link */
     uint64_t queued_ns;
     xdrproc_t xres;
     void *res;
@@ -124,8 +124,7 @@ struct tbbt_rpcconn {
     /* Receive side. */
     bool rx_down;
     int lost_err;
-    struct req **tab;
-    size_t tabmask, tabn;
+    struct tbbt_onc_xidtab tab;      /* outstanding calls by XID */
     struct req *failq;
     uint64_t recv_ns;                /* time of the last read that returned data */
     uint8_t *rbuf;
@@ -192,45 +191,23 @@ const char *tbbt_rpcconn_status_name(int status)
 
 /* ------------------------------------------------------------------ XID table (receive side) */
 
-static void tab_insert(struct tbbt_rpcconn *c, struct req *e);
+_Static_assert(offsetof(struct req, x) == 0, "a call starts with its XID table entry");
 
-static void tab_grow(struct tbbt_rpcconn *c)
+/* The call an XID table entry is in (its first member). */
+static inline struct req *req_of(struct tbbt_onc_xident *x)
 {
-    struct req **old = c->tab;
-    size_t oldn = c->tabmask + 1;
-    c->tab = g_new0(struct req *, oldn * 2);
-    c->tabmask = oldn * 2 - 1;
-    c->tabn = 0;
-    for (size_t i = 0; i < oldn; i++) {
-        for (struct req *e = old[i], *next; e; e = next) {
-            next = e->next;
-            tab_insert(c, e);
-        }
-    }
-    g_free(old);
+    return (struct req *)x;
 }
 
-static void tab_insert(struct tbbt_rpcconn *c, struct req *e)
+/* The entry of a call, or NULL for no call. */
+static inline struct tbbt_onc_xident *xent(struct req *e)
 {
-    if (c->tabn > c->tabmask)
-        tab_grow(c);
-    struct req **b = &c->tab[e->xid & c->tabmask];
-    e->next = *b;
-    *b = e;
-    c->tabn++;
+    return (struct tbbt_onc_xident *)e;
 }
 
-static struct req *tab_remove(struct tbbt_rpcconn *c, uint32_t xid)
+static inline struct req *req_next(const struct req *e)
 {
-    for (struct req **pp = &c->tab[xid & c->tabmask]; *pp; pp = &(*pp)->next) {
-        struct req *e = *pp;
-        if (e->xid == xid) {
-            *pp = e->next;
-            c->tabn--;
-            return e;
-        }
-    }
-    return NULL;
+    return req_of(e->x.next);
 }
 
 /* Moves the calls the send side handed over into the table; returns how many. */
@@ -240,18 +217,18 @@ static size_t drain_pending(struct tbbt_rpcconn *c)
     size_t n = 0;
     assert(l != DEAD);
     for (struct req *next; l; l = next, n++) {
-        next = l->next;
-        tab_insert(c, l);
+        next = req_next(l);
+        tbbt_onc_xidtab_insert(&c->tab, &l->x);
     }
     return n;
 }
 
 static struct req *take_req(struct tbbt_rpcconn *c, uint32_t xid)
 {
-    struct req *e = tab_remove(c, xid);
+    struct req *e = req_of(tbbt_onc_xidtab_remove(&c->tab, xid));
     if (e || drain_pending(c) == 0)
         return e;
-    return tab_remove(c, xid);
+    return req_of(tbbt_onc_xidtab_remove(&c->tab, xid));
 }
 
 /* ------------------------------------------------------------------ going down */
@@ -259,8 +236,8 @@ static struct req *take_req(struct tbbt_rpcconn *c, uint32_t xid)
 static void failq_add_list(struct tbbt_rpcconn *c, struct req *l)
 {
     for (struct req *next; l && l != DEAD; l = next) {
-        next = l->next;
-        l->next = c->failq;
+        next = req_next(l);
+        l->x.next = xent(c->failq);
         c->failq = l;
     }
 }
@@ -286,17 +263,13 @@ go_down(struct tbbt_rpcconn *c, int err, const char *fmt, ...)
     if (c->fd >= 0)
         shutdown(c->fd, SHUT_RDWR);
     failq_add_list(c, atomic_exchange_explicit(&c->pending, DEAD, memory_order_acquire));
-    for (size_t i = 0; i <= c->tabmask; i++) {
-        failq_add_list(c, c->tab[i]);
-        c->tab[i] = NULL;
-    }
-    c->tabn = 0;
+    failq_add_list(c, req_of(tbbt_onc_xidtab_take_all(&c->tab)));
 }
 
 static void complete(struct req *e, struct tbbt_rpcconn_reply *r, int status, int32_t detail,
                      uint64_t now)
 {
-    r->xid = e->xid;
+    r->xid = e->x.xid;
     r->status = status;
     r->detail = detail;
     r->res_status = -1;
@@ -320,7 +293,7 @@ static int emit_failed(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, i
     uint64_t now = tbbt_now_ns();
     while (n < max && c->failq) {
         struct req *e = c->failq;
-        c->failq = e->next;
+        c->failq = req_next(e);
         complete(e, &out[n++], TBBT_RPCCONN_LOST, c->lost_err, now);
         release(c, e);
         STAT_ADD(c, lost, 1);
@@ -410,8 +383,7 @@ struct tbbt_rpcconn *tbbt_rpcconn_new(const struct tbbt_rpcconn_opts *opts)
     atomic_init(&c->down, true);
     pthread_mutex_init(&c->err_mu, NULL);
     c->rx_down = true;
-    c->tab = g_new0(struct req *, TAB_MIN);
-    c->tabmask = TAB_MIN - 1;
+    tbbt_onc_xidtab_init(&c->tab, TAB_MIN);
     c->next_xid = g_random_int();
     alloc_recv(c, o->recv_buf ? o->recv_buf : DEF_RECV_BUF);
     return c;
@@ -422,13 +394,10 @@ static void drop_all(struct tbbt_rpcconn *c)
 {
     struct req *l = atomic_exchange(&c->pending, DEAD);
     failq_add_list(c, l);
-    for (size_t i = 0; i <= c->tabmask; i++) {
-        failq_add_list(c, c->tab[i]);
-        c->tab[i] = NULL;
-    }
+    failq_add_list(c, req_of(tbbt_onc_xidtab_take_all(&c->tab)));
     while (c->failq) {
         struct req *e = c->failq;
-        c->failq = e->next;
+        c->failq = req_next(e);
         g_free(e);
     }
 }
@@ -442,7 +411,7 @@ void tbbt_rpcconn_free(struct tbbt_rpcconn *c)
         close(c->fd);
     drop_all(c);
     pthread_mutex_destroy(&c->err_mu);
-    g_free(c->tab);
+    tbbt_onc_xidtab_fini(&c->tab);
     g_free(c->sbuf);
     g_free(c->dglen);
     g_free(c->rbuf);
@@ -739,7 +708,7 @@ static bool push_pending(struct tbbt_rpcconn *c, struct req *e)
     do {
         if (old == DEAD)
             return false;
-        e->next = old;
+        e->x.next = xent(old);
     } while (!atomic_compare_exchange_weak_explicit(&c->pending, &old, e, memory_order_release,
                                                     memory_order_relaxed));
     return true;
@@ -756,7 +725,7 @@ int tbbt_rpcconn_call(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *ca
     if (encode_into_queue(c, xid, call, &len) < 0)
         return -EINVAL;
     struct req *e = g_new(struct req, 1);
-    *e = (struct req){.xid = xid, .queued_ns = tbbt_now_ns(), .xres = call->xres,
+    *e = (struct req){.x.xid = xid, .queued_ns = tbbt_now_ns(), .xres = call->xres,
                       .res = call->res, .res_size = call->res_size, .arg = call->arg};
     if (xidp)
         *xidp = xid;    /* before the hand-over: the reply may be read at once */
@@ -1075,26 +1044,28 @@ int tbbt_rpcconn_set_recv_lowat(struct tbbt_rpcconn *c, int bytes)
     return setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) < 0 ? -errno : 0;
 }
 
+/* tbbt_onc_xidtab_take_if(): calls queued before the deadline at *arg. */
+static bool queued_before(const struct tbbt_onc_xident *x, void *arg)
+{
+    return ((const struct req *)x)->queued_ns < *(const uint64_t *)arg;
+}
+
 int tbbt_rpcconn_expire(struct tbbt_rpcconn *c, uint64_t deadline_ns,
                         struct tbbt_rpcconn_reply *out, int max)
 {
     int n = 0;
     if (!c->rx_down)
         drain_pending(c);
+    if (max <= 0)
+        return 0;
     uint64_t now = tbbt_now_ns();
-    for (size_t i = 0; i <= c->tabmask && n < max; i++) {
-        for (struct req **pp = &c->tab[i]; *pp && n < max;) {
-            struct req *e = *pp;
-            if (e->queued_ns >= deadline_ns) {
-                pp = &e->next;
-                continue;
-            }
-            *pp = e->next;
-            c->tabn--;
-            complete(e, &out[n++], TBBT_RPCCONN_TIMEDOUT, -ETIMEDOUT, now);
-            release(c, e);
-            STAT_ADD(c, timedout, 1);
-        }
+    struct req *l = req_of(tbbt_onc_xidtab_take_if(&c->tab, queued_before, &deadline_ns,
+                                                   (size_t)max));
+    for (struct req *next; l; l = next) {
+        next = req_next(l);
+        complete(l, &out[n++], TBBT_RPCCONN_TIMEDOUT, -ETIMEDOUT, now);
+        release(c, l);
+        STAT_ADD(c, timedout, 1);
     }
     return n;
 }

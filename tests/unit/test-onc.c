@@ -4,7 +4,8 @@
  * and RPC header parser (RFC 5531 section 9: onc/hdr.c), without sockets: fragment
  * marks, reassembly fed whole, byte by byte and in fragments, size limits, the
  * proxy's scanner; call and reply headers of every reply kind, cuts at every byte
- * with and without the truncation flag, and hostile lengths and mutations.
+ * with and without the truncation flag, and hostile lengths and mutations; the table
+ * of outstanding calls by XID (onc/xidtab.c).
  * The client transport has its own tests (test-rpcconn.c); the converter's view of
  * the header (extract/rpc.h) is tested in test-extract.c.
  */
@@ -453,6 +454,63 @@ static void test_hdr_hostile(void **state)
     }
 }
 
+/* ------------------------------------------------------------------ XID table */
+
+struct call {
+    struct tbbt_onc_xident x;
+    int id;
+};
+
+static bool odd_id(const struct tbbt_onc_xident *x, void *arg)
+{
+    (void)arg;
+    return ((const struct call *)x)->id % 2 == 1;
+}
+
+static void test_xidtab(void **state)
+{
+    static struct call calls[5000];
+    struct tbbt_onc_xidtab t;
+    struct tbbt_onc_xident *l;
+    size_t n = 0;
+
+    (void)state;
+    tbbt_onc_xidtab_init(&t, 3);          /* 4 buckets: grows many times */
+    assert_int_equal(t.mask, 3);
+    for (int i = 0; i < 5000; i++) {
+        calls[i].x.xid = (uint32_t)i * 0x10000u;   /* the same low bits: one chain */
+        calls[i].id = i;
+        tbbt_onc_xidtab_insert(&t, &calls[i].x);
+    }
+    assert_int_equal(tbbt_onc_xidtab_count(&t), 5000);
+    assert_ptr_equal(tbbt_onc_xidtab_remove(&t, 7 * 0x10000u), &calls[7].x);
+    assert_null(tbbt_onc_xidtab_remove(&t, 7 * 0x10000u));
+    assert_null(tbbt_onc_xidtab_remove(&t, 1));
+    /* Odd ids, 100 at a time. */
+    for (;;) {
+        size_t k = 0;
+        if (!(l = tbbt_onc_xidtab_take_if(&t, odd_id, NULL, 100)))
+            break;
+        for (; l; l = l->next, k++)
+            assert_int_equal(((struct call *)l)->id % 2, 1);
+        assert_true(k <= 100);
+        n += k;
+    }
+    assert_int_equal(n, 2499);            /* 2500 odd ids less id 7 */
+    assert_int_equal(tbbt_onc_xidtab_count(&t), 2500);
+    /* The same XID twice: the last inserted comes out first. */
+    calls[7].x.xid = 0;
+    tbbt_onc_xidtab_insert(&t, &calls[7].x);
+    assert_ptr_equal(tbbt_onc_xidtab_remove(&t, 0), &calls[7].x);
+    assert_ptr_equal(tbbt_onc_xidtab_remove(&t, 0), &calls[0].x);
+    for (n = 0, l = tbbt_onc_xidtab_take_all(&t); l; l = l->next)
+        n++;
+    assert_int_equal(n, 2499);
+    assert_int_equal(tbbt_onc_xidtab_count(&t), 0);
+    assert_null(tbbt_onc_xidtab_take_all(&t));
+    tbbt_onc_xidtab_fini(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_hdr_replies),
         cmocka_unit_test(test_hdr_cuts),
         cmocka_unit_test(test_hdr_hostile),
+        cmocka_unit_test(test_xidtab),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
