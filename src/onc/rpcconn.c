@@ -502,16 +502,22 @@ static int do_connect(struct tbbt_rpcconn *c)
     return 0;
 }
 
-int tbbt_rpcconn_connect(struct tbbt_rpcconn *c, const char *host, uint16_t port)
+/* Exclusive: closes the socket (its calls fail as LOST, for the reason given). */
+static void close_for(struct tbbt_rpcconn *c, const char *why)
 {
-    assert(c->magic == CONN_MAGIC);
     if (c->fd >= 0) {
         if (!c->rx_down)
-            go_down(c, -ECONNABORTED, "connection closed for a new connect");
+            go_down(c, -ECONNABORTED, "connection closed for %s", why);
         close(c->fd);
         c->fd = -1;
     }
     clear_error(c);
+}
+
+int tbbt_rpcconn_connect(struct tbbt_rpcconn *c, const char *host, uint16_t port)
+{
+    assert(c->magic == CONN_MAGIC);
+    close_for(c, "a new connect");
     char serv[8];
     snprintf(serv, sizeof(serv), "%u", port);
     struct addrinfo hints = {.ai_socktype = c->udp ? SOCK_DGRAM : SOCK_STREAM,
@@ -546,13 +552,7 @@ int tbbt_rpcconn_reconnect(struct tbbt_rpcconn *c)
         set_error(c, -ENOTCONN, "reconnect before any connect");
         return -ENOTCONN;
     }
-    if (c->fd >= 0) {
-        if (!c->rx_down)
-            go_down(c, -ECONNABORTED, "connection closed for reconnect");
-        close(c->fd);
-        c->fd = -1;
-    }
-    clear_error(c);
+    close_for(c, "reconnect");
     return do_connect(c);
 }
 
@@ -761,18 +761,26 @@ static int send_failed(struct tbbt_rpcconn *c, int err)
     return err;
 }
 
+/* After a send that failed with errno: 1 to try again (EINTR), -EAGAIN (the socket is
+ * full), or the connection's failure (send_failed()). */
+static int send_errno(struct tbbt_rpcconn *c)
+{
+    if (errno == EINTR)
+        return 1;
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return -EAGAIN;
+    return send_failed(c, -errno);
+}
+
 static int flush_tcp(struct tbbt_rpcconn *c)
 {
     while (c->soff < c->slen) {
         ssize_t r = send(c->fd, c->sbuf + c->soff, c->slen - c->soff,
                          MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return -EAGAIN;
-            return send_failed(c, -errno);
-        }
+        if (r < 0 && (r = send_errno(c)) > 0)
+            continue;
+        if (r < 0)
+            return (int)r;
         c->soff += (size_t)r;
         STAT_ADD(c, send_syscalls, 1);
         STAT_ADD(c, bytes_sent, (uint64_t)r);
@@ -793,13 +801,10 @@ static int flush_udp(struct tbbt_rpcconn *c)
             off += iov[i].iov_len;
         }
         int r = sendmmsg(c->fd, m, (unsigned)k, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return -EAGAIN;
-            return send_failed(c, -errno);
-        }
+        if (r < 0 && (r = send_errno(c)) > 0)
+            continue;
+        if (r < 0)
+            return (int)r;
         for (int i = 0; i < r; i++) {
             c->soff += iov[i].iov_len;
             STAT_ADD(c, bytes_sent, iov[i].iov_len);
@@ -1264,6 +1269,25 @@ int tbbt_rpcconn_call_sync(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_cal
     }
 }
 
+/*
+ * A synchronous call whose reply must be OK.  Returns 0, the call's error, or -EPROTO
+ * with the reason "<what> failed: <status> (detail <d>)" recorded.
+ */
+static int call_ok(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call, int timeout_ms,
+                   const char *what)
+{
+    struct tbbt_rpcconn_reply rep;
+    int rc = tbbt_rpcconn_call_sync(c, call, timeout_ms, &rep);
+    if (rc < 0)
+        return rc;
+    if (rep.status != TBBT_RPCCONN_OK) {
+        set_error(c, -EPROTO, "%s failed: %s (detail %d)", what,
+                  tbbt_rpcconn_status_name(rep.status), rep.detail);
+        return -EPROTO;
+    }
+    return 0;
+}
+
 int tbbt_rpcconn_getport(struct tbbt_rpcconn *c, uint32_t prog, uint32_t vers, uint32_t prot,
                          int timeout_ms, uint16_t *port)
 {
@@ -1274,13 +1298,13 @@ int tbbt_rpcconn_getport(struct tbbt_rpcconn *c, uint32_t prog, uint32_t vers, u
         .xargs = (xdrproc_t)xdr_pmap, .args = &pm,
         .xres = (xdrproc_t)xdr_u_long, .res = &res, .res_size = sizeof(res),
     };
-    struct tbbt_rpcconn_reply rep;
-    int rc = tbbt_rpcconn_call_sync(c, &call, timeout_ms, &rep);
+    char what[64];
+    snprintf(what, sizeof(what), "portmap GETPORT(%u, %u)", prog, vers);
+    int rc = call_ok(c, &call, timeout_ms, what);
     if (rc < 0)
         return rc;
-    if (rep.status != TBBT_RPCCONN_OK || res > 65535) {
-        set_error(c, -EPROTO, "portmap GETPORT(%u, %u) failed: %s (detail %d, port %lu)",
-                  prog, vers, tbbt_rpcconn_status_name(rep.status), rep.detail, res);
+    if (res > 65535) {
+        set_error(c, -EPROTO, "%s failed: port %lu", what, res);
         return -EPROTO;
     }
     *port = (uint16_t)res;
@@ -1297,15 +1321,11 @@ int tbbt_rpcconn_mnt3(struct tbbt_rpcconn *c, const char *path, int timeout_ms, 
         .xargs = (xdrproc_t)xdr_dirpath, .args = &dp,
         .xres = (xdrproc_t)xdr_mountres3, .res = &res, .res_size = sizeof(res),
     };
-    struct tbbt_rpcconn_reply rep;
-    int rc = tbbt_rpcconn_call_sync(c, &call, timeout_ms, &rep);
+    char *what = g_strdup_printf("MOUNT MNT '%s'", path);
+    int rc = call_ok(c, &call, timeout_ms, what);
+    g_free(what);
     if (rc < 0)
         return rc;
-    if (rep.status != TBBT_RPCCONN_OK) {
-        set_error(c, -EPROTO, "MOUNT MNT '%s' failed: %s (detail %d)", path,
-                  tbbt_rpcconn_status_name(rep.status), rep.detail);
-        return -EPROTO;
-    }
     *mstat = res.fhs_status;
     if (res.fhs_status == MNT3_OK) {
         fhandle3 *h = &res.mountres3_u.mountinfo.fhandle;
