@@ -88,6 +88,7 @@ struct rpcinfo {
 };
 
 struct callinfo {
+    struct tbbt_onc_xident x;   /* first: the XID table's link */
     uint32_t prog, vers, proc;
 };
 
@@ -115,7 +116,7 @@ struct pair {
     uint64_t deadline;          /* closing: give up at this time */
     uint64_t last_ns;           /* UDP: last datagram either way */
     struct rpcinfo reset_ri;    /* the call that triggered reset_pending */
-    GHashTable *xids;           /* xid -> struct callinfo: calls without a reply yet */
+    struct tbbt_onc_xidtab xids; /* struct callinfo by XID: calls without a reply yet */
     size_t held_bytes;
     unsigned held_n;
     struct sockaddr_storage peer;
@@ -283,16 +284,28 @@ static struct rpcinfo parse_call(const uint8_t *hdr, size_t len)
     return ri;
 }
 
+/* Frees every remembered call of p. */
+static void forget_calls(struct pair *p)
+{
+    for (struct tbbt_onc_xident *x = tbbt_onc_xidtab_take_all(&p->xids), *next; x; x = next) {
+        next = x->next;
+        g_free(x);
+    }
+}
+
 static void remember_call(struct pair *p, const struct rpcinfo *ri)
 {
-    struct callinfo *ci = g_new(struct callinfo, 1);
+    struct callinfo *ci = (struct callinfo *)tbbt_onc_xidtab_remove(&p->xids, ri->xid);
 
-    if (g_hash_table_size(p->xids) >= MAX_XIDS)
-        g_hash_table_remove_all(p->xids);   /* a client that never gets replies */
+    if (!ci && tbbt_onc_xidtab_count(&p->xids) >= MAX_XIDS)
+        forget_calls(p);                    /* a client that never gets replies */
+    if (!ci)                                /* else a resent call: the entry is reused */
+        ci = g_new(struct callinfo, 1);
+    ci->x.xid = ri->xid;
     ci->prog = ri->prog;
     ci->vers = ri->vers;
     ci->proc = ri->proc;
-    g_hash_table_insert(p->xids, GUINT_TO_POINTER(ri->xid), ci);
+    tbbt_onc_xidtab_insert(&p->xids, &ci->x);
 }
 
 /* Matches a reply to its call by XID (and forgets the call). */
@@ -307,14 +320,14 @@ static struct rpcinfo match_reply(struct pair *p, const uint8_t *hdr, size_t len
         ri.xid = tbbt_be32(hdr);
     if (!tbbt_onc_peek(hdr, len, &ri.xid, &type) || type != TBBT_ONC_REPLY)
         return ri;
-    ci = g_hash_table_lookup(p->xids, GUINT_TO_POINTER(ri.xid));
+    ci = (struct callinfo *)tbbt_onc_xidtab_remove(&p->xids, ri.xid);
     if (!ci)
         return ri;
     ri.prog = ci->prog;
     ri.vers = ci->vers;
     ri.proc = ci->proc;
     ri.has_call = true;
-    g_hash_table_remove(p->xids, GUINT_TO_POINTER(ri.xid));
+    g_free(ci);
     return ri;
 }
 
@@ -327,7 +340,7 @@ static struct pair *pair_new(struct proxy *px, const struct sockaddr_storage *sa
 
     p->id = ++px->next_id;
     p->cli.fd = p->srv.fd = -1;
-    p->xids = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    tbbt_onc_xidtab_init(&p->xids, 64);
     memcpy(&p->peer, sa, len);
     p->peer_len = len;
     p->last_ns = tbbt_now_ns();
@@ -346,7 +359,8 @@ static void pair_free(struct pair *p)
     bbuf_fini(&p->cli.out);
     bbuf_fini(&p->srv.in);
     bbuf_fini(&p->srv.out);
-    g_hash_table_destroy(p->xids);
+    forget_calls(p);
+    tbbt_onc_xidtab_fini(&p->xids);
     g_free(p);
 }
 
