@@ -4,7 +4,7 @@
  * threading contract).  References: RFC 5531 sections 9 (call and reply messages) and
  * 11 (record marking), RFC 1833 (portmap GETPORT), RFC 1813 Appendix I (MOUNT v3).
  *
- * Ownership of a call (struct req), one owner at a time:
+ * Ownership of a call (struct tbbt__onc_req), one owner at a time:
  *   send side: allocates it in tbbt_rpcconn_call() and pushes it on `pending`, a
  *     lock-free LIFO (Treiber stack), *before* its bytes enter the send queue; it never
  *     touches it again;
@@ -23,8 +23,12 @@
  * buffer is parsed in place; a record that is split across reads or made of several
  * fragments is assembled in a second buffer.  Reply bytes are untrusted: every read
  * goes through xdrmem (bounds-checked), fragment and record sizes are capped.
+ * Record marking, the reply header and the XID table are the onc module's (onc.h); the
+ * synchronous helpers and the retry policy are in rpcsync.c, the connection object in
+ * rpcconn-int.h.
  */
 #include "onc/rpcconn.h"
+#include "onc/rpcconn-int.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -51,7 +55,6 @@
 #include "util/buf.h"
 #include "util/util.h"
 
-#define CONN_MAGIC 0x52504343u            /* "RPCC" */
 #define DEF_RECV_BUF (256u * 1024)
 #define DEF_MAX_RECORD (1024u * 1024 + 64 * 1024)
 #define DEF_CONNECT_MS 5000
@@ -62,84 +65,13 @@
 #define UDP_MAX_PAYLOAD 65507u            /* 65535 - IPv4 header (20) - UDP header (8) */
 #define TAB_MIN 1024                      /* XID hash buckets, power of two */
 
-struct req {
-    struct tbbt_onc_xident x;   /* xid; next: pending stack, XID table chain or failq link */
-    uint64_t queued_ns;
-    xdrproc_t xres;
-    void *res;
-    size_t res_size;
-    void *arg;
-};
-
 /* Address of `dead` marks the pending stack closed. */
-static struct req dead;
+static struct tbbt__onc_req dead;
 #define DEAD (&dead)
-
-/* Counters written by one side only: plain load + store, readable from any thread. */
-struct counters {
-    _Atomic uint64_t calls, send_syscalls, bytes_sent, replies, recv_syscalls, bytes_recv,
-        unmatched, garbage, lost, timedout, retransmits, reconnects;
-};
-#define STAT_ADD(c, f, v)                                                                         \
-    atomic_store_explicit(&(c)->st.f,                                                             \
-                          atomic_load_explicit(&(c)->st.f, memory_order_relaxed) + (v),           \
-                          memory_order_relaxed)
-
-struct tbbt_rpcconn {
-    uint32_t magic;
-    bool udp;
-    size_t max_record;
-    int connect_ms, sock_buf;
-    bool reserved_port;
-    struct sockaddr_storage addr;
-    socklen_t addrlen;
-    int fd;                          /* changed only by exclusive calls */
-    uint8_t cred[MAX_AUTH_BYTES];    /* encoded credential body */
-    uint32_t cred_len;
-    int cred_flavor;
-    char machine[MAX_MACHINE_NAME + 1];  /* AUTH_SYS machine name */
-    bool has_retry;                  /* retry: set by exclusive calls only */
-    struct tbbt_rpcconn_retry retry;
-
-    /* Shared between the sides. */
-    _Atomic(struct req *) pending;   /* send -> receive hand-off, or DEAD */
-    atomic_uint outstanding;
-    atomic_bool down;
-    atomic_int tx_err;               /* send side's error, picked up by the receive side */
-    pthread_mutex_t err_mu;          /* guards err, errstr, err_set */
-    int err;
-    bool err_set;
-    char errstr[256];
-    struct counters st;
-
-    /* Send side. */
-    uint8_t *sbuf;
-    size_t scap, slen, soff;
-    uint32_t *dglen;                 /* UDP datagram lengths, [dgi, dgn) unsent */
-    size_t dgcap, dgn, dgi;
-    uint32_t next_xid;
-    uint8_t ocred[MAX_AUTH_BYTES];   /* TBBT_RPCCONN_CALL_CRED: last per-call credential */
-    uint32_t ocred_len, ocred_uid, ocred_gid;
-
-    /* Receive side. */
-    bool rx_down;
-    int lost_err;
-    struct tbbt_onc_xidtab tab;      /* outstanding calls by XID */
-    struct req *failq;
-    uint64_t recv_ns;                /* time of the last read that returned data */
-    uint8_t *rbuf;
-    size_t rcap, rhead, rtail;
-    struct tbbt_onc_recasm rec;      /* TCP: records out of the byte stream */
-    struct mmsghdr *rmsg;            /* UDP: one slot of rbuf per datagram */
-    struct iovec *riov;
-    size_t nslots, slot_i, slot_n;
-};
 
 /* ------------------------------------------------------------------ errors */
 
-/* Records the first failure's code and reason; later ones are ignored. */
-static void __attribute__((format(printf, 3, 4)))
-set_error(struct tbbt_rpcconn *c, int err, const char *fmt, ...)
+void tbbt__rpcconn_set_error(struct tbbt_rpcconn *c, int err, const char *fmt, ...)
 {
     pthread_mutex_lock(&c->err_mu);
     if (!c->err_set) {
@@ -191,21 +123,21 @@ const char *tbbt_rpcconn_status_name(int status)
 
 /* ------------------------------------------------------------------ XID table (receive side) */
 
-_Static_assert(offsetof(struct req, x) == 0, "a call starts with its XID table entry");
+_Static_assert(offsetof(struct tbbt__onc_req, x) == 0, "a call starts with its XID table entry");
 
 /* The call an XID table entry is in (its first member). */
-static inline struct req *req_of(struct tbbt_onc_xident *x)
+static inline struct tbbt__onc_req *req_of(struct tbbt_onc_xident *x)
 {
-    return (struct req *)x;
+    return (struct tbbt__onc_req *)x;
 }
 
 /* The entry of a call, or NULL for no call. */
-static inline struct tbbt_onc_xident *xent(struct req *e)
+static inline struct tbbt_onc_xident *xent(struct tbbt__onc_req *e)
 {
     return (struct tbbt_onc_xident *)e;
 }
 
-static inline struct req *req_next(const struct req *e)
+static inline struct tbbt__onc_req *req_next(const struct tbbt__onc_req *e)
 {
     return req_of(e->x.next);
 }
@@ -213,19 +145,19 @@ static inline struct req *req_next(const struct req *e)
 /* Moves the calls the send side handed over into the table; returns how many. */
 static size_t drain_pending(struct tbbt_rpcconn *c)
 {
-    struct req *l = atomic_exchange_explicit(&c->pending, NULL, memory_order_acquire);
+    struct tbbt__onc_req *l = atomic_exchange_explicit(&c->pending, NULL, memory_order_acquire);
     size_t n = 0;
     assert(l != DEAD);
-    for (struct req *next; l; l = next, n++) {
+    for (struct tbbt__onc_req *next; l; l = next, n++) {
         next = req_next(l);
         tbbt_onc_xidtab_insert(&c->tab, &l->x);
     }
     return n;
 }
 
-static struct req *take_req(struct tbbt_rpcconn *c, uint32_t xid)
+static struct tbbt__onc_req *take_req(struct tbbt_rpcconn *c, uint32_t xid)
 {
-    struct req *e = req_of(tbbt_onc_xidtab_remove(&c->tab, xid));
+    struct tbbt__onc_req *e = req_of(tbbt_onc_xidtab_remove(&c->tab, xid));
     if (e || drain_pending(c) == 0)
         return e;
     return req_of(tbbt_onc_xidtab_remove(&c->tab, xid));
@@ -233,9 +165,9 @@ static struct req *take_req(struct tbbt_rpcconn *c, uint32_t xid)
 
 /* ------------------------------------------------------------------ going down */
 
-static void failq_add_list(struct tbbt_rpcconn *c, struct req *l)
+static void failq_add_list(struct tbbt_rpcconn *c, struct tbbt__onc_req *l)
 {
-    for (struct req *next; l && l != DEAD; l = next) {
+    for (struct tbbt__onc_req *next; l && l != DEAD; l = next) {
         next = req_next(l);
         l->x.next = xent(c->failq);
         c->failq = l;
@@ -254,7 +186,7 @@ go_down(struct tbbt_rpcconn *c, int err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    set_error(c, err, "%s", msg);
+    tbbt__rpcconn_set_error(c, err, "%s", msg);
     if (c->rx_down)
         return;
     c->rx_down = true;
@@ -266,8 +198,8 @@ go_down(struct tbbt_rpcconn *c, int err, const char *fmt, ...)
     failq_add_list(c, req_of(tbbt_onc_xidtab_take_all(&c->tab)));
 }
 
-static void complete(struct req *e, struct tbbt_rpcconn_reply *r, int status, int32_t detail,
-                     uint64_t now)
+static void complete(struct tbbt__onc_req *e, struct tbbt_rpcconn_reply *r, int status,
+                     int32_t detail, uint64_t now)
 {
     r->xid = e->x.xid;
     r->status = status;
@@ -279,7 +211,7 @@ static void complete(struct req *e, struct tbbt_rpcconn_reply *r, int status, in
     r->res = e->res;
 }
 
-static void release(struct tbbt_rpcconn *c, struct req *e)
+static void release(struct tbbt_rpcconn *c, struct tbbt__onc_req *e)
 {
     g_free(e);
     atomic_fetch_sub_explicit(&c->outstanding, 1, memory_order_relaxed);
@@ -292,37 +224,23 @@ static int emit_failed(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, i
         return n;
     uint64_t now = tbbt_now_ns();
     while (n < max && c->failq) {
-        struct req *e = c->failq;
+        struct tbbt__onc_req *e = c->failq;
         c->failq = req_next(e);
         complete(e, &out[n++], TBBT_RPCCONN_LOST, c->lost_err, now);
         release(c, e);
-        STAT_ADD(c, lost, 1);
+        TBBT__ONC_STAT_ADD(c, lost, 1);
     }
     return n;
 }
 
 /* ------------------------------------------------------------------ lifecycle */
 
-/* Encodes an AUTH_SYS credential body into buf; returns its length. */
+/* The AUTH_SYS body (RFC 5531 appendix A) of machine, stamped now, into buf. */
 static uint32_t encode_authsys(const char *machine, uint32_t uid, uint32_t gid, uint32_t ngids,
                                const uint32_t *gidv, uint8_t *buf)
 {
-    gid_t gids[TBBT_RPCCONN_MAX_GIDS];
-    u_int n = MIN(ngids, TBBT_RPCCONN_MAX_GIDS);
-    for (u_int i = 0; i < n; i++)
-        gids[i] = gidv[i];
-    struct authunix_parms p = {
-        .aup_time = (u_long)time(NULL), .aup_machname = (char *)machine, .aup_uid = uid,
-        .aup_gid = gid, .aup_len = n, .aup_gids = gids,
-    };
-    XDR x;
-    xdrmem_create(&x, (char *)buf, MAX_AUTH_BYTES, XDR_ENCODE);
-    bool ok = xdr_authunix_parms(&x, &p);
-    assert(ok);   /* 255-byte name + 16 gids always fit 400 bytes */
-    (void)ok;
-    uint32_t len = xdr_getpos(&x);
-    xdr_destroy(&x);
-    return len;
+    return tbbt_rpcconn_encode_authsys(buf, (uint32_t)time(NULL), machine, strlen(machine), uid,
+                                       gid, ngids, gidv);
 }
 
 static void encode_cred(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_opts *o)
@@ -366,7 +284,7 @@ struct tbbt_rpcconn *tbbt_rpcconn_new(const struct tbbt_rpcconn_opts *opts)
     static const struct tbbt_rpcconn_opts defaults;
     const struct tbbt_rpcconn_opts *o = opts ? opts : &defaults;
     struct tbbt_rpcconn *c = g_new0(struct tbbt_rpcconn, 1);
-    c->magic = CONN_MAGIC;
+    c->magic = TBBT__RPCCONN_MAGIC;
     c->udp = o->transport == TBBT_RPCCONN_UDP;
     c->max_record = o->max_record ? o->max_record : DEF_MAX_RECORD;
     if (c->udp)   /* a call is one datagram: at most the largest UDP payload */
@@ -392,11 +310,11 @@ struct tbbt_rpcconn *tbbt_rpcconn_new(const struct tbbt_rpcconn_opts *opts)
 /* Frees every call the connection still holds, without completing them. */
 static void drop_all(struct tbbt_rpcconn *c)
 {
-    struct req *l = atomic_exchange(&c->pending, DEAD);
+    struct tbbt__onc_req *l = atomic_exchange(&c->pending, DEAD);
     failq_add_list(c, l);
     failq_add_list(c, req_of(tbbt_onc_xidtab_take_all(&c->tab)));
     while (c->failq) {
-        struct req *e = c->failq;
+        struct tbbt__onc_req *e = c->failq;
         c->failq = req_next(e);
         g_free(e);
     }
@@ -406,7 +324,7 @@ void tbbt_rpcconn_free(struct tbbt_rpcconn *c)
 {
     if (!c)
         return;
-    assert(c->magic == CONN_MAGIC);
+    assert(c->magic == TBBT__RPCCONN_MAGIC);
     if (c->fd >= 0)
         close(c->fd);
     drop_all(c);
@@ -488,8 +406,8 @@ static int do_connect(struct tbbt_rpcconn *c)
     if (rc < 0) {
         getnameinfo((struct sockaddr *)&c->addr, c->addrlen, host, sizeof(host), serv,
                     sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
-        set_error(c, rc, "cannot connect to %s port %s (%s): %s", host, serv,
-                  c->udp ? "udp" : "tcp", tbbt_strerror(rc));
+        tbbt__rpcconn_set_error(c, rc, "cannot connect to %s port %s (%s): %s", host, serv,
+                                c->udp ? "udp" : "tcp", tbbt_strerror(rc));
         return rc;
     }
     reset_streams(c);
@@ -516,7 +434,7 @@ static void close_for(struct tbbt_rpcconn *c, const char *why)
 
 int tbbt_rpcconn_connect(struct tbbt_rpcconn *c, const char *host, uint16_t port)
 {
-    assert(c->magic == CONN_MAGIC);
+    assert(c->magic == TBBT__RPCCONN_MAGIC);
     close_for(c, "a new connect");
     char serv[8];
     snprintf(serv, sizeof(serv), "%u", port);
@@ -525,7 +443,7 @@ int tbbt_rpcconn_connect(struct tbbt_rpcconn *c, const char *host, uint16_t port
     struct addrinfo *ai = NULL;
     int g = getaddrinfo(host, serv, &hints, &ai);
     if (g != 0) {
-        set_error(c, -EHOSTUNREACH, "cannot resolve '%s': %s", host, gai_strerror(g));
+        tbbt__rpcconn_set_error(c, -EHOSTUNREACH, "cannot resolve '%s': %s", host, gai_strerror(g));
         return -EHOSTUNREACH;
     }
     /* every address the name has, in order ("localhost" may be ::1 first, the server on
@@ -547,9 +465,9 @@ int tbbt_rpcconn_connect(struct tbbt_rpcconn *c, const char *host, uint16_t port
 
 int tbbt_rpcconn_reconnect(struct tbbt_rpcconn *c)
 {
-    assert(c->magic == CONN_MAGIC);
+    assert(c->magic == TBBT__RPCCONN_MAGIC);
     if (c->addrlen == 0) {
-        set_error(c, -ENOTCONN, "reconnect before any connect");
+        tbbt__rpcconn_set_error(c, -ENOTCONN, "reconnect before any connect");
         return -ENOTCONN;
     }
     close_for(c, "reconnect");
@@ -702,9 +620,9 @@ static int encode_into_queue(struct tbbt_rpcconn *c, uint32_t xid,
 }
 
 /* Pushes e on the pending stack; false when the connection is down. */
-static bool push_pending(struct tbbt_rpcconn *c, struct req *e)
+static bool push_pending(struct tbbt_rpcconn *c, struct tbbt__onc_req *e)
 {
-    struct req *old = atomic_load_explicit(&c->pending, memory_order_relaxed);
+    struct tbbt__onc_req *old = atomic_load_explicit(&c->pending, memory_order_relaxed);
     do {
         if (old == DEAD)
             return false;
@@ -717,15 +635,15 @@ static bool push_pending(struct tbbt_rpcconn *c, struct req *e)
 int tbbt_rpcconn_call(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
                       uint32_t *xidp)
 {
-    assert(c->magic == CONN_MAGIC);
+    assert(c->magic == TBBT__RPCCONN_MAGIC);
     if (atomic_load_explicit(&c->pending, memory_order_relaxed) == DEAD)
         return c->fd < 0 ? -ENOTCONN : -EPIPE;
     uint32_t xid = (call->flags & TBBT_RPCCONN_CALL_XID) ? call->xid : c->next_xid;
     size_t len;
     if (encode_into_queue(c, xid, call, &len) < 0)
         return -EINVAL;
-    struct req *e = g_new(struct req, 1);
-    *e = (struct req){.x.xid = xid, .queued_ns = tbbt_now_ns(), .xres = call->xres,
+    struct tbbt__onc_req *e = g_new(struct tbbt__onc_req, 1);
+    *e = (struct tbbt__onc_req){.x.xid = xid, .queued_ns = tbbt_now_ns(), .xres = call->xres,
                       .res = call->res, .res_size = call->res_size, .arg = call->arg};
     if (xidp)
         *xidp = xid;    /* before the hand-over: the reply may be read at once */
@@ -748,14 +666,14 @@ int tbbt_rpcconn_call(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *ca
         len += 4;
     }
     c->slen += len;
-    STAT_ADD(c, calls, 1);
+    TBBT__ONC_STAT_ADD(c, calls, 1);
     return 0;
 }
 
 /* Send side: the socket failed; let the receive side take the connection down. */
 static int send_failed(struct tbbt_rpcconn *c, int err)
 {
-    set_error(c, err, "send to server failed: %s", tbbt_strerror(err));
+    tbbt__rpcconn_set_error(c, err, "send to server failed: %s", tbbt_strerror(err));
     atomic_store(&c->tx_err, err);
     shutdown(c->fd, SHUT_RDWR);
     return err;
@@ -782,8 +700,8 @@ static int flush_tcp(struct tbbt_rpcconn *c)
         if (r < 0)
             return (int)r;
         c->soff += (size_t)r;
-        STAT_ADD(c, send_syscalls, 1);
-        STAT_ADD(c, bytes_sent, (uint64_t)r);
+        TBBT__ONC_STAT_ADD(c, send_syscalls, 1);
+        TBBT__ONC_STAT_ADD(c, bytes_sent, (uint64_t)r);
     }
     c->soff = c->slen = 0;
     return 0;
@@ -807,10 +725,10 @@ static int flush_udp(struct tbbt_rpcconn *c)
             return (int)r;
         for (int i = 0; i < r; i++) {
             c->soff += iov[i].iov_len;
-            STAT_ADD(c, bytes_sent, iov[i].iov_len);
+            TBBT__ONC_STAT_ADD(c, bytes_sent, iov[i].iov_len);
         }
         c->dgi += (size_t)r;
-        STAT_ADD(c, send_syscalls, 1);
+        TBBT__ONC_STAT_ADD(c, send_syscalls, 1);
     }
     c->soff = c->slen = 0;
     c->dgi = c->dgn = 0;
@@ -819,7 +737,7 @@ static int flush_udp(struct tbbt_rpcconn *c)
 
 int tbbt_rpcconn_flush(struct tbbt_rpcconn *c)
 {
-    assert(c->magic == CONN_MAGIC);
+    assert(c->magic == TBBT__RPCCONN_MAGIC);
     if (c->soff == c->slen)
         return 0;
     if (c->fd < 0)
@@ -862,7 +780,7 @@ static bool reply_outcome(const struct tbbt_onc_hdr *h, struct tbbt_rpcconn_repl
  * SUCCESS, the results into e->res.  Returns false when the results do not decode.
  */
 static bool decode_results(const uint8_t *rec, size_t len, const struct tbbt_onc_hdr *h,
-                           struct req *e, struct tbbt_rpcconn_reply *r)
+                           struct tbbt__onc_req *e, struct tbbt_rpcconn_reply *r)
 {
     XDR x;
     if (!reply_outcome(h, r))
@@ -894,16 +812,16 @@ static int handle_record(struct tbbt_rpcconn *c, const uint8_t *rec, size_t len,
     uint32_t xid, mtype;
     if (!tbbt_onc_peek(rec, len, &xid, &mtype) || mtype != TBBT_ONC_REPLY) {
         if (c->udp)
-            STAT_ADD(c, garbage, 1);
+            TBBT__ONC_STAT_ADD(c, garbage, 1);
         else
             go_down(c, TBBT_E_BADREC,
                     "bogus record from server: %zu bytes, not an RPC reply (stream out of sync)",
                     len);
         return n;
     }
-    struct req *e = take_req(c, xid);
+    struct tbbt__onc_req *e = take_req(c, xid);
     if (!e) {
-        STAT_ADD(c, unmatched, 1);
+        TBBT__ONC_STAT_ADD(c, unmatched, 1);
         return n;
     }
     struct tbbt_rpcconn_reply *r = &out[n];
@@ -911,9 +829,9 @@ static int handle_record(struct tbbt_rpcconn *c, const uint8_t *rec, size_t len,
     if (tbbt_onc_hdr_parse(rec, len, false, &h) != 0 || !decode_results(rec, len, &h, e, r)) {
         r->status = TBBT_RPCCONN_GARBAGE;
         r->res_status = -1;
-        STAT_ADD(c, garbage, 1);
+        TBBT__ONC_STAT_ADD(c, garbage, 1);
     }
-    STAT_ADD(c, replies, 1);
+    TBBT__ONC_STAT_ADD(c, replies, 1);
     release(c, e);
     return n + 1;
 }
@@ -954,7 +872,7 @@ static int parse_udp(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int
     while (n < max && c->slot_i < c->slot_n) {
         struct mmsghdr *m = &c->rmsg[c->slot_i++];
         if (m->msg_hdr.msg_flags & MSG_TRUNC) {
-            STAT_ADD(c, garbage, 1);
+            TBBT__ONC_STAT_ADD(c, garbage, 1);
             continue;
         }
         n = handle_record(c, m->msg_hdr.msg_iov->iov_base, m->msg_len, out, n);
@@ -980,15 +898,17 @@ static int read_tcp(struct tbbt_rpcconn *c)
     if (r > 0) {
         c->rtail += (size_t)r;
         c->recv_ns = tbbt_now_ns();
-        STAT_ADD(c, recv_syscalls, 1);
-        STAT_ADD(c, bytes_recv, (uint64_t)r);
+        TBBT__ONC_STAT_ADD(c, recv_syscalls, 1);
+        TBBT__ONC_STAT_ADD(c, bytes_recv, (uint64_t)r);
         return (size_t)r == room;
     }
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return 0;
     if (r == 0)
         go_down(c, -ECONNRESET, "connection closed by server%s",
-                tbbt_onc_recasm_busy(&c->rec) || c->rhead != c->rtail ? " in the middle of a record" : "");
+                tbbt_onc_recasm_busy(&c->rec) || c->rhead != c->rtail
+                    ? " in the middle of a record"
+                    : "");
     else
         go_down(c, -errno, "receive from server failed: %s", tbbt_strerror(-errno));
     return -1;
@@ -1004,9 +924,9 @@ static int read_udp(struct tbbt_rpcconn *c)
         c->slot_i = 0;
         c->slot_n = (size_t)r;
         c->recv_ns = tbbt_now_ns();
-        STAT_ADD(c, recv_syscalls, 1);
+        TBBT__ONC_STAT_ADD(c, recv_syscalls, 1);
         for (int i = 0; i < r; i++)
-            STAT_ADD(c, bytes_recv, c->rmsg[i].msg_len);
+            TBBT__ONC_STAT_ADD(c, bytes_recv, c->rmsg[i].msg_len);
         return (size_t)r == c->nslots;
     }
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -1018,7 +938,7 @@ static int read_udp(struct tbbt_rpcconn *c)
 
 int tbbt_rpcconn_recv(struct tbbt_rpcconn *c, struct tbbt_rpcconn_reply *out, int max)
 {
-    assert(c->magic == CONN_MAGIC);
+    assert(c->magic == TBBT__RPCCONN_MAGIC);
     int tx = atomic_load_explicit(&c->tx_err, memory_order_relaxed);
     if (tx < 0 && !c->rx_down)
         go_down(c, tx, "send to server failed: %s", tbbt_strerror(tx));
@@ -1052,7 +972,7 @@ int tbbt_rpcconn_set_recv_lowat(struct tbbt_rpcconn *c, int bytes)
 /* tbbt_onc_xidtab_take_if(): calls queued before the deadline at *arg. */
 static bool queued_before(const struct tbbt_onc_xident *x, void *arg)
 {
-    return ((const struct req *)x)->queued_ns < *(const uint64_t *)arg;
+    return ((const struct tbbt__onc_req *)x)->queued_ns < *(const uint64_t *)arg;
 }
 
 int tbbt_rpcconn_expire(struct tbbt_rpcconn *c, uint64_t deadline_ns,
@@ -1064,274 +984,14 @@ int tbbt_rpcconn_expire(struct tbbt_rpcconn *c, uint64_t deadline_ns,
     if (max <= 0)
         return 0;
     uint64_t now = tbbt_now_ns();
-    struct req *l = req_of(tbbt_onc_xidtab_take_if(&c->tab, queued_before, &deadline_ns,
+    struct tbbt__onc_req *l = req_of(tbbt_onc_xidtab_take_if(&c->tab, queued_before, &deadline_ns,
                                                    (size_t)max));
-    for (struct req *next; l; l = next) {
+    for (struct tbbt__onc_req *next; l; l = next) {
         next = req_next(l);
         complete(l, &out[n++], TBBT_RPCCONN_TIMEDOUT, -ETIMEDOUT, now);
         release(c, l);
-        STAT_ADD(c, timedout, 1);
+        TBBT__ONC_STAT_ADD(c, timedout, 1);
     }
     return n;
 }
 
-/* ------------------------------------------------------------------ synchronous helpers */
-
-/* Waits for events on the fd until deadline_ns; returns poll()'s result. */
-static int wait_fd(struct tbbt_rpcconn *c, short events, uint64_t deadline_ns)
-{
-    uint64_t now = tbbt_now_ns();
-    int ms = deadline_ns > now ? (int)((deadline_ns - now + 999999) / 1000000) : 0;
-    struct pollfd p = {.fd = c->fd, .events = events};
-    return poll(&p, 1, ms);
-}
-
-/* Drops whatever is outstanding (the synchronous helpers own the connection). */
-static void expire_all(struct tbbt_rpcconn *c)
-{
-    struct tbbt_rpcconn_reply tmp[16];
-    while (tbbt_rpcconn_expire(c, UINT64_MAX, tmp, 16) > 0) {
-    }
-}
-
-/* ------------------------------------------------------------------ retry policy */
-
-void tbbt_rpcconn_set_retry(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_retry *p)
-{
-    c->has_retry = p != NULL;
-    if (!p)
-        return;
-    c->retry.timeout_ms = MAX(p->timeout_ms, 1);
-    c->retry.retrans = MIN(p->retrans, 1000u);
-    c->retry.relost = MIN(p->relost, 1000u);
-    c->retry.dead_ms = MAX(p->dead_ms, 1);
-}
-
-bool tbbt_rpcconn_get_retry(const struct tbbt_rpcconn *c, struct tbbt_rpcconn_retry *p)
-{
-    if (c->has_retry)
-        *p = c->retry;
-    return c->has_retry;
-}
-
-enum tbbt_rpcconn_next tbbt_rpcconn_retry_step(const struct tbbt_rpcconn_retry *p,
-                                               unsigned timeouts, unsigned losses)
-{
-    return timeouts <= p->retrans && losses <= p->relost ? TBBT_RPCCONN_RESEND
-                                                         : TBBT_RPCCONN_GIVE_UP;
-}
-
-int tbbt_rpcconn_revive(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_retry *p,
-                        uint64_t down_since_ns)
-{
-    if (tbbt_rpcconn_is_up(c))
-        return 0;
-    int rc = tbbt_rpcconn_reconnect(c);
-    if (rc == 0) {
-        STAT_ADD(c, reconnects, 1);
-        return 0;
-    }
-    uint64_t now = tbbt_now_ns();
-    if (now - MIN(now, down_since_ns) < (uint64_t)p->dead_ms * 1000000u)
-        return -EAGAIN;
-    return rc == -EAGAIN ? -ETIMEDOUT : rc;
-}
-
-/* Takes whatever the connection still reports (LOST calls, then its error). */
-static void drain_lost(struct tbbt_rpcconn *c)
-{
-    struct tbbt_rpcconn_reply tmp[16];
-    while (tbbt_rpcconn_recv(c, tmp, 16) > 0) {
-    }
-}
-
-/* Reconnects c under the policy, waiting between attempts; 0 or the error. */
-static int revive_wait(struct tbbt_rpcconn *c, uint64_t down_since_ns)
-{
-    drain_lost(c);
-    for (;;) {
-        int rc = tbbt_rpcconn_revive(c, &c->retry, down_since_ns);
-        if (rc != -EAGAIN)
-            return rc;
-        g_usleep(200000);
-    }
-}
-
-/*
- * One send of a call under the policy and the wait for its reply: 0 with *rep,
- * -ETIMEDOUT (no reply within the timeout; the call was handed back), -ECONNRESET (the
- * connection went down or refused the call), or another error.
- */
-static int sync_try(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call, uint32_t *xid,
-                    struct tbbt_rpcconn_reply *rep)
-{
-    int rc = tbbt_rpcconn_call(c, call, xid);
-    if (rc == -EPIPE || rc == -ENOTCONN)
-        return -ECONNRESET;
-    if (rc < 0)
-        return rc;
-    uint64_t deadline = tbbt_now_ns() + (uint64_t)c->retry.timeout_ms * 1000000u;
-    for (;;) {
-        rc = tbbt_rpcconn_flush(c);
-        wait_fd(c, POLLIN | (rc == -EAGAIN ? POLLOUT : 0), deadline);
-        struct tbbt_rpcconn_reply r[8];
-        int n = tbbt_rpcconn_recv(c, r, 8);
-        if (n < 0)
-            return -ECONNRESET;
-        for (int i = 0; i < n; i++) {
-            if (r[i].xid != *xid)
-                continue;
-            if (r[i].status == TBBT_RPCCONN_LOST)
-                return -ECONNRESET;
-            *rep = r[i];
-            return 0;
-        }
-        if (tbbt_now_ns() >= deadline) {
-            expire_all(c);
-            return -ETIMEDOUT;
-        }
-    }
-}
-
-/* tbbt_rpcconn_call_sync() under the connection's policy. */
-static int call_retry(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
-                      struct tbbt_rpcconn_reply *rep)
-{
-    struct tbbt_rpcconn_call again = *call;
-    uint32_t xid = 0;
-    unsigned timeouts = 0, losses = 0;
-    for (unsigned sends = 1;; sends++) {
-        if (!tbbt_rpcconn_is_up(c)) {
-            int rc = revive_wait(c, tbbt_now_ns());
-            if (rc < 0)
-                return rc;
-        }
-        int rc = sync_try(c, sends == 1 ? call : &again, &xid, rep);
-        if (rc == 0)
-            return 0;
-        if (rc != -ETIMEDOUT && rc != -ECONNRESET)
-            return rc;
-        again.flags |= TBBT_RPCCONN_CALL_XID;
-        again.xid = xid;
-        timeouts += rc == -ETIMEDOUT;
-        losses += rc == -ECONNRESET;
-        if (tbbt_rpcconn_retry_step(&c->retry, timeouts, losses) == TBBT_RPCCONN_GIVE_UP) {
-            if (rc == -ETIMEDOUT)
-                set_error(c, -ETIMEDOUT, "no reply from server after %u sends, %d ms each",
-                          sends, c->retry.timeout_ms);
-            return rc;
-        }
-        STAT_ADD(c, retransmits, 1);
-    }
-}
-
-int tbbt_rpcconn_call_sync(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
-                           int timeout_ms, struct tbbt_rpcconn_reply *rep)
-{
-    if (c->has_retry)
-        return call_retry(c, call, rep);
-    uint32_t xid;
-    int rc = tbbt_rpcconn_call(c, call, &xid);
-    if (rc < 0)
-        return rc;
-    struct tbbt_rpcconn_call again = *call;
-    again.flags |= TBBT_RPCCONN_CALL_XID;
-    again.xid = xid;
-    uint64_t now = tbbt_now_ns(), deadline = now + (uint64_t)timeout_ms * 1000000;
-    uint64_t retx = now + 1000000000u;
-    for (;;) {
-        rc = tbbt_rpcconn_flush(c);
-        wait_fd(c, POLLIN | (rc == -EAGAIN ? POLLOUT : 0), c->udp ? MIN(deadline, retx) : deadline);
-        struct tbbt_rpcconn_reply r[8];
-        int n = tbbt_rpcconn_recv(c, r, 8);
-        if (n < 0)
-            return n;
-        for (int i = 0; i < n; i++) {
-            if (r[i].xid != xid)
-                continue;
-            if (r[i].status == TBBT_RPCCONN_LOST)
-                return r[i].detail < 0 ? r[i].detail : -ECONNRESET;
-            *rep = r[i];
-            return 0;
-        }
-        now = tbbt_now_ns();
-        if (now >= deadline) {
-            expire_all(c);
-            set_error(c, -ETIMEDOUT, "no reply from server within %d ms", timeout_ms);
-            return -ETIMEDOUT;
-        }
-        if (c->udp && now >= retx) {   /* retransmit with the same XID */
-            expire_all(c);
-            if ((rc = tbbt_rpcconn_call(c, &again, NULL)) < 0)
-                return rc;
-            retx = now + 1000000000u;
-        }
-    }
-}
-
-/*
- * A synchronous call whose reply must be OK.  Returns 0, the call's error, or -EPROTO
- * with the reason "<what> failed: <status> (detail <d>)" recorded.
- */
-static int call_ok(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call, int timeout_ms,
-                   const char *what)
-{
-    struct tbbt_rpcconn_reply rep;
-    int rc = tbbt_rpcconn_call_sync(c, call, timeout_ms, &rep);
-    if (rc < 0)
-        return rc;
-    if (rep.status != TBBT_RPCCONN_OK) {
-        set_error(c, -EPROTO, "%s failed: %s (detail %d)", what,
-                  tbbt_rpcconn_status_name(rep.status), rep.detail);
-        return -EPROTO;
-    }
-    return 0;
-}
-
-int tbbt_rpcconn_getport(struct tbbt_rpcconn *c, uint32_t prog, uint32_t vers, uint32_t prot,
-                         int timeout_ms, uint16_t *port)
-{
-    struct pmap pm = {.pm_prog = prog, .pm_vers = vers, .pm_prot = prot, .pm_port = 0};
-    u_long res = 0;
-    struct tbbt_rpcconn_call call = {
-        .prog = PMAPPROG, .vers = PMAPVERS, .proc = PMAPPROC_GETPORT,
-        .xargs = (xdrproc_t)xdr_pmap, .args = &pm,
-        .xres = (xdrproc_t)xdr_u_long, .res = &res, .res_size = sizeof(res),
-    };
-    char what[64];
-    snprintf(what, sizeof(what), "portmap GETPORT(%u, %u)", prog, vers);
-    int rc = call_ok(c, &call, timeout_ms, what);
-    if (rc < 0)
-        return rc;
-    if (res > 65535) {
-        set_error(c, -EPROTO, "%s failed: port %lu", what, res);
-        return -EPROTO;
-    }
-    *port = (uint16_t)res;
-    return 0;
-}
-
-int tbbt_rpcconn_mnt3(struct tbbt_rpcconn *c, const char *path, int timeout_ms, int *mstat,
-                      struct tbbt_rpcconn_fh *fh)
-{
-    dirpath dp = (char *)path;
-    mountres3 res;
-    struct tbbt_rpcconn_call call = {
-        .prog = MOUNT_PROGRAM, .vers = MOUNT_V3, .proc = MOUNTPROC3_MNT,
-        .xargs = (xdrproc_t)xdr_dirpath, .args = &dp,
-        .xres = (xdrproc_t)xdr_mountres3, .res = &res, .res_size = sizeof(res),
-    };
-    char *what = g_strdup_printf("MOUNT MNT '%s'", path);
-    int rc = call_ok(c, &call, timeout_ms, what);
-    g_free(what);
-    if (rc < 0)
-        return rc;
-    *mstat = res.fhs_status;
-    if (res.fhs_status == MNT3_OK) {
-        fhandle3 *h = &res.mountres3_u.mountinfo.fhandle;
-        fh->len = MIN(h->fhandle3_len, (u_int)sizeof(fh->data));   /* bounded by the .x */
-        memcpy(fh->data, h->fhandle3_val, fh->len);
-    }
-    xdr_free((xdrproc_t)xdr_mountres3, &res);
-    return 0;
-}
