@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rpc-null: pipelined RPC load on an NFSv3 server through the player's transport
- * (src/rpcclient/rpcconn.h): N connections, K calls outstanding on each, for T seconds,
+ * (src/onc/rpcconn.h): N connections, K calls outstanding on each, for T seconds,
  * NULL (NFS program 100003 v3 procedure 0) or GETATTR of the export root.  Prints
  * calls/s and this process's CPU time per call (getrusage user + sys over all threads,
  * divided by completed calls): the transport's share of the player's budget.

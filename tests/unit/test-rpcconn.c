@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the RPC transport (src/rpcclient/rpcconn.h) against a fake server in this
+ * Unit tests of the RPC transport (src/onc/rpcconn.h) against a fake server in this
  * process: a loopback TCP listener or UDP socket whose accepted end the test drives by
  * hand, writing reply bytes exactly as it wants them (split at any byte, several
  * fragments, several records per write, bogus marks, resets).  Covered: call header
