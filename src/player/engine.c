@@ -9,8 +9,10 @@
  * receive thread completes it (DONE) or hands it back for sending again (RESEND).  The
  * oldest slots are recycled in order once DONE, so a slow request holds the window.
  *
- * One mutex (`mu`) guards the scheduler state: slot states, the ready heap, the
- * dependency lists, the conservative frontier, the handle states, the counters.  Each
+ * The ordering and timing policies, the window's bounds and the limits on calls out are
+ * the scheduler's (sched.h): the engine admits each slot to it, asks it for the next
+ * request at the current time and reports each completion.  One mutex (`mu`) guards the
+ * scheduler, the slot states, the handle states and the counters.  Each
  * thread takes it once per batch, not per request.  Handle slots that are KNOWN never
  * change, so the send thread reads them without the mutex while it encodes.
  */
@@ -34,10 +36,9 @@
 
 #include "ns/ns.h"
 #include "player/attrcheck.h"
-#include "player/fsdep.h"
 #include "player/nfsreq.h"
 #include "rpcclient/rpcconn.h"
-#include "util/heap.h"
+#include "sched/sched.h"
 #include "util/util.h"
 
 #define REPLY_BATCH 128
@@ -85,7 +86,6 @@ struct slot {
     bool resent;                /* went out more than once (a timeout, a lost connection):
                                    duplicate-request semantics apply (dup_answer()) */
     bool cookie_mapped;         /* cookie[] holds the server's cookie for a resend */
-    bool client_held;           /* was held back at --client-outstanding (counted once) */
     bool racy;                  /* overlapped in the trace with a request that changes one
                                    of its objects: its traced reply is not checked */
     uint8_t nchg;               /* chg[0 .. nchg): the objects it changes (admission) */
@@ -99,10 +99,6 @@ struct slot {
     uint64_t send_ns;
     uint64_t reply_key;         /* the trace's reply time, NO_REPLY_KEY if none */
     xdrproc_t xres;             /* decoder of the results of the call in flight, or NULL */
-    uint32_t ndeps;             /* earlier requests on the same objects it still waits for
-                                   (fsdep.h; both orders) */
-    uint32_t nwaiters, wcap;
-    uint64_t *waiters;          /* fsdep: requests waiting for this one */
     union tbbt_nfsreq_res res;  /* results decoded by the receive side */
 };
 
@@ -136,7 +132,9 @@ struct eng {
     uint64_t sender_until;      /* the waiting sender's wake-up time (UINT64_MAX: none) */
     bool reader_waiting;
     uint64_t reader_need;       /* the waiting reader is woken once oldest + W reaches it */
-    uint64_t admitted, oldest, total;
+    struct tbbt_sched *sched;   /* ordering, timing, window, limits (under mu) */
+    uint64_t admitted, oldest;  /* the scheduler's, as of its last admission, completion */
+    uint64_t total;
     bool stop, eof;
     bool stopping;              /* opts.stop_fd: nothing more is sent; the receiver waits
                                    for the calls out until stop_deadline, then ends the run */
@@ -144,21 +142,10 @@ struct eng {
     int err;
     char errbuf[512];
 
-    uint64_t *next_issue;       /* conservative: per clone, the next seq to issue */
-    GArray **pend;              /* conservative: per clone, heap of (trace reply, seq) */
-    GPtrArray *pend_ep;         /* conservative with a causal slack: per (trace endpoint,
-                                   clone), the same heap of that client's requests */
-    struct tbbt_fsdep *locks;   /* fsdep */
-    GArray *ready;              /* fsdep: heap of (due, seq) of admitted, free requests ... */
-    GArray *ready_fifo;         /* ... and those that came in rising (due, seq) order */
-    guint ready_head;           /* first live item of ready_fifo */
     GQueue resend;              /* seqs to send again */
 
     struct conn *conns;
     unsigned nconns;
-    unsigned inflight;
-    GArray *cl_inflight;        /* --client-outstanding: unsigned per client key */
-    GPtrArray *cl_parked;       /* ... GQueue of seqs (+1) held back per client key, fsdep */
     int rx_wake;                /* eventfd: wakes the receiver */
     int rx_ep;                  /* the receiver's epoll set: rx_wake and the sockets up */
 
@@ -294,15 +281,6 @@ static double tv_diff(const struct timeval *a, const struct timeval *b)
     return (double)(a->tv_sec - b->tv_sec) + (double)(a->tv_usec - b->tv_usec) / 1e6;
 }
 
-static bool live(uint64_t seq, void *arg)
-{
-    struct eng *e = arg;
-    if (seq < e->oldest)
-        return false;
-    struct slot *s = S(e, seq);
-    return s->seq == seq && s->state != S_DONE && s->state != S_FREE;
-}
-
 /* True if a changes the object whose attributes (or entries) b's reply shows. */
 static bool writes_checked(const struct slot *a, const struct slot *b)
 {
@@ -313,9 +291,9 @@ static bool writes_checked(const struct slot *a, const struct slot *b)
 }
 
 /*
- * waiter, admitted after holder, uses one of holder's objects or directory entries
- * (fsdep.h): it waits for holder unless the conflict is only reported (INFO: objects
- * in conservative order).  Records that raced for one directory entry are in the trace
+ * The scheduler found that waiter, admitted after holder, uses one of holder's objects
+ * or directory entries (fsdep.h): it waits for holder unless the conflict is only
+ * reported (INFO: objects in conservative order).  Records that raced for one directory entry are in the trace
  * in the order the traced server ran them (tbbt-convert, docs/tbbt-convert.md); for
  * objects, call order is kept: which of two overlapping requests the server ran first
  * is not known from their times (a slow GETATTR can answer after a WRITE it ran
@@ -325,125 +303,17 @@ static void add_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, 
 {
     struct eng *e = arg;
     struct slot *h = S(e, holder), *w = S(e, waiter);
+    (void)kind;
     /* Overlapping in the trace, one of them changing the object whose attributes the
      * other's reply shows: that reply depends on how the traced server interleaved them. */
     if (w->rec.call_ns < h->reply_key) {
         h->racy |= writes_checked(w, h);
         w->racy |= writes_checked(h, w);
     }
-    if (kind == TBBT_FSDEP_DEP_INFO)
-        return;
-    if (h->nwaiters == h->wcap) {
-        h->wcap = MAX(4, h->wcap * 2);
-        h->waiters = g_renew(uint64_t, h->waiters, h->wcap);
-    }
-    h->waiters[h->nwaiters++] = waiter;
-    w->ndeps++;
 }
 
-static uint64_t ready_key(struct eng *e, const struct slot *s)
-{
-    return e->o->timing == TBBT_TIMING_TIMESTAMP ? s->sched_ns : s->seq;
-}
-
-/*
- * fsdep's ready requests, least (due, seq) first.  Most become ready when admitted, in
- * rising order: they queue in a FIFO (O(1)); the few a completion releases later go to
- * the heap; the least of the two heads goes next.
- */
-static void ready_push(struct eng *e, uint64_t key, uint64_t seq)
-{
-    GArray *f = e->ready_fifo;
-    if (e->ready_head == f->len) {
-        g_array_set_size(f, 0);
-        e->ready_head = 0;
-    }
-    struct tbbt_heap_item it = {key, seq};
-    if (f->len == 0 ||
-        tbbt_heap_less(&g_array_index(f, struct tbbt_heap_item, f->len - 1), &it))
-        g_array_append_val(f, it);
-    else
-        tbbt_heap_push(e->ready, key, seq);
-}
-
-static const struct tbbt_heap_item *ready_top(struct eng *e)
-{
-    const struct tbbt_heap_item *h = tbbt_heap_top(e->ready), *f = NULL;
-    if (e->ready_head < e->ready_fifo->len)
-        f = &g_array_index(e->ready_fifo, struct tbbt_heap_item, e->ready_head);
-    if (!f || (h && tbbt_heap_less(h, f)))
-        return h;
-    return f;
-}
-
-/* Removes top, which ready_top() just returned. */
-static void ready_pop(struct eng *e, const struct tbbt_heap_item *top)
-{
-    GArray *f = e->ready_fifo;
-    if (e->ready_head < f->len && top == &g_array_index(f, struct tbbt_heap_item, e->ready_head)) {
-        e->ready_head++;
-        if (e->ready_head >= 4096 && e->ready_head * 2 >= f->len) {
-            g_array_remove_range(f, 0, e->ready_head);
-            e->ready_head = 0;
-        }
-    } else {
-        tbbt_heap_pop(e->ready);
-    }
-}
-
-/* ------------------------------------------------------------------ per-client limit */
-
-static unsigned *client_count(struct eng *e, uint32_t key)
-{
-    if (key >= e->cl_inflight->len)
-        g_array_set_size(e->cl_inflight, key + 1);
-    return &g_array_index(e->cl_inflight, unsigned, key);
-}
-
-/* True if s's client has --client-outstanding calls in flight already (mu held). */
-static bool client_full(struct eng *e, const struct slot *s)
-{
-    return e->cl_inflight && *client_count(e, s->client) >= e->o->client_outstanding;
-}
-
-/* Counts a request held back at its client's limit, once. */
-static void client_held(struct eng *e, struct slot *s)
-{
-    if (!s->client_held) {
-        s->client_held = true;
-        e->c.client_stalls++;
-    }
-}
-
-/* fsdep: s may go but its client is at its limit; it waits for one of the client's
- * calls to complete (client_release) instead of in the ready heap. */
-static void client_park(struct eng *e, struct slot *s)
-{
-    if (s->client >= e->cl_parked->len)
-        g_ptr_array_set_size(e->cl_parked, (guint)s->client + 1);
-    GQueue *q = g_ptr_array_index(e->cl_parked, s->client);
-    if (!q) {
-        q = g_queue_new();
-        g_ptr_array_index(e->cl_parked, s->client) = q;
-    }
-    g_queue_push_tail(q, GSIZE_TO_POINTER(s->seq + 1));
-    client_held(e, s);
-}
-
-/* A call of s's client left flight: one of its held-back requests becomes ready. */
-static void client_release(struct eng *e, const struct slot *s)
-{
-    (*client_count(e, s->client))--;
-    if (s->client >= e->cl_parked->len)
-        return;
-    GQueue *q = g_ptr_array_index(e->cl_parked, s->client);
-    if (q && !g_queue_is_empty(q)) {
-        uint64_t seq = GPOINTER_TO_SIZE(g_queue_pop_head(q)) - 1;
-        ready_push(e, ready_key(e, S(e, seq)), seq);
-    }
-}
-
-/* Marks s DONE (under mu): releases its waiters and recycles finished slots in order. */
+/* Marks s DONE (under mu): the scheduler releases its waiters and recycles finished
+ * slots in order. */
 static void complete_locked(struct eng *e, struct slot *s)
 {
     if (s->jb_first_ns) {
@@ -453,29 +323,11 @@ static void complete_locked(struct eng *e, struct slot *s)
         e->c.jukebox_wait_max_seconds = MAX(e->c.jukebox_wait_max_seconds, w);
         s->jb_first_ns = 0;
     }
-    if (s->state == S_FLIGHT || s->state == S_RESEND) {
-        e->inflight--;
-        if (e->cl_inflight)
-            client_release(e, s);
-    }
     s->state = S_DONE;
-    for (uint32_t i = 0; i < s->nwaiters; i++) {
-        uint64_t w = s->waiters[i];
-        struct slot *ws = S(e, w);
-        if (ws->seq != w || ws->ndeps == 0)
-            continue;
-        if (--ws->ndeps == 0 && ws->state == S_WAIT && e->o->order == TBBT_ORDER_FSDEP)
-            ready_push(e, ready_key(e, ws), w);
-    }
-    s->nwaiters = 0;
+    bool moved = tbbt_sched_complete(e->sched, s->seq) > 0;
     atomic_fetch_add_explicit(&e->done_count, 1, memory_order_relaxed);
-    bool moved = false;
-    while (e->oldest < e->admitted && S(e, e->oldest)->state == S_DONE) {
-        struct slot *o = S(e, e->oldest);
-        o->state = S_FREE;
-        e->oldest++;
-        moved = true;
-    }
+    for (; e->oldest < tbbt_sched_oldest(e->sched); e->oldest++)
+        S(e, e->oldest)->state = S_FREE;
     /* ... and a reader that waits for room once a chunk of the window is free. */
     if (moved && e->reader_waiting && e->oldest + e->W >= e->reader_need)
         e->wake_read = true;
@@ -551,9 +403,7 @@ static void admit_locked(struct eng *e, uint64_t upto)
     /* The sender is woken only if these requests may go before the next reply, which
      * would let the receive thread send them: conservative order was waiting for them
      * (the next request to issue had not been admitted), or fsdep made some ready. */
-    bool wake = false;
-    for (uint32_t k = 0; k < e->n_clones && e->o->order == TBBT_ORDER_CONSERVATIVE; k++)
-        wake |= e->next_issue[k] >= e->admitted;
+    bool wake = e->o->order == TBBT_ORDER_CONSERVATIVE && tbbt_sched_behind(e->sched);
     for (uint64_t q = e->admitted; q < upto; q++) {
         struct slot *s = S(e, q);
         s->state = S_WAIT;
@@ -567,13 +417,12 @@ static void admit_locked(struct eng *e, uint64_t upto)
         tbbt_fsdep_sets(&s->rec, &sets);
         s->nchg = (uint8_t)tbbt_fsdep_changes(&sets, s->chg);
         s->shown = tbbt_fsdep_shown(&s->rec);
-        tbbt_fsdep_admit(e->locks, q, s->clone, &sets,
-                         e->o->order == TBBT_ORDER_FSDEP || e->pend_ep ? TBBT_FSDEP_ALL
-                                                                       : TBBT_FSDEP_NAMES);
-        if (e->o->order == TBBT_ORDER_FSDEP && s->ndeps == 0) {
-            ready_push(e, ready_key(e, s), q);
-            wake = true;
-        }
+        struct tbbt_sched_req rq = {.clone = s->clone, .client = s->client,
+                                    .call_ns = s->rec.call_ns, .reply_ns = s->reply_key,
+                                    .due_ns = s->sched_ns, .sets = &sets};
+        bool ready;
+        tbbt_sched_admit(e->sched, &rq, &ready);
+        wake |= ready;
     }
     e->admitted = upto;
     atomic_store_explicit(&e->want_admit, false, memory_order_relaxed);
@@ -613,16 +462,13 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->jb_tries = 0;
     s->jb_first_ns = 0;
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
-    s->cookie_mapped = s->client_held = s->racy = false;
-    s->ndeps = 0;
-    s->nwaiters = 0;
+    s->cookie_mapped = s->racy = false;
     s->op = (uint8_t)tbbt_ns_op(r);
     s->checked = (r->flags & TBBT_RF_REPLY) && r->rpc_stat == TBBT_RPC_SUCCESS &&
                  ((r->flags & TBBT_RF_STATUS) || r->proc == 0);
     s->expected = (r->flags & TBBT_RF_STATUS) ? r->status : 0;
     s->reply_key = (r->flags & TBBT_RF_REPLY) ? r->reply_ns : NO_REPLY_KEY;
-    double rel = (double)(r->call_ns - MIN(r->call_ns, e->trace_t0)) / e->o->speed;
-    s->sched_ns = e->start_ns + (uint64_t)rel;
+    s->sched_ns = tbbt_sched_due(e->start_ns, e->trace_t0, r->call_ns, e->o->speed);
 }
 
 /*
@@ -869,9 +715,12 @@ static void *reader_main(void *arg)
 
 /* ------------------------------------------------------------------ send thread */
 
-/* True if a handle rec needs is being made by a request in flight (conservative). */
-static bool needs_pending(struct eng *e, const struct slot *s)
+/* The scheduler's hold callback (conservative): true if a handle request seq needs is
+ * being made by a request in flight. */
+static bool needs_pending(uint64_t seq, void *arg)
 {
+    struct eng *e = arg;
+    const struct slot *s = S(e, seq);
     uint64_t ids[2];
     int n = tbbt_nfsreq_needs(&s->rec, ids);
     for (int i = 0; i < n; i++) {
@@ -880,113 +729,6 @@ static bool needs_pending(struct eng *e, const struct slot *s)
             return true;
     }
     return false;
-}
-
-/* The heap of pending requests of s's traced client (clone and endpoint), made on demand. */
-static GArray *client_pend(struct eng *e, const struct slot *s)
-{
-    guint i = s->rec.endpoint * e->n_clones + s->clone;
-    if (i >= e->pend_ep->len)
-        g_ptr_array_set_size(e->pend_ep, (gint)(i + 1));
-    GArray **h = (GArray **)&g_ptr_array_index(e->pend_ep, i);
-    if (!*h)
-        *h = tbbt_heap_new();
-    return *h;
-}
-
-static const struct tbbt_heap_item *live_top(struct eng *e, GArray *h)
-{
-    const struct tbbt_heap_item *top;
-    while ((top = tbbt_heap_top(h)) && !live(top->seq, e))
-        tbbt_heap_pop(h);
-    return top;
-}
-
-/* What holds a request back under conservative order's rule (cause_pending()). */
-enum cause { CAUSE_NONE, CAUSE_OWN, CAUSE_ANY };
-
-/*
- * Conservative order's rule: s waits while a request whose trace reply came before s's
- * call is pending (CAUSE_ANY: so do the requests called after s).  With a causal slack,
- * a reply of another client that came less than the slack before the call does not
- * count (s's client could not have learnt of it in time); s's own client's replies
- * always count (CAUSE_OWN: requests of other clients called after s may go).
- */
-static enum cause cause_pending(struct eng *e, const struct slot *s, GArray *h)
-{
-    const struct tbbt_heap_item *top = live_top(e, h);
-    if (!top || top->key > s->rec.call_ns)
-        return CAUSE_NONE;
-    if (!e->pend_ep || top->key + e->o->causal_slack_ns <= s->rec.call_ns)
-        return CAUSE_ANY;
-    top = live_top(e, client_pend(e, s));
-    return top && top->key <= s->rec.call_ns ? CAUSE_OWN : CAUSE_NONE;
-}
-
-/* Requests of one clone that conservative order looks at past a held-back first one. */
-#define CONS_SCAN 64
-
-/*
- * Conservative: the next request of some clone, if the policy lets it go now.  Requests
- * go in trace order; with a causal slack, a request held back by its own client's
- * pending reply, an entry lock or a handle in the making does not hold back later ones
- * that the rule lets go (they overlapped it in the trace; conflicts keep fsdep's order).
- */
-static struct slot *pick_conservative(struct eng *e, uint64_t now, uint64_t *due)
-{
-    for (uint32_t k = 0; k < e->n_clones; k++) {
-        uint64_t q = e->next_issue[k];
-        while (q < e->admitted && (q < e->oldest || S(e, q)->state != S_WAIT))
-            q += e->n_clones;       /* sent out of order earlier */
-        e->next_issue[k] = q;
-        GArray *h = e->pend[k];
-        for (unsigned seen = 0; q < e->admitted && seen < CONS_SCAN; q += e->n_clones) {
-            struct slot *s = S(e, q);
-            if (s->state != S_WAIT)
-                continue;
-            seen++;
-            enum cause c = cause_pending(e, s, h);
-            if (c == CAUSE_ANY)
-                break;  /* a request whose trace reply came before this call is pending */
-            if (c == CAUSE_NONE && !s->ndeps && !needs_pending(e, s)) {
-                if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
-                    *due = MIN(*due, s->sched_ns);
-                    break;      /* so are the requests after it */
-                }
-                if (!client_full(e, s)) {
-                    if (q == e->next_issue[k])
-                        e->next_issue[k] = q + e->n_clones;
-                    if (s->reply_key != NO_REPLY_KEY) {
-                        tbbt_heap_push(h, s->reply_key, q);
-                        if (e->pend_ep)
-                            tbbt_heap_push(client_pend(e, s), s->reply_key, q);
-                    }
-                    return s;
-                }
-                client_held(e, s);  /* a completion of its client wakes the sender */
-            }
-            if (!e->pend_ep)
-                break;  /* held back: so are the requests after it */
-        }
-    }
-    return NULL;
-}
-
-static struct slot *pick_fsdep(struct eng *e, uint64_t now, uint64_t *due)
-{
-    const struct tbbt_heap_item *top;
-    while ((top = ready_top(e))) {
-        struct slot *s = S(e, top->seq);
-        if (e->o->timing == TBBT_TIMING_TIMESTAMP && s->sched_ns > now) {
-            *due = MIN(*due, s->sched_ns);
-            return NULL;
-        }
-        ready_pop(e, top);
-        if (!client_full(e, s))
-            return s;
-        client_park(e, s);
-    }
-    return NULL;
 }
 
 /* A resend whose back-off is over and whose connection is up, or NULL. */
@@ -1028,9 +770,6 @@ static unsigned conn_of(struct eng *e, const struct slot *s)
 static void take_locked(struct eng *e, struct slot *s)
 {
     if (s->state == S_WAIT) {
-        e->inflight++;
-        if (e->cl_inflight)
-            (*client_count(e, s->client))++;
         s->conn = (uint16_t)conn_of(e, s);
         if (is_create(s)) {
             struct tbbt_handle *h = made_handle(e, s);
@@ -1042,7 +781,6 @@ static void take_locked(struct eng *e, struct slot *s)
         }
     }
     s->state = S_FLIGHT;
-    e->c.peak_outstanding = MAX(e->c.peak_outstanding, e->inflight);
 }
 
 /*
@@ -1350,9 +1088,9 @@ static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, u
         /* A resend is in flight already (counted in inflight): it may always go, or a
          * run whose calls in flight all wait to be sent again would stall. */
         struct slot *s = pick_resend(e, now, due);
-        if (!s && e->inflight < e->o->max_outstanding) {
-            s = e->o->order == TBBT_ORDER_FSDEP ? pick_fsdep(e, now, due)
-                                                : pick_conservative(e, now, due);
+        if (!s) {
+            uint64_t q = tbbt_sched_next(e->sched, now, due);
+            s = q == TBBT_SCHED_NONE ? NULL : S(e, q);
         }
         if (!s)
             break;
@@ -1376,10 +1114,7 @@ static unsigned dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due, u
         }
     }
     if (n == 0) {
-        bool starved = e->o->order == TBBT_ORDER_FSDEP
-                           ? ready_top(e) == NULL
-                           : e->next_issue[0] >= e->admitted;
-        if (starved && !e->eof)
+        if (tbbt_sched_starved(e->sched) && !e->eof)
             atomic_store_explicit(&e->want_admit, true, memory_order_relaxed);
         return 0;
     }
@@ -1469,7 +1204,8 @@ static void *sender_main(void *arg)
         uint64_t due;
         unsigned handed;
         if (dispatch_locked(e, &t, &due, &handed) == 0 && !flush_owed(e)) {
-            if (e->inflight < e->o->max_outstanding && e->admitted - e->oldest >= e->W - 1 &&
+            if (tbbt_sched_inflight(e->sched) < e->o->max_outstanding &&
+                e->admitted - e->oldest >= e->W - 1 &&
                 due == UINT64_MAX)
                 e->c.window_stalls++;
             sender_wait(e, due);
@@ -1931,7 +1667,7 @@ static void begin_stop(struct eng *e)
         e->stopping = true;
         e->stop_deadline = tbbt_now_ns() + grace_ms * 1000000ull;
         tbbt_log(TBBT_LOG_INFO, "stopping: %u calls out get %u ms to be answered",
-                 e->inflight, grace_ms);
+                 tbbt_sched_inflight(e->sched), grace_ms);
         pthread_cond_broadcast(&e->cv_send);
         pthread_cond_broadcast(&e->cv_read);
     }
@@ -1969,8 +1705,8 @@ static void *receiver_main(void *arg)
         unsigned n = 0;
         pthread_mutex_lock(&e->mu);
         bool done = e->stop || (e->eof && e->oldest == e->total);
-        bool full = e->inflight >= e->o->max_outstanding;
-        unsigned inflight = e->inflight;
+        unsigned inflight = tbbt_sched_inflight(e->sched);
+        bool full = inflight >= e->o->max_outstanding;
         for (unsigned i = 0; i < e->nconns; i++)
             if (e->conns[i].up)
                 idx[n++] = i;
@@ -2093,31 +1829,11 @@ static void eng_free(struct eng *e)
             pthread_mutex_destroy(&e->conns[i].send_mu);
     }
     g_free(e->conns);
-    for (unsigned i = 0; i < e->W; i++) {
+    for (unsigned i = 0; i < e->W; i++)
         tbbt_trace_rec_fini(&e->slots[i].rec);
-        g_free(e->slots[i].waiters);
-    }
     g_free(e->slots);
-    for (uint32_t c = 0; c < e->n_clones; c++)
-        g_array_free(e->pend[c], TRUE);
-    for (guint i = 0; e->pend_ep && i < e->pend_ep->len; i++)
-        if (g_ptr_array_index(e->pend_ep, i))
-            g_array_free(g_ptr_array_index(e->pend_ep, i), TRUE);
-    if (e->pend_ep)
-        g_ptr_array_free(e->pend_ep, TRUE);
-    g_free(e->pend);
-    g_free(e->next_issue);
-    g_array_free(e->ready, TRUE);
-    g_array_free(e->ready_fifo, TRUE);
-    if (e->cl_inflight)
-        g_array_free(e->cl_inflight, TRUE);
-    for (guint i = 0; e->cl_parked && i < e->cl_parked->len; i++)
-        if (g_ptr_array_index(e->cl_parked, i))
-            g_queue_free(g_ptr_array_index(e->cl_parked, i));
-    if (e->cl_parked)
-        g_ptr_array_free(e->cl_parked, TRUE);
     g_queue_clear(&e->resend);
-    tbbt_fsdep_free(e->locks);
+    tbbt_sched_free(e->sched);
     g_hash_table_destroy(e->cookies);
     g_ptr_array_free(e->creds, TRUE);
     g_mutex_clear(&e->cookie_mu);
@@ -2191,22 +1907,15 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     pthread_cond_init(&e->cv_send, &ca);
     pthread_cond_init(&e->cv_read, &ca);
     pthread_condattr_destroy(&ca);
-    e->next_issue = g_new0(uint64_t, e->n_clones);
-    e->pend = g_new(GArray *, e->n_clones);
-    for (uint32_t c = 0; c < e->n_clones; c++) {
-        e->next_issue[c] = c;
-        e->pend[c] = tbbt_heap_new();
-    }
-    if (o->order == TBBT_ORDER_CONSERVATIVE && o->causal_slack_ns)
-        e->pend_ep = g_ptr_array_new();
-    e->ready = tbbt_heap_new();
-    e->ready_fifo = g_array_new(FALSE, FALSE, sizeof(struct tbbt_heap_item));
-    if (o->client_outstanding) {
-        e->cl_inflight = g_array_new(FALSE, TRUE, sizeof(unsigned));
-        e->cl_parked = g_ptr_array_new();
-    }
+    struct tbbt_sched_opts so = {
+        .order = o->order == TBBT_ORDER_FSDEP ? TBBT_SCHED_FSDEP : TBBT_SCHED_CONSERVATIVE,
+        .window = e->W, .clones = e->n_clones,
+        .timed = o->timing == TBBT_TIMING_TIMESTAMP,
+        .causal_slack_ns = o->order == TBBT_ORDER_CONSERVATIVE ? o->causal_slack_ns : 0,
+        .max_outstanding = o->max_outstanding, .client_outstanding = o->client_outstanding,
+        .hold = needs_pending, .hold_arg = e, .conflict = add_dep, .conflict_arg = e};
+    e->sched = tbbt_sched_new(&so);
     g_queue_init(&e->resend);
-    e->locks = tbbt_fsdep_new(live, add_dep, e);
     e->rx_listings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     g_mutex_init(&e->cookie_mu);
     e->cookies = g_hash_table_new_full(cookie_hash, cookie_equal, g_free, g_free);
@@ -2278,6 +1987,8 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->c.cpu_user_seconds = tv_diff(&ru1.ru_utime, &ru0.ru_utime);
     e->c.cpu_system_seconds = tv_diff(&ru1.ru_stime, &ru0.ru_stime);
     e->c.trace_ops = e->admitted;   /* the records read into the window, per clone */
+    e->c.peak_outstanding = tbbt_sched_peak(e->sched);
+    e->c.client_stalls = tbbt_sched_client_stalls(e->sched);
     e->c.skipped_filtered = e->filtered;
     e->c.wall_seconds = (double)(end_ns - e->start_ns) / 1e9;
     e->c.trace_seconds = (double)(e->trace_t1 - MIN(e->trace_t1, e->trace_t0)) / 1e9;

@@ -14,7 +14,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "player/fsdep.h"
+#include "sched/fsdep.h"
 
 /* Every request stays live; deps are recorded as (holder, waiter) pairs. */
 struct deps {
