@@ -83,7 +83,7 @@ struct tbbt_engine_opts {
     bool reserved_ports;                /* bind each connection to a port below 1024 */
     unsigned batch;                     /* calls per send() at most */
     unsigned recv_batch;                /* 0, or replies per receive wake-up when the
-                                           window is full (SO_RCVLOWAT; see engine.c) */
+                                           window is full (SO_RCVLOWAT; see engine-recv.c) */
     bool fixed_creds;                   /* all calls with uid/gid below, else the trace's */
     uint32_t uid, gid;
     unsigned max_retries;               /* retries of calls that make objects */
