@@ -29,6 +29,9 @@
  *                 trace's call time scaled by the speed), and conservative order keeps
  *                 the requests after it back too.
  *
+ * The window, admission, completion and limits are sched.c; each ordering policy is a
+ * file of its own behind one table of operations (order-conservative.c, order-fsdep.c).
+ *
  * Requests are numbered by admission from 0 (their sequence number); with clones, the
  * caller admits every record `clones` times in a row, clone c as sequence numbers
  * record * clones + c, and clones never wait for each other.
