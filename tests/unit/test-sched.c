@@ -451,6 +451,50 @@ static void test_timed(void **state)
     tbbt_trace_rec_fini(&r);
 }
 
+/* fsdep order with due times: the least due ready request goes first, not the oldest. */
+static void test_fsdep_due_order(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    struct tbbt_sched_opts o = {.order = TBBT_SCHED_FSDEP, .window = 8, .clones = 1,
+                                .timed = true};
+    struct tbbt_sched *s = tbbt_sched_new(&o);
+    rec_on(&r, WRITE, 5, 0, 10);
+    admit_full(s, &r, 0, 0, 100, true);
+    rec_on(&r, GETATTR, 5, 20, 30);     /* waits for the WRITE; due at 200 */
+    admit_full(s, &r, 0, 0, 200, true);
+    rec_on(&r, GETATTR, 6, 40, 50);     /* free; due at 400 */
+    admit_full(s, &r, 0, 0, 400, true);
+    uint64_t due = UINT64_MAX;
+    assert_int_equal(tbbt_sched_next(s, 100, &due), 0);
+    tbbt_sched_complete(s, 0);          /* request 1 is ready from now, due before 2 */
+    due = UINT64_MAX;
+    assert_int_equal(tbbt_sched_next(s, 500, &due), 1);
+    assert_int_equal(tbbt_sched_next(s, 500, &due), 2);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/* The player's reader admits at once when the policy has nothing admitted left to go. */
+static void test_starved(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched *s = new_sched((enum tbbt_sched_order)order, 8);
+        assert_true(tbbt_sched_starved(s) && tbbt_sched_behind(s));
+        rec_on(&r, GETATTR, 1, 0, 10);
+        admit(s, &r);
+        assert_false(tbbt_sched_starved(s) || tbbt_sched_behind(s));
+        assert_int_equal(next(s), 0);
+        assert_true(tbbt_sched_starved(s) && tbbt_sched_behind(s));
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
 /*
  * Figure 6's simulation: requests go as soon as the scheduler lets them and complete
  * lat_ns later (unlimited server parallelism).  Returns the makespan.
@@ -532,6 +576,8 @@ int main(void)
         cmocka_unit_test(test_client_limit),
         cmocka_unit_test(test_max_outstanding),
         cmocka_unit_test(test_timed),
+        cmocka_unit_test(test_fsdep_due_order),
+        cmocka_unit_test(test_starved),
         cmocka_unit_test(test_figure6_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
