@@ -221,7 +221,7 @@ static void file_end(struct src *s, struct run_err *e)
 {
     const struct tbbt_cap_damage *d = tbbt__rw_damage(s->rw);
 
-    if (d->skipped_records || (d->ends_early && strstr(d->why, "corrupt")))
+    if (d->skipped_records || d->trailing_bytes || (d->ends_early && strstr(d->why, "corrupt")))
         run_fail(e, TBBT_E_DAMAGED, "'%s' is damaged (%s)", s->path, d->why);
     else if (d->ends_early && strstr(d->why, "compressed"))
         run_fail(e, TBBT_E_TRUNC, "'%s': %s", s->path, d->why);
@@ -299,7 +299,7 @@ static void sum_damage(struct tbbt_cap *c)
         c->st.skipped_records += d->skipped_records;
         c->st.resyncs += d->resyncs;
         c->st.damaged_bytes += d->damaged_bytes;
-        c->st.damaged_files += d->skipped_records || d->ends_early;
+        c->st.damaged_files += tbbt_cap_damaged(d);
     }
 }
 

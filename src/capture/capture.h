@@ -86,9 +86,16 @@ struct tbbt_cap_damage {
     uint64_t skipped_records;    /* bad record headers or blocks */
     uint64_t resyncs;            /* bad records after which a good one was found */
     uint64_t damaged_bytes;      /* bytes passed over, from the bad records to the next good */
+    uint64_t trailing_bytes;     /* after the last gzip member, not all zero (also in damaged_bytes) */
     bool ends_early;             /* inside a record, or the compressed data is cut or corrupt */
     char why[160];               /* the first problem in one line, "" if none */
 };
+
+/* True when the file was damaged in any of the ways above. */
+static inline bool tbbt_cap_damaged(const struct tbbt_cap_damage *d)
+{
+    return d->skipped_records || d->trailing_bytes || d->ends_early;
+}
 
 /* ---- packet decoder -------------------------------------------------------- */
 

@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,6 +139,39 @@ static size_t fill_plain(struct tbbt__rw *w, uint8_t *buf, size_t room)
     return (size_t)n;
 }
 
+/*
+ * After the last gzip member: what else the file holds (z->avail_in bytes read, and the
+ * rest of the file) is passed over.  Zero bytes (block padding) are ignored, as gzip(1)
+ * does; anything else makes the file damaged, all of it counted in damaged_bytes.
+ */
+static void gz_trailer(struct tbbt__rw *w)
+{
+    z_stream *z = &w->z;
+    uint64_t n = z->avail_in;
+    bool nonzero = false;
+    ssize_t r;
+
+    for (uInt i = 0; i < z->avail_in && !nonzero; i++)
+        nonzero = z->next_in[i] != 0;
+    z->avail_in = 0;
+    for (;;) {
+        do
+            r = read(w->fd, w->zin, ZIN_CAP);
+        while (r < 0 && errno == EINTR);
+        if (r <= 0)
+            break;
+        w->pos += (uint64_t)r;
+        n += (uint64_t)r;
+        for (ssize_t i = 0; i < r && !nonzero; i++)
+            nonzero = w->zin[i] != 0;
+    }
+    if (n == 0 || !nonzero)
+        return;
+    w->dmg.trailing_bytes = n;
+    w->dmg.damaged_bytes += n;
+    note(w, "%" PRIu64 " bytes of something else after the end of the compressed data", n);
+}
+
 /* Inflates into buf[0, room): bytes produced, 0 at the end (w->eof set, damage noted). */
 static size_t fill_gz(struct tbbt__rw *w, uint8_t *buf, size_t room)
 {
@@ -181,10 +215,12 @@ static size_t fill_gz(struct tbbt__rw *w, uint8_t *buf, size_t room)
                 z->avail_in = (uInt)keep + (n > 0 ? (uInt)n : 0);
                 w->pos += n > 0 ? (uint64_t)n : 0;
             }
-            if (z->avail_in >= 2 && z->next_in[0] == 0x1f && z->next_in[1] == 0x8b)
+            if (z->avail_in >= 2 && z->next_in[0] == 0x1f && z->next_in[1] == 0x8b) {
                 inflateReset(z);
-            else
+            } else {
                 w->eof = true;
+                gz_trailer(w);
+            }
             if (got || w->eof)
                 return got;
             continue;

@@ -17,7 +17,7 @@
 
 #include "compare/compare.h"
 
-#include "player/fsdep.h"
+#include "sched/fsdep.h"
 #include "player/report.h"
 #include "trace/trace.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ns/ns.h"
-#include "player/fsdep.h"
+#include "sched/fsdep.h"
 #include "util/hash.h"
 
 static void fill_strs(struct tbbt__cmp_op *op, const struct tbbt_trace_rec *rec, bool own)

@@ -28,7 +28,7 @@
 
 #include <string.h>
 
-#include "player/fsdep.h"
+#include "sched/fsdep.h"
 
 /* A matched pair with real-or-racy reply differences, waiting for the verdict. */
 struct tbbt__cmp_pend {

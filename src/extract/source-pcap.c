@@ -176,7 +176,7 @@ static void warn_damage(const struct tbbt_cap *cap)
 {
     for (int i = 0; i < tbbt_cap_nfiles(cap); i++) {
         const struct tbbt_cap_damage *d = tbbt_cap_damage(cap, i);
-        if (!d || (!d->skipped_records && !d->ends_early))
+        if (!d || !tbbt_cap_damaged(d))
             continue;
         tbbt_log(TBBT_LOG_WARN,
                  "'%s' is damaged: %" PRIu64 " bad record%s skipped, %" PRIu64 " byte%s "
@@ -202,7 +202,7 @@ static void damage_json(const struct tbbt_cap *cap, const struct tbbt_cap_stats 
     tbbt_json_begin_array(j);
     for (int i = 0; i < tbbt_cap_nfiles(cap); i++) {
         const struct tbbt_cap_damage *d = tbbt_cap_damage(cap, i);
-        if (!d || (!d->skipped_records && !d->ends_early))
+        if (!d || !tbbt_cap_damaged(d))
             continue;
         tbbt_json_begin_object(j);
         tbbt_json_key(j, "file");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * attrcheck: which post-operation attributes of a reply are checked against the traced
- * reply, the one rule of tbbt-play's reply check (engine.c rx_check()) and of
+ * reply, the one rule of tbbt-play's reply check (engine-recv.c rx_check()) and of
  * tbbt-compare's reply differences (src/compare/diff.c).  Type, permission bits, owner
  * and group always; the size of regular files and symbolic links, and the link count
  * of everything but directories, only when both sides show the same type (another type

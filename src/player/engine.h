@@ -8,10 +8,11 @@
  * compares each outcome with the trace, releases dependencies and records latency.
  * Memory is bounded by the window, not by the trace.
  *
- * Ordering (3.4.1): CONSERVATIVE issues requests in trace order, each only once every
+ * Ordering (3.4.1), decided by the scheduler (src/sched/sched.h), which the threads
+ * drive with real time: CONSERVATIVE issues requests in trace order, each only once every
  * request whose reply came before its call in the trace has completed; FSDEP admits
- * each request with the object locks of Table 4 (fsdep.h) and dispatches it as soon as
- * the requests it conflicts with have completed.  Timing: FULL speed, or TIMESTAMP
+ * each request with the object locks of Table 4 (src/sched/fsdep.h) and dispatches it as
+ * soon as the requests it conflicts with have completed.  Timing: FULL speed, or TIMESTAMP
  * (each request at its call time divided by `speed` from the start).  Spatial scaling:
  * `clones` copies of every record, each against its own copy of the image (its own
  * handle table), never depending on each other.  Optional perturbations: `reorder`
@@ -82,7 +83,7 @@ struct tbbt_engine_opts {
     bool reserved_ports;                /* bind each connection to a port below 1024 */
     unsigned batch;                     /* calls per send() at most */
     unsigned recv_batch;                /* 0, or replies per receive wake-up when the
-                                           window is full (SO_RCVLOWAT; see engine.c) */
+                                           window is full (SO_RCVLOWAT; see engine-recv.c) */
     bool fixed_creds;                   /* all calls with uid/gid below, else the trace's */
     uint32_t uid, gid;
     unsigned max_retries;               /* retries of calls that make objects */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A binary min-heap of (key, seq) pairs in a GArray, ordered by key, then seq: the
- * player's ready and pending queues (src/player/engine.c) and the concurrency
+ * scheduler's ready and pending queues (src/sched/sched.c) and the concurrency
  * simulator's event queue (src/stats/concsim.c).  The caller owns the GArray (made
  * with tbbt_heap_new(), freed with g_array_free()).  Not thread-safe.
  */

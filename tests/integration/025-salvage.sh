@@ -5,7 +5,8 @@
 # captured length in the middle and in the last packet (pcap, pcapng, pcap.gz), a pcapng
 # block with a bad length, a gzip file cut at 90 % and one with a corrupt byte at 90 %, a
 # text trace with a corrupt first line and a corrupt middle line, a small gzip file with a
-# corrupt byte at 10 % (inside the first 64 KiB inflated) - and each converts
+# corrupt byte at 10 % (inside the first 64 KiB inflated), a gzip file followed by other
+# bytes (zero padding is no damage) - and each converts
 # with exit status 3, the summary's skip counters, and at least 99 % of the calls of the
 # good part (the undamaged conversion's, restricted to the part before the damage for
 # the gzip cases, to the good lines for the text trace).  Two inputs, one damaged: the
@@ -97,6 +98,11 @@ bad = bytearray(z)
 bad[len(z) // 10] ^= 0xff
 put("corrupt-early.pcap.gz", bytes(bad), ends_early=True,
     good=prefix_pcap("corrupt-early", bytes(bad), small))
+# something else after the last gzip member (not zero padding): all of it passed over
+put("trailing.pcap.gz", gzip.compress(src) + b"not gzip \x00\x01", trailing=11,
+    good="v3-tcp-mid.pcap")
+# zero padding after it (tape blocks) is no damage, as for gzip(1)
+open(f"{work}/padded.pcap.gz", "wb").write(gzip.compress(src) + bytes(4096))
 
 # nfsdump text: the first message line and a middle one corrupt; the good lines alone too
 msg = [i for i, l in enumerate(text) if l and not l.startswith(b"#")]
@@ -147,6 +153,11 @@ if "skipped" in want_all:
     check(got["damaged_bytes"] > 0, "damaged_bytes 0")
 if "ends_early" in want_all:
     check(got["damaged_files"] and got["damaged_files"][0]["ends_early"], "ends_early not set")
+if "trailing" in want_all:
+    check(got["damaged_bytes"] == want_all["trailing"],
+          f"damaged_bytes {got['damaged_bytes']}, expected {want_all['trailing']}")
+    check("after the end of the compressed data" in got["damaged_files"][0]["why"],
+          f"why {got['damaged_files'][0]['why']!r}")
 if "skipped_lines" in want_all:
     check(got["skipped_lines"] == want_all["skipped_lines"],
           f"skipped_lines {got['skipped_lines']}, expected {want_all['skipped_lines']}")
@@ -158,7 +169,14 @@ print(f"ok: {name}: exit 3, {got['rpc_calls']} of {good} calls")
 PY
   n=$((n + 1))
 done
-[ "$n" -ge 11 ] || fail "only $n damaged inputs"
+[ "$n" -ge 12 ] || fail "only $n damaged inputs"
+
+# Not damage: zero bytes after the last gzip member (block padding): exit 0, every call.
+"$conv" -q --summary-json "$work/padded.json" -o "$work/padded.tbbt" \
+    "$work/padded.pcap.gz" || fail "zero padding after the gzip data: exit $?"
+[ "$(calls "$work/padded.json")" -eq "$(good_calls v3-tcp-mid.pcap)" ] ||
+    fail "zero padding after the gzip data: calls differ"
+echo "ok: zero padding after the gzip data is not damage"
 
 # Not damage: a file header whose snapshot length (96) is below the records' captured
 # lengths (some writers get it wrong): exit 0, every call.

@@ -1,3 +1,3 @@
-# FS-dependency order (src/player/fsdep.c): Table 4's object sets, the locks, and the
+# FS-dependency order (src/sched/fsdep.c): Table 4's object sets, the locks, and the
 # READDIR(PLUS) paging positions.
-tbbt_unit_test(test-fsdep tbbt_play_fsdep)
+tbbt_unit_test(test-fsdep tbbt_sched)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the FS-dependency locks (src/player/fsdep.c, TBBT paper 3.4.1 and
+ * Unit tests of the FS-dependency locks (src/sched/fsdep.c, TBBT paper 3.4.1 and
  * Table 4): who waits for whom, object by object, entry by entry and listing by listing,
  * and READDIR(PLUS) paging: a page that continues a listing waits for the page whose
  * last entry it continues from.
@@ -14,7 +14,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "player/fsdep.h"
+#include "sched/fsdep.h"
 
 /* Every request stays live; deps are recorded as (holder, waiter) pairs. */
 struct deps {

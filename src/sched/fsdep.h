@@ -4,17 +4,18 @@
  * Table 4).  The file system hierarchy is a shared data structure; each request reads
  * or writes some of its objects.  A request may be dispatched when every earlier
  * request that writes an object it reads, or reads or writes an object it writes, has
- * released its locks.  The engine admits requests in trace order; this table tells it,
- * for each new request, which earlier requests it must wait for.
+ * released its locks.  The scheduler (sched.h) admits requests in trace order; this
+ * table tells it, for each new request, which earlier requests it must wait for.
  *
  * Objects are keys (clone << 32 | TBBT-ID), so clones never depend on each other.
  * Holders are request sequence numbers; whether a holder still holds its locks is
- * asked of the engine through a callback, so releasing costs nothing here.
+ * asked of the scheduler through a callback, so releasing costs nothing here.  The read
+ * and write sets are also used alone, by tbbt-play's and tbbt-compare's racy-reply rule.
  *
- * Not thread-safe: the engine calls it under its scheduler mutex.
+ * Not thread-safe: the scheduler's caller serializes (the player under its mutex).
  */
-#ifndef TBBT_PLAYER_FSDEP_H
-#define TBBT_PLAYER_FSDEP_H
+#ifndef TBBT_SCHED_FSDEP_H
+#define TBBT_SCHED_FSDEP_H
 
 #include <stdbool.h>
 #include <stdint.h>

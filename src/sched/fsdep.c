@@ -6,7 +6,7 @@
  * whose holders have all released are dropped when the table grows, so memory follows
  * the objects in the lookahead window, not the trace.
  */
-#include "player/fsdep.h"
+#include "sched/fsdep.h"
 
 #include <glib.h>
 

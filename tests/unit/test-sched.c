@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the replay scheduler (src/sched/sched.c; TBBT paper 3.4.1, Table 3 and
+ * Figure 6), without threads, a server or a clock: the lookahead window, conservative
+ * order (with and without a causal slack, the hold callback, entry locks), FS-dependency
+ * order, clones, the per-client and overall limits on requests out, and due times.  The
+ * Figure 6 tests run a small discrete-event loop over the scheduler, as tbbt-stats'
+ * concurrency simulator does: every request completes a fixed latency after it went.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <glib.h>
+#include <string.h>
+
+#include "sched/sched.h"
+#include "util/heap.h"
+
+#define NONE TBBT_SCHED_NONE
+
+/* A v3 record of proc on object id, with its trace times (us). */
+static void rec_on(struct tbbt_trace_rec *r, int proc, uint64_t id, uint64_t call_us,
+                   uint64_t reply_us)
+{
+    tbbt_trace_rec_clear(r);
+    r->prog = TBBT_PROG_NFS3;
+    r->proc = (uint8_t)proc;
+    r->id = id;
+    TBBT_SET(r, TBBT_F_ID);
+    r->call_ns = call_us * 1000;
+    r->reply_ns = reply_us * 1000;
+    r->flags |= TBBT_RF_REPLY;
+}
+
+/* A CREATE of name in dir making object obj. */
+static void create_on(struct tbbt_trace_rec *r, uint64_t dir, const char *name, uint64_t obj,
+                      uint64_t call_us, uint64_t reply_us)
+{
+    rec_on(r, 8, dir, call_us, reply_us);
+    tbbt_trace_rec_set_str(r, &r->name, name, (uint32_t)strlen(name));
+    TBBT_SET(r, TBBT_F_NAME);
+    r->id_obj = obj;
+    TBBT_SET(r, TBBT_F_ID_OBJ);
+}
+
+#define GETATTR 1
+#define READ 6
+#define WRITE 7
+
+/* Admits rec (clone c, client key cl) with its Table 4 sets if locks, due at due_ns. */
+static uint64_t admit_full(struct tbbt_sched *s, const struct tbbt_trace_rec *rec, uint32_t c,
+                           uint32_t cl, uint64_t due_ns, bool locks)
+{
+    struct tbbt_fsdep_sets sets;
+    tbbt_fsdep_sets(rec, &sets);
+    struct tbbt_sched_req rq = {.clone = c, .client = cl, .call_ns = rec->call_ns,
+                                .reply_ns = rec->reply_ns, .due_ns = due_ns,
+                                .sets = locks ? &sets : NULL};
+    return tbbt_sched_admit(s, &rq, NULL);
+}
+
+static uint64_t admit(struct tbbt_sched *s, const struct tbbt_trace_rec *rec)
+{
+    return admit_full(s, rec, 0, 0, 0, true);
+}
+
+static uint64_t next(struct tbbt_sched *s)
+{
+    uint64_t due = UINT64_MAX;
+    return tbbt_sched_next(s, 0, &due);
+}
+
+static struct tbbt_sched *new_sched(enum tbbt_sched_order order, uint32_t window)
+{
+    struct tbbt_sched_opts o = {.order = order, .window = window, .clones = 1};
+    return tbbt_sched_new(&o);
+}
+
+/* The window holds the oldest live request and window - 1 after it, in trace order. */
+static void test_window(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    struct tbbt_sched *s = new_sched(TBBT_SCHED_FSDEP, 2);
+    assert_true(tbbt_sched_room(s, 2));
+    rec_on(&r, GETATTR, 1, 0, 1);
+    assert_int_equal(admit(s, &r), 0);
+    rec_on(&r, GETATTR, 2, 0, 1);
+    assert_int_equal(admit(s, &r), 1);
+    assert_false(tbbt_sched_room(s, 1));
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), 1);
+    assert_int_equal(next(s), NONE);
+    assert_int_equal(tbbt_sched_inflight(s), 2);
+    /* A later request completing first does not make room: the oldest holds it. */
+    assert_int_equal(tbbt_sched_complete(s, 1), 0);
+    assert_false(tbbt_sched_room(s, 1));
+    assert_int_equal(tbbt_sched_complete(s, 0), 2);
+    assert_int_equal(tbbt_sched_oldest(s), 2);
+    assert_true(tbbt_sched_room(s, 2));
+    assert_int_equal(tbbt_sched_peak(s), 2);
+    assert_false(tbbt_sched_live(s, 1));
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
+ * Table 3, sequence 2: CREATE A (reply at 1), then WRITE B called at 2.  Conservative
+ * order holds the WRITE until the CREATE has answered (sequence 3); FS-dependency order
+ * sends it at once, as B is another object (sequence 4).
+ */
+static void table3_seq2(enum tbbt_sched_order order, bool write_waits)
+{
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    struct tbbt_sched *s = new_sched(order, 8);
+    create_on(&r, 1, "A", 10, 0, 1);
+    admit(s, &r);
+    rec_on(&r, WRITE, 20, 2, 3);
+    admit(s, &r);
+    assert_int_equal(next(s), 0);
+    if (write_waits) {
+        assert_int_equal(next(s), NONE);
+        assert_true(tbbt_sched_live(s, 0));
+        tbbt_sched_complete(s, 0);
+    }
+    assert_int_equal(next(s), 1);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+static void test_table3_conservative(void **state)
+{
+    (void)state;
+    table3_seq2(TBBT_SCHED_CONSERVATIVE, true);
+}
+
+static void test_table3_fsdep(void **state)
+{
+    (void)state;
+    table3_seq2(TBBT_SCHED_FSDEP, false);
+}
+
+/* Table 3, sequence 1: CREATE A then WRITE A: both orders make the WRITE wait. */
+static void test_table3_seq1(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched *s = new_sched((enum tbbt_sched_order)order, 8);
+        create_on(&r, 1, "A", 10, 0, 1);
+        admit(s, &r);
+        rec_on(&r, WRITE, 10, 2, 3);
+        admit(s, &r);
+        assert_int_equal(next(s), 0);
+        assert_int_equal(next(s), NONE);
+        tbbt_sched_complete(s, 0);
+        assert_int_equal(next(s), 1);
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
+ * Conservative order keeps the trace's own concurrency: requests that overlapped in the
+ * trace (called before the other's reply) go together, even on one object (a READ while
+ * a WRITE was out); fsdep order serializes that pair but not independent objects.
+ */
+static void test_conservative_overlap(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    struct tbbt_sched *s = new_sched(TBBT_SCHED_CONSERVATIVE, 8);
+    rec_on(&r, WRITE, 5, 0, 10);
+    admit(s, &r);
+    rec_on(&r, READ, 5, 4, 12);     /* called while the WRITE was out */
+    admit(s, &r);
+    rec_on(&r, READ, 6, 11, 13);    /* called after the WRITE's reply: waits */
+    admit(s, &r);
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), 1);
+    assert_int_equal(next(s), NONE);
+    tbbt_sched_complete(s, 0);
+    assert_int_equal(next(s), 2);   /* its cause (reply 10) is in; 12 is after its call */
+    tbbt_sched_free(s);
+
+    s = new_sched(TBBT_SCHED_FSDEP, 8);
+    rec_on(&r, WRITE, 5, 0, 10);
+    admit(s, &r);
+    rec_on(&r, READ, 5, 4, 12);
+    admit(s, &r);
+    rec_on(&r, READ, 6, 11, 13);
+    admit(s, &r);
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), 2);   /* another object: at once */
+    assert_int_equal(next(s), NONE);
+    tbbt_sched_complete(s, 0);
+    assert_int_equal(next(s), 1);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/* Conservative order is trace order: a request held back holds back those after it. */
+static bool hold_seq1(uint64_t seq, void *arg)
+{
+    bool *held = arg;
+    return seq == 1 && *held;
+}
+
+static void test_conservative_in_order(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    bool held = true;
+    struct tbbt_sched_opts o = {.order = TBBT_SCHED_CONSERVATIVE, .window = 8, .clones = 1,
+                                .hold = hold_seq1, .hold_arg = &held};
+    struct tbbt_sched *s = tbbt_sched_new(&o);
+    for (uint64_t i = 0; i < 3; i++) {
+        rec_on(&r, GETATTR, 1 + i, i, 100);     /* all overlapping */
+        admit(s, &r);
+    }
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), NONE);    /* 1 is held (a handle in the making) and so is 2 */
+    held = false;
+    assert_int_equal(next(s), 1);
+    assert_int_equal(next(s), 2);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
+ * Causal slack: another client's reply less than the slack before a call is no cause;
+ * the own client's replies are, and a request they hold back does not hold back other
+ * clients' later requests.
+ */
+static void test_causal_slack(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    struct tbbt_sched_opts o = {.order = TBBT_SCHED_CONSERVATIVE, .window = 8, .clones = 1,
+                                .causal_slack_ns = 100000};
+    struct tbbt_sched *s = tbbt_sched_new(&o);
+    rec_on(&r, GETATTR, 1, 0, 100);
+    admit_full(s, &r, 0, 0, 0, true);   /* client 0: reply at 100 us */
+    rec_on(&r, GETATTR, 2, 150, 300);
+    admit_full(s, &r, 0, 1, 0, true);   /* client 1, 50 us after it: not caused */
+    rec_on(&r, GETATTR, 3, 160, 300);
+    admit_full(s, &r, 0, 0, 0, true);   /* client 0: caused by its own reply */
+    rec_on(&r, GETATTR, 4, 170, 300);
+    admit_full(s, &r, 0, 1, 0, true);   /* client 1 again: may pass request 2 */
+    rec_on(&r, GETATTR, 5, 250, 300);
+    admit_full(s, &r, 0, 1, 0, true);   /* 150 us after the reply: caused, and all after */
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), 1);
+    assert_int_equal(next(s), 3);
+    assert_int_equal(next(s), NONE);
+    tbbt_sched_complete(s, 0);
+    assert_int_equal(next(s), 2);
+    assert_int_equal(next(s), 4);
+    tbbt_sched_free(s);
+
+    /* Without the slack, request 1 waits for the reply of request 0. */
+    o.causal_slack_ns = 0;
+    s = tbbt_sched_new(&o);
+    rec_on(&r, GETATTR, 1, 0, 100);
+    admit_full(s, &r, 0, 0, 0, true);
+    rec_on(&r, GETATTR, 2, 150, 300);
+    admit_full(s, &r, 0, 1, 0, true);
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), NONE);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
+ * Conservative order with object sets: two requests on one directory entry that
+ * overlapped in the trace (two clients racing for a lock file) keep their order; without
+ * sets (tbbt-stats' simulator) only the reply-time rule applies.
+ */
+static void test_conservative_entries(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int locks = 0; locks < 2; locks++) {
+        struct tbbt_sched *s = new_sched(TBBT_SCHED_CONSERVATIVE, 8);
+        create_on(&r, 1, "lock", 10, 0, 10);
+        admit_full(s, &r, 0, 0, 0, locks);
+        create_on(&r, 1, "lock", 11, 5, 12);
+        admit_full(s, &r, 0, 1, 0, locks);
+        assert_int_equal(next(s), 0);
+        assert_int_equal(next(s), locks ? NONE : 1);
+        tbbt_sched_complete(s, 0);
+        if (locks)
+            assert_int_equal(next(s), 1);
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
+/* Every conflict is reported to the conflict callback, binding or not. */
+static void count_conflict(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind,
+                           void *arg)
+{
+    int *n = arg;
+    (void)holder;
+    (void)waiter;
+    n[kind]++;
+}
+
+static void test_conflicts_reported(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    int n[3] = {0};
+    struct tbbt_sched_opts o = {.order = TBBT_SCHED_CONSERVATIVE, .window = 8, .clones = 1,
+                                .conflict = count_conflict, .conflict_arg = n};
+    struct tbbt_sched *s = tbbt_sched_new(&o);
+    rec_on(&r, WRITE, 5, 0, 10);
+    admit(s, &r);
+    rec_on(&r, READ, 5, 4, 12);
+    admit(s, &r);
+    assert_int_equal(n[TBBT_FSDEP_DEP_INFO], 1);    /* objects only inform conservative */
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), 1);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/* Clones replay copies of the trace against copies of the image: never dependent. */
+static void test_clones(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched_opts o = {.order = (enum tbbt_sched_order)order, .window = 8,
+                                    .clones = 2};
+        struct tbbt_sched *s = tbbt_sched_new(&o);
+        rec_on(&r, WRITE, 5, 0, 10);
+        admit_full(s, &r, 0, 0, 0, true);
+        admit_full(s, &r, 1, 1, 0, true);
+        rec_on(&r, WRITE, 5, 20, 30);
+        admit_full(s, &r, 0, 0, 0, true);
+        admit_full(s, &r, 1, 1, 0, true);
+        uint64_t a = next(s), b = next(s);
+        assert_true((a == 0 && b == 1) || (a == 1 && b == 0));
+        assert_int_equal(next(s), NONE);
+        tbbt_sched_complete(s, 1);          /* clone 1's first: its second may go */
+        assert_int_equal(next(s), 3);
+        assert_int_equal(next(s), NONE);
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
+/* --client-outstanding: a client at its limit waits; other clients go past it. */
+static void test_client_limit(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    struct tbbt_sched_opts o = {.order = TBBT_SCHED_FSDEP, .window = 8, .clones = 1,
+                                .client_outstanding = 1};
+    struct tbbt_sched *s = tbbt_sched_new(&o);
+    for (uint64_t i = 0; i < 3; i++) {
+        rec_on(&r, GETATTR, 1 + i, i, 100);
+        admit_full(s, &r, 0, i == 2, 0, true);  /* clients 0, 0, 1 */
+    }
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), 2);
+    assert_int_equal(next(s), NONE);
+    assert_int_equal(tbbt_sched_client_stalls(s), 1);
+    tbbt_sched_complete(s, 0);
+    assert_int_equal(next(s), 1);
+    tbbt_sched_free(s);
+
+    /* Conservative: the held request holds back the later ones too. */
+    o.order = TBBT_SCHED_CONSERVATIVE;
+    s = tbbt_sched_new(&o);
+    for (uint64_t i = 0; i < 3; i++) {
+        rec_on(&r, GETATTR, 1 + i, i, 100);
+        admit_full(s, &r, 0, i == 2, 0, true);
+    }
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), NONE);
+    tbbt_sched_complete(s, 0);
+    assert_int_equal(next(s), 1);
+    assert_int_equal(next(s), 2);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/* --max-outstanding: requests out in all, whatever the policy allows. */
+static void test_max_outstanding(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    struct tbbt_sched_opts o = {.order = TBBT_SCHED_FSDEP, .window = 8, .clones = 1,
+                                .max_outstanding = 2};
+    struct tbbt_sched *s = tbbt_sched_new(&o);
+    for (uint64_t i = 0; i < 3; i++) {
+        rec_on(&r, GETATTR, 1 + i, 0, 100);
+        admit(s, &r);
+    }
+    assert_int_equal(next(s), 0);
+    assert_int_equal(next(s), 1);
+    assert_int_equal(next(s), NONE);
+    tbbt_sched_complete(s, 1);
+    assert_int_equal(next(s), 2);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/* Timestamp timing: nothing goes before its due time; *due says when the next is. */
+static void test_timed(void **state)
+{
+    (void)state;
+    assert_int_equal(tbbt_sched_due(1000, 500, 900, 2.0), 1200);
+    assert_int_equal(tbbt_sched_due(1000, 500, 400, 1.0), 1000);   /* before t0: at start */
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched_opts o = {.order = (enum tbbt_sched_order)order, .window = 8,
+                                    .clones = 1, .timed = true};
+        struct tbbt_sched *s = tbbt_sched_new(&o);
+        rec_on(&r, GETATTR, 1, 0, 1);
+        admit_full(s, &r, 0, 0, 100, true);
+        rec_on(&r, GETATTR, 2, 0, 1);
+        admit_full(s, &r, 0, 0, 300, true);
+        uint64_t due = UINT64_MAX;
+        assert_int_equal(tbbt_sched_next(s, 50, &due), NONE);
+        assert_int_equal(due, 100);
+        assert_int_equal(tbbt_sched_next(s, 100, &due), 0);
+        due = UINT64_MAX;
+        assert_int_equal(tbbt_sched_next(s, 200, &due), NONE);
+        assert_int_equal(due, 300);
+        assert_int_equal(tbbt_sched_next(s, 300, &due), 1);
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
+/* fsdep order with due times: the least due ready request goes first, not the oldest. */
+static void test_fsdep_due_order(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    struct tbbt_sched_opts o = {.order = TBBT_SCHED_FSDEP, .window = 8, .clones = 1,
+                                .timed = true};
+    struct tbbt_sched *s = tbbt_sched_new(&o);
+    rec_on(&r, WRITE, 5, 0, 10);
+    admit_full(s, &r, 0, 0, 100, true);
+    rec_on(&r, GETATTR, 5, 20, 30);     /* waits for the WRITE; due at 200 */
+    admit_full(s, &r, 0, 0, 200, true);
+    rec_on(&r, GETATTR, 6, 40, 50);     /* free; due at 400 */
+    admit_full(s, &r, 0, 0, 400, true);
+    uint64_t due = UINT64_MAX;
+    assert_int_equal(tbbt_sched_next(s, 100, &due), 0);
+    tbbt_sched_complete(s, 0);          /* request 1 is ready from now, due before 2 */
+    due = UINT64_MAX;
+    assert_int_equal(tbbt_sched_next(s, 500, &due), 1);
+    assert_int_equal(tbbt_sched_next(s, 500, &due), 2);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/* The player's reader admits at once when the policy has nothing admitted left to go. */
+static void test_starved(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched *s = new_sched((enum tbbt_sched_order)order, 8);
+        assert_true(tbbt_sched_starved(s) && tbbt_sched_behind(s));
+        rec_on(&r, GETATTR, 1, 0, 10);
+        admit(s, &r);
+        assert_false(tbbt_sched_starved(s) || tbbt_sched_behind(s));
+        assert_int_equal(next(s), 0);
+        assert_true(tbbt_sched_starved(s) && tbbt_sched_behind(s));
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
+ * Figure 6's simulation: requests go as soon as the scheduler lets them and complete
+ * lat_ns later (unlimited server parallelism).  Returns the makespan.
+ */
+static uint64_t simulate(enum tbbt_sched_order order, uint32_t window,
+                         const struct tbbt_trace_rec *recs, unsigned n, uint64_t lat_ns)
+{
+    struct tbbt_sched *s = new_sched(order, window);
+    GArray *ev = tbbt_heap_new();
+    uint64_t now = 0, seq, due;
+    unsigned added = 0;
+    while (added < n || ev->len) {
+        if (added < n && tbbt_sched_room(s, 1)) {
+            admit(s, &recs[added++]);
+        } else {
+            const struct tbbt_heap_item *top = tbbt_heap_top(ev);
+            now = MAX(now, top->key);
+            seq = top->seq;
+            tbbt_heap_pop(ev);
+            tbbt_sched_complete(s, seq);
+        }
+        due = UINT64_MAX;
+        while ((seq = tbbt_sched_next(s, now, &due)) != NONE)
+            tbbt_heap_push(ev, now + lat_ns, seq);
+    }
+    assert_int_equal(tbbt_sched_oldest(s), n);
+    g_array_free(ev, TRUE);
+    tbbt_sched_free(s);
+    return now;
+}
+
+/*
+ * Figure 6: the lookahead window bounds the concurrency.  A trace of one client doing
+ * one request at a time (each called after the previous reply) on independent files:
+ * conservative order replays it one at a time whatever the window; fsdep order finds
+ * `window` requests to overlap, so its throughput grows with the window.
+ */
+static void test_figure6_window(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    struct tbbt_trace_rec *recs = g_new(struct tbbt_trace_rec, N);
+    for (unsigned i = 0; i < N; i++) {
+        tbbt_trace_rec_init(&recs[i]);
+        rec_on(&recs[i], WRITE, 100 + i, 10 * i, 10 * i + 5);
+    }
+    const uint64_t lat = 1000;
+    for (uint32_t w = 1; w <= 16; w *= 2) {
+        assert_int_equal(simulate(TBBT_SCHED_CONSERVATIVE, w, recs, N, lat), N * lat);
+        assert_int_equal(simulate(TBBT_SCHED_FSDEP, w, recs, N, lat), N / w * lat);
+    }
+    /* One file: fsdep must serialize too, whatever the window. */
+    for (unsigned i = 0; i < N; i++)
+        rec_on(&recs[i], WRITE, 100, 10 * i, 10 * i + 5);
+    assert_int_equal(simulate(TBBT_SCHED_FSDEP, 16, recs, N, lat), N * lat);
+    /* All called at once (a client with many calls out): conservative overlaps them too,
+     * up to the window. */
+    for (unsigned i = 0; i < N; i++)
+        rec_on(&recs[i], GETATTR, 100 + i, 0, 1000);
+    assert_int_equal(simulate(TBBT_SCHED_CONSERVATIVE, 8, recs, N, lat), N / 8 * lat);
+    for (unsigned i = 0; i < N; i++)
+        tbbt_trace_rec_fini(&recs[i]);
+    g_free(recs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_window),
+        cmocka_unit_test(test_table3_conservative),
+        cmocka_unit_test(test_table3_fsdep),
+        cmocka_unit_test(test_table3_seq1),
+        cmocka_unit_test(test_conservative_overlap),
+        cmocka_unit_test(test_conservative_in_order),
+        cmocka_unit_test(test_causal_slack),
+        cmocka_unit_test(test_conservative_entries),
+        cmocka_unit_test(test_conflicts_reported),
+        cmocka_unit_test(test_clones),
+        cmocka_unit_test(test_client_limit),
+        cmocka_unit_test(test_max_outstanding),
+        cmocka_unit_test(test_timed),
+        cmocka_unit_test(test_fsdep_due_order),
+        cmocka_unit_test(test_starved),
+        cmocka_unit_test(test_figure6_window),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
