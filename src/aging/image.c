@@ -35,10 +35,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ns/manifest.h"
 #include "ns/ns.h"
-#include "util/crc32.h"
 #include "util/outfile.h"
-#include "util/textsum.h"
 #include "util/util.h"
 
 #define MARKER TBBT__IMAGE_MARKER
@@ -68,7 +67,6 @@ struct build {
     size_t errlen;
     const struct tbbt__image_backend_ops *ops;
     struct tbbt__image_be *be;      /* the backend's context */
-    FILE *man;
     GRand *rand;
     GString *paths;                 /* NUL-separated paths of files (phase 2) */
     GArray *files;                  /* struct file */
@@ -77,9 +75,7 @@ struct build {
     GString *pend_paths;            /* --spread: paths of the pending files and links */
     GArray *pend_files, *pend_links;    /* struct pending */
     GString *spacers;               /* NUL-separated paths of spacer files */
-    GString *esc;                   /* man_path()'s buffer */
-    GString *mline;                 /* the manifest line being written (man_put()) */
-    uint32_t man_crc;               /* CRC32 of the manifest's bytes so far: its checksum line */
+    struct tbbt_manifest_writer man;    /* the manifest, written as the build goes */
     uint64_t reservoir[RESERVOIR];
     uint64_t known;                 /* known sizes seen */
     uint64_t total_bytes;           /* data planned so far (the progress line) */
@@ -153,53 +149,6 @@ static int stage(const struct build *b)
     return b->be->stage;
 }
 
-/* ---- manifest ---------------------------------------------------------------------- */
-
-/* Writes the line in b->mline to the manifest and adds it to the checksum. */
-static void man_put(struct build *b)
-{
-    fwrite(b->mline->str, 1, b->mline->len, b->man);   /* checked by outfile's commit */
-    b->man_crc = tbbt_crc32(b->man_crc, b->mline->str, b->mline->len);
-}
-
-static void man_line(struct build *b, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void man_line(struct build *b, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-
-    g_string_printf(b->mline, "%s\t", key);
-    va_start(ap, fmt);
-    g_string_append_vprintf(b->mline, fmt, ap);
-    va_end(ap);
-    g_string_append_c(b->mline, '\n');
-    man_put(b);
-}
-
-static void man_path(struct build *b, const char *key, const char *extra, const char *path)
-{
-    GString *s = b->esc;        /* reused: two lines per object */
-
-    g_string_truncate(s, 0);
-    tbbt_ns_escape(s, path, strlen(path));
-    if (extra)
-        g_string_printf(b->mline, "%s\t%s\t%s\n", key, extra, s->str);
-    else
-        g_string_printf(b->mline, "%s\t%s\n", key, s->str);
-    man_put(b);
-}
-
-/* The checksum line (util/textsum.h) of every byte written before it: the last line. */
-static void man_sum(struct build *b)
-{
-    char sum[TBBT_TEXTSUM_LINE];
-
-    tbbt_textsum_line(sum, b->man_crc);
-    g_string_assign(b->mline, sum);
-    man_put(b);
-}
-
 /* A path made, relative to the root (for --force), with its kind. */
 static void made(struct build *b, char kind, const char *path)
 {
@@ -207,7 +156,7 @@ static void made(struct build *b, char kind, const char *path)
     char *full = strcmp(b->clone_dir, ".") == 0 ? g_strdup(path)
                                                  : g_strconcat(b->clone_dir, "/", path, NULL);
 
-    man_path(b, "made", k, full);
+    tbbt_manifest_write_path(&b->man, "made", k, full);
     g_free(full);
 }
 
@@ -251,7 +200,7 @@ static void obj_line(struct build *b, uint64_t id, const char *path)
     if (b->clone != 0)
         return;
     snprintf(s, sizeof(s), "%" PRIu64, id);
-    man_path(b, "obj", s, path);
+    tbbt_manifest_write_path(&b->man, "obj", s, path);
 }
 
 /*
@@ -931,20 +880,18 @@ static int remove_listed(struct build *b, const char *mpath, const char *text)
 {
     char **lines = g_strsplit(text, "\n", -1);
     GString *bytes = g_string_new(NULL);
-    int rc = 0;
+    const char *raw;
+    char kind;
+    int rc = 0, is_made;
 
     for (gint i = (gint)g_strv_length(lines) - 1; i >= 0 && rc == 0; i--) {
-        char **f = g_strsplit(lines[i], "\t", 3);
-        if (g_strv_length(f) == 3 && !strcmp(f[0], "made")) {
-            if (!tbbt_ns_unescape(f[2], strlen(f[2]), bytes)) {
-                rc = fail(b, TBBT_E_SYNTAX, "--force: the previous manifest '%s' has a bad "
-                          "path '%s'; nothing else removed", mpath, f[2]);
-            } else if ((rc = b->ops->remove_made(b->be, bytes->str, f[1][0] == 'd')) < 0) {
-                rc = fail(b, rc, "--force: cannot remove '%s' (made by the previous run): %s; "
-                          "nothing else removed", bytes->str, strerror(-rc));
-            }
+        if ((is_made = tbbt_manifest_made(lines[i], &kind, bytes, &raw)) < 0) {
+            rc = fail(b, TBBT_E_SYNTAX, "--force: the previous manifest '%s' has a bad "
+                      "path '%s'; nothing else removed", mpath, raw);
+        } else if (is_made && (rc = b->ops->remove_made(b->be, bytes->str, kind == 'd')) < 0) {
+            rc = fail(b, rc, "--force: cannot remove '%s' (made by the previous run): %s; "
+                      "nothing else removed", bytes->str, strerror(-rc));
         }
-        g_strfreev(f);
     }
     g_string_free(bytes, TRUE);
     g_strfreev(lines);
@@ -1096,8 +1043,8 @@ static int build_clone(struct build *b, uint32_t k)
     if (rc < 0 && stage(b) == TBBT__IMAGE_AT_CREATE)
         return fail(b, rc, "cannot make %s/%s: %s", b->o->root, b->clone_dir, strerror(-rc));
     if (b->o->clones > 1)
-        man_path(b, "made", "d", b->clone_dir);
-    man_path(b, "clone", NULL, b->clone_dir);
+        tbbt_manifest_write_path(&b->man, "made", "d", b->clone_dir);
+    tbbt_manifest_write_path(&b->man, "clone", NULL, b->clone_dir);
     if (rc < 0)
         return fail(b, rc, "cannot open %s/%s", b->o->root, b->clone_dir);
     clone_reset(b);
@@ -1202,26 +1149,24 @@ static void man_header(struct build *b)
     /* absolute: the manifest is read from any directory (tbbt-play) */
     char *map = abs_path(o->map), *root = o->server ? g_strdup(o->root) : abs_path(o->root);
 
-    g_string_assign(b->mline, "# tbbt-manifest 2\n");
-    man_put(b);
-    man_path(b, "map", NULL, map);
+    tbbt_manifest_write_path(&b->man, "map", NULL, map);
     if (b->map.summed)      /* the map this image was built from: tbbt-play checks it */
-        man_line(b, "map-crc32", "%08" PRIx32, b->map.crc);
-    man_path(b, "root", NULL, root);
+        tbbt_manifest_write(&b->man, "map-crc32", "%08" PRIx32, b->map.crc);
+    tbbt_manifest_write_path(&b->man, "root", NULL, root);
     g_free(map);
     g_free(root);
     if (o->server) {
-        man_path(b, "server", NULL, o->server);
-        man_path(b, "export", NULL, o->export_path);
+        tbbt_manifest_write_path(&b->man, "server", NULL, o->server);
+        tbbt_manifest_write_path(&b->man, "export", NULL, o->export_path);
     }
-    man_line(b, "seed", "%" PRIu64, o->seed);
-    man_line(b, "clones", "%" PRIu32, o->clones);
-    man_line(b, "scope", "%" PRIu64, o->scope);
-    man_line(b, "appends", "%" PRIu32, o->appends);
-    man_line(b, "classes", "synthetic_appends %" PRIu32 " filler_appends %" PRIu32
+    tbbt_manifest_write(&b->man, "seed", "%" PRIu64, o->seed);
+    tbbt_manifest_write(&b->man, "clones", "%" PRIu32, o->clones);
+    tbbt_manifest_write(&b->man, "scope", "%" PRIu64, o->scope);
+    tbbt_manifest_write(&b->man, "appends", "%" PRIu32, o->appends);
+    tbbt_manifest_write(&b->man, "classes", "synthetic_appends %" PRIu32 " filler_appends %" PRIu32
              " large_size %" PRIu64 " large_appends %" PRIu32, o->synthetic_appends,
              o->filler_appends, o->large_size, o->large_appends);
-    man_line(b, "fill", "fill %.4f dir_ratio %.4f distortion %.4f merge %.4f fragment_free %d "
+    tbbt_manifest_write(&b->man, "fill", "fill %.4f dir_ratio %.4f distortion %.4f merge %.4f fragment_free %d "
              "spread %d spacers %" PRIu32, o->fill, o->dir_ratio, o->distortion, o->merge,
              o->fragment_free, o->spread, o->spacers);
 }
@@ -1230,7 +1175,7 @@ static void man_footer(struct build *b, int rc)
 {
     const struct tbbt_image_stats *st = b->st;
 
-    man_line(b, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
+    tbbt_manifest_write(&b->man, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
              " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %" PRIu64
              " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64 " synthetic_dirs %" PRIu64
              " synthetic_bytes %" PRIu64 " fillers %" PRIu64 " filler_bytes %" PRIu64
@@ -1239,17 +1184,15 @@ static void man_footer(struct build *b, int rc)
              st->synthetic_files, st->synthetic_dirs, st->synthetic_bytes, st->fillers,
              st->filler_bytes, st->spacers, st->utilization, st->seconds);
     if (rc == 0)
-        man_line(b, "status", "complete");
+        tbbt_manifest_write(&b->man, "status", "complete");
     else
-        man_path(b, "status", "failed", b->errbuf);
+        tbbt_manifest_write_path(&b->man, "status", "failed", b->errbuf);
 }
 
 static void build_init(struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
 
-    b->esc = g_string_new(NULL);
-    b->mline = g_string_new(NULL);
     b->rand = g_rand_new_with_seed_array((const guint32[]){ (guint32)o->seed,
                                                             (guint32)(o->seed >> 32) }, 2);
     b->paths = g_string_new(NULL);
@@ -1280,8 +1223,6 @@ static void build_fini(struct build *b)
     g_array_free(b->pend_files, TRUE);
     g_array_free(b->pend_links, TRUE);
     g_string_free(b->spacers, TRUE);
-    g_string_free(b->esc, TRUE);
-    g_string_free(b->mline, TRUE);
     g_string_free(b->dpaths, TRUE);
     g_array_free(b->dirs, TRUE);
     for (int c = 0; c < 2; c++) {
@@ -1314,6 +1255,7 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
 {
     struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .ops = ops };
     struct tbbt_outfile *man_out = NULL;
+    FILE *man;
     int rc, wrc;
 
     *st = (struct tbbt_image_stats){ 0 };
@@ -1332,17 +1274,19 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     }
     /* written aside, renamed into place at the end (a failed build's manifest too) */
     if (!(man_out = tbbt_outfile_new(o->manifest, 0, &rc, NULL, 0)) ||
-        !(b.man = tbbt_outfile_stream(man_out, &rc, NULL, 0))) {
+        !(man = tbbt_outfile_stream(man_out, &rc, NULL, 0))) {
         tbbt_outfile_abort(man_out);
         rc = fail(&b, rc, "cannot write the manifest '%s': %s", o->manifest, strerror(-rc));
         ops->close(b.be);
         return rc;
     }
     build_init(&b);
+    tbbt_manifest_writer_init(&b.man, man);
     man_header(&b);
     rc = build_all(&b);
     man_footer(&b, rc);
-    man_sum(&b);
+    tbbt_manifest_write_sum(&b.man);
+    tbbt_manifest_writer_fini(&b.man);
     if ((wrc = tbbt_outfile_commit(man_out, NULL, 0)) < 0 && rc == 0)
         rc = fail(&b, wrc, "cannot write the manifest '%s': %s", o->manifest, strerror(-wrc));
     ops->close(b.be);
