@@ -29,6 +29,7 @@
 #include "player/verify.h"
 #include "tbbt-version.h"
 #include "trace/trace.h"
+#include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/outfile.h"
 #include "util/util.h"
@@ -1003,32 +1004,24 @@ static const char *check_usage(void)
 
 int main(int argc, char **argv)
 {
-    GOptionContext *ctx = g_option_context_new("- replay a TBBT trace against an NFS server");
-    GError *gerr = NULL;
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(
-        ctx, "Exit status: 0 when the replay ran to the end, every request it sent was "
-             "answered and --verify\n(if given) agreed (replay failures are counted in the "
-             "report); 1 when it could not,\nwhen requests got no answer (unknown outcome) "
-             "or --verify found mismatches; 2 usage\nerror; 130 and 143 after SIGINT and "
-             "SIGTERM, which stop it cleanly.  See docs/tbbt-play.md.");
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n",
-                gerr->message);
-        g_error_free(gerr);
-        g_option_context_free(ctx);
-        return TBBT_EXIT_USAGE;
-    }
-    g_option_context_free(ctx);
+    int rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = PROG, .param = "- replay a TBBT trace against an NFS server", .entries = entries,
+        .description =
+            "Exit status: 0 when the replay ran to the end, every request it sent was answered "
+            "and --verify\n(if given) agreed (replay failures are counted in the report); 1 "
+            "when it could not,\nwhen requests got no answer (unknown outcome) or --verify "
+            "found mismatches; 2 usage\nerror; 130 and 143 after SIGINT and SIGTERM, which "
+            "stop it cleanly.  See docs/tbbt-play.md." }, &argc, &argv);
+
+    if (rc)
+        return rc;
     tbbt_log_init(PROG, opt_verbose ? TBBT_LOG_DEBUG : opt_quiet ? TBBT_LOG_ERROR : TBBT_LOG_WARN);
     if (opt_version) {
         printf(PROG " (tbbt) %s\n", TBBT_VERSION);
         return TBBT_EXIT_OK;
     }
     const char *why = argc > 1 ? "unexpected argument" : check_usage();
-    if (why) {
-        fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n", why);
-        return TBBT_EXIT_USAGE;
-    }
+    if (why)
+        return tbbt_cli_usage_error(PROG, why);
     return opt_check_only ? check_only() : play();
 }

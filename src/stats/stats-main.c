@@ -108,10 +108,8 @@ static int output(const struct main_opts *m, const struct tbbt_stats *st, const 
     } else {
         tbbt_stats_print_text(st, path, stdout);
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot write stdout: %s", strerror(errno));
+    if (tbbt_cli_flush_stdout("stdout") != TBBT_EXIT_OK)
         return TBBT_EXIT_FAIL;
-    }
     if (m->plot && tbbt_stats_plot(st, m->plot, err, sizeof(err)) < 0) {
         tbbt_log(TBBT_LOG_ERROR, "%s", err);
         return TBBT_EXIT_FAIL;
@@ -119,14 +117,20 @@ static int output(const struct main_opts *m, const struct tbbt_stats *st, const 
     return TBBT_EXIT_OK;
 }
 
+/* --version, or the analysis; the exit code. */
 static int run(const struct main_opts *m)
 {
     struct tbbt_stats_opts so;
-    const char *path = m->args[0];
     char err[320];
-    int rc = build_opts(m, &so);
-    if (rc)
+    int rc;
+
+    if (m->version)
+        return tbbt_cli_print_version("tbbt-stats", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
+    if (!m->args || g_strv_length(m->args) != 1)
+        return usage_error("expected exactly one TRACE argument");
+    if ((rc = build_opts(m, &so)))
         return rc;
+    const char *path = m->args[0];
     if (m->plot && !tbbt_stats_have_gnuplot()) {
         tbbt_log(TBBT_LOG_ERROR, "--plot needs gnuplot, which is not on PATH");
         return TBBT_EXIT_FAIL;
@@ -181,32 +185,21 @@ int main(int argc, char **argv)
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &m.args, NULL, "TRACE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new(NULL);
-    GError *gerr = NULL;
     int rc;
 
     setlocale(LC_CTYPE, "");
     tbbt_log_init("tbbt-stats", TBBT_LOG_WARN);
-    g_option_context_set_summary(ctx, "Analyse a TBBT trace: operation mix, rate, clients, "
-                                      "sequentiality, file temperature,\nsharing, and the "
-                                      "concurrency a replay could reach per lookahead window.");
-    g_option_context_set_description(
-        ctx, "TRACE is a binary TBBT trace (\"-\" = stdin).\n"
-             "--latency-from is applied first, then --latency.\n"
-             "Exit status: 0 success, 1 bad input or failed plot, 2 usage error.\n"
-             "Definitions and JSON keys: docs/tbbt-stats.md.\n");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = usage_error(gerr->message);
-        g_error_free(gerr);
-    } else if (m.version) {
-        rc = tbbt_cli_print_version("tbbt-stats", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
-    } else if (!m.args || g_strv_length(m.args) != 1) {
-        rc = usage_error("expected exactly one TRACE argument");
-    } else {
+    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = "tbbt-stats", .entries = entries,
+        .summary = "Analyse a TBBT trace: operation mix, rate, clients, sequentiality, file "
+                   "temperature,\nsharing, and the concurrency a replay could reach per "
+                   "lookahead window.",
+        .description = "TRACE is a binary TBBT trace (\"-\" = stdin).\n"
+                       "--latency-from is applied first, then --latency.\n"
+                       "Exit status: 0 success, 1 bad input or failed plot, 2 usage error.\n"
+                       "Definitions and JSON keys: docs/tbbt-stats.md.\n" }, &argc, &argv);
+    if (rc == 0)
         rc = run(&m);
-    }
-    g_option_context_free(ctx);
     free_opts(&m);
     return rc;
 }

@@ -132,27 +132,22 @@ int main(int argc, char **argv)
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.args, NULL, "TRACE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new(NULL);
-    GError *gerr = NULL;
     int nargs, rc;
 
     setlocale(LC_CTYPE, "");
     tbbt_log_init("tbbt-dump", TBBT_LOG_WARN);
-    g_option_context_set_summary(ctx, "Print a TBBT trace as text, check it, or convert the "
-                                      "text form back to the binary trace.");
-    g_option_context_set_description(
-        ctx, "Forms:\n"
-             "  tbbt-dump [-o OUT] TRACE          print TRACE as text (\"-\" = stdin)\n"
-             "  tbbt-dump --check TRACE           validate TRACE, print nothing\n"
-             "  tbbt-dump --from-text TEXT -o OUT text form back to the binary trace\n"
-             "\nExit status: 0 success, 1 bad input, 2 usage error.\n"
-             "Formats: docs/trace-format.md.\n");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = usage_error(gerr->message);
-        g_error_free(gerr);
+    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = "tbbt-dump", .entries = entries,
+        .summary = "Print a TBBT trace as text, check it, or convert the text form back to "
+                   "the binary trace.",
+        .description = "Forms:\n"
+                       "  tbbt-dump [-o OUT] TRACE          print TRACE as text (\"-\" = stdin)\n"
+                       "  tbbt-dump --check TRACE           validate TRACE, print nothing\n"
+                       "  tbbt-dump --from-text TEXT -o OUT text form back to the binary trace\n"
+                       "\nExit status: 0 success, 1 bad input, 2 usage error.\n"
+                       "Formats: docs/trace-format.md.\n" }, &argc, &argv);
+    if (rc)
         goto out;
-    }
     nargs = o.args ? (int)g_strv_length(o.args) : 0;
     if (o.version)
         rc = print_version();
@@ -171,7 +166,6 @@ int main(int argc, char **argv)
     else
         rc = dump_to(&o);
 out:
-    g_option_context_free(ctx);
     g_free(o.from_text);
     g_free(o.output);
     g_strfreev(o.args);
