@@ -119,10 +119,8 @@ static int measure(void)
     char err[512] = "";
     int rc = tbbt_measure_tree(opt_measure, &m, err, sizeof(err));
 
-    if (rc < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (rc < 0)
+        return tbbt_cli_fail("%s", err[0] ? err : tbbt_strerror(rc));
     tbbt_measure_print(&m, opt_json, stdout);
     return TBBT_EXIT_OK;
 }
@@ -155,10 +153,8 @@ static int check_map(void)
     struct tbbt_ns_map_info mi;
     char err[1024] = "";
 
-    if (tbbt_ns_map_check(opt_map, &mi, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (tbbt_ns_map_check(opt_map, &mi, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     char *sum = mi.summed ? g_strdup_printf("%08" PRIx32, mi.crc) : g_strdup("none");
     char *trace = mi.trace_known ? g_strdup_printf("crc32 %08" PRIx32 " ops %" PRIu64,
                                                    mi.trace.crc, mi.trace.ops)

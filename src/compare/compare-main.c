@@ -78,15 +78,11 @@ static int output(const struct main_opts *m, const struct tbbt_compare *c)
         char *doc = tbbt_compare_json(c);
         int rc = tbbt_json_write_file(m->json, doc);
         g_free(doc);
-        if (rc < 0) {
-            tbbt_log(TBBT_LOG_ERROR, "cannot write '%s': %s", m->json, tbbt_strerror(rc));
-            return TBBT_EXIT_FAIL;
-        }
+        if (rc < 0)
+            return tbbt_cli_fail("cannot write '%s': %s", m->json, tbbt_strerror(rc));
     }
-    if (m->plot && tbbt_compare_plot(c, m->plot, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (m->plot && tbbt_compare_plot(c, m->plot, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     return TBBT_EXIT_OK;
 }
 
@@ -103,10 +99,8 @@ static int run(const struct main_opts *m)
         return usage_error("expected two traces: ORIGINAL.tbbt REPLAY.tbbt");
     if ((rc = build_opts(m, &o)))
         return rc;
-    if (m->plot && !tbbt_gnuplot_available()) {
-        tbbt_log(TBBT_LOG_ERROR, "--plot needs gnuplot, which is not on PATH");
-        return TBBT_EXIT_FAIL;
-    }
+    if (m->plot && !tbbt_gnuplot_available())
+        return tbbt_cli_fail("--plot needs gnuplot, which is not on PATH");
     struct tbbt_compare *c = tbbt_compare_new(&o);
     if (tbbt_compare_run(c, err, sizeof(err)) < 0) {
         tbbt_log(TBBT_LOG_ERROR, "%s", err);

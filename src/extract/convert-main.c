@@ -83,16 +83,12 @@ static int from_text(void)
     char why[256] = "";
     int rc = tbbt_trace_from_text_why(opt_from_text, opt_output, &line, why, sizeof(why));
 
-    if (rc == TBBT_E_SYNTAX) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot parse '%s' line %" G_GUINT64_FORMAT ": %s",
-                 opt_from_text, (guint64)line, why[0] ? why : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
-    if (rc < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot convert '%s' to '%s': %s", opt_from_text, opt_output,
-                 why[0] ? why : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (rc == TBBT_E_SYNTAX)
+        return tbbt_cli_fail("cannot parse '%s' line %" G_GUINT64_FORMAT ": %s", opt_from_text,
+                             (guint64)line, why[0] ? why : tbbt_strerror(rc));
+    if (rc < 0)
+        return tbbt_cli_fail("cannot convert '%s' to '%s': %s", opt_from_text, opt_output,
+                             why[0] ? why : tbbt_strerror(rc));
     return TBBT_EXIT_OK;
 }
 
@@ -101,10 +97,8 @@ static int check_trace(void)
     char err[1024] = "";
     int rc = tbbt_convert_check(opt_inputs[0], opt_map, opt_summary, opt_quiet, err, sizeof(err));
 
-    if (rc < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (rc < 0)
+        return tbbt_cli_fail("%s", err[0] ? err : tbbt_strerror(rc));
     return TBBT_EXIT_OK;
 }
 
@@ -135,10 +129,8 @@ static int convert(void)
             tbbt_log(TBBT_LOG_WARN, "%s; the outputs hold what could be read", err);
         return TBBT_EXIT_DAMAGED;
     }
-    if (rc < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (rc < 0)
+        return tbbt_cli_fail("%s", err[0] ? err : tbbt_strerror(rc));
     return TBBT_EXIT_OK;
 }
 

@@ -173,10 +173,8 @@ static int run_trace(struct run *r, const char *path)
     struct tbbt_trace_rec rec;
     int rc;
 
-    if (!(rd = tbbt_trace_reader_open(path, &rc))) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot read trace '%s': %s", path, tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (!(rd = tbbt_trace_reader_open(path, &rc)))
+        return tbbt_cli_fail("cannot read trace '%s': %s", path, tbbt_strerror(rc));
     tbbt_trace_rec_init(&rec);
     while ((rc = tbbt_trace_reader_next(rd, &rec)) > 0) {
         r->tc.records++;

@@ -67,10 +67,8 @@ static int build_opts(const struct main_opts *m, struct tbbt_stats_opts *so)
         return usage_error(msg);
     }
     if (m->latency_from &&
-        tbbt_stats_lat_from_json(&so->lat, m->latency_from, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "--latency-from %s", err);
-        return TBBT_EXIT_FAIL;
-    }
+        tbbt_stats_lat_from_json(&so->lat, m->latency_from, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("--latency-from %s", err);
     if (m->latency && tbbt_stats_lat_parse(&so->lat, m->latency, err, sizeof(err)) < 0) {
         g_snprintf(msg, sizeof(msg), "--latency: %s", err);
         return usage_error(msg);
@@ -85,10 +83,8 @@ static int auto_span(const struct main_opts *m, const char *path, struct tbbt_st
         return 0;
     uint64_t a, b;
     char err[320];
-    if (tbbt_stats_trace_span(path, &a, &b, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (tbbt_stats_trace_span(path, &a, &b, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     double span = b > a ? (double)(b - a) / 1e9 : 0;
     if (!m->interval)
         so->interval_s = tbbt_stats_auto_interval(span);
@@ -110,10 +106,8 @@ static int output(const struct main_opts *m, const struct tbbt_stats *st, const 
     }
     if (tbbt_cli_flush_stdout("stdout") != TBBT_EXIT_OK)
         return TBBT_EXIT_FAIL;
-    if (m->plot && tbbt_stats_plot(st, m->plot, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (m->plot && tbbt_stats_plot(st, m->plot, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     return TBBT_EXIT_OK;
 }
 
@@ -131,10 +125,8 @@ static int run(const struct main_opts *m)
     if ((rc = build_opts(m, &so)))
         return rc;
     const char *path = m->args[0];
-    if (m->plot && !tbbt_stats_have_gnuplot()) {
-        tbbt_log(TBBT_LOG_ERROR, "--plot needs gnuplot, which is not on PATH");
-        return TBBT_EXIT_FAIL;
-    }
+    if (m->plot && !tbbt_stats_have_gnuplot())
+        return tbbt_cli_fail("--plot needs gnuplot, which is not on PATH");
     if ((rc = auto_span(m, path, &so)))
         return rc;
     struct tbbt_stats *st = tbbt_stats_new(&so);

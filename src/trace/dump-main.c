@@ -44,11 +44,9 @@ static int print_version(void)
 static int read_failed(const char *path, int rc, struct tbbt_trace_reader *r)
 {
     if (rc > TBBT_E_BASE && rc < 0) /* -errno: no position to report */
-        tbbt_log(TBBT_LOG_ERROR, "cannot read trace '%s': %s", path, tbbt_strerror(rc));
-    else
-        tbbt_log(TBBT_LOG_ERROR, "cannot read trace '%s': %s at byte %" PRIu64, path,
-                 tbbt_strerror(rc), r ? tbbt_trace_reader_offset(r) : 0);
-    return TBBT_EXIT_FAIL;
+        return tbbt_cli_fail("cannot read trace '%s': %s", path, tbbt_strerror(rc));
+    return tbbt_cli_fail("cannot read trace '%s': %s at byte %" PRIu64, path, tbbt_strerror(rc),
+                         r ? tbbt_trace_reader_offset(r) : 0);
 }
 
 static int from_text(const struct dump_opts *o)
@@ -60,12 +58,10 @@ static int from_text(const struct dump_opts *o)
     if (rc == 0)
         return TBBT_EXIT_OK;
     if (rc == TBBT_E_SYNTAX || rc == TBBT_E_VERSION)
-        tbbt_log(TBBT_LOG_ERROR, "cannot convert '%s': %s at line %" PRIu64 ": %s",
-                 o->from_text, tbbt_strerror(rc), line, why);
-    else
-        tbbt_log(TBBT_LOG_ERROR, "cannot convert '%s' to '%s': %s", o->from_text, o->output,
-                 tbbt_strerror(rc));
-    return TBBT_EXIT_FAIL;
+        return tbbt_cli_fail("cannot convert '%s': %s at line %" PRIu64 ": %s", o->from_text,
+                             tbbt_strerror(rc), line, why);
+    return tbbt_cli_fail("cannot convert '%s' to '%s': %s", o->from_text, o->output,
+                         tbbt_strerror(rc));
 }
 
 /* Reads the whole trace; prints its text form to out unless out is NULL. */
@@ -111,10 +107,8 @@ static int dump_to(const struct dump_opts *o)
         tbbt_outfile_abort(of);
         return rc;
     }
-    if (tbbt_outfile_commit(of, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (tbbt_outfile_commit(of, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     return TBBT_EXIT_OK;
 }
 

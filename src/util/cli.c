@@ -6,6 +6,7 @@
 #include "util/cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +66,22 @@ bool tbbt_cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
     return true;
 }
 
+int tbbt_cli_fail(const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+
+    va_start(ap, fmt);
+    msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    tbbt_log(TBBT_LOG_ERROR, "%s", msg);
+    g_free(msg);
+    return TBBT_EXIT_FAIL;
+}
+
 int tbbt_cli_flush_stdout(const char *what)
 {
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot write %s: %s", what, strerror(errno));
-        return TBBT_EXIT_FAIL;
-    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return tbbt_cli_fail("cannot write %s: %s", what, strerror(errno));
     return TBBT_EXIT_OK;
 }

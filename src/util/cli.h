@@ -53,6 +53,12 @@ int tbbt_cli_print_version(const char *prog, int trace_major, int trace_minor);
 bool tbbt_cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *v);
 
 /*
+ * The end of a failed run: logs the message (printf-style; tbbt_log() at ERROR, so
+ * "PROG: MSG" on stderr) and returns TBBT_EXIT_FAIL.
+ */
+int tbbt_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
  * Flushes stdout: TBBT_EXIT_OK, or TBBT_EXIT_FAIL after the error line "cannot write
  * WHAT: <reason>" (tbbt_log(), what borrowed: "stdout", "the report") when it failed
  * (a full disk, a closed pipe).
