@@ -371,14 +371,6 @@ static size_t parse_key(struct parser *ps, int *rc)
     return n;
 }
 
-static const struct tbbt__sub *find_sub(const struct tbbt__sub *subs, const char *k, size_t n)
-{
-    for (const struct tbbt__sub *d = subs; d->name; d++)
-        if (strlen(d->name) == n && memcmp(d->name, k, n) == 0)
-            return d;
-    return NULL;
-}
-
 static int parse_sub(struct parser *ps, const struct tbbt__sub *d, void *base)
 {
     char *v = (char *)base + d->off;
@@ -402,12 +394,39 @@ static int parse_sub(struct parser *ps, const struct tbbt__sub *d, void *base)
     return 0;
 }
 
-/* struct := '{' [key=value (',' key=value)*] '}'; members left out are 0. */
-static int parse_struct(struct parser *ps, const struct tbbt__sub *subs, void *base,
-                        const char *what)
+/*
+ * The members of a braced value, '{' [key=value (',' key=value)*] '}', each key at most
+ * once: a struct (its table of members, tbbt__sub) or a directory entry.
+ */
+struct members {
+    const char *what;           /* for messages: "entry", "attr", ... */
+    const char *const *keys;    /* the keys, by index (NULL-terminated); or NULL: subs */
+    const struct tbbt__sub *subs;   /* the struct's members (name NULL last) */
+    void *base;                 /* what the values go into */
+};
+
+/* The index of key k[0..n) in m, and its name; -1 if m has no such key. */
+static int member_index(const struct members *m, const char *k, size_t n, const char **name)
+{
+    for (int i = 0;; i++) {
+        const char *key = m->keys ? m->keys[i] : m->subs[i].name;
+        if (!key)
+            return -1;
+        if (strlen(key) == n && memcmp(key, k, n) == 0) {
+            *name = key;
+            return i;
+        }
+    }
+}
+
+static int parse_entry_member(struct parser *ps, struct tbbt_entry *e, const char *k, size_t n);
+
+/* A braced value (struct members): members left out are 0. */
+static int parse_members(struct parser *ps, const struct members *m)
 {
     uint32_t seen = 0;
-    int rc;
+    const char *name;
+    int rc, i;
 
     if ((rc = expect(ps, '{')) < 0)
         return rc;
@@ -415,19 +434,27 @@ static int parse_struct(struct parser *ps, const struct tbbt__sub *subs, void *b
         return 0;
     do {
         size_t n = parse_key(ps, &rc);
-        const struct tbbt__sub *d;
         if (n == 0)
             return rc;
-        if (!(d = find_sub(subs, ps->p, n)))
-            return syntax(ps, "unknown key '%.*s' in %s", (int)n, ps->p, what);
-        if (seen & (1u << (d - subs)))
-            return syntax(ps, "duplicate key '%s' in %s", d->name, what);
-        seen |= 1u << (d - subs);
+        if ((i = member_index(m, ps->p, n, &name)) < 0)
+            return syntax(ps, "unknown key '%.*s' in %s", (int)n, ps->p, m->what);
+        if (seen & (1u << i))
+            return syntax(ps, "duplicate key '%s' in %s", name, m->what);
+        seen |= 1u << i;
         ps->p += n + 1;
-        if ((rc = parse_sub(ps, d, base)) < 0)
+        rc = m->keys ? parse_entry_member(ps, m->base, name, n)
+                     : parse_sub(ps, &m->subs[i], m->base);
+        if (rc < 0)
             return rc;
     } while (eat(ps, ','));
     return expect(ps, '}');
+}
+
+/* struct := '{' [key=value (',' key=value)*] '}'; members left out are 0. */
+static int parse_struct(struct parser *ps, const struct tbbt__sub *subs, void *base,
+                        const char *what)
+{
+    return parse_members(ps, &(struct members){ .what = what, .subs = subs, .base = base });
 }
 
 static int parse_ref(struct parser *ps, uint32_t *ref, const char *what)
@@ -463,30 +490,8 @@ static int parse_entry_member(struct parser *ps, struct tbbt_entry *e, const cha
 static int parse_entry(struct parser *ps, struct tbbt_entry *e)
 {
     static const char *const keys[] = {"fileid", "cookie", "name", "fh", "attr", "id", NULL};
-    uint32_t seen = 0;
-    int rc;
 
-    if ((rc = expect(ps, '{')) < 0)
-        return rc;
-    if (eat(ps, '}'))
-        return 0;
-    do {
-        size_t n = parse_key(ps, &rc);
-        int i;
-        if (n == 0)
-            return rc;
-        for (i = 0; keys[i] && !(strlen(keys[i]) == n && memcmp(keys[i], ps->p, n) == 0); i++)
-            ;
-        if (!keys[i])
-            return syntax(ps, "unknown key '%.*s' in entry", (int)n, ps->p);
-        if (seen & (1u << i))
-            return syntax(ps, "duplicate key '%s' in entry", keys[i]);
-        seen |= 1u << i;
-        ps->p += n + 1;
-        if ((rc = parse_entry_member(ps, e, keys[i], n)) < 0)
-            return rc;
-    } while (eat(ps, ','));
-    return expect(ps, '}');
+    return parse_members(ps, &(struct members){ .what = "entry", .keys = keys, .base = e });
 }
 
 /* list := '[' [item (',' item)*] ']' for entries and info. */
