@@ -1146,29 +1146,30 @@ static char *abs_path(const char *path)
 static void man_header(struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
+    struct tbbt_manifest_writer *w = &b->man;
     /* absolute: the manifest is read from any directory (tbbt-play) */
     char *map = abs_path(o->map), *root = o->server ? g_strdup(o->root) : abs_path(o->root);
 
-    tbbt_manifest_write_path(&b->man, "map", NULL, map);
+    tbbt_manifest_write_path(w, "map", NULL, map);
     if (b->map.summed)      /* the map this image was built from: tbbt-play checks it */
-        tbbt_manifest_write(&b->man, "map-crc32", "%08" PRIx32, b->map.crc);
-    tbbt_manifest_write_path(&b->man, "root", NULL, root);
+        tbbt_manifest_write(w, "map-crc32", "%08" PRIx32, b->map.crc);
+    tbbt_manifest_write_path(w, "root", NULL, root);
     g_free(map);
     g_free(root);
     if (o->server) {
-        tbbt_manifest_write_path(&b->man, "server", NULL, o->server);
-        tbbt_manifest_write_path(&b->man, "export", NULL, o->export_path);
+        tbbt_manifest_write_path(w, "server", NULL, o->server);
+        tbbt_manifest_write_path(w, "export", NULL, o->export_path);
     }
-    tbbt_manifest_write(&b->man, "seed", "%" PRIu64, o->seed);
-    tbbt_manifest_write(&b->man, "clones", "%" PRIu32, o->clones);
-    tbbt_manifest_write(&b->man, "scope", "%" PRIu64, o->scope);
-    tbbt_manifest_write(&b->man, "appends", "%" PRIu32, o->appends);
-    tbbt_manifest_write(&b->man, "classes", "synthetic_appends %" PRIu32 " filler_appends %" PRIu32
-             " large_size %" PRIu64 " large_appends %" PRIu32, o->synthetic_appends,
-             o->filler_appends, o->large_size, o->large_appends);
-    tbbt_manifest_write(&b->man, "fill", "fill %.4f dir_ratio %.4f distortion %.4f merge %.4f fragment_free %d "
-             "spread %d spacers %" PRIu32, o->fill, o->dir_ratio, o->distortion, o->merge,
-             o->fragment_free, o->spread, o->spacers);
+    tbbt_manifest_write(w, "seed", "%" PRIu64, o->seed);
+    tbbt_manifest_write(w, "clones", "%" PRIu32, o->clones);
+    tbbt_manifest_write(w, "scope", "%" PRIu64, o->scope);
+    tbbt_manifest_write(w, "appends", "%" PRIu32, o->appends);
+    tbbt_manifest_write(w, "classes", "synthetic_appends %" PRIu32 " filler_appends %" PRIu32
+                        " large_size %" PRIu64 " large_appends %" PRIu32, o->synthetic_appends,
+                        o->filler_appends, o->large_size, o->large_appends);
+    tbbt_manifest_write(w, "fill", "fill %.4f dir_ratio %.4f distortion %.4f merge %.4f "
+                        "fragment_free %d spread %d spacers %" PRIu32, o->fill, o->dir_ratio,
+                        o->distortion, o->merge, o->fragment_free, o->spread, o->spacers);
 }
 
 static void man_footer(struct build *b, int rc)
@@ -1176,13 +1177,15 @@ static void man_footer(struct build *b, int rc)
     const struct tbbt_image_stats *st = b->st;
 
     tbbt_manifest_write(&b->man, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
-             " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %" PRIu64
-             " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64 " synthetic_dirs %" PRIu64
-             " synthetic_bytes %" PRIu64 " fillers %" PRIu64 " filler_bytes %" PRIu64
-             " spacers %" PRIu64 " utilization %.4f seconds %.3f", st->dirs, st->files,
-             st->links, st->symlinks, st->others, st->bytes, st->appends, st->unknown_sizes,
-             st->synthetic_files, st->synthetic_dirs, st->synthetic_bytes, st->fillers,
-             st->filler_bytes, st->spacers, st->utilization, st->seconds);
+                        " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %"
+                        PRIu64 " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64
+                        " synthetic_dirs %" PRIu64 " synthetic_bytes %" PRIu64 " fillers %"
+                        PRIu64 " filler_bytes %" PRIu64 " spacers %" PRIu64
+                        " utilization %.4f seconds %.3f", st->dirs, st->files, st->links,
+                        st->symlinks, st->others, st->bytes, st->appends, st->unknown_sizes,
+                        st->synthetic_files, st->synthetic_dirs, st->synthetic_bytes,
+                        st->fillers, st->filler_bytes, st->spacers, st->utilization,
+                        st->seconds);
     if (rc == 0)
         tbbt_manifest_write(&b->man, "status", "complete");
     else
