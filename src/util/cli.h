@@ -3,9 +3,9 @@
  * Command-line helpers shared by the tools' main() functions (docs: each tool's page,
  * "Exit status"): the parse of the options with its usage error, the usage error with
  * its --help hint, the --version lines, whole-string decimal option values and the
- * final check that standard output took what was printed.  They print (usage error to
- * stderr, version to stdout), so only tools call them, never library code.  Thread-safe apart from the
- * output streams.
+ * final check that standard output took what was printed, and the error line of a failed
+ * run.  They print (usage error to stderr, version to stdout), so only tools call them,
+ * never library code.  Thread-safe apart from the output streams.
  */
 #ifndef TBBT_UTIL_CLI_H
 #define TBBT_UTIL_CLI_H
