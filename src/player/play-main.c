@@ -458,8 +458,8 @@ static int startup(struct run *r)
     }
     for (int i = 0; i < opt_clones; i++) {
         r->handles[i] = tbbt_handles_new();
-        struct tbbt_resolve_opts ro = {.vers = r->vers, .want = tbbt_subset_want, .want_arg = &r->ss,
-                                       .root_path = r->root_rel};
+        struct tbbt_resolve_opts ro = {.vers = r->vers, .want = tbbt_subset_want,
+                                       .want_arg = &r->ss, .root_path = r->root_rel};
         struct tbbt_resolve_stats st = {0};
         rc = tbbt_resolve_run(c, r->man, (uint32_t)(opt_first_clone + i), &r->export_root,
                               r->root_id, &ro, r->handles[i], &st, err, sizeof(err));
