@@ -14,17 +14,18 @@
  *     within a set written in appends of size/appends bytes, each in its own
  *     session, the files of the set taking turns in a seeded order.
  *
- * Synthetic objects (paper 3.2) are planned between the phases, fillers and spacers
- * deleted at the end, and the map root's mode and owner given to each clone
+ * Synthetic objects (paper 3.2; image-fill.c) are planned between the phases, fillers
+ * and spacers deleted at the end, and the map root's mode and owner given to each clone
  * directory.  Every random choice comes from the seed, in an order that does not
  * depend on the backend.  The operations themselves go through a backend
  * (image-int.h): image-local.c (system calls beneath a local directory, nothing
  * followed through a symlink) or image-nfs.c (NFSv3 calls).  The manifest (written
  * as the build goes) lists what was made, for the player (obj lines: where each
- * TBBT-ID lives) and for --force.
+ * TBBT-ID lives) and for --force; its line format is ns/manifest.h's.
  */
 #include "aging/image.h"
 #include "aging/image-int.h"
+#include "aging/plan-int.h"
 
 #include <errno.h>
 #include <glib.h>
@@ -35,68 +36,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ns/manifest.h"
 #include "ns/ns.h"
-#include "util/crc32.h"
 #include "util/outfile.h"
-#include "util/textsum.h"
 #include "util/util.h"
 
 #define MARKER TBBT__IMAGE_MARKER
-#define RESERVOIR 4096              /* known sizes kept to draw unknown ones from */
-
-struct file {
-    uint32_t path;                  /* offset in paths */
-    uint64_t size;
-    bool unknown;
-    bool filler;                    /* deleted after the data phase */
-    bool synthetic;
-    bool written;                   /* its data is there already (no aging) */
-};
-
-/* A directory new objects may go to. */
-struct dir {
-    uint32_t path;                  /* offset in dpaths */
-    bool synthetic;
-    bool keep_empty;                /* the trace removes it (RMDIR, or a RENAME over it):
-                                     * no synthetic object may go in, or that fails */
-};
-
-struct build {
-    const struct tbbt_image_opts *o;
-    struct tbbt_image_stats *st;
-    char *errbuf;
-    size_t errlen;
-    const struct tbbt__image_backend_ops *ops;
-    struct tbbt__image_be *be;      /* the backend's context */
-    FILE *man;
-    GRand *rand;
-    GString *paths;                 /* NUL-separated paths of files (phase 2) */
-    GArray *files;                  /* struct file */
-    GHashTable *first;              /* id -> first path (for hard links), owned strings */
-    GHashTable *seen;               /* ids of files with several names met so far */
-    GString *pend_paths;            /* --spread: paths of the pending files and links */
-    GArray *pend_files, *pend_links;    /* struct pending */
-    GString *spacers;               /* NUL-separated paths of spacer files */
-    GString *esc;                   /* man_path()'s buffer */
-    GString *mline;                 /* the manifest line being written (man_put()) */
-    uint32_t man_crc;               /* CRC32 of the manifest's bytes so far: its checksum line */
-    uint64_t reservoir[RESERVOIR];
-    uint64_t known;                 /* known sizes seen */
-    uint64_t total_bytes;           /* data planned so far (the progress line) */
-    uint64_t started_ns, last_progress_ns;
-    GString *dpaths;                /* NUL-separated paths of directories */
-    GArray *dirs;                   /* struct dir: directories of the image */
-    GArray *class_dirs[2];          /* indices in dirs: the map's (EXT), synthetic (SYN) */
-    GArray *class_parents[2];       /* the directory of each object in the class (distortion) */
-    GArray *table;                  /* --sizes: size, weight pairs (double) */
-    double table_total;
-    uint64_t syn_seq;               /* synthetic names made */
-    uint64_t capacity, block;       /* file system bytes and block size */
-    char *clone_dir;                /* relative to root: "." or tbbt-clone-K */
-    uint32_t clone;
-    struct tbbt__image_attrs root_attrs;    /* the map root's (path ".") */
-    struct tbbt_ns_map_info map;    /* tbbt_ns_map_check()'s: version, checksum */
-};
 
 void tbbt_image_opts_init(struct tbbt_image_opts *o)
 {
@@ -153,67 +98,18 @@ static int stage(const struct build *b)
     return b->be->stage;
 }
 
-/* ---- manifest ---------------------------------------------------------------------- */
-
-/* Writes the line in b->mline to the manifest and adds it to the checksum. */
-static void man_put(struct build *b)
-{
-    fwrite(b->mline->str, 1, b->mline->len, b->man);   /* checked by outfile's commit */
-    b->man_crc = tbbt_crc32(b->man_crc, b->mline->str, b->mline->len);
-}
-
-static void man_line(struct build *b, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void man_line(struct build *b, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-
-    g_string_printf(b->mline, "%s\t", key);
-    va_start(ap, fmt);
-    g_string_append_vprintf(b->mline, fmt, ap);
-    va_end(ap);
-    g_string_append_c(b->mline, '\n');
-    man_put(b);
-}
-
-static void man_path(struct build *b, const char *key, const char *extra, const char *path)
-{
-    GString *s = b->esc;        /* reused: two lines per object */
-
-    g_string_truncate(s, 0);
-    tbbt_ns_escape(s, path, strlen(path));
-    if (extra)
-        g_string_printf(b->mline, "%s\t%s\t%s\n", key, extra, s->str);
-    else
-        g_string_printf(b->mline, "%s\t%s\n", key, s->str);
-    man_put(b);
-}
-
-/* The checksum line (util/textsum.h) of every byte written before it: the last line. */
-static void man_sum(struct build *b)
-{
-    char sum[TBBT_TEXTSUM_LINE];
-
-    tbbt_textsum_line(sum, b->man_crc);
-    g_string_assign(b->mline, sum);
-    man_put(b);
-}
-
 /* A path made, relative to the root (for --force), with its kind. */
-static void made(struct build *b, char kind, const char *path)
+void tbbt__image_made(struct build *b, char kind, const char *path)
 {
     char k[2] = { kind, 0 };
     char *full = strcmp(b->clone_dir, ".") == 0 ? g_strdup(path)
                                                  : g_strconcat(b->clone_dir, "/", path, NULL);
 
-    man_path(b, "made", k, full);
+    tbbt_manifest_write_path(&b->man, "made", k, full);
     g_free(full);
 }
 
 /* ---- phase 1: the namespace ------------------------------------------------------- */
-
-static void add_dir(struct build *b, const char *path, bool synthetic, bool keep_empty);
 
 static void note_size(struct build *b, uint64_t size)
 {
@@ -251,7 +147,7 @@ static void obj_line(struct build *b, uint64_t id, const char *path)
     if (b->clone != 0)
         return;
     snprintf(s, sizeof(s), "%" PRIu64, id);
-    man_path(b, "obj", s, path);
+    tbbt_manifest_write_path(&b->man, "obj", s, path);
 }
 
 /*
@@ -285,7 +181,7 @@ static int make_spacers(struct build *b, const char *dir)
     return 0;
 }
 
-static bool aging(const struct build *b)
+bool tbbt__image_aging(const struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
 
@@ -321,7 +217,7 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
     int rc;
 
     attrs_of(&a, pe->attrs_known, pe->mode, pe->uid, pe->gid, false);
-    if (!aging(b) && pe->size_state != 0)   /* no aging: written now, in one go */
+    if (!tbbt__image_aging(b) && pe->size_state != 0)   /* no aging: written now, in one go */
         flags = b->o->spacer_size ? TBBT__IMAGE_DATA_SYNC   /* placed before the spacers */
                                   : TBBT__IMAGE_DATA_NOW;
     rc = b->ops->create(b->be, path, &a, pe->size, flags);
@@ -349,7 +245,7 @@ static int create_file(struct build *b, const struct pending *pe, const char *pa
         note_size(b, pe->size);
     if (pe->links > 1)
         g_hash_table_insert(b->first, key, g_strdup(path));
-    made(b, 'f', path);
+    tbbt__image_made(b, 'f', path);
     obj_line(b, pe->id, path);
     if (b->o->spacers == 0)
         return 0;
@@ -372,7 +268,7 @@ static int create_link(struct build *b, uint64_t id, const char *path, uint64_t 
                                            ? "cannot reach the directory beneath the root of"
                                            : "cannot link", path);
     b->st->links++;
-    made(b, 'f', path);
+    tbbt__image_made(b, 'f', path);
     return 0;
 }
 
@@ -412,11 +308,11 @@ static int make_other(struct build *b, const struct tbbt_ns_map_entry *e, uint64
     if (rc < 0 && stage(b) != TBBT__IMAGE_AT_ATTRS)
         return entry_fail(b, rc, line, "cannot create", e->path);
     if (e->type == TBBT_NS_DIR)
-        add_dir(b, e->path, false, e->deleted);
+        tbbt__image_add_dir(b, e->path, false, e->deleted);
     b->st->dirs += e->type == TBBT_NS_DIR;
     b->st->symlinks += e->type == TBBT_NS_SYMLINK;
     b->st->others += e->type != TBBT_NS_DIR && e->type != TBBT_NS_SYMLINK;
-    made(b, e->type == TBBT_NS_DIR ? 'd' : 'f', e->path);
+    tbbt__image_made(b, e->type == TBBT_NS_DIR ? 'd' : 'f', e->path);
     if (rc < 0)
         return entry_fail(b, rc, line, "cannot set the mode or owner of", e->path);
     obj_line(b, e->id, e->path);
@@ -514,282 +410,6 @@ static int phase_names(struct build *b)
     return rc < 0 ? rc : 0;
 }
 
-/* ---- synthetic objects (paper 3.2) -------------------------------------------------- */
-
-static int append(struct build *b, const struct file *f, uint64_t len);
-static int data_fail(struct build *b, const struct file *f, int rc);
-
-enum { EXT = 0, SYN = 1 };
-
-static void add_dir(struct build *b, const char *path, bool synthetic, bool keep_empty)
-{
-    struct dir d = { .path = (uint32_t)b->dpaths->len, .synthetic = synthetic,
-                     .keep_empty = keep_empty };
-
-    g_string_append_len(b->dpaths, path, (gssize)strlen(path) + 1);
-    g_array_append_val(b->dirs, d);
-}
-
-/*
- * The directory of a new synthetic object: among the map's directories (except those
- * the trace removes: an RMDIR would find them not empty) with
- * probability merge (always if there is no synthetic one), else among the
- * synthetic ones; within the class, with probability distortion the directory
- * of a random object already there (fan-out grows where it is large), else a
- * uniformly random directory.
- */
-static guint pick_dir(struct build *b)
-{
-    GArray *pool[2] = { b->class_dirs[EXT], b->class_dirs[SYN] };
-    int c = (b->class_dirs[SYN]->len == 0 || g_rand_double(b->rand) < b->o->merge) ? EXT : SYN;
-    GArray *parents = b->class_parents[c];
-
-    if (pool[c]->len == 0)
-        c = c == EXT ? SYN : EXT;
-    if (parents->len && g_rand_double(b->rand) < b->o->distortion)
-        return g_array_index(parents, guint,
-                             (guint)g_rand_int_range(b->rand, 0, (gint32)parents->len));
-    return g_array_index(pool[c], guint,
-                         (guint)g_rand_int_range(b->rand, 0, (gint32)pool[c]->len));
-}
-
-static void placed(struct build *b, guint dir)
-{
-    int c = g_array_index(b->dirs, struct dir, dir).synthetic ? SYN : EXT;
-
-    g_array_append_val(b->class_parents[c], dir);
-}
-
-/* One size from the distribution: the user's table, the map's sizes, or the built-in one. */
-static uint64_t draw_size(struct build *b)
-{
-    static const uint64_t builtin[][2] = {   /* size, weight in 1000ths */
-        {0, 20}, {512, 80}, {2048, 120}, {8192, 200}, {32768, 220}, {131072, 170},
-        {524288, 110}, {2097152, 60}, {8388608, 15}, {33554432, 5},
-    };
-    double u;
-
-    if (b->table->len) {
-        u = g_rand_double(b->rand) * b->table_total;
-        for (guint i = 0; i < b->table->len; i += 2) {
-            double w = g_array_index(b->table, double, i + 1);
-            if (u < w || i + 2 == b->table->len)
-                return (uint64_t)g_array_index(b->table, double, i);
-            u -= w;
-        }
-    }
-    if (b->known)
-        return b->reservoir[(uint64_t)g_rand_int_range(b->rand, 0,
-                                                       (gint32)MIN(b->known, RESERVOIR))];
-    u = g_rand_double(b->rand) * 1000.0;
-    for (size_t i = 0; i < G_N_ELEMENTS(builtin); i++) {
-        if (u < (double)builtin[i][1])
-            return builtin[i][0];
-        u -= (double)builtin[i][1];
-    }
-    return 8192;
-}
-
-static uint64_t on_disk(const struct build *b, uint64_t size)
-{
-    return (size + b->block - 1) / b->block * b->block;
-}
-
-/* The path of a new synthetic object in directory dir (given: g_free()). */
-static char *syn_path(struct build *b, guint dir)
-{
-    const char *dpath = b->dpaths->str + g_array_index(b->dirs, struct dir, dir).path;
-
-    return strcmp(dpath, ".") == 0 ? g_strdup_printf("tbbt-syn-%" PRIu64, ++b->syn_seq)
-                                   : g_strdup_printf("%s/tbbt-syn-%" PRIu64, dpath, ++b->syn_seq);
-}
-
-/* A synthetic (or filler) file of size bytes in directory dir, to be written in phase 2. */
-static int new_file(struct build *b, guint dir, uint64_t size, bool filler)
-{
-    char *path = syn_path(b, dir);
-    struct file f = { .path = (uint32_t)b->paths->len, .size = size, .filler = filler,
-                      .synthetic = !filler };
-    int rc = b->ops->create(b->be, path, NULL, 0, 0);
-
-    if (rc < 0)
-        rc = fail(b, rc, "cannot create the synthetic file '%s': %s", path, strerror(-rc));
-    if (rc == 0) {
-        made(b, 'f', path);
-        b->total_bytes += size;
-        g_string_append_len(b->paths, path, (gssize)strlen(path) + 1);
-        g_array_append_val(b->files, f);
-        placed(b, dir);
-    }
-    g_free(path);
-    return rc;
-}
-
-static int new_dir(struct build *b, guint parent, guint *out)
-{
-    char *path = syn_path(b, parent);
-    int rc = b->ops->mkdir(b->be, path, NULL);
-
-    if (rc < 0)
-        rc = fail(b, rc, "cannot create the synthetic directory '%s': %s", path, strerror(-rc));
-    if (rc == 0) {
-        made(b, 'd', path);
-        *out = b->dirs->len;
-        add_dir(b, path, true, false);
-        g_array_append_val(b->class_dirs[SYN], *out);
-        placed(b, parent);
-        b->st->synthetic_dirs++;
-    }
-    g_free(path);
-    return rc;
-}
-
-static int fs_usage(struct build *b, uint64_t *used)
-{
-    int rc = b->ops->usage(b->be, &b->capacity, used, &b->block);
-
-    if (rc < 0)
-        return fail(b, rc, "cannot stat the file system of '%s': %s", b->o->root,
-                    strerror(-rc));
-    return 0;
-}
-
-static int fs_sync(struct build *b)
-{
-    int rc = b->ops->sync(b->be);
-
-    return rc < 0 ? fail(b, rc, "cannot sync: %s", strerror(-rc)) : 0;
-}
-
-/* Synthetic files (and directories) of about `bytes` on disk. */
-static int add_synthetic(struct build *b, uint64_t bytes)
-{
-    double ratio = b->o->dir_ratio >= 0 ? b->o->dir_ratio
-                   : b->st->files ? (double)b->st->dirs / (double)b->st->files : 0.1;
-    guint dir, nd;
-    int rc = 0;
-
-    while (bytes > 0 && rc == 0) {
-        uint64_t size = draw_size(b);
-        if (on_disk(b, size) > bytes)
-            size = bytes;
-        dir = pick_dir(b);
-        if (g_rand_double(b->rand) < ratio && (rc = new_dir(b, dir, &nd)) == 0)
-            dir = nd;
-        if (rc == 0 && (rc = new_file(b, dir, size, false)) == 0) {
-            b->st->synthetic_files++;
-            b->st->synthetic_bytes += size;
-            bytes -= MIN(bytes, MAX(on_disk(b, size), b->block));
-        }
-    }
-    return rc;
-}
-
-/* Plans this clone's synthetic files and the fillers, before the data phase. */
-static int plan_fill(struct build *b)
-{
-    uint64_t used, planned = 0, target, share, fill_bytes, free_after;
-    guint i, top;
-    int rc;
-
-    if (b->o->fill <= 0)
-        return 0;
-    if ((rc = fs_usage(b, &used)) < 0)
-        return rc;
-    for (i = 0; i < b->files->len; i++)
-        planned += on_disk(b, g_array_index(b->files, struct file, i).size);
-    target = (uint64_t)(b->o->fill * (double)b->capacity);
-    share = target > used ? (target - used) / (b->o->clones - b->clone) : 0;
-    /* a margin for metadata: the top-up after the data phase closes the gap */
-    fill_bytes = share > planned ? (share - planned) - (share - planned) / 50 : 0;
-    if (b->class_dirs[SYN]->len == 0 && b->o->merge < 1 && (rc = new_dir(b, 0, &top)) < 0)
-        return rc;
-    if ((rc = add_synthetic(b, fill_bytes)) < 0)
-        return rc;
-    if (!b->o->fragment_free || !aging(b))
-        return 0;
-    /* fillers: most of the space that stays free, written interleaved, deleted at the end */
-    free_after = b->capacity > target ? (b->capacity - target) / (b->o->clones - b->clone) : 0;
-    for (uint64_t left = free_after - free_after / 5; left > 0 && rc == 0;) {
-        uint64_t size = MIN(draw_size(b), left);
-        if ((rc = new_file(b, pick_dir(b), size, true)) == 0) {
-            b->st->fillers++;
-            left -= MIN(left, MAX(on_disk(b, size), b->block));
-        }
-    }
-    return rc;
-}
-
-/* The newest synthetic files go while the file system is over the target. */
-static int trim_over(struct build *b, uint64_t *used, uint64_t target)
-{
-    int rc = 0;
-
-    for (guint i = b->files->len; rc == 0 && i > 0 && *used > target + b->capacity / 400;) {
-        const struct file *f = &g_array_index(b->files, struct file, --i);
-        const char *path = b->paths->str + f->path;
-        if (!f->synthetic)
-            continue;
-        if ((rc = b->ops->unlink(b->be, path)) < 0)
-            return fail(b, rc, "cannot delete '%s': %s", path, strerror(-rc));
-        b->st->synthetic_files--;
-        b->st->synthetic_bytes -= f->size;
-        *used -= MIN(*used, on_disk(b, f->size));
-        if (*used <= target + b->capacity / 400 && (rc = fs_sync(b)) == 0)
-            rc = fs_usage(b, used);
-    }
-    return rc;
-}
-
-/* After the data phase: fillers go, and small synthetic files close the gap to the target. */
-static int finish_fill(struct build *b)
-{
-    uint64_t used, target;
-    int rc = 0;
-
-    for (guint i = 0; i < b->files->len && rc == 0; i++) {
-        const struct file *f = &g_array_index(b->files, struct file, i);
-        const char *path = b->paths->str + f->path;
-        if (!f->filler)
-            continue;
-        if ((rc = b->ops->unlink(b->be, path)) < 0)
-            rc = fail(b, rc, "cannot delete the filler '%s': %s", path, strerror(-rc));
-        else
-            b->st->filler_bytes += f->size;
-    }
-    if (rc < 0 || b->o->fill <= 0)
-        return rc;
-    /* space some file systems hold beyond EOF for appending files (XFS speculative
-     * preallocation) would count as used: trim it, as a truncate to the size does */
-    for (guint i = 0; i < b->files->len && rc == 0; i++) {
-        const struct file *f = &g_array_index(b->files, struct file, i);
-        if (!f->filler && (rc = b->ops->trim(b->be, b->paths->str + f->path, f->size)) < 0)
-            rc = data_fail(b, f, rc);
-    }
-    if (rc < 0 || b->clone + 1 != b->o->clones)
-        return rc;
-    if ((rc = fs_sync(b)) < 0 || (rc = fs_usage(b, &used)) < 0)
-        return rc;
-    target = (uint64_t)(b->o->fill * (double)b->capacity);
-    /* over: metadata of fragmented files took more than planned; the newest synthetic
-     * files go until the target is met (their made lines just find nothing to remove) */
-    if ((rc = trim_over(b, &used, target)) < 0)
-        return rc;
-    while (rc == 0 && used + b->capacity / 400 < target) {    /* within 0.25 % */
-        guint first = b->files->len;
-        if ((rc = add_synthetic(b, (target - used) - (target - used) / 20)) < 0)
-            break;
-        for (guint i = first; i < b->files->len && rc == 0; i++) {
-            const struct file *f = &g_array_index(b->files, struct file, i);
-            if (f->size && (rc = append(b, f, f->size)) < 0)
-                rc = data_fail(b, f, rc);
-        }
-        if (rc == 0 && (rc = fs_sync(b)) == 0)
-            rc = fs_usage(b, &used);
-    }
-    return rc;
-}
-
 /* ---- phase 2: the data ------------------------------------------------------------ */
 
 static void progress(struct build *b, bool last)
@@ -811,15 +431,15 @@ static void progress(struct build *b, bool last)
 }
 
 /* Appends len bytes to file f in one session (with aging: allocated at once). */
-static int append(struct build *b, const struct file *f, uint64_t len)
+int tbbt__image_append(struct build *b, const struct file *f, uint64_t len)
 {
-    int rc = b->ops->append(b->be, b->paths->str + f->path, len, aging(b));
+    int rc = b->ops->append(b->be, b->paths->str + f->path, len, tbbt__image_aging(b));
 
     progress(b, false);
     return rc;
 }
 
-static int data_fail(struct build *b, const struct file *f, int rc)
+int tbbt__image_data_fail(struct build *b, const struct file *f, int rc)
 {
     char *p = shown(b->paths->str + f->path);
 
@@ -868,8 +488,8 @@ static int write_set(struct build *b, const guint *idx, guint n)
                                                      : k + 1 == appends
                                                          ? f->size - part * (appends - 1)
                                                          : part;
-            if (len && (rc = append(b, f, len)) < 0)
-                rc = data_fail(b, f, rc);
+            if (len && (rc = tbbt__image_append(b, f, len)) < 0)
+                rc = tbbt__image_data_fail(b, f, rc);
         }
     }
     g_free(order);
@@ -882,7 +502,7 @@ static void resolve_sizes(struct build *b)
     for (guint i = 0; i < b->files->len; i++) {
         struct file *f = &g_array_index(b->files, struct file, i);
         if (f->unknown) {
-            f->size = draw_size(b);
+            f->size = tbbt__image_draw_size(b);
             f->unknown = false;
             b->total_bytes += f->size;
             b->st->unknown_sizes++;
@@ -898,11 +518,11 @@ static int phase_data(struct build *b)
 
     for (guint i = 0; i < n; i++)
         perm[i] = i;
-    if (!aging(b)) {
+    if (!tbbt__image_aging(b)) {
         for (guint i = 0; i < n && rc == 0; i++) {
             const struct file *f = &g_array_index(b->files, struct file, i);
-            if (f->size && !f->written && (rc = append(b, f, f->size)) < 0)
-                rc = data_fail(b, f, rc);
+            if (f->size && !f->written && (rc = tbbt__image_append(b, f, f->size)) < 0)
+                rc = tbbt__image_data_fail(b, f, rc);
         }
         g_free(perm);
         return rc;
@@ -931,20 +551,18 @@ static int remove_listed(struct build *b, const char *mpath, const char *text)
 {
     char **lines = g_strsplit(text, "\n", -1);
     GString *bytes = g_string_new(NULL);
-    int rc = 0;
+    const char *raw;
+    char kind;
+    int rc = 0, is_made;
 
     for (gint i = (gint)g_strv_length(lines) - 1; i >= 0 && rc == 0; i--) {
-        char **f = g_strsplit(lines[i], "\t", 3);
-        if (g_strv_length(f) == 3 && !strcmp(f[0], "made")) {
-            if (!tbbt_ns_unescape(f[2], strlen(f[2]), bytes)) {
-                rc = fail(b, TBBT_E_SYNTAX, "--force: the previous manifest '%s' has a bad "
-                          "path '%s'; nothing else removed", mpath, f[2]);
-            } else if ((rc = b->ops->remove_made(b->be, bytes->str, f[1][0] == 'd')) < 0) {
-                rc = fail(b, rc, "--force: cannot remove '%s' (made by the previous run): %s; "
-                          "nothing else removed", bytes->str, strerror(-rc));
-            }
+        if ((is_made = tbbt_manifest_made(lines[i], &kind, bytes, &raw)) < 0) {
+            rc = fail(b, TBBT_E_SYNTAX, "--force: the previous manifest '%s' has a bad "
+                      "path '%s'; nothing else removed", mpath, raw);
+        } else if (is_made && (rc = b->ops->remove_made(b->be, bytes->str, kind == 'd')) < 0) {
+            rc = fail(b, rc, "--force: cannot remove '%s' (made by the previous run): %s; "
+                      "nothing else removed", bytes->str, strerror(-rc));
         }
-        g_strfreev(f);
     }
     g_string_free(bytes, TRUE);
     g_strfreev(lines);
@@ -1096,12 +714,12 @@ static int build_clone(struct build *b, uint32_t k)
     if (rc < 0 && stage(b) == TBBT__IMAGE_AT_CREATE)
         return fail(b, rc, "cannot make %s/%s: %s", b->o->root, b->clone_dir, strerror(-rc));
     if (b->o->clones > 1)
-        man_path(b, "made", "d", b->clone_dir);
-    man_path(b, "clone", NULL, b->clone_dir);
+        tbbt_manifest_write_path(&b->man, "made", "d", b->clone_dir);
+    tbbt_manifest_write_path(&b->man, "clone", NULL, b->clone_dir);
     if (rc < 0)
         return fail(b, rc, "cannot open %s/%s", b->o->root, b->clone_dir);
     clone_reset(b);
-    add_dir(b, ".", false, false);
+    tbbt__image_add_dir(b, ".", false, false);
     rc = phase_names(b);
     if ((erc = b->ops->barrier(b->be)) < 0 && rc == 0)
         rc = erc;
@@ -1110,12 +728,12 @@ static int build_clone(struct build *b, uint32_t k)
             if (!g_array_index(b->dirs, struct dir, i).keep_empty)
                 g_array_append_val(b->class_dirs[EXT], i);
         resolve_sizes(b);
-        rc = plan_fill(b);
+        rc = tbbt__image_plan_fill(b);
     }
     if (rc == 0)
         rc = phase_data(b);
     if (rc == 0)
-        rc = finish_fill(b);
+        rc = tbbt__image_finish_fill(b);
     if (rc == 0)
         rc = remove_spacers(b);
     if (rc == 0)
@@ -1199,57 +817,56 @@ static char *abs_path(const char *path)
 static void man_header(struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
+    struct tbbt_manifest_writer *w = &b->man;
     /* absolute: the manifest is read from any directory (tbbt-play) */
     char *map = abs_path(o->map), *root = o->server ? g_strdup(o->root) : abs_path(o->root);
 
-    g_string_assign(b->mline, "# tbbt-manifest 2\n");
-    man_put(b);
-    man_path(b, "map", NULL, map);
+    tbbt_manifest_write_path(w, "map", NULL, map);
     if (b->map.summed)      /* the map this image was built from: tbbt-play checks it */
-        man_line(b, "map-crc32", "%08" PRIx32, b->map.crc);
-    man_path(b, "root", NULL, root);
+        tbbt_manifest_write(w, "map-crc32", "%08" PRIx32, b->map.crc);
+    tbbt_manifest_write_path(w, "root", NULL, root);
     g_free(map);
     g_free(root);
     if (o->server) {
-        man_path(b, "server", NULL, o->server);
-        man_path(b, "export", NULL, o->export_path);
+        tbbt_manifest_write_path(w, "server", NULL, o->server);
+        tbbt_manifest_write_path(w, "export", NULL, o->export_path);
     }
-    man_line(b, "seed", "%" PRIu64, o->seed);
-    man_line(b, "clones", "%" PRIu32, o->clones);
-    man_line(b, "scope", "%" PRIu64, o->scope);
-    man_line(b, "appends", "%" PRIu32, o->appends);
-    man_line(b, "classes", "synthetic_appends %" PRIu32 " filler_appends %" PRIu32
-             " large_size %" PRIu64 " large_appends %" PRIu32, o->synthetic_appends,
-             o->filler_appends, o->large_size, o->large_appends);
-    man_line(b, "fill", "fill %.4f dir_ratio %.4f distortion %.4f merge %.4f fragment_free %d "
-             "spread %d spacers %" PRIu32, o->fill, o->dir_ratio, o->distortion, o->merge,
-             o->fragment_free, o->spread, o->spacers);
+    tbbt_manifest_write(w, "seed", "%" PRIu64, o->seed);
+    tbbt_manifest_write(w, "clones", "%" PRIu32, o->clones);
+    tbbt_manifest_write(w, "scope", "%" PRIu64, o->scope);
+    tbbt_manifest_write(w, "appends", "%" PRIu32, o->appends);
+    tbbt_manifest_write(w, "classes", "synthetic_appends %" PRIu32 " filler_appends %" PRIu32
+                        " large_size %" PRIu64 " large_appends %" PRIu32, o->synthetic_appends,
+                        o->filler_appends, o->large_size, o->large_appends);
+    tbbt_manifest_write(w, "fill", "fill %.4f dir_ratio %.4f distortion %.4f merge %.4f "
+                        "fragment_free %d spread %d spacers %" PRIu32, o->fill, o->dir_ratio,
+                        o->distortion, o->merge, o->fragment_free, o->spread, o->spacers);
 }
 
 static void man_footer(struct build *b, int rc)
 {
     const struct tbbt_image_stats *st = b->st;
 
-    man_line(b, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
-             " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %" PRIu64
-             " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64 " synthetic_dirs %" PRIu64
-             " synthetic_bytes %" PRIu64 " fillers %" PRIu64 " filler_bytes %" PRIu64
-             " spacers %" PRIu64 " utilization %.4f seconds %.3f", st->dirs, st->files,
-             st->links, st->symlinks, st->others, st->bytes, st->appends, st->unknown_sizes,
-             st->synthetic_files, st->synthetic_dirs, st->synthetic_bytes, st->fillers,
-             st->filler_bytes, st->spacers, st->utilization, st->seconds);
+    tbbt_manifest_write(&b->man, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
+                        " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %"
+                        PRIu64 " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64
+                        " synthetic_dirs %" PRIu64 " synthetic_bytes %" PRIu64 " fillers %"
+                        PRIu64 " filler_bytes %" PRIu64 " spacers %" PRIu64
+                        " utilization %.4f seconds %.3f", st->dirs, st->files, st->links,
+                        st->symlinks, st->others, st->bytes, st->appends, st->unknown_sizes,
+                        st->synthetic_files, st->synthetic_dirs, st->synthetic_bytes,
+                        st->fillers, st->filler_bytes, st->spacers, st->utilization,
+                        st->seconds);
     if (rc == 0)
-        man_line(b, "status", "complete");
+        tbbt_manifest_write(&b->man, "status", "complete");
     else
-        man_path(b, "status", "failed", b->errbuf);
+        tbbt_manifest_write_path(&b->man, "status", "failed", b->errbuf);
 }
 
 static void build_init(struct build *b)
 {
     const struct tbbt_image_opts *o = b->o;
 
-    b->esc = g_string_new(NULL);
-    b->mline = g_string_new(NULL);
     b->rand = g_rand_new_with_seed_array((const guint32[]){ (guint32)o->seed,
                                                             (guint32)(o->seed >> 32) }, 2);
     b->paths = g_string_new(NULL);
@@ -1280,8 +897,6 @@ static void build_fini(struct build *b)
     g_array_free(b->pend_files, TRUE);
     g_array_free(b->pend_links, TRUE);
     g_string_free(b->spacers, TRUE);
-    g_string_free(b->esc, TRUE);
-    g_string_free(b->mline, TRUE);
     g_string_free(b->dpaths, TRUE);
     g_array_free(b->dirs, TRUE);
     for (int c = 0; c < 2; c++) {
@@ -1314,6 +929,7 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
 {
     struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .ops = ops };
     struct tbbt_outfile *man_out = NULL;
+    FILE *man;
     int rc, wrc;
 
     *st = (struct tbbt_image_stats){ 0 };
@@ -1332,17 +948,19 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     }
     /* written aside, renamed into place at the end (a failed build's manifest too) */
     if (!(man_out = tbbt_outfile_new(o->manifest, 0, &rc, NULL, 0)) ||
-        !(b.man = tbbt_outfile_stream(man_out, &rc, NULL, 0))) {
+        !(man = tbbt_outfile_stream(man_out, &rc, NULL, 0))) {
         tbbt_outfile_abort(man_out);
         rc = fail(&b, rc, "cannot write the manifest '%s': %s", o->manifest, strerror(-rc));
         ops->close(b.be);
         return rc;
     }
     build_init(&b);
+    tbbt_manifest_writer_init(&b.man, man);
     man_header(&b);
     rc = build_all(&b);
     man_footer(&b, rc);
-    man_sum(&b);
+    tbbt_manifest_write_sum(&b.man);
+    tbbt_manifest_writer_fini(&b.man);
     if ((wrc = tbbt_outfile_commit(man_out, NULL, 0)) < 0 && rc == 0)
         rc = fail(&b, wrc, "cannot write the manifest '%s': %s", o->manifest, strerror(-wrc));
     ops->close(b.be);

@@ -13,6 +13,7 @@
 #include "aging/measure.h"
 #include "ns/ns.h"
 #include "tbbt-version.h"
+#include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
 
@@ -118,10 +119,8 @@ static int measure(void)
     char err[512] = "";
     int rc = tbbt_measure_tree(opt_measure, &m, err, sizeof(err));
 
-    if (rc < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (rc < 0)
+        return tbbt_cli_fail("%s", err[0] ? err : tbbt_strerror(rc));
     tbbt_measure_print(&m, opt_json, stdout);
     return TBBT_EXIT_OK;
 }
@@ -154,10 +153,8 @@ static int check_map(void)
     struct tbbt_ns_map_info mi;
     char err[1024] = "";
 
-    if (tbbt_ns_map_check(opt_map, &mi, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (tbbt_ns_map_check(opt_map, &mi, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     char *sum = mi.summed ? g_strdup_printf("%08" PRIx32, mi.crc) : g_strdup("none");
     char *trace = mi.trace_known ? g_strdup_printf("crc32 %08" PRIx32 " ops %" PRIu64,
                                                    mi.trace.crc, mi.trace.ops)
@@ -249,25 +246,20 @@ static int build(void)
 
 int main(int argc, char **argv)
 {
-    GOptionContext *ctx = g_option_context_new("- build and age the initial image of a trace");
-    GError *gerr = NULL;
-    int rc;
+    int rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = "tbbt-init", .param = "- build and age the initial image of a trace",
+        .entries = entries,
+        .description =
+            "Local:  tbbt-init --map MAP --root DIR [OPTIONS]\n"
+            "NFS:    tbbt-init --map MAP --server HOST --export PATH [--root SERVER-PATH] "
+            "[OPTIONS]\n"
+            "Aging:  tbbt-init --measure DIR [--json]\n"
+            "Check:  tbbt-init --map MAP --check\n"
+            "Exit status: 0 success, 1 failure, 2 usage error.\n"
+            "See docs/tbbt-init.md." }, &argc, &argv);
 
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(ctx,
-        "Local:  tbbt-init --map MAP --root DIR [OPTIONS]\n"
-        "NFS:    tbbt-init --map MAP --server HOST --export PATH [--root SERVER-PATH] [OPTIONS]\n"
-        "Aging:  tbbt-init --measure DIR [--json]\n"
-        "Check:  tbbt-init --map MAP --check\n"
-        "Exit status: 0 success, 1 failure, 2 usage error.\n"
-        "See docs/tbbt-init.md.");
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        fprintf(stderr, "tbbt-init: %s\nTry 'tbbt-init --help' for more information.\n",
-                gerr->message);
-        g_error_free(gerr);
-        g_option_context_free(ctx);
-        return TBBT_EXIT_USAGE;
-    }
+    if (rc)
+        return rc;
     tbbt_log_init("tbbt-init", opt_verbose ? TBBT_LOG_DEBUG
                                : opt_quiet ? TBBT_LOG_ERROR : TBBT_LOG_WARN);
     if (opt_version) {
@@ -282,9 +274,8 @@ int main(int argc, char **argv)
     } else if (opt_check && opt_map) {
         rc = check_map();
     } else if (!opt_map || (!opt_root && !opt_server)) {
-        fprintf(stderr, "tbbt-init: --map MAP and --root DIR are needed (or --measure DIR)\n"
-                        "Try 'tbbt-init --help' for more information.\n");
-        rc = TBBT_EXIT_USAGE;
+        rc = tbbt_cli_usage_error("tbbt-init", "--map MAP and --root DIR are needed (or "
+                                  "--measure DIR)");
     } else if (!opt_server != !opt_export) {
         fprintf(stderr, "tbbt-init: --server HOST and --export PATH go together\n");
         rc = TBBT_EXIT_USAGE;
@@ -307,6 +298,5 @@ int main(int argc, char **argv)
     } else {
         rc = build();
     }
-    g_option_context_free(ctx);
     return rc;
 }

@@ -71,39 +71,36 @@ static int output(const struct main_opts *m, const struct tbbt_compare *c)
 
     if (!m->quiet) {
         tbbt_compare_print(c, stdout);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            tbbt_log(TBBT_LOG_ERROR, "cannot write stdout: %s", strerror(errno));
+        if (tbbt_cli_flush_stdout("stdout") != TBBT_EXIT_OK)
             return TBBT_EXIT_FAIL;
-        }
     }
     if (m->json) {
         char *doc = tbbt_compare_json(c);
         int rc = tbbt_json_write_file(m->json, doc);
         g_free(doc);
-        if (rc < 0) {
-            tbbt_log(TBBT_LOG_ERROR, "cannot write '%s': %s", m->json, tbbt_strerror(rc));
-            return TBBT_EXIT_FAIL;
-        }
+        if (rc < 0)
+            return tbbt_cli_fail("cannot write '%s': %s", m->json, tbbt_strerror(rc));
     }
-    if (m->plot && tbbt_compare_plot(c, m->plot, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (m->plot && tbbt_compare_plot(c, m->plot, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     return TBBT_EXIT_OK;
 }
 
+/* --version, or the comparison; the exit code. */
 static int run(const struct main_opts *m)
 {
     struct tbbt_compare_opts o;
     char err[1024] = "";
-    int rc = build_opts(m, &o);
+    int rc;
 
-    if (rc)
+    if (m->version)
+        return tbbt_cli_print_version("tbbt-compare", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
+    if (!m->args || g_strv_length(m->args) != 2)
+        return usage_error("expected two traces: ORIGINAL.tbbt REPLAY.tbbt");
+    if ((rc = build_opts(m, &o)))
         return rc;
-    if (m->plot && !tbbt_gnuplot_available()) {
-        tbbt_log(TBBT_LOG_ERROR, "--plot needs gnuplot, which is not on PATH");
-        return TBBT_EXIT_FAIL;
-    }
+    if (m->plot && !tbbt_gnuplot_available())
+        return tbbt_cli_fail("--plot needs gnuplot, which is not on PATH");
     struct tbbt_compare *c = tbbt_compare_new(&o);
     if (tbbt_compare_run(c, err, sizeof(err)) < 0) {
         tbbt_log(TBBT_LOG_ERROR, "%s", err);
@@ -150,33 +147,22 @@ int main(int argc, char **argv)
          "ORIGINAL.tbbt REPLAY.tbbt"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new(NULL);
-    GError *gerr = NULL;
     int rc;
 
     setlocale(LC_CTYPE, "");
     tbbt_log_init("tbbt-compare", TBBT_LOG_WARN);
-    g_option_context_set_summary(ctx, "Compare an original TBBT trace with the trace of its "
-                                      "replay, object by object:\noperations matched, identical, "
-                                      "missing and extra; argument, status and reply\n"
-                                      "differences; latency, lag and rates.");
-    g_option_context_set_description(
-        ctx, "ORIGINAL.tbbt and REPLAY.tbbt are binary TBBT traces (files: each is read more\n"
-             "than once), each with its hierarchy map beside it.\n"
-             "Exit status: 0 compared (differences are results), 1 an input cannot be read,\n"
-             "2 usage error.  Algorithm and JSON keys: docs/tbbt-compare.md.\n");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = usage_error(gerr->message);
-        g_error_free(gerr);
-    } else if (m.version) {
-        rc = tbbt_cli_print_version("tbbt-compare", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
-    } else if (!m.args || g_strv_length(m.args) != 2) {
-        rc = usage_error("expected two traces: ORIGINAL.tbbt REPLAY.tbbt");
-    } else {
+    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = "tbbt-compare", .entries = entries,
+        .summary = "Compare an original TBBT trace with the trace of its replay, object by "
+                   "object:\noperations matched, identical, missing and extra; argument, "
+                   "status and reply\ndifferences; latency, lag and rates.",
+        .description = "ORIGINAL.tbbt and REPLAY.tbbt are binary TBBT traces (files: each "
+                       "is read more\nthan once), each with its hierarchy map beside it.\n"
+                       "Exit status: 0 compared (differences are results), 1 an input "
+                       "cannot be read,\n2 usage error.  Algorithm and JSON keys: "
+                       "docs/tbbt-compare.md.\n" }, &argc, &argv);
+    if (rc == 0)
         rc = run(&m);
-    }
-    g_option_context_free(ctx);
     free_opts(&m);
     return rc;
 }

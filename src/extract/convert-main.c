@@ -15,6 +15,7 @@
 #include "extract/extract.h"
 #include "tbbt-version.h"
 #include "trace/trace.h"
+#include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
 
@@ -64,11 +65,9 @@ static const GOptionEntry entries[] = {
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
-static int usage_error(GOptionContext *ctx, const char *msg)
+static int usage_error(const char *msg)
 {
-    (void)ctx;
-    fprintf(stderr, "tbbt-convert: %s\nTry 'tbbt-convert --help' for more information.\n", msg);
-    return TBBT_EXIT_USAGE;
+    return tbbt_cli_usage_error("tbbt-convert", msg);
 }
 
 static void print_version(void)
@@ -84,16 +83,12 @@ static int from_text(void)
     char why[256] = "";
     int rc = tbbt_trace_from_text_why(opt_from_text, opt_output, &line, why, sizeof(why));
 
-    if (rc == TBBT_E_SYNTAX) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot parse '%s' line %" G_GUINT64_FORMAT ": %s",
-                 opt_from_text, (guint64)line, why[0] ? why : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
-    if (rc < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot convert '%s' to '%s': %s", opt_from_text, opt_output,
-                 why[0] ? why : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (rc == TBBT_E_SYNTAX)
+        return tbbt_cli_fail("cannot parse '%s' line %" G_GUINT64_FORMAT ": %s", opt_from_text,
+                             (guint64)line, why[0] ? why : tbbt_strerror(rc));
+    if (rc < 0)
+        return tbbt_cli_fail("cannot convert '%s' to '%s': %s", opt_from_text, opt_output,
+                             why[0] ? why : tbbt_strerror(rc));
     return TBBT_EXIT_OK;
 }
 
@@ -102,10 +97,8 @@ static int check_trace(void)
     char err[1024] = "";
     int rc = tbbt_convert_check(opt_inputs[0], opt_map, opt_summary, opt_quiet, err, sizeof(err));
 
-    if (rc < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (rc < 0)
+        return tbbt_cli_fail("%s", err[0] ? err : tbbt_strerror(rc));
     return TBBT_EXIT_OK;
 }
 
@@ -136,59 +129,51 @@ static int convert(void)
             tbbt_log(TBBT_LOG_WARN, "%s; the outputs hold what could be read", err);
         return TBBT_EXIT_DAMAGED;
     }
-    if (rc < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err[0] ? err : tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (rc < 0)
+        return tbbt_cli_fail("%s", err[0] ? err : tbbt_strerror(rc));
     return TBBT_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-    GOptionContext *ctx = g_option_context_new("INPUT... - turn NFS packet captures into a TBBT trace");
-    GError *gerr = NULL;
-    int rc;
+    int rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = "tbbt-convert", .param = "INPUT... - turn NFS packet captures into a TBBT trace",
+        .entries = entries,
+        .description =
+            "Inputs are pcap or pcapng files or nfsdump text traces, optionally gzip-compressed;\n"
+            "several captures are merged in time order, several text traces read in the order\n"
+            "given. Writes TRACE and its hierarchy map TRACE.map.\n"
+            "Exit status: 0 success, 1 bad input (no usable output), 2 usage error,\n"
+            "3 converted, but the input was damaged (the outputs hold what could be read).\n"
+            "See docs/tbbt-convert.md." }, &argc, &argv);
 
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(ctx,
-        "Inputs are pcap or pcapng files or nfsdump text traces, optionally gzip-compressed;\n"
-        "several captures are merged in time order, several text traces read in the order\n"
-        "given. Writes TRACE and its hierarchy map TRACE.map.\n"
-        "Exit status: 0 success, 1 bad input (no usable output), 2 usage error,\n"
-        "3 converted, but the input was damaged (the outputs hold what could be read).\n"
-        "See docs/tbbt-convert.md.");
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = usage_error(ctx, gerr->message);
-        g_error_free(gerr);
-        g_option_context_free(ctx);
+    if (rc)
         return rc;
-    }
     tbbt_log_init("tbbt-convert", opt_verbose ? TBBT_LOG_DEBUG
                                   : opt_quiet ? TBBT_LOG_ERROR : TBBT_LOG_WARN);
     if (opt_version) {
         print_version();
         rc = TBBT_EXIT_OK;
     } else if (opt_from_text) {
-        rc = !opt_output ? usage_error(ctx, "missing -o TRACE")
-             : opt_inputs ? usage_error(ctx, "--from-text takes no capture inputs")
+        rc = !opt_output ? usage_error("missing -o TRACE")
+             : opt_inputs ? usage_error("--from-text takes no capture inputs")
              : from_text();
     } else if (!opt_inputs || !opt_inputs[0]) {
-        rc = usage_error(ctx, "no input files");
+        rc = usage_error("no input files");
     } else if (opt_check && tbbt_convert_is_trace(opt_inputs[0])) {
-        rc = opt_inputs[1] || opt_output ? usage_error(ctx, "--check of a TBBT trace takes one "
+        rc = opt_inputs[1] || opt_output ? usage_error("--check of a TBBT trace takes one "
                                                             "trace and no -o")
                                          : check_trace();
     } else if (!opt_output && !opt_check) {
-        rc = usage_error(ctx, "missing -o TRACE");
+        rc = usage_error("missing -o TRACE");
     } else if (opt_check && opt_output && strcmp(opt_output, "-") == 0) {
-        rc = usage_error(ctx, "--check reads back the trace it wrote: give -o a file, or no -o");
+        rc = usage_error("--check reads back the trace it wrote: give -o a file, or no -o");
     } else if (opt_max_pending < 1 || opt_timeout <= 0) {
-        rc = usage_error(ctx, "--max-pending and --reply-timeout must be positive");
+        rc = usage_error("--max-pending and --reply-timeout must be positive");
     } else if (opt_threads < 0) {
-        rc = usage_error(ctx, "--threads must be 1 or more (0: automatic)");
+        rc = usage_error("--threads must be 1 or more (0: automatic)");
     } else {
         rc = convert();
     }
-    g_option_context_free(ctx);
     return rc;
 }

@@ -1414,20 +1414,3 @@ int tbbt_convert_check(const char *trace, const char *map, const char *summary_j
     tbbt__corr_free(k);
     return rc < 0 ? rc : 0;
 }
-
-int tbbt_convert_ids(const char *raw_trace, const char *final_trace, const char *map_path,
-                     uint64_t *map_entries, char *errbuf, size_t errlen)
-{
-    struct tbbt_ns *ns = NULL;
-    int rc = tbbt__hier_run(raw_trace, final_trace, map_path, NULL, &ns, errbuf, errlen);
-
-    if (rc < 0)
-        return rc;
-    if (map_entries) {
-        struct tbbt_ns_stats st;
-        tbbt_ns_stats(ns, &st);
-        *map_entries = st.map_entries;
-    }
-    tbbt_ns_free(ns);
-    return 0;
-}

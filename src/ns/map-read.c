@@ -256,47 +256,10 @@ static bool parse_time(const char *s, size_t len, uint64_t *out)
     return true;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-bool tbbt_ns_unescape(const char *s, size_t len, GString *out)
-{
-    g_string_truncate(out, 0);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        int hi, lo;
-        if (c < 0x20 || c > 0x7e)
-            return false;
-        if (c != '\\') {
-            g_string_append_c(out, (char)c);
-        } else if (i + 1 < len && s[i + 1] == '\\') {
-            g_string_append_c(out, '\\');
-            i++;
-        } else if (i + 3 < len && s[i + 1] == 'x' && (hi = hexval(s[i + 2])) >= 0 &&
-                   (lo = hexval(s[i + 3])) >= 0) {
-            g_string_append_c(out, (char)(hi << 4 | lo));
-            i += 3;
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* A path field into out: "." (root) or valid components joined by '/'. */
 static int parse_path(struct tbbt_ns_map_reader *r, const char *s, size_t len, GString *out,
                       bool *is_root)
 {
-    size_t start = 0;
-
     g_string_truncate(out, 0);
     *is_root = len == 1 && s[0] == '.';
     if (*is_root) {
@@ -305,19 +268,12 @@ static int parse_path(struct tbbt_ns_map_reader *r, const char *s, size_t len, G
     }
     if (len == 0)
         return fail(r, "empty path");
-    for (size_t i = 0; i <= len; i++) {
-        if (i < len && s[i] != '/')
-            continue;
-        if (!tbbt_ns_unescape(s + start, i - start, r->comp))
-            return fail(r, "bad escape or raw control byte in a path");
-        if (!tbbt_ns_name_ok(r->comp->str, r->comp->len))
-            return fail(r, "path component is empty, '.', '..', too long, or holds '/' or NUL");
-        if (out->len)
-            g_string_append_c(out, '/');
-        g_string_append_len(out, r->comp->str, (gssize)r->comp->len);
-        start = i + 1;
+    switch (tbbt_ns_unescape_relpath(s, len, out, r->comp, NULL)) {
+    case TBBT_NS_RELPATH_ESCAPE: return fail(r, "bad escape or raw control byte in a path");
+    case TBBT_NS_RELPATH_NAME:
+        return fail(r, "path component is empty, '.', '..', too long, or holds '/' or NUL");
+    default: return 0;
     }
-    return 0;
 }
 
 static int parse_type(const char *s, size_t len, enum tbbt_ns_type *t)

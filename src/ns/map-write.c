@@ -322,37 +322,6 @@ static void put_u64(GString *s, uint64_t v)
     g_string_append_len(s, b + i, (gssize)sizeof(b) - i);
 }
 
-static bool plain(uint8_t c)
-{
-    return c >= 0x20 && c < 0x7f && c != '\\';
-}
-
-void tbbt_ns_escape(GString *s, const void *bytes, size_t len)
-{
-    const uint8_t *p = bytes;
-    static const char hex[] = "0123456789abcdef";
-
-    if (len == 1 && p[0] == '-') {
-        g_string_append(s, "\\x2d");    /* "-" alone means "none" */
-        return;
-    }
-    for (size_t i = 0; i < len;) {
-        size_t j = i;
-        while (j < len && plain(p[j]))
-            j++;
-        g_string_append_len(s, (const char *)p + i, (gssize)(j - i));
-        if (j == len)
-            return;
-        if (p[j] == '\\') {
-            g_string_append(s, "\\\\");
-        } else {
-            char e[4] = { '\\', 'x', hex[p[j] >> 4], hex[p[j] & 15] };
-            g_string_append_len(s, e, 4);
-        }
-        i = j + 1;
-    }
-}
-
 /* Appends a synthetic name, with '~' until it is not a real name in dir. */
 static void put_synthetic(struct mapw *w, GString *s, const char *base, uint32_t id,
                           uint32_t dir)

@@ -340,6 +340,19 @@ char *tbbt_ns_map_path(const char *trace_path);
 void tbbt_ns_escape(GString *s, const void *p, size_t len);
 bool tbbt_ns_unescape(const char *s, size_t len, GString *out);
 
+/*
+ * A relative path field s[0..len) (escaped; not ".") into out (emptied first):
+ * components split at raw '/', each unescaped into comp (scratch) and checked with
+ * tbbt_ns_name_ok(), joined by '/'.  Returns 0, TBBT_NS_RELPATH_ESCAPE (a bad escape
+ * or raw byte) or TBBT_NS_RELPATH_NAME (a component empty, ".", "..", too long, or
+ * holding '/' or NUL); *k (may be NULL) gets the number of the component that failed
+ * (from 1).  The map's path fields and the manifest's obj, clone and made paths.
+ * Thread-safe.
+ */
+enum { TBBT_NS_RELPATH_ESCAPE = -1, TBBT_NS_RELPATH_NAME = -2 };
+int tbbt_ns_unescape_relpath(const char *s, size_t len, GString *out, GString *comp,
+                             size_t *k);
+
 /* ---- map reader (tbbt-init, the player, tests) ----------------------------- */
 
 /* One map line, decoded and validated. */

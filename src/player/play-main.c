@@ -25,10 +25,12 @@
 #include "player/precheck.h"
 #include "player/report.h"
 #include "player/resolve.h"
+#include "player/subset.h"
 #include "onc/rpcconn.h"
 #include "player/verify.h"
 #include "tbbt-version.h"
 #include "trace/trace.h"
+#include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/outfile.h"
 #include "util/util.h"
@@ -171,86 +173,6 @@ static const GOptionEntry entries[] = {
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
-/* ------------------------------------------------------------------ scale-down */
-
-/* The objects of a spatial scale-down subset, and the clients. */
-struct subset {
-    char **clients;             /* NULL: any client */
-    GHashTable *ids;            /* NULL: any object; else TBBT-IDs in the subset */
-    uint64_t root_id;
-    uint64_t crossing;          /* records naming objects in and out of the subset */
-};
-
-static bool subset_has(const struct subset *ss, uint64_t id)
-{
-    return id == 0 || id == ss->root_id || g_hash_table_contains(ss->ids, &id);
-}
-
-static void subset_add(struct subset *ss, uint64_t id)
-{
-    if (id == 0 || g_hash_table_contains(ss->ids, &id))
-        return;
-    uint64_t *k = g_new(uint64_t, 1);
-    *k = id;
-    g_hash_table_add(ss->ids, k);
-}
-
-static bool want_id(uint64_t id, void *arg)
-{
-    const struct subset *ss = arg;
-    return !ss->ids || subset_has(ss, id);
-}
-
-/* The engine's filter (I/O thread): keeps records wholly inside the subset. */
-static bool subset_filter(const struct tbbt_trace_rec *rec, const struct tbbt_eptab *eps,
-                          void *arg)
-{
-    struct subset *ss = arg;
-    if (ss->clients) {
-        const struct tbbt_endpoint *ep = tbbt_eptab_get(eps, rec->endpoint);
-        if (!ep || !g_strv_contains((const char *const *)ss->clients, ep->client))
-            return false;
-    }
-    if (!ss->ids)
-        return true;
-    uint64_t dir = TBBT_HAS(rec, TBBT_F_ID) ? rec->id : 0;
-    uint64_t ids[4] = {dir, TBBT_HAS(rec, TBBT_F_ID2) ? rec->id2 : 0,
-                       TBBT_HAS(rec, TBBT_F_ID_OBJ) ? rec->id_obj : 0,
-                       TBBT_HAS(rec, TBBT_F_ID_OLD) ? rec->id_old : 0};
-    /* Objects made inside the subset join it (not those made at the root level). */
-    if (dir && dir != ss->root_id && g_hash_table_contains(ss->ids, &dir)) {
-        subset_add(ss, ids[2]);
-        subset_add(ss, ids[3]);
-    }
-    int in = 0, out = 0;
-    for (int i = 0; i < 4; i++) {
-        if (ids[i] == 0 || ids[i] == ss->root_id)
-            continue;
-        if (g_hash_table_contains(ss->ids, &ids[i]))
-            in++;
-        else
-            out++;
-    }
-    if (in && out)
-        ss->crossing++;
-    return in > 0 && out == 0;
-}
-
-/* The IDs under the named top-level directories of the manifest's image. */
-static void subset_from_manifest(struct subset *ss, const struct tbbt_manifest *m,
-                                 char **names)
-{
-    ss->ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    for (guint i = 0; i < m->objs->len; i++) {
-        const struct tbbt_manifest_obj *o = &g_array_index(m->objs, struct tbbt_manifest_obj, i);
-        const char *slash = memchr(o->path, '/', o->len);
-        size_t top = slash ? (size_t)(slash - o->path) : o->len;
-        for (char **n = names; *n; n++)
-            if (strlen(*n) == top && memcmp(*n, o->path, top) == 0)
-                subset_add(ss, o->id);
-    }
-}
-
 /* ------------------------------------------------------------------ start-up */
 
 struct run {
@@ -269,7 +191,7 @@ struct run {
     struct tbbt_rpcconn_fh export_root;
     struct tbbt_handles **handles;
     char *root_rel;
-    struct subset ss;
+    struct tbbt_subset ss;
     bool usage_error;               /* startup(): no server or export to replay to */
 };
 
@@ -525,7 +447,7 @@ static int startup(struct run *r)
         r->ss.clients = g_strsplit(opt_subset_client, ",", -1);
     if (opt_subset_subtree) {
         char **names = g_strsplit(opt_subset_subtree, ",", -1);
-        subset_from_manifest(&r->ss, r->man, names);
+        tbbt_subset_add_tops(&r->ss, r->man, names);
         g_strfreev(names);
     }
     r->handles = g_new0(struct tbbt_handles *, opt_clones);
@@ -536,8 +458,8 @@ static int startup(struct run *r)
     }
     for (int i = 0; i < opt_clones; i++) {
         r->handles[i] = tbbt_handles_new();
-        struct tbbt_resolve_opts ro = {.vers = r->vers, .want = want_id, .want_arg = &r->ss,
-                                       .root_path = r->root_rel};
+        struct tbbt_resolve_opts ro = {.vers = r->vers, .want = tbbt_subset_want,
+                                       .want_arg = &r->ss, .root_path = r->root_rel};
         struct tbbt_resolve_stats st = {0};
         rc = tbbt_resolve_run(c, r->man, (uint32_t)(opt_first_clone + i), &r->export_root,
                               r->root_id, &ro, r->handles[i], &st, err, sizeof(err));
@@ -622,7 +544,7 @@ static int verify(struct run *r, struct tbbt_verify_sizes *sizes, struct tbbt_re
         memcpy(root.data, h->data, h->len);
         struct tbbt_verify_result res = {0};
         rc = tbbt_verify_run(c, r->vers, &root, r->map_path, sizes,
-                             r->ss.ids ? want_id : NULL, &r->ss, &res, err, sizeof(err));
+                             r->ss.ids ? tbbt_subset_want : NULL, &r->ss, &res, err, sizeof(err));
         if (rc < 0) {
             fprintf(stderr, PROG ": verify of clone %d: %s\n", i, err);
         } else {
@@ -872,7 +794,7 @@ static int play(void)
     o.max_retrans = (unsigned)opt_retrans;
     o.timeout_ms = opt_timeout_ms > 0 ? opt_timeout_ms : r.udp ? 1000 : 10000;
     o.dead_ms = opt_dead_s * 1000;
-    o.filter = (r.ss.clients || r.ss.ids) ? subset_filter : NULL;
+    o.filter = (r.ss.clients || r.ss.ids) ? tbbt_subset_filter : NULL;
     o.filter_arg = &r.ss;
     o.sizes = sizes;
     o.events = events;
@@ -936,9 +858,7 @@ out:
     for (int i = 0; r.handles && i < opt_clones; i++)
         tbbt_handles_free(r.handles[i]);
     g_free(r.handles);
-    if (r.ss.ids)
-        g_hash_table_destroy(r.ss.ids);
-    g_strfreev(r.ss.clients);
+    tbbt_subset_fini(&r.ss);
     g_free(r.root_rel);
     g_free(r.map_path);
     g_free(r.conn_map);
@@ -1003,32 +923,24 @@ static const char *check_usage(void)
 
 int main(int argc, char **argv)
 {
-    GOptionContext *ctx = g_option_context_new("- replay a TBBT trace against an NFS server");
-    GError *gerr = NULL;
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_description(
-        ctx, "Exit status: 0 when the replay ran to the end, every request it sent was "
-             "answered and --verify\n(if given) agreed (replay failures are counted in the "
-             "report); 1 when it could not,\nwhen requests got no answer (unknown outcome) "
-             "or --verify found mismatches; 2 usage\nerror; 130 and 143 after SIGINT and "
-             "SIGTERM, which stop it cleanly.  See docs/tbbt-play.md.");
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n",
-                gerr->message);
-        g_error_free(gerr);
-        g_option_context_free(ctx);
-        return TBBT_EXIT_USAGE;
-    }
-    g_option_context_free(ctx);
+    int rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = PROG, .param = "- replay a TBBT trace against an NFS server", .entries = entries,
+        .description =
+            "Exit status: 0 when the replay ran to the end, every request it sent was answered "
+            "and --verify\n(if given) agreed (replay failures are counted in the report); 1 "
+            "when it could not,\nwhen requests got no answer (unknown outcome) or --verify "
+            "found mismatches; 2 usage\nerror; 130 and 143 after SIGINT and SIGTERM, which "
+            "stop it cleanly.  See docs/tbbt-play.md." }, &argc, &argv);
+
+    if (rc)
+        return rc;
     tbbt_log_init(PROG, opt_verbose ? TBBT_LOG_DEBUG : opt_quiet ? TBBT_LOG_ERROR : TBBT_LOG_WARN);
     if (opt_version) {
         printf(PROG " (tbbt) %s\n", TBBT_VERSION);
         return TBBT_EXIT_OK;
     }
     const char *why = argc > 1 ? "unexpected argument" : check_usage();
-    if (why) {
-        fprintf(stderr, PROG ": %s\nTry '" PROG " --help' for more information.\n", why);
-        return TBBT_EXIT_USAGE;
-    }
+    if (why)
+        return tbbt_cli_usage_error(PROG, why);
     return opt_check_only ? check_only() : play();
 }

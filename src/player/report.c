@@ -554,21 +554,6 @@ static bool is_timestamp(const struct tbbt_report_counts *c)
     return c->timing && strcmp(c->timing, "timestamp") == 0;
 }
 
-static void json_kv_string(struct tbbt_json *j, const char *key, const char *s)
-{
-    tbbt_json_key(j, key);
-    if (s)
-        tbbt_json_string(j, s);
-    else
-        tbbt_json_null(j);
-}
-
-static void json_kv_bool(struct tbbt_json *j, const char *key, bool v)
-{
-    tbbt_json_key(j, key);
-    tbbt_json_bool(j, v);
-}
-
 /* {count, mean_us, p50_us, p90_us, p99_us, max_us} of h. */
 static void json_latency(struct tbbt_json *j, const struct tbbt_hist *h)
 {
@@ -591,8 +576,7 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
     tbbt_json_kv_uint(j, "ops_skipped", c->ops_skipped);
     tbbt_json_kv_uint(j, "ops_unknown", c->ops_unknown);
     tbbt_json_kv_uint(j, "corrective_ops", c->corrective_ops);
-    tbbt_json_key(j, "skipped_by_reason");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "skipped_by_reason");
     tbbt_json_kv_uint(j, "no_handle", c->skipped_no_handle);
     tbbt_json_kv_uint(j, "dependency", c->skipped_dependency);
     tbbt_json_kv_uint(j, "not_nfs", c->skipped_not_nfs);
@@ -615,17 +599,15 @@ static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
     tbbt_json_kv_uint(j, "read_bytes", c->read_bytes);
     tbbt_json_kv_uint(j, "reply_mismatches", r->nmismatches);
     tbbt_json_kv_uint(j, "replies_racy", c->replies_racy);
-    tbbt_json_key(j, "jukebox");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "jukebox");
     tbbt_json_kv_uint(j, "replies", c->jukebox_replies);
     tbbt_json_kv_uint(j, "ops", c->jukebox_ops);
     tbbt_json_kv_uint(j, "gave_up", c->jukebox_gave_up);
     tbbt_json_kv_double(j, "wait_seconds", c->jukebox_wait_seconds);
     tbbt_json_kv_double(j, "wait_max_seconds", c->jukebox_wait_max_seconds);
     tbbt_json_end_object(j);
-    tbbt_json_key(j, "grace");
-    tbbt_json_begin_object(j);
-    json_kv_string(j, "state", c->grace);
+    tbbt_json_kv_object(j, "grace");
+    tbbt_json_kv_string(j, "state", c->grace);
     tbbt_json_kv_double(j, "waited_seconds", c->grace_wait_seconds);
     tbbt_json_end_object(j);
 }
@@ -665,8 +647,7 @@ static void json_lag(struct tbbt_json *j, const struct tbbt_report *r,
         tbbt_json_null(j);
     else
         tbbt_json_uint(j, first);
-    tbbt_json_key(j, "series");
-    tbbt_json_begin_array(j);
+    tbbt_json_kv_array(j, "series");
     for (size_t i = 0; i < r->nsecs; i++) {
         const struct sec *s = &r->secs[i];
         if (!s->due)
@@ -685,8 +666,7 @@ static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
 {
     tbbt_json_kv_double(j, "trace_seconds", c->trace_seconds);
     tbbt_json_kv_double(j, "wall_seconds", c->wall_seconds);
-    tbbt_json_key(j, "cpu");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "cpu");
     tbbt_json_kv_double(j, "user_seconds", c->cpu_user_seconds);
     tbbt_json_kv_double(j, "system_seconds", c->cpu_system_seconds);
     tbbt_json_kv_double(j, "us_per_op", ratio((c->cpu_user_seconds + c->cpu_system_seconds) * 1e6,
@@ -697,17 +677,17 @@ static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
     tbbt_json_kv_double(j, "trace_rate_ops", trace_rate(c));
     tbbt_json_kv_double(j, "target_rate_ops", is_timestamp(c) ? trace_rate(c) * c->speed : NAN);
     tbbt_json_kv_double(j, "speed", c->speed);
-    json_kv_string(j, "order", c->order);
-    json_kv_string(j, "timing", c->timing);
-    json_kv_string(j, "transport", c->transport);
+    tbbt_json_kv_string(j, "order", c->order);
+    tbbt_json_kv_string(j, "timing", c->timing);
+    tbbt_json_kv_string(j, "transport", c->transport);
     tbbt_json_kv_uint(j, "clones", c->clones);
     tbbt_json_kv_uint(j, "connections", c->connections);
     tbbt_json_kv_uint(j, "window", c->window);
     tbbt_json_kv_uint(j, "max_outstanding", c->max_outstanding);
     tbbt_json_kv_double(j, "causal_slack_us", c->causal_slack_us);
-    json_kv_bool(j, "finished", c->finished);
-    json_kv_string(j, "error", c->error);
-    json_kv_string(j, "stop_reason", c->stop_reason);
+    tbbt_json_kv_bool(j, "finished", c->finished);
+    tbbt_json_kv_string(j, "error", c->error);
+    tbbt_json_kv_string(j, "stop_reason", c->stop_reason);
 }
 
 static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
@@ -716,8 +696,7 @@ static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
     struct proc_row *rows;
     size_t n;
 
-    tbbt_json_key(j, "dispatch_error_us");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "dispatch_error_us");
     tbbt_json_kv_uint(j, "count", d->count);
     tbbt_json_kv_double(j, "p50", d->count ? (double)tbbt_hist_quantile(d, 0.50) / 1e3 : NAN);
     tbbt_json_kv_double(j, "p99", d->count ? (double)tbbt_hist_quantile(d, 0.99) / 1e3 : NAN);
@@ -727,8 +706,7 @@ static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
     tbbt_json_key(j, "all");
     json_latency(j, &r->all);
     rows = proc_rows(r, &n);
-    tbbt_json_key(j, "procedures");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "procedures");
     for (size_t i = 0; i < n; i++) {
         tbbt_json_key(j, rows[i].label);
         json_latency(j, rows[i].h);
@@ -743,8 +721,7 @@ static void json_kinds(struct tbbt_json *j, const char *key, GHashTable *tab)
     size_t n;
     struct kind_row *rows = kind_rows(tab, &n);
 
-    tbbt_json_key(j, key);
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, key);
     for (size_t i = 0; i < n; i++)
         tbbt_json_kv_uint(j, rows[i].name, rows[i].count);
     tbbt_json_end_object(j);
@@ -767,7 +744,7 @@ char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_cou
     if (v) {
         tbbt_json_key(&j, "verify");
         tbbt_json_begin_object(&j);
-        json_kv_bool(&j, "ok", v->ok);
+        tbbt_json_kv_bool(&j, "ok", v->ok);
         tbbt_json_kv_uint(&j, "mismatches", v->mismatches);
         tbbt_json_kv_uint(&j, "checked", v->checked);
         tbbt_json_end_object(&j);

@@ -2,10 +2,8 @@
 /*
  * resolve: the player's start-up (TBBT paper 3.4: before the replay, the player learns
  * the server's handle of every object of the initial image by looking up the paths that
- * tbbt-init made).  Three parts:
- *   - tbbt_manifest_load(): reads and validates the manifest tbbt-init wrote
- *     (docs/tbbt-init.md, "The manifest"): the clone directories and, per TBBT-ID, the
- *     path of the object relative to each clone directory;
+ * tbbt-init made, as its manifest lists them: ns/manifest.h, tbbt_manifest_load(),
+ * included here for the callers).  Two parts:
  *   - tbbt_resolve_mount(): the export's root handle, MOUNT v3 MNT (NFSv3) or MOUNT v1
  *     MNT (NFSv2, RFC 1094 Appendix A);
  *   - tbbt_resolve_run(): LOOKUPs of every wanted object of one clone, pipelined (up to
@@ -27,58 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ns/manifest.h"
 #include "player/handles.h"
 #include "onc/rpcconn.h"
-
-/* One `obj` line of the manifest. */
-struct tbbt_manifest_obj {
-    uint64_t id;        /* TBBT-ID, > 0 */
-    char *path;         /* unescaped, relative to a clone directory; "." = the clone
-                           directory itself; components joined by '/', each valid
-                           (tbbt_ns_name_ok()); NUL-terminated; owned by the manifest */
-    size_t len;         /* bytes of path */
-};
-
-/* A loaded manifest.  Given by tbbt_manifest_load(): free with tbbt_manifest_free(). */
-struct tbbt_manifest {
-    char *root, *map;       /* from the root/map lines (unescaped; NULL if absent) */
-    char *server;           /* from the server line: the image was built through NFS
-                               (tbbt-init --server) on this host; NULL if absent.
-                               tbbt-play's default --server */
-    char *export_path;      /* from the export line (with server): the export it mounted;
-                               root is then a server path under it.  Default --export */
-    GPtrArray *clones;      /* char *: clone directories relative to the root ("." for
-                               one clone), in manifest order */
-    GArray *objs;           /* struct tbbt_manifest_obj, in manifest order (parents
-                               first) */
-    bool complete;          /* status complete (always true after a successful load) */
-    int version;            /* 1 (no checksum line: read with a warning) or 2 */
-    uint32_t crc;           /* version 2: the checksum line's value */
-    bool have_map_crc;      /* map_crc holds the map-crc32 line: the checksum of the map
-                               the image was built from */
-    uint32_t map_crc;
-    GStringChunk *strings;  /* private: holds the obj paths */
-};
-
-/*
- * Loads and validates the manifest at path (borrowed).  Strict: the first line must be
- * `# tbbt-manifest 2` (its last line is then a checksum line, util/textsum.h, checked
- * before any other line is read: TBBT_E_TRUNC without it, TBBT_E_CHECKSUM when it does
- * not match) or `# tbbt-manifest 1` (no checksum; read with one warning); every line
- * must be one of map, map-crc32, root, server, export, seed,
- * clones, scope, appends, classes, fill, clone, made, obj, stats, status with its fields (tab
- * separated, paths escaped as in the map); a path component that is empty, ".", "..",
- * longer than 255 bytes, or holds '/' (also escaped) or NUL is refused; the number of
- * clone lines must match `clones`; the last line must be `status complete`.  Returns 0
- * and *out (given: tbbt_manifest_free()), or a negative error (TBBT_E_SYNTAX for a bad
- * line, TBBT_E_MAGIC for a missing header, TBBT_E_TRUNC for a manifest without status,
- * -EIO for `status failed`, -errno) with the one-line reason "manifest 'F' line N: ..."
- * in err (errlen bytes, may be 0).  *out is untouched on error.
- */
-int tbbt_manifest_load(const char *path, struct tbbt_manifest **out, char *err, size_t errlen);
-
-/* Frees m and everything it holds; NULL is a no-op. */
-void tbbt_manifest_free(struct tbbt_manifest *m);
 
 /*
  * The path of the manifest's image root relative to the export export_path (both

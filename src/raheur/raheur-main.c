@@ -173,10 +173,8 @@ static int run_trace(struct run *r, const char *path)
     struct tbbt_trace_rec rec;
     int rc;
 
-    if (!(rd = tbbt_trace_reader_open(path, &rc))) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot read trace '%s': %s", path, tbbt_strerror(rc));
-        return TBBT_EXIT_FAIL;
-    }
+    if (!(rd = tbbt_trace_reader_open(path, &rc)))
+        return tbbt_cli_fail("cannot read trace '%s': %s", path, tbbt_strerror(rc));
     tbbt_trace_rec_init(&rec);
     while ((rc = tbbt_trace_reader_next(rd, &rec)) > 0) {
         r->tc.records++;
@@ -397,14 +395,26 @@ static int simulate(const struct raheur_opts *o, const struct tbbt_raheur_config
             print_json(&r, o->args[0], o->verbose);
         else
             print_text(&r, o->args[0], o->verbose);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            tbbt_log(TBBT_LOG_ERROR, "cannot write the report: %s", strerror(errno));
-            rc = TBBT_EXIT_FAIL;
-        }
+        rc = tbbt_cli_flush_stdout("the report");
     }
     g_hash_table_destroy(r.files);
     tbbt_raheur_free(r.h);
     return rc;
+}
+
+/* --version, or the simulation; the exit code. */
+static int run(const struct raheur_opts *o)
+{
+    struct tbbt_raheur_config cfg;
+    char msg[256];
+
+    if (o->version)
+        return tbbt_cli_print_version(PROG, TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
+    if (!o->args || g_strv_length(o->args) != 1)
+        return usage_error("expected exactly one TRACE argument");
+    if (make_config(o, &cfg, msg, sizeof(msg)) < 0)
+        return usage_error(msg);
+    return simulate(o, &cfg);
 }
 
 int main(int argc, char **argv)
@@ -433,38 +443,21 @@ int main(int argc, char **argv)
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.args, NULL, "TRACE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new(NULL);
-    struct tbbt_raheur_config cfg;
-    GError *gerr = NULL;
-    char msg[256];
     int rc;
 
     setlocale(LC_CTYPE, "");
     tbbt_log_init(PROG, TBBT_LOG_WARN);
-    g_option_context_set_summary(ctx, "Simulate an NFS server's read-ahead heuristic and its "
-                                      "per-file state table on the READs of a TBBT trace.");
-    g_option_context_set_description(
-        ctx, "Usage: " PROG " TRACE --heuristic default|slowdown|cursor [--table-size N]\n"
-             "         [--probes N] [--cursors N] [--threshold N] [--json] [-v]\n"
-             "\nExit status: 0 success, 1 the trace cannot be read, 2 usage error.\n"
-             "See docs/tbbt-raheur.md.\n");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = usage_error(gerr->message);
-        g_error_free(gerr);
-    } else if (o.version) {
-        printf(PROG " (tbbt) %s\ntrace format %d.%d\nglib %u.%u.%u\n", TBBT_VERSION,
-               TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR, glib_major_version, glib_minor_version,
-               glib_micro_version);
-        rc = TBBT_EXIT_OK;
-    } else if (!o.args || g_strv_length(o.args) != 1) {
-        rc = usage_error("expected exactly one TRACE argument");
-    } else if (make_config(&o, &cfg, msg, sizeof(msg)) < 0) {
-        rc = usage_error(msg);
-    } else {
-        rc = simulate(&o, &cfg);
-    }
-    g_option_context_free(ctx);
+    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = PROG, .entries = entries,
+        .summary = "Simulate an NFS server's read-ahead heuristic and its per-file state "
+                   "table on the READs of a TBBT trace.",
+        .description = "Usage: " PROG " TRACE --heuristic default|slowdown|cursor "
+                       "[--table-size N]\n"
+                       "         [--probes N] [--cursors N] [--threshold N] [--json] [-v]\n"
+                       "\nExit status: 0 success, 1 the trace cannot be read, 2 usage "
+                       "error.\nSee docs/tbbt-raheur.md.\n" }, &argc, &argv);
+    if (rc == 0)
+        rc = run(&o);
     g_free(o.heuristic);
     g_free(o.table_size);
     g_free(o.probes);

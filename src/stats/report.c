@@ -264,28 +264,12 @@ void tbbt_stats_print_text(const struct tbbt_stats *st, const char *trace, FILE 
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-static void jd(struct tbbt_json *j, const char *key, double v)
-{
-    tbbt_json_key(j, key);
-    if (isfinite(v))
-        tbbt_json_double(j, v);
-    else
-        tbbt_json_null(j);
-}
-
-static void jstr(struct tbbt_json *j, const char *key, const char *v)
-{
-    tbbt_json_key(j, key);
-    tbbt_json_string(j, v);
-}
-
 static void json_head(struct tbbt_json *j, const struct tbbt_stats *st, const char *trace)
 {
-    jstr(j, "tool", "tbbt-stats");
-    jstr(j, "version", TBBT_VERSION);
-    jstr(j, "trace", trace);
-    tbbt_json_key(j, "records");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_string(j, "tool", "tbbt-stats");
+    tbbt_json_kv_string(j, "version", TBBT_VERSION);
+    tbbt_json_kv_string(j, "trace", trace);
+    tbbt_json_kv_object(j, "records");
     tbbt_json_kv_uint(j, "total", st->records);
     tbbt_json_kv_uint(j, "nfs", st->nfs_ops);
     tbbt_json_kv_uint(j, "mount", st->mount_ops);
@@ -294,11 +278,10 @@ static void json_head(struct tbbt_json *j, const struct tbbt_stats *st, const ch
     tbbt_json_kv_uint(j, "files", st->n_files);
     tbbt_json_kv_uint(j, "clients", st->clients->len);
     tbbt_json_end_object(j);
-    tbbt_json_key(j, "time");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "time");
     tbbt_json_kv_uint(j, "first_ns", st->t_first);
     tbbt_json_kv_uint(j, "last_ns", st->t_last);
-    jd(j, "span_seconds", span_s(st));
+    tbbt_json_kv_double(j, "span_seconds", span_s(st));
     tbbt_json_end_object(j);
 }
 
@@ -306,21 +289,19 @@ static void json_mix(struct tbbt_json *j, const struct tbbt_stats *st)
 {
     size_t n;
     struct mix_row *r = mix_rows(st, &n);
-    tbbt_json_key(j, "op_mix");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "op_mix");
     tbbt_json_kv_uint(j, "total", st->records);
     tbbt_json_kv_uint(j, "other", st->mix_other);
-    tbbt_json_key(j, "procedures");
-    tbbt_json_begin_array(j);
+    tbbt_json_kv_array(j, "procedures");
     for (size_t i = 0; i < n; i++) {
         char *l = tbbt_stats_proc_label(r[i].prog, r[i].proc);
         const char *pn = tbbt_prog_name(r[i].prog);
         tbbt_json_begin_object(j);
-        jstr(j, "name", l);
-        jstr(j, "prog", pn ? pn : "none");
+        tbbt_json_kv_string(j, "name", l);
+        tbbt_json_kv_string(j, "prog", pn ? pn : "none");
         tbbt_json_kv_uint(j, "proc", (uint64_t)r[i].proc);
         tbbt_json_kv_uint(j, "count", r[i].count);
-        jd(j, "share", ratio((double)r[i].count, (double)st->records));
+        tbbt_json_kv_double(j, "share", ratio((double)r[i].count, (double)st->records));
         tbbt_json_end_object(j);
         g_free(l);
     }
@@ -332,16 +313,14 @@ static void json_mix(struct tbbt_json *j, const struct tbbt_stats *st)
 static void json_rate(struct tbbt_json *j, const struct tbbt_stats *st)
 {
     struct rate_sum s = rate_summary(st);
-    tbbt_json_key(j, "rate");
-    tbbt_json_begin_object(j);
-    jd(j, "interval_seconds", st->interval_s);
+    tbbt_json_kv_object(j, "rate");
+    tbbt_json_kv_double(j, "interval_seconds", st->interval_s);
     tbbt_json_kv_uint(j, "start_ns", st->t0);
     tbbt_json_kv_uint(j, "intervals", st->bins->len);
-    jd(j, "mean_ops", s.mean);
-    jd(j, "peak_ops", s.peak);
+    tbbt_json_kv_double(j, "mean_ops", s.mean);
+    tbbt_json_kv_double(j, "peak_ops", s.peak);
     tbbt_json_kv_uint(j, "out_of_range", st->rate_out_of_range);
-    tbbt_json_key(j, "ops_per_second");
-    tbbt_json_begin_array(j);
+    tbbt_json_kv_array(j, "ops_per_second");
     for (guint i = 0; i < st->bins->len; i++)
         tbbt_json_double(j, (double)g_array_index(st->bins, uint64_t, i) / st->interval_s);
     tbbt_json_end_array(j);
@@ -350,13 +329,12 @@ static void json_rate(struct tbbt_json *j, const struct tbbt_stats *st)
 
 static void json_clients(struct tbbt_json *j, const struct tbbt_stats *st)
 {
-    tbbt_json_key(j, "clients");
-    tbbt_json_begin_array(j);
+    tbbt_json_kv_array(j, "clients");
     for (guint i = 0; i < st->clients->len; i++) {
         const struct tbbt_stats_client *c =
             &g_array_index(st->clients, struct tbbt_stats_client, i);
         tbbt_json_begin_object(j);
-        jstr(j, "client", c->addr);
+        tbbt_json_kv_string(j, "client", c->addr);
         tbbt_json_kv_uint(j, "ops", c->ops);
         tbbt_json_kv_uint(j, "reads", c->reads);
         tbbt_json_kv_uint(j, "writes", c->writes);
@@ -370,8 +348,7 @@ static void json_clients(struct tbbt_json *j, const struct tbbt_stats *st)
 static void json_hist(struct tbbt_json *j, const char *key, const uint64_t *runs,
                       const uint64_t *sum, const char *sum_key, bool bytes)
 {
-    tbbt_json_key(j, key);
-    tbbt_json_begin_array(j);
+    tbbt_json_kv_array(j, key);
     for (unsigned b = 0; b < TBBT_STATS_BUCKETS; b++) {
         if (!runs[b])
             continue;
@@ -387,18 +364,17 @@ static void json_hist(struct tbbt_json *j, const char *key, const uint64_t *runs
 
 static void json_seq1(struct tbbt_json *j, const char *key, const struct tbbt_stats_seq *q)
 {
-    tbbt_json_key(j, key);
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, key);
     tbbt_json_kv_uint(j, "accesses", q->accesses);
     tbbt_json_kv_uint(j, "bytes", q->bytes);
     tbbt_json_kv_uint(j, "sequential", q->sequential);
-    jd(j, "sequential_share", ratio((double)q->sequential, (double)q->accesses));
+    tbbt_json_kv_double(j, "sequential_share", ratio((double)q->sequential, (double)q->accesses));
     tbbt_json_kv_uint(j, "runs", q->runs);
     tbbt_json_kv_uint(j, "runs_from_zero", q->runs_from_zero);
-    jd(j, "sequential_incl_start_share",
+    tbbt_json_kv_double(j, "sequential_incl_start_share",
        ratio((double)(q->sequential + q->runs_from_zero), (double)q->accesses));
-    jd(j, "mean_run_ops", ratio((double)q->accesses, (double)q->runs));
-    jd(j, "mean_run_bytes", ratio((double)q->bytes, (double)q->runs));
+    tbbt_json_kv_double(j, "mean_run_ops", ratio((double)q->accesses, (double)q->runs));
+    tbbt_json_kv_double(j, "mean_run_bytes", ratio((double)q->bytes, (double)q->runs));
     tbbt_json_kv_uint(j, "max_run_ops", q->max_run_ops);
     tbbt_json_kv_uint(j, "max_run_bytes", q->max_run_bytes);
     json_hist(j, "run_ops", q->ops_hist, q->ops_hist_acc, "accesses", false);
@@ -408,8 +384,7 @@ static void json_seq1(struct tbbt_json *j, const char *key, const struct tbbt_st
 
 static void json_seq(struct tbbt_json *j, const struct tbbt_stats *st)
 {
-    tbbt_json_key(j, "sequentiality");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "sequentiality");
     json_seq1(j, "read", &st->seq_read);
     json_seq1(j, "write", &st->seq_write);
     tbbt_json_end_object(j);
@@ -417,8 +392,7 @@ static void json_seq(struct tbbt_json *j, const struct tbbt_stats *st)
 
 static void json_temp_top(struct tbbt_json *j, const struct tbbt_stats *st)
 {
-    tbbt_json_key(j, "top");
-    tbbt_json_begin_array(j);
+    tbbt_json_kv_array(j, "top");
     for (guint i = 0; i < st->temps->len && i < JSON_TOP; i++) {
         const struct tbbt_stats_temp *t = &g_array_index(st->temps, struct tbbt_stats_temp, i);
         tbbt_json_begin_object(j);
@@ -427,13 +401,12 @@ static void json_temp_top(struct tbbt_json *j, const struct tbbt_stats *st)
         tbbt_json_kv_uint(j, "id", t->id);
         tbbt_json_kv_uint(j, "size", t->size);
         tbbt_json_kv_uint(j, "bytes", t->bytes);
-        jd(j, "temperature", t->temp);
+        tbbt_json_kv_double(j, "temperature", t->temp);
         tbbt_json_end_object(j);
     }
     tbbt_json_end_array(j);
     /* The curve: ranks 1..n, log-spaced, at most about CURVE_POINTS of them. */
-    tbbt_json_key(j, "curve");
-    tbbt_json_begin_array(j);
+    tbbt_json_kv_array(j, "curve");
     guint n = st->temps->len, last = 0;
     guint steps = MIN(n, CURVE_POINTS);
     for (guint i = 1; i <= steps; i++) {
@@ -453,18 +426,16 @@ static void json_temp_top(struct tbbt_json *j, const struct tbbt_stats *st)
 static void json_hot(struct tbbt_json *j, const struct tbbt_stats *st)
 {
     struct hot_means m = hot_means(st);
-    tbbt_json_key(j, "hot_set");
-    tbbt_json_begin_object(j);
-    jd(j, "period_seconds", st->o.period_s);
+    tbbt_json_kv_object(j, "hot_set");
+    tbbt_json_kv_double(j, "period_seconds", st->o.period_s);
     tbbt_json_kv_uint(j, "top_k", st->o.top_k);
-    jd(j, "top_percent", st->o.top_percent);
+    tbbt_json_kv_double(j, "top_percent", st->o.top_percent);
     tbbt_json_kv_uint(j, "periods", st->periods_ranked);
-    jd(j, "mean_overlap_top_k", m.ok);
-    jd(j, "mean_overlap_top_percent", m.op);
-    jd(j, "mean_persistence_top_k", m.pk);
-    jd(j, "mean_persistence_top_percent", m.pp);
-    tbbt_json_key(j, "pairs");
-    tbbt_json_begin_array(j);
+    tbbt_json_kv_double(j, "mean_overlap_top_k", m.ok);
+    tbbt_json_kv_double(j, "mean_overlap_top_percent", m.op);
+    tbbt_json_kv_double(j, "mean_persistence_top_k", m.pk);
+    tbbt_json_kv_double(j, "mean_persistence_top_percent", m.pp);
+    tbbt_json_kv_array(j, "pairs");
     for (guint i = 0; i < st->hot_pairs->len; i++) {
         const struct tbbt_stats_hot_pair *p =
             &g_array_index(st->hot_pairs, struct tbbt_stats_hot_pair, i);
@@ -473,10 +444,10 @@ static void json_hot(struct tbbt_json *j, const struct tbbt_stats *st)
         tbbt_json_kv_uint(j, "next", p->next);
         tbbt_json_kv_uint(j, "top_k_size", p->k_prev);
         tbbt_json_kv_uint(j, "top_percent_size", p->p_prev);
-        jd(j, "overlap_top_k", p->overlap_k);
-        jd(j, "overlap_top_percent", p->overlap_p);
-        jd(j, "persistence_top_k", p->persist_k);
-        jd(j, "persistence_top_percent", p->persist_p);
+        tbbt_json_kv_double(j, "overlap_top_k", p->overlap_k);
+        tbbt_json_kv_double(j, "overlap_top_percent", p->overlap_p);
+        tbbt_json_kv_double(j, "persistence_top_k", p->persist_k);
+        tbbt_json_kv_double(j, "persistence_top_percent", p->persist_p);
         tbbt_json_end_object(j);
     }
     tbbt_json_end_array(j);
@@ -485,12 +456,13 @@ static void json_hot(struct tbbt_json *j, const struct tbbt_stats *st)
 
 static void json_temp(struct tbbt_json *j, const struct tbbt_stats *st)
 {
-    tbbt_json_key(j, "temperature");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "temperature");
     tbbt_json_kv_uint(j, "files", st->temps->len);
     tbbt_json_kv_uint(j, "unsized", st->temp_unsized);
-    jd(j, "max", st->temps->len ? g_array_index(st->temps, struct tbbt_stats_temp, 0).temp : NAN);
-    jd(j, "median", median_temp(st));
+    tbbt_json_kv_double(j, "max", st->temps->len
+                                      ? g_array_index(st->temps, struct tbbt_stats_temp, 0).temp
+                                      : NAN);
+    tbbt_json_kv_double(j, "median", median_temp(st));
     json_temp_top(j, st);
     json_hot(j, st);
     tbbt_json_end_object(j);
@@ -499,8 +471,7 @@ static void json_temp(struct tbbt_json *j, const struct tbbt_stats *st)
 static void json_share(struct tbbt_json *j, const struct tbbt_stats *st)
 {
     const struct tbbt_stats_share *s = &st->share;
-    tbbt_json_key(j, "sharing");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "sharing");
     tbbt_json_kv_uint(j, "objects", s->objects);
     tbbt_json_kv_uint(j, "objects_shared", s->shared);
     tbbt_json_kv_uint(j, "files", s->files);
@@ -516,12 +487,11 @@ static void json_share(struct tbbt_json *j, const struct tbbt_stats *st)
 static void json_latencies(struct tbbt_json *j, const struct tbbt_stats *st)
 {
     static const int progs[] = {TBBT_PROG_NFS3, TBBT_PROG_NFS2};
-    tbbt_json_key(j, "latency_us");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "latency_us");
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < tbbt_prog_nprocs(progs[k]) && i < TBBT_STATS_NPROC; i++) {
             char *l = tbbt_stats_proc_label(progs[k], i);
-            jd(j, l, (double)st->o.lat.ns[progs[k]][i] / 1e3);
+            tbbt_json_kv_double(j, l, (double)st->o.lat.ns[progs[k]][i] / 1e3);
             g_free(l);
         }
     tbbt_json_end_object(j);
@@ -529,22 +499,22 @@ static void json_latencies(struct tbbt_json *j, const struct tbbt_stats *st)
 
 static void json_sim(struct tbbt_json *j, const struct tbbt_stats *st)
 {
-    tbbt_json_key(j, "concurrency");
-    tbbt_json_begin_object(j);
+    tbbt_json_kv_object(j, "concurrency");
     tbbt_json_kv_uint(j, "sim_ops_limit", st->o.sim_ops);
     tbbt_json_kv_uint(j, "sim_ops", st->sim_fed);
     json_latencies(j, st);
-    tbbt_json_key(j, "results");
-    tbbt_json_begin_array(j);
+    tbbt_json_kv_array(j, "results");
     for (unsigned w = 0; st->o.sim_ops && w < st->o.n_windows; w++) {
         tbbt_json_begin_object(j);
         tbbt_json_kv_uint(j, "window", st->o.windows[w]);
-        jd(j, "conservative_ops", tbbt_concsim_throughput(st->sims[0][w]));
-        jd(j, "fsdep_ops", tbbt_concsim_throughput(st->sims[1][w]));
+        tbbt_json_kv_double(j, "conservative_ops", tbbt_concsim_throughput(st->sims[0][w]));
+        tbbt_json_kv_double(j, "fsdep_ops", tbbt_concsim_throughput(st->sims[1][w]));
         tbbt_json_kv_uint(j, "conservative_peak", tbbt_concsim_peak(st->sims[0][w]));
         tbbt_json_kv_uint(j, "fsdep_peak", tbbt_concsim_peak(st->sims[1][w]));
-        jd(j, "conservative_seconds", (double)tbbt_concsim_makespan(st->sims[0][w]) / 1e9);
-        jd(j, "fsdep_seconds", (double)tbbt_concsim_makespan(st->sims[1][w]) / 1e9);
+        tbbt_json_kv_double(j, "conservative_seconds",
+                            (double)tbbt_concsim_makespan(st->sims[0][w]) / 1e9);
+        tbbt_json_kv_double(j, "fsdep_seconds",
+                            (double)tbbt_concsim_makespan(st->sims[1][w]) / 1e9);
         tbbt_json_end_object(j);
     }
     tbbt_json_end_array(j);

@@ -67,10 +67,8 @@ static int build_opts(const struct main_opts *m, struct tbbt_stats_opts *so)
         return usage_error(msg);
     }
     if (m->latency_from &&
-        tbbt_stats_lat_from_json(&so->lat, m->latency_from, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "--latency-from %s", err);
-        return TBBT_EXIT_FAIL;
-    }
+        tbbt_stats_lat_from_json(&so->lat, m->latency_from, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("--latency-from %s", err);
     if (m->latency && tbbt_stats_lat_parse(&so->lat, m->latency, err, sizeof(err)) < 0) {
         g_snprintf(msg, sizeof(msg), "--latency: %s", err);
         return usage_error(msg);
@@ -85,10 +83,8 @@ static int auto_span(const struct main_opts *m, const char *path, struct tbbt_st
         return 0;
     uint64_t a, b;
     char err[320];
-    if (tbbt_stats_trace_span(path, &a, &b, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (tbbt_stats_trace_span(path, &a, &b, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     double span = b > a ? (double)(b - a) / 1e9 : 0;
     if (!m->interval)
         so->interval_s = tbbt_stats_auto_interval(span);
@@ -108,29 +104,29 @@ static int output(const struct main_opts *m, const struct tbbt_stats *st, const 
     } else {
         tbbt_stats_print_text(st, path, stdout);
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        tbbt_log(TBBT_LOG_ERROR, "cannot write stdout: %s", strerror(errno));
+    if (tbbt_cli_flush_stdout("stdout") != TBBT_EXIT_OK)
         return TBBT_EXIT_FAIL;
-    }
-    if (m->plot && tbbt_stats_plot(st, m->plot, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (m->plot && tbbt_stats_plot(st, m->plot, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     return TBBT_EXIT_OK;
 }
 
+/* --version, or the analysis; the exit code. */
 static int run(const struct main_opts *m)
 {
     struct tbbt_stats_opts so;
-    const char *path = m->args[0];
     char err[320];
-    int rc = build_opts(m, &so);
-    if (rc)
+    int rc;
+
+    if (m->version)
+        return tbbt_cli_print_version("tbbt-stats", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
+    if (!m->args || g_strv_length(m->args) != 1)
+        return usage_error("expected exactly one TRACE argument");
+    if ((rc = build_opts(m, &so)))
         return rc;
-    if (m->plot && !tbbt_stats_have_gnuplot()) {
-        tbbt_log(TBBT_LOG_ERROR, "--plot needs gnuplot, which is not on PATH");
-        return TBBT_EXIT_FAIL;
-    }
+    const char *path = m->args[0];
+    if (m->plot && !tbbt_stats_have_gnuplot())
+        return tbbt_cli_fail("--plot needs gnuplot, which is not on PATH");
     if ((rc = auto_span(m, path, &so)))
         return rc;
     struct tbbt_stats *st = tbbt_stats_new(&so);
@@ -181,32 +177,21 @@ int main(int argc, char **argv)
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &m.args, NULL, "TRACE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new(NULL);
-    GError *gerr = NULL;
     int rc;
 
     setlocale(LC_CTYPE, "");
     tbbt_log_init("tbbt-stats", TBBT_LOG_WARN);
-    g_option_context_set_summary(ctx, "Analyse a TBBT trace: operation mix, rate, clients, "
-                                      "sequentiality, file temperature,\nsharing, and the "
-                                      "concurrency a replay could reach per lookahead window.");
-    g_option_context_set_description(
-        ctx, "TRACE is a binary TBBT trace (\"-\" = stdin).\n"
-             "--latency-from is applied first, then --latency.\n"
-             "Exit status: 0 success, 1 bad input or failed plot, 2 usage error.\n"
-             "Definitions and JSON keys: docs/tbbt-stats.md.\n");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = usage_error(gerr->message);
-        g_error_free(gerr);
-    } else if (m.version) {
-        rc = tbbt_cli_print_version("tbbt-stats", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
-    } else if (!m.args || g_strv_length(m.args) != 1) {
-        rc = usage_error("expected exactly one TRACE argument");
-    } else {
+    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = "tbbt-stats", .entries = entries,
+        .summary = "Analyse a TBBT trace: operation mix, rate, clients, sequentiality, file "
+                   "temperature,\nsharing, and the concurrency a replay could reach per "
+                   "lookahead window.",
+        .description = "TRACE is a binary TBBT trace (\"-\" = stdin).\n"
+                       "--latency-from is applied first, then --latency.\n"
+                       "Exit status: 0 success, 1 bad input or failed plot, 2 usage error.\n"
+                       "Definitions and JSON keys: docs/tbbt-stats.md.\n" }, &argc, &argv);
+    if (rc == 0)
         rc = run(&m);
-    }
-    g_option_context_free(ctx);
     free_opts(&m);
     return rc;
 }

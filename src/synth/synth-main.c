@@ -208,31 +208,22 @@ int main(int argc, char **argv)
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.args, NULL, NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new(NULL);
-    GError *gerr = NULL;
     int rc;
 
     setlocale(LC_CTYPE, "");
     tbbt_log_init("tbbt-synth", TBBT_LOG_WARN);
-    g_option_context_set_summary(
-        ctx, "Write the nfs-tricks read benchmark (N concurrent sequential or stride readers)\n"
-             "as a TBBT trace plus hierarchy map for tbbt-init and tbbt-play.");
-    g_option_context_set_description(
-        ctx, "Files: ra/g<N>/f<i>, N files of 256 MiB * F / N in group g<N>, reader i reads\n"
-             "ra/g<N>/f<i>.  Example:\n"
-             "  tbbt-synth --readers 8 --stride 4 --reorder 0.05:4 -o r8.tbbt\n"
-             "\nExit status: 0 success, 1 run failed, 2 usage error.\n"
-             "Manual: docs/tbbt-synth.md.\n");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = usage_error(gerr->message);
-        g_error_free(gerr);
-    } else if (o.version) {
-        rc = tbbt_cli_print_version("tbbt-synth", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
-    } else {
-        rc = run(&o);
-    }
-    g_option_context_free(ctx);
+    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = "tbbt-synth", .entries = entries, .usage = usage_error,
+        .summary = "Write the nfs-tricks read benchmark (N concurrent sequential or stride "
+                   "readers)\nas a TBBT trace plus hierarchy map for tbbt-init and tbbt-play.",
+        .description = "Files: ra/g<N>/f<i>, N files of 256 MiB * F / N in group g<N>, "
+                       "reader i reads\nra/g<N>/f<i>.  Example:\n"
+                       "  tbbt-synth --readers 8 --stride 4 --reorder 0.05:4 -o r8.tbbt\n"
+                       "\nExit status: 0 success, 1 run failed, 2 usage error.\n"
+                       "Manual: docs/tbbt-synth.md.\n" }, &argc, &argv);
+    if (rc == 0)
+        rc = o.version ? tbbt_cli_print_version("tbbt-synth", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR)
+                       : run(&o);
     g_free(o.readers), g_free(o.stride), g_free(o.read_size), g_free(o.scale);
     g_free(o.reorder), g_free(o.seed), g_free(o.rate), g_free(o.file_set), g_free(o.start);
     g_free(o.output), g_free(o.map);

@@ -44,11 +44,9 @@ static int print_version(void)
 static int read_failed(const char *path, int rc, struct tbbt_trace_reader *r)
 {
     if (rc > TBBT_E_BASE && rc < 0) /* -errno: no position to report */
-        tbbt_log(TBBT_LOG_ERROR, "cannot read trace '%s': %s", path, tbbt_strerror(rc));
-    else
-        tbbt_log(TBBT_LOG_ERROR, "cannot read trace '%s': %s at byte %" PRIu64, path,
-                 tbbt_strerror(rc), r ? tbbt_trace_reader_offset(r) : 0);
-    return TBBT_EXIT_FAIL;
+        return tbbt_cli_fail("cannot read trace '%s': %s", path, tbbt_strerror(rc));
+    return tbbt_cli_fail("cannot read trace '%s': %s at byte %" PRIu64, path, tbbt_strerror(rc),
+                         r ? tbbt_trace_reader_offset(r) : 0);
 }
 
 static int from_text(const struct dump_opts *o)
@@ -60,12 +58,10 @@ static int from_text(const struct dump_opts *o)
     if (rc == 0)
         return TBBT_EXIT_OK;
     if (rc == TBBT_E_SYNTAX || rc == TBBT_E_VERSION)
-        tbbt_log(TBBT_LOG_ERROR, "cannot convert '%s': %s at line %" PRIu64 ": %s",
-                 o->from_text, tbbt_strerror(rc), line, why);
-    else
-        tbbt_log(TBBT_LOG_ERROR, "cannot convert '%s' to '%s': %s", o->from_text, o->output,
-                 tbbt_strerror(rc));
-    return TBBT_EXIT_FAIL;
+        return tbbt_cli_fail("cannot convert '%s': %s at line %" PRIu64 ": %s", o->from_text,
+                             tbbt_strerror(rc), line, why);
+    return tbbt_cli_fail("cannot convert '%s' to '%s': %s", o->from_text, o->output,
+                         tbbt_strerror(rc));
 }
 
 /* Reads the whole trace; prints its text form to out unless out is NULL. */
@@ -111,10 +107,8 @@ static int dump_to(const struct dump_opts *o)
         tbbt_outfile_abort(of);
         return rc;
     }
-    if (tbbt_outfile_commit(of, err, sizeof(err)) < 0) {
-        tbbt_log(TBBT_LOG_ERROR, "%s", err);
-        return TBBT_EXIT_FAIL;
-    }
+    if (tbbt_outfile_commit(of, err, sizeof(err)) < 0)
+        return tbbt_cli_fail("%s", err);
     return TBBT_EXIT_OK;
 }
 
@@ -132,27 +126,22 @@ int main(int argc, char **argv)
         {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.args, NULL, "TRACE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new(NULL);
-    GError *gerr = NULL;
     int nargs, rc;
 
     setlocale(LC_CTYPE, "");
     tbbt_log_init("tbbt-dump", TBBT_LOG_WARN);
-    g_option_context_set_summary(ctx, "Print a TBBT trace as text, check it, or convert the "
-                                      "text form back to the binary trace.");
-    g_option_context_set_description(
-        ctx, "Forms:\n"
-             "  tbbt-dump [-o OUT] TRACE          print TRACE as text (\"-\" = stdin)\n"
-             "  tbbt-dump --check TRACE           validate TRACE, print nothing\n"
-             "  tbbt-dump --from-text TEXT -o OUT text form back to the binary trace\n"
-             "\nExit status: 0 success, 1 bad input, 2 usage error.\n"
-             "Formats: docs/trace-format.md.\n");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &gerr)) {
-        rc = usage_error(gerr->message);
-        g_error_free(gerr);
+    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+        .prog = "tbbt-dump", .entries = entries,
+        .summary = "Print a TBBT trace as text, check it, or convert the text form back to "
+                   "the binary trace.",
+        .description = "Forms:\n"
+                       "  tbbt-dump [-o OUT] TRACE          print TRACE as text (\"-\" = stdin)\n"
+                       "  tbbt-dump --check TRACE           validate TRACE, print nothing\n"
+                       "  tbbt-dump --from-text TEXT -o OUT text form back to the binary trace\n"
+                       "\nExit status: 0 success, 1 bad input, 2 usage error.\n"
+                       "Formats: docs/trace-format.md.\n" }, &argc, &argv);
+    if (rc)
         goto out;
-    }
     nargs = o.args ? (int)g_strv_length(o.args) : 0;
     if (o.version)
         rc = print_version();
@@ -171,7 +160,6 @@ int main(int argc, char **argv)
     else
         rc = dump_to(&o);
 out:
-    g_option_context_free(ctx);
     g_free(o.from_text);
     g_free(o.output);
     g_strfreev(o.args);

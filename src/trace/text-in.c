@@ -107,6 +107,17 @@ static int next_token(struct parser *ps, bool need, bool *more)
     return 0;
 }
 
+/* The next field of a line, which must be there: 0, or the error ("missing WHAT"). */
+static int next_field(struct parser *ps, const char *what)
+{
+    bool more;
+    int rc = next_token(ps, true, &more);
+
+    if (rc < 0)
+        return rc;
+    return more ? 0 : syntax(ps, "missing %s", what);
+}
+
 static int end_of_line(struct parser *ps)
 {
     bool more;
@@ -360,14 +371,6 @@ static size_t parse_key(struct parser *ps, int *rc)
     return n;
 }
 
-static const struct tbbt__sub *find_sub(const struct tbbt__sub *subs, const char *k, size_t n)
-{
-    for (const struct tbbt__sub *d = subs; d->name; d++)
-        if (strlen(d->name) == n && memcmp(d->name, k, n) == 0)
-            return d;
-    return NULL;
-}
-
 static int parse_sub(struct parser *ps, const struct tbbt__sub *d, void *base)
 {
     char *v = (char *)base + d->off;
@@ -391,12 +394,39 @@ static int parse_sub(struct parser *ps, const struct tbbt__sub *d, void *base)
     return 0;
 }
 
-/* struct := '{' [key=value (',' key=value)*] '}'; members left out are 0. */
-static int parse_struct(struct parser *ps, const struct tbbt__sub *subs, void *base,
-                        const char *what)
+/*
+ * The members of a braced value, '{' [key=value (',' key=value)*] '}', each key at most
+ * once: a struct (its table of members, tbbt__sub) or a directory entry.
+ */
+struct members {
+    const char *what;           /* for messages: "entry", "attr", ... */
+    const char *const *keys;    /* the keys, by index (NULL-terminated); or NULL: subs */
+    const struct tbbt__sub *subs;   /* the struct's members (name NULL last) */
+    void *base;                 /* what the values go into */
+};
+
+/* The index of key k[0..n) in m, and its name; -1 if m has no such key. */
+static int member_index(const struct members *m, const char *k, size_t n, const char **name)
+{
+    for (int i = 0;; i++) {
+        const char *key = m->keys ? m->keys[i] : m->subs[i].name;
+        if (!key)
+            return -1;
+        if (strlen(key) == n && memcmp(key, k, n) == 0) {
+            *name = key;
+            return i;
+        }
+    }
+}
+
+static int parse_entry_member(struct parser *ps, struct tbbt_entry *e, const char *k, size_t n);
+
+/* A braced value (struct members): members left out are 0. */
+static int parse_members(struct parser *ps, const struct members *m)
 {
     uint32_t seen = 0;
-    int rc;
+    const char *name;
+    int rc, i;
 
     if ((rc = expect(ps, '{')) < 0)
         return rc;
@@ -404,19 +434,27 @@ static int parse_struct(struct parser *ps, const struct tbbt__sub *subs, void *b
         return 0;
     do {
         size_t n = parse_key(ps, &rc);
-        const struct tbbt__sub *d;
         if (n == 0)
             return rc;
-        if (!(d = find_sub(subs, ps->p, n)))
-            return syntax(ps, "unknown key '%.*s' in %s", (int)n, ps->p, what);
-        if (seen & (1u << (d - subs)))
-            return syntax(ps, "duplicate key '%s' in %s", d->name, what);
-        seen |= 1u << (d - subs);
+        if ((i = member_index(m, ps->p, n, &name)) < 0)
+            return syntax(ps, "unknown key '%.*s' in %s", (int)n, ps->p, m->what);
+        if (seen & (1u << i))
+            return syntax(ps, "duplicate key '%s' in %s", name, m->what);
+        seen |= 1u << i;
         ps->p += n + 1;
-        if ((rc = parse_sub(ps, d, base)) < 0)
+        rc = m->keys ? parse_entry_member(ps, m->base, name, n)
+                     : parse_sub(ps, &m->subs[i], m->base);
+        if (rc < 0)
             return rc;
     } while (eat(ps, ','));
     return expect(ps, '}');
+}
+
+/* struct := '{' [key=value (',' key=value)*] '}'; members left out are 0. */
+static int parse_struct(struct parser *ps, const struct tbbt__sub *subs, void *base,
+                        const char *what)
+{
+    return parse_members(ps, &(struct members){ .what = what, .subs = subs, .base = base });
 }
 
 static int parse_ref(struct parser *ps, uint32_t *ref, const char *what)
@@ -452,30 +490,8 @@ static int parse_entry_member(struct parser *ps, struct tbbt_entry *e, const cha
 static int parse_entry(struct parser *ps, struct tbbt_entry *e)
 {
     static const char *const keys[] = {"fileid", "cookie", "name", "fh", "attr", "id", NULL};
-    uint32_t seen = 0;
-    int rc;
 
-    if ((rc = expect(ps, '{')) < 0)
-        return rc;
-    if (eat(ps, '}'))
-        return 0;
-    do {
-        size_t n = parse_key(ps, &rc);
-        int i;
-        if (n == 0)
-            return rc;
-        for (i = 0; keys[i] && !(strlen(keys[i]) == n && memcmp(keys[i], ps->p, n) == 0); i++)
-            ;
-        if (!keys[i])
-            return syntax(ps, "unknown key '%.*s' in entry", (int)n, ps->p);
-        if (seen & (1u << i))
-            return syntax(ps, "duplicate key '%s' in entry", keys[i]);
-        seen |= 1u << i;
-        ps->p += n + 1;
-        if ((rc = parse_entry_member(ps, e, keys[i], n)) < 0)
-            return rc;
-    } while (eat(ps, ','));
-    return expect(ps, '}');
+    return parse_members(ps, &(struct members){ .what = "entry", .keys = keys, .base = e });
 }
 
 /* list := '[' [item (',' item)*] ']' for entries and info. */
@@ -611,22 +627,21 @@ static int parse_kv(struct parser *ps, uint32_t *seen_hdr)
 static int parse_op_head(struct parser *ps)
 {
     struct tbbt_trace_rec *rec = &ps->rec;
-    bool more;
     int v, rc;
 
-    if ((rc = next_token(ps, true, &more)) < 0 || !more ||
+    if ((rc = next_field(ps, "call time")) < 0 ||
         (rc = parse_time(ps, &rec->call_ns, "call time")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing call time");
-    if ((rc = next_token(ps, true, &more)) < 0 || !more ||
+        return rc;
+    if ((rc = next_field(ps, "reply time")) < 0 ||
         (rc = parse_time(ps, &rec->reply_ns, "reply time")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing reply time");
-    if ((rc = next_token(ps, true, &more)) < 0 || !more ||
+        return rc;
+    if ((rc = next_field(ps, "program")) < 0 ||
         (rc = parse_tok(ps, tbbt__prog_names, UINT8_MAX, &v, "program")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing program");
+        return rc;
     rec->prog = (uint8_t)v;
-    if ((rc = next_token(ps, true, &more)) < 0 || !more ||
+    if ((rc = next_field(ps, "procedure")) < 0 ||
         (rc = parse_tok(ps, tbbt__proc_tok(rec->prog), UINT8_MAX, &v, "procedure")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing procedure");
+        return rc;
     rec->proc = (uint8_t)v;
     return 0;
 }
@@ -660,21 +675,40 @@ static int parse_op(struct parser *ps)
 
 /* ---- definition lines and the rest ---------------------------------------------- */
 
+/* A definition line's REF (fh, ep, cred): the next of its table, which holds count. */
+static int def_ref(struct parser *ps, const char *kind, uint32_t count, uint32_t *ref)
+{
+    char what[32];
+    int rc;
+
+    g_snprintf(what, sizeof(what), "%s reference", kind);
+    if ((rc = next_field(ps, what)) < 0 || (rc = parse_u32(ps, ref, "ref")) < 0)
+        return rc;
+    if (*ref != count)
+        return syntax(ps, "%s %" PRIu32 " out of order (next is %" PRIu32 ")", kind, *ref,
+                      count);
+    return 0;
+}
+
+/* The end of a definition line, after the table's add (< 0: a duplicate definition). */
+static int def_added(struct parser *ps, int added, const char *kind, uint32_t ref)
+{
+    if (added < 0)
+        return syntax(ps, "%s %" PRIu32 " duplicates an earlier %s", kind, ref, kind);
+    return tbbt_trace_writer_sync_defs(ps->w);
+}
+
 /* fh REF HEX|- */
 static int parse_fh(struct parser *ps)
 {
     uint8_t fh[TBBT_FH_MAX];
     uint32_t ref, len = 0;
-    bool more;
     int rc;
 
-    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_u32(ps, &ref, "ref")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing handle reference");
-    if (ref != tbbt_fhtab_count(ps->fh))
-        return syntax(ps, "handle %" PRIu32 " out of order (next is %" PRIu32 ")", ref,
-                      tbbt_fhtab_count(ps->fh));
-    if ((rc = next_token(ps, true, &more)) < 0 || !more)
-        return rc < 0 ? rc : syntax(ps, "missing handle bytes");
+    if ((rc = def_ref(ps, "handle", tbbt_fhtab_count(ps->fh), &ref)) < 0)
+        return rc;
+    if ((rc = next_field(ps, "handle bytes")) < 0)
+        return rc;
     if (!eat(ps, '-')) {
         for (; ps->p < ps->end && !is_blank(*ps->p); ps->p += 2, len++) {
             int hi = digit_val(ps->p[0], 16);
@@ -686,9 +720,7 @@ static int parse_fh(struct parser *ps)
     }
     if ((rc = end_of_line(ps)) < 0)
         return rc;
-    if (tbbt_fhtab_add(ps->fh, ref, fh, len) < 0)
-        return syntax(ps, "handle %" PRIu32 " duplicates an earlier handle", ref);
-    return tbbt_trace_writer_sync_defs(ps->w);
+    return def_added(ps, tbbt_fhtab_add(ps->fh, ref, fh, len), "handle", ref);
 }
 
 /* hostport := addr ":" port | "[" addr "]" ":" port */
@@ -722,33 +754,27 @@ static int parse_ep(struct parser *ps)
     struct tbbt_endpoint ep;
     uint32_t ref;
     size_t n;
-    bool more;
     int rc;
 
     memset(&ep, 0, sizeof(ep));
-    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_u32(ps, &ref, "ref")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing endpoint reference");
-    if (ref != tbbt_eptab_count(ps->ep))
-        return syntax(ps, "endpoint %" PRIu32 " out of order (next is %" PRIu32 ")", ref,
-                      tbbt_eptab_count(ps->ep));
-    if ((rc = next_token(ps, true, &more)) < 0 || !more)
-        return rc < 0 ? rc : syntax(ps, "missing transport");
+    if ((rc = def_ref(ps, "endpoint", tbbt_eptab_count(ps->ep), &ref)) < 0)
+        return rc;
+    if ((rc = next_field(ps, "transport")) < 0)
+        return rc;
     n = word_len(ps);
     if (!(n == 3 && (memcmp(ps->p, "tcp", 3) == 0 || memcmp(ps->p, "udp", 3) == 0)))
         return syntax(ps, "transport must be tcp or udp");
     ep.tcp = ps->p[0] == 't';
     ps->p += 3;
-    if ((rc = next_token(ps, true, &more)) < 0 || !more ||
+    if ((rc = next_field(ps, "client address")) < 0 ||
         (rc = parse_hostport(ps, ep.client, &ep.client_port)) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing client address");
-    if ((rc = next_token(ps, true, &more)) < 0 || !more ||
+        return rc;
+    if ((rc = next_field(ps, "server address")) < 0 ||
         (rc = parse_hostport(ps, ep.server, &ep.server_port)) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing server address");
+        return rc;
     if ((rc = end_of_line(ps)) < 0)
         return rc;
-    if (tbbt_eptab_add(ps->ep, ref, &ep) < 0)
-        return syntax(ps, "endpoint %" PRIu32 " duplicates an earlier endpoint", ref);
-    return tbbt_trace_writer_sync_defs(ps->w);
+    return def_added(ps, tbbt_eptab_add(ps->ep, ref, &ep), "endpoint", ref);
 }
 
 /* GIDS := "-" | u32 ("," u32)*, at most TBBT_CRED_GIDS_MAX. */
@@ -772,43 +798,36 @@ static int parse_cred(struct parser *ps)
 {
     struct tbbt_cred c;
     uint32_t ref;
-    bool more;
     int rc;
 
     memset(&c, 0, sizeof(c));
-    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_u32(ps, &ref, "ref")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing credential reference");
-    if (ref != tbbt_credtab_count(ps->cred))
-        return syntax(ps, "credential %" PRIu32 " out of order (next is %" PRIu32 ")", ref,
-                      tbbt_credtab_count(ps->cred));
-    if ((rc = next_token(ps, true, &more)) < 0 || !more ||
+    if ((rc = def_ref(ps, "credential", tbbt_credtab_count(ps->cred), &ref)) < 0)
+        return rc;
+    if ((rc = next_field(ps, "machine name")) < 0 ||
         (rc = parse_string_tmp(ps, TBBT_MACHINE_MAX, "machine name")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing machine name");
+        return rc;
     c.machine_len = (uint32_t)ps->tmp->len;
     memcpy(c.machine, ps->tmp->str, c.machine_len);
-    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_u32(ps, &c.uid, "uid")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing uid");
-    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_u32(ps, &c.gid, "gid")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing gid");
-    if ((rc = next_token(ps, true, &more)) < 0 || !more || (rc = parse_gids(ps, &c)) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing gids (a,b,c or -)");
+    if ((rc = next_field(ps, "uid")) < 0 || (rc = parse_u32(ps, &c.uid, "uid")) < 0)
+        return rc;
+    if ((rc = next_field(ps, "gid")) < 0 || (rc = parse_u32(ps, &c.gid, "gid")) < 0)
+        return rc;
+    if ((rc = next_field(ps, "gids (a,b,c or -)")) < 0 || (rc = parse_gids(ps, &c)) < 0)
+        return rc;
     if ((rc = end_of_line(ps)) < 0)
         return rc;
-    if (tbbt_credtab_add(ps->cred, ref, &c) < 0)
-        return syntax(ps, "credential %" PRIu32 " duplicates an earlier credential", ref);
-    return tbbt_trace_writer_sync_defs(ps->w);
+    return def_added(ps, tbbt_credtab_add(ps->cred, ref, &c), "credential", ref);
 }
 
 /* end COUNT */
 static int parse_end(struct parser *ps)
 {
     uint64_t n;
-    bool more;
     int rc;
 
-    if ((rc = next_token(ps, true, &more)) < 0 || !more ||
+    if ((rc = next_field(ps, "record count")) < 0 ||
         (rc = parse_uint(ps, UINT64_MAX, &n, "count")) < 0)
-        return rc < 0 ? rc : syntax(ps, "missing record count");
+        return rc;
     if ((rc = end_of_line(ps)) < 0)
         return rc;
     if (n != ps->nops)

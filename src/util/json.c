@@ -121,6 +121,33 @@ void tbbt_json_kv_double(struct tbbt_json *j, const char *key, double v)
     tbbt_json_double(j, v);
 }
 
+void tbbt_json_kv_string(struct tbbt_json *j, const char *key, const char *s)
+{
+    tbbt_json_key(j, key);
+    if (s)
+        tbbt_json_string(j, s);
+    else
+        tbbt_json_null(j);
+}
+
+void tbbt_json_kv_bool(struct tbbt_json *j, const char *key, bool v)
+{
+    tbbt_json_key(j, key);
+    tbbt_json_bool(j, v);
+}
+
+void tbbt_json_kv_object(struct tbbt_json *j, const char *key)
+{
+    tbbt_json_key(j, key);
+    tbbt_json_begin_object(j);
+}
+
+void tbbt_json_kv_array(struct tbbt_json *j, const char *key)
+{
+    tbbt_json_key(j, key);
+    tbbt_json_begin_array(j);
+}
+
 char *tbbt_json_finish(struct tbbt_json *j)
 {
     char *s = g_string_free(j->out, FALSE);

@@ -35,6 +35,13 @@ void tbbt_json_null(struct tbbt_json *j);
 void tbbt_json_kv_uint(struct tbbt_json *j, const char *key, uint64_t v);
 /* Shorthand for tbbt_json_key(j, key) then tbbt_json_double(j, v). */
 void tbbt_json_kv_double(struct tbbt_json *j, const char *key, double v);
+/* Shorthand for tbbt_json_key(j, key) then tbbt_json_string(j, s), or null when s is NULL. */
+void tbbt_json_kv_string(struct tbbt_json *j, const char *key, const char *s);
+/* Shorthand for tbbt_json_key(j, key) then tbbt_json_bool(j, v). */
+void tbbt_json_kv_bool(struct tbbt_json *j, const char *key, bool v);
+/* Shorthand for tbbt_json_key(j, key) then tbbt_json_begin_object(j) (or _array). */
+void tbbt_json_kv_object(struct tbbt_json *j, const char *key);
+void tbbt_json_kv_array(struct tbbt_json *j, const char *key);
 /* Returns the text (given: caller g_free()s) and resets j. */
 char *tbbt_json_finish(struct tbbt_json *j);
 /*

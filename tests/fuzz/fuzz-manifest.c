@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: tbbt-play's manifest reader (tbbt_manifest_load(),
- * src/player/resolve.c) over arbitrary bytes.  Oracle: a manifest that loads is
+ * src/ns/manifest-read.c) over arbitrary bytes.  Oracle: a manifest that loads is
  * complete, and every clone directory and object path it holds is "." or names
  * that could be names (no "", ".", "..", '/' or NUL, docs/hierarchy-map.md).
  *

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "extract/hier.h"
+#include "ns/manifest.h"
 #include "ns/ns.h"
 #include "trace/trace.h"
 #include "trace-records.h"
@@ -1179,6 +1180,73 @@ static void test_name_ok(void **state)
     }
 }
 
+/* escape.c and the manifest module (ns/manifest.h): the formats tbbt-init and tbbt-play share. */
+static void test_escape_and_manifest(void **state)
+{
+    GString *s = g_string_new(NULL), *out = g_string_new(NULL), *comp = g_string_new(NULL);
+    size_t k = 0;
+
+    (void)state;
+    tbbt_ns_escape(s, "-", 1);
+    assert_string_equal(s->str, "\\x2d");
+    g_string_truncate(s, 0);
+    tbbt_ns_escape(s, "a\\b\x01\xff", 5);
+    assert_string_equal(s->str, "a\\\\b\\x01\\xff");
+    assert_true(tbbt_ns_unescape(s->str, s->len, out));
+    assert_int_equal(out->len, 5);
+    assert_memory_equal(out->str, "a\\b\x01\xff", 5);
+    assert_false(tbbt_ns_unescape("a\\q", 3, out));
+    assert_false(tbbt_ns_unescape("a\tb", 3, out));
+    assert_int_equal(tbbt_ns_unescape_relpath("d/e\\x41", 7, out, comp, &k), 0);
+    assert_string_equal(out->str, "d/eA");
+    assert_int_equal(tbbt_ns_unescape_relpath("d//e", 4, out, comp, &k), TBBT_NS_RELPATH_NAME);
+    assert_int_equal(k, 2);
+    assert_int_equal(tbbt_ns_unescape_relpath("d/e/\\x2f", 8, out, comp, &k),
+                     TBBT_NS_RELPATH_NAME);
+    assert_int_equal(k, 3);
+    assert_int_equal(tbbt_ns_unescape_relpath("d/\\q", 4, out, comp, NULL),
+                     TBBT_NS_RELPATH_ESCAPE);
+
+    /* written by the writer, loaded back by the loader, made lines read for --force */
+    char path[] = "/tmp/tbbt-test-manifest-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    struct tbbt_manifest_writer w;
+    struct tbbt_manifest *m = NULL;
+    char err[256] = "", kind = 0;
+    const char *rawf = NULL;
+
+    assert_non_null(f);
+    tbbt_manifest_writer_init(&w, f);
+    tbbt_manifest_write_path(&w, "map", NULL, "/m/t.map");
+    tbbt_manifest_write_path(&w, "root", NULL, "/img");
+    tbbt_manifest_write(&w, "clones", "%d", 1);
+    tbbt_manifest_write_path(&w, "made", "d", "a\tb");
+    tbbt_manifest_write_path(&w, "clone", NULL, ".");
+    tbbt_manifest_write_path(&w, "obj", "7", "a\tb");
+    tbbt_manifest_write(&w, "status", "complete");
+    tbbt_manifest_write_sum(&w);
+    tbbt_manifest_writer_fini(&w);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(tbbt_manifest_load(path, &m, err, sizeof(err)), 0);
+    assert_int_equal(m->version, 2);
+    assert_string_equal(m->root, "/img");
+    assert_int_equal(m->objs->len, 1);
+    assert_int_equal(g_array_index(m->objs, struct tbbt_manifest_obj, 0).id, 7);
+    assert_string_equal(g_array_index(m->objs, struct tbbt_manifest_obj, 0).path, "a\tb");
+    tbbt_manifest_free(m);
+    assert_int_equal(tbbt_manifest_made("made\td\ta\\x09b", &kind, out, &rawf), 1);
+    assert_int_equal(kind, 'd');
+    assert_string_equal(out->str, "a\tb");
+    assert_int_equal(tbbt_manifest_made("obj\t7\ta", &kind, out, &rawf), 0);
+    assert_int_equal(tbbt_manifest_made("made\tf\ta\\q", &kind, out, &rawf), -1);
+    assert_string_equal(rawf, "a\\q");
+    unlink(path);
+    g_string_free(s, TRUE);
+    g_string_free(out, TRUE);
+    g_string_free(comp, TRUE);
+}
+
 /* Many names in one directory: the tables grow (and entries are sorted) correctly. */
 static void test_many_names(void **state)
 {
@@ -1282,6 +1350,7 @@ int main(void)
         cmocka_unit_test(test_apply_by_id),
         cmocka_unit_test(test_dir_history),
         cmocka_unit_test(test_name_ok),
+        cmocka_unit_test(test_escape_and_manifest),
         cmocka_unit_test(test_many_names),
         cmocka_unit_test(test_real_capture),
     };
