@@ -152,20 +152,17 @@ static bool export_reply(struct tbbt__dec *d)
     return true;
 }
 
-const struct tbbt__dec_proc tbbt__dec_mnt1[TBBT__DEC_MNT_NPROCS] = {
-    [MOUNTPROC_NULL] = { tbbt__dec_void, tbbt__dec_void },
-    [MOUNTPROC_MNT] = { dirpath_call, mnt1_reply },
-    [MOUNTPROC_DUMP] = { tbbt__dec_void, dump_reply },
-    [MOUNTPROC_UMNT] = { dirpath_call, tbbt__dec_void },
-    [MOUNTPROC_UMNTALL] = { tbbt__dec_void, tbbt__dec_void },
-    [MOUNTPROC_EXPORT] = { tbbt__dec_void, export_reply },
+#define TBBT__DEC_NFS3 TBBT__DEC_SKIP
+#define TBBT__DEC_NFS2 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT1 TBBT__DEC_ROW
+#define TBBT__DEC_MNT3 TBBT__DEC_SKIP
+const struct tbbt__dec_proc tbbt__dec_mnt1[TBBT__DEC_NPROCS] = {
+#include "proto/catalogue.def"
 };
-
-const struct tbbt__dec_proc tbbt__dec_mnt3[TBBT__DEC_MNT_NPROCS] = {
-    [MOUNTPROC3_NULL] = { tbbt__dec_void, tbbt__dec_void },
-    [MOUNTPROC3_MNT] = { dirpath_call, mnt3_reply },
-    [MOUNTPROC3_DUMP] = { tbbt__dec_void, dump_reply },
-    [MOUNTPROC3_UMNT] = { dirpath_call, tbbt__dec_void },
-    [MOUNTPROC3_UMNTALL] = { tbbt__dec_void, tbbt__dec_void },
-    [MOUNTPROC3_EXPORT] = { tbbt__dec_void, export_reply },
+#undef TBBT__DEC_MNT1
+#undef TBBT__DEC_MNT3
+#define TBBT__DEC_MNT1 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT3 TBBT__DEC_ROW
+const struct tbbt__dec_proc tbbt__dec_mnt3[TBBT__DEC_NPROCS] = {
+#include "proto/catalogue.def"
 };

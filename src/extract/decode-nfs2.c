@@ -96,28 +96,6 @@ static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
     return true;
 }
 
-static bool dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field)
-{
-    char buf[NFS2_MAXNAMLEN + 1];
-    uint32_t len;
-
-    if (!tbbt__dec_string(d, (xdrproc_t)xdr_nfs2_filename, buf, &len))
-        return false;
-    tbbt__dec_set_str(d, buf, len, dst, field);
-    return true;
-}
-
-static bool dec_path(struct tbbt__dec *d, struct tbbt_str *dst, int field)
-{
-    char buf[NFS2_MAXPATHLEN + 1];
-    uint32_t len;
-
-    if (!tbbt__dec_string(d, (xdrproc_t)xdr_nfs2_path, buf, &len))
-        return false;
-    tbbt__dec_set_str(d, buf, len, dst, field);
-    return true;
-}
-
 static bool dec_u32(struct tbbt__dec *d, uint32_t *dst, int field)
 {
     if (!tbbt__dec_u32(d, dst))
@@ -166,24 +144,9 @@ static bool dec_status(struct tbbt__dec *d, bool *ok)
 
 /* ---- calls ----------------------------------------------------------------- */
 
-static bool dec_obj(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh, TBBT_F_FH);
-}
-
-static bool dec_dirop(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh, TBBT_F_FH) && dec_name(d, &d->rec->name, TBBT_F_NAME);
-}
-
-static bool dec_dirop2(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh2, TBBT_F_FH2) && dec_name(d, &d->rec->name2, TBBT_F_NAME2);
-}
-
 static bool setattr_call(struct tbbt__dec *d)
 {
-    return dec_obj(d) && dec_sattr(d);
+    return tbbt__dec_obj(d) && dec_sattr(d);
 }
 
 static bool read_call(struct tbbt__dec *d)
@@ -191,7 +154,7 @@ static bool read_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     uint32_t offset, totalcount;
 
-    if (!dec_obj(d) || !tbbt__dec_u32(d, &offset))
+    if (!tbbt__dec_obj(d) || !tbbt__dec_u32(d, &offset))
         return false;
     r->offset = offset;
     TBBT_SET(r, TBBT_F_OFFSET);
@@ -204,7 +167,7 @@ static bool write_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     uint32_t beginoffset, offset, totalcount, len;
 
-    if (!dec_obj(d) || !tbbt__dec_u32(d, &beginoffset) || !tbbt__dec_u32(d, &offset))
+    if (!tbbt__dec_obj(d) || !tbbt__dec_u32(d, &beginoffset) || !tbbt__dec_u32(d, &offset))
         return false;
     r->offset = offset;
     TBBT_SET(r, TBBT_F_OFFSET);
@@ -218,22 +181,12 @@ static bool write_call(struct tbbt__dec *d)
 /* CREATE and MKDIR. */
 static bool create_call(struct tbbt__dec *d)
 {
-    return dec_dirop(d) && dec_sattr(d);
-}
-
-static bool rename_call(struct tbbt__dec *d)
-{
-    return dec_dirop(d) && dec_dirop2(d);
-}
-
-static bool link_call(struct tbbt__dec *d)
-{
-    return dec_obj(d) && dec_dirop2(d);
+    return tbbt__dec_dirop(d) && dec_sattr(d);
 }
 
 static bool symlink_call(struct tbbt__dec *d)
 {
-    return dec_dirop(d) && dec_path(d, &d->rec->target, TBBT_F_TARGET) && dec_sattr(d);
+    return tbbt__dec_dirop(d) && tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET) && dec_sattr(d);
 }
 
 static bool readdir_call(struct tbbt__dec *d)
@@ -241,7 +194,7 @@ static bool readdir_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     nfs2_cookie cookie;
 
-    if (!dec_obj(d) || !ITEM(d, xdr_nfs2_cookie, cookie))
+    if (!tbbt__dec_obj(d) || !ITEM(d, xdr_nfs2_cookie, cookie))
         return false;
     r->cookie = tbbt__dec_be(cookie, NFS2_COOKIESIZE);
     TBBT_SET(r, TBBT_F_COOKIE);
@@ -285,7 +238,7 @@ static bool readlink_reply(struct tbbt__dec *d)
 
     if (!dec_status(d, &ok))
         return false;
-    return !ok || dec_path(d, &d->rec->target, TBBT_F_TARGET);
+    return !ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
 
 static bool read_reply(struct tbbt__dec *d)
@@ -306,8 +259,8 @@ static bool read_reply(struct tbbt__dec *d)
     return tbbt__dec_skip(d, len);
 }
 
-/* One entry (without its nextentry pointer); kept only when complete. */
-static bool dec_entry(struct tbbt__dec *d)
+/* One entry (without its nextentry pointer); kept only when complete.  v2 has no plus. */
+static bool dec_entry(struct tbbt__dec *d, bool plus)
 {
     char name[NFS2_MAXNAMLEN + 1];
     struct tbbt_entry *e;
@@ -319,6 +272,7 @@ static bool dec_entry(struct tbbt__dec *d)
         !tbbt__dec_string(d, (xdrproc_t)xdr_nfs2_filename, name, &len) ||
         !ITEM(d, xdr_nfs2_cookie, cookie))
         return false;
+    (void)plus;
     tbbt_trace_rec_set_str(d->rec, &s, name, len);
     e = tbbt_trace_rec_add_entry(d->rec);
     e->fileid = fileid;
@@ -330,29 +284,11 @@ static bool dec_entry(struct tbbt__dec *d)
 
 static bool readdir_reply(struct tbbt__dec *d)
 {
-    struct tbbt_trace_rec *r = d->rec;
-    bool ok, follows, eof;
+    bool ok;
 
     if (!dec_status(d, &ok))
         return false;
-    if (!ok)
-        return true;
-    for (;;) {
-        if (!tbbt__dec_follows(d, &follows))
-            return false;
-        if (!follows)
-            break;
-        if (!dec_entry(d))
-            return false;
-    }
-    TBBT_SET(r, TBBT_F_ENTRIES);
-    r->res_count = r->n_entries;
-    TBBT_SET(r, TBBT_F_RES_COUNT);
-    if (!tbbt__dec_follows(d, &eof))    /* 0 or 1: xdr_bool would take any value */
-        return false;
-    r->eof = eof;
-    TBBT_SET(r, TBBT_F_EOF);
-    return true;
+    return !ok || tbbt__dec_dirlist(d, dec_entry, false);
 }
 
 static bool statfs_reply(struct tbbt__dec *d)
@@ -372,23 +308,14 @@ static bool statfs_reply(struct tbbt__dec *d)
     return true;
 }
 
-const struct tbbt__dec_proc tbbt__dec_nfs2[TBBT__DEC_NFS2_NPROCS] = {
-    [NFSPROC_NULL] = { tbbt__dec_void, tbbt__dec_void },
-    [NFSPROC_GETATTR] = { dec_obj, attrstat_reply },
-    [NFSPROC_SETATTR] = { setattr_call, attrstat_reply },
-    [NFSPROC_ROOT] = { tbbt__dec_void, tbbt__dec_void },
-    [NFSPROC_LOOKUP] = { dec_dirop, diropres_reply },
-    [NFSPROC_READLINK] = { dec_obj, readlink_reply },
-    [NFSPROC_READ] = { read_call, read_reply },
-    [NFSPROC_WRITECACHE] = { tbbt__dec_void, tbbt__dec_void },
-    [NFSPROC_WRITE] = { write_call, attrstat_reply },
-    [NFSPROC_CREATE] = { create_call, diropres_reply },
-    [NFSPROC_REMOVE] = { dec_dirop, stat_reply },
-    [NFSPROC_RENAME] = { rename_call, stat_reply },
-    [NFSPROC_LINK] = { link_call, stat_reply },
-    [NFSPROC_SYMLINK] = { symlink_call, stat_reply },
-    [NFSPROC_MKDIR] = { create_call, diropres_reply },
-    [NFSPROC_RMDIR] = { dec_dirop, stat_reply },
-    [NFSPROC_READDIR] = { readdir_call, readdir_reply },
-    [NFSPROC_STATFS] = { dec_obj, statfs_reply },
+const struct tbbt__dec_vers tbbt__dec_vers2 = {
+    dec_fh, (xdrproc_t)xdr_nfs2_filename, (xdrproc_t)xdr_nfs2_path,
+};
+
+#define TBBT__DEC_NFS3 TBBT__DEC_SKIP
+#define TBBT__DEC_NFS2 TBBT__DEC_ROW
+#define TBBT__DEC_MNT1 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT3 TBBT__DEC_SKIP
+const struct tbbt__dec_proc tbbt__dec_nfs2[TBBT__DEC_NPROCS] = {
+#include "proto/catalogue.def"
 };

@@ -98,28 +98,6 @@ static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
     return true;
 }
 
-static bool dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field)
-{
-    char buf[NFS3_MAXNAMLEN + 1];
-    uint32_t len;
-
-    if (!tbbt__dec_string(d, (xdrproc_t)xdr_filename3, buf, &len))
-        return false;
-    tbbt__dec_set_str(d, buf, len, dst, field);
-    return true;
-}
-
-static bool dec_path(struct tbbt__dec *d, struct tbbt_str *dst, int field)
-{
-    char buf[NFS3_MAXPATHLEN + 1];
-    uint32_t len;
-
-    if (!tbbt__dec_string(d, (xdrproc_t)xdr_nfspath3, buf, &len))
-        return false;
-    tbbt__dec_set_str(d, buf, len, dst, field);
-    return true;
-}
-
 static bool dec_u32(struct tbbt__dec *d, xdrproc_t proc, uint32_t *dst, int field)
 {
     uint32 v;
@@ -247,21 +225,6 @@ static bool dec_status(struct tbbt__dec *d, bool *ok)
 
 /* ---- shorthands for the record fields -------------------------------------- */
 
-static bool dec_obj(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh, TBBT_F_FH);
-}
-
-static bool dec_dirop(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh, TBBT_F_FH) && dec_name(d, &d->rec->name, TBBT_F_NAME);
-}
-
-static bool dec_dirop2(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh2, TBBT_F_FH2) && dec_name(d, &d->rec->name2, TBBT_F_NAME2);
-}
-
 static bool dec_offset(struct tbbt__dec *d)
 {
     return dec_u64(d, (xdrproc_t)xdr_offset3, &d->rec->offset, TBBT_F_OFFSET);
@@ -309,7 +272,7 @@ static bool setattr_call(struct tbbt__dec *d)
 {
     sattrguard3 g;
 
-    if (!dec_obj(d) || !dec_sattr(d) || !tbbt__dec_bools_ok(d, &BOOL_TIME, 1) ||
+    if (!tbbt__dec_obj(d) || !dec_sattr(d) || !tbbt__dec_bools_ok(d, &BOOL_TIME, 1) ||
         !ITEM(d, xdr_sattrguard3, &g))
         return false;
     if (g.check) {
@@ -321,13 +284,14 @@ static bool setattr_call(struct tbbt__dec *d)
 
 static bool access_call(struct tbbt__dec *d)
 {
-    return dec_obj(d) && dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access, TBBT_F_ACCESS);
+    return tbbt__dec_obj(d) &&
+           dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access, TBBT_F_ACCESS);
 }
 
 /* READ and COMMIT: file, offset, count. */
 static bool read_call(struct tbbt__dec *d)
 {
-    return dec_obj(d) && dec_offset(d) && dec_count(d);
+    return tbbt__dec_obj(d) && dec_offset(d) && dec_count(d);
 }
 
 /* A stable_how (WRITE stable, committed). */
@@ -377,7 +341,7 @@ static bool create_call(struct tbbt__dec *d)
     createhow3 how;
 
     /* createhow3's own routine refuses a mode past EXCLUSIVE; UNCHECKED/GUARDED's sattr3 */
-    if (!dec_dirop(d) || !tbbt__dec_range(d, peek_mode(d), EXCLUSIVE) ||
+    if (!tbbt__dec_dirop(d) || !tbbt__dec_range(d, peek_mode(d), EXCLUSIVE) ||
         (peek_mode(d) != EXCLUSIVE && !sattr_ahead_ok(d)) || !ITEM(d, xdr_createhow3, &how))
         return false;
     r->createmode = how.mode;
@@ -394,12 +358,13 @@ static bool create_call(struct tbbt__dec *d)
 
 static bool mkdir_call(struct tbbt__dec *d)
 {
-    return dec_dirop(d) && dec_sattr(d);
+    return tbbt__dec_dirop(d) && dec_sattr(d);
 }
 
 static bool symlink_call(struct tbbt__dec *d)
 {
-    return dec_dirop(d) && dec_sattr(d) && dec_path(d, &d->rec->target, TBBT_F_TARGET);
+    return tbbt__dec_dirop(d) && dec_sattr(d) &&
+           tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
 
 /*
@@ -425,7 +390,7 @@ static bool mknod_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     mknoddata3 m;
 
-    if (!dec_dirop(d) || !mknod_ahead_ok(d) || !ITEM(d, xdr_mknoddata3, &m) ||
+    if (!tbbt__dec_dirop(d) || !mknod_ahead_ok(d) || !ITEM(d, xdr_mknoddata3, &m) ||
         !ftype_ok(d, m.type))
         return false;
     r->ftype = m.type;
@@ -450,16 +415,6 @@ static bool mknod_call(struct tbbt__dec *d)
     return true;
 }
 
-static bool rename_call(struct tbbt__dec *d)
-{
-    return dec_dirop(d) && dec_dirop2(d);
-}
-
-static bool link_call(struct tbbt__dec *d)
-{
-    return dec_obj(d) && dec_dirop2(d);
-}
-
 static bool dec_cookie(struct tbbt__dec *d)
 {
     struct tbbt_trace_rec *r = d->rec;
@@ -470,14 +425,14 @@ static bool dec_cookie(struct tbbt__dec *d)
 
 static bool readdir_call(struct tbbt__dec *d)
 {
-    return dec_obj(d) && dec_cookie(d) && dec_count(d);
+    return tbbt__dec_obj(d) && dec_cookie(d) && dec_count(d);
 }
 
 static bool readdirplus_call(struct tbbt__dec *d)
 {
     struct tbbt_trace_rec *r = d->rec;
 
-    return dec_obj(d) && dec_cookie(d) &&
+    return tbbt__dec_obj(d) && dec_cookie(d) &&
            dec_u32(d, (xdrproc_t)xdr_count3, &r->dircount, TBBT_F_DIRCOUNT) &&
            dec_u32(d, (xdrproc_t)xdr_count3, &r->maxcount, TBBT_F_MAXCOUNT);
 }
@@ -527,7 +482,7 @@ static bool readlink_reply(struct tbbt__dec *d)
 
     if (!dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
-    return !ok || dec_path(d, &d->rec->target, TBBT_F_TARGET);
+    return !ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
 
 static bool dec_eof(struct tbbt__dec *d)
@@ -649,26 +604,6 @@ static bool dec_entry(struct tbbt__dec *d, bool plus)
     return true;
 }
 
-/* dirlist3 / dirlistplus3: the entry list, walked entry by entry, then eof. */
-static bool dec_dirlist(struct tbbt__dec *d, bool plus)
-{
-    struct tbbt_trace_rec *r = d->rec;
-    bool follows;
-
-    for (;;) {
-        if (!tbbt__dec_follows(d, &follows))
-            return false;
-        if (!follows)
-            break;
-        if (!dec_entry(d, plus))
-            return false;
-    }
-    TBBT_SET(r, TBBT_F_ENTRIES);
-    r->res_count = r->n_entries;
-    TBBT_SET(r, TBBT_F_RES_COUNT);
-    return dec_eof(d);
-}
-
 static bool dec_readdir_reply(struct tbbt__dec *d, bool plus)
 {
     cookieverf3 verf;
@@ -678,7 +613,7 @@ static bool dec_readdir_reply(struct tbbt__dec *d, bool plus)
         return false;
     if (!ok)
         return true;
-    return ITEM(d, xdr_cookieverf3, verf) && dec_dirlist(d, plus);
+    return ITEM(d, xdr_cookieverf3, verf) && tbbt__dec_dirlist(d, dec_entry, plus);
 }
 
 static bool readdir_reply(struct tbbt__dec *d)
@@ -785,27 +720,14 @@ static bool commit_reply(struct tbbt__dec *d)
     return !ok || dec_verf(d, (xdrproc_t)xdr_writeverf3, &d->rec->writeverf, TBBT_F_WRITEVERF);
 }
 
-const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NFS3_NPROCS] = {
-    [NFSPROC3_NULL] = { tbbt__dec_void, tbbt__dec_void },
-    [NFSPROC3_GETATTR] = { dec_obj, getattr_reply },
-    [NFSPROC3_SETATTR] = { setattr_call, setattr_reply },
-    [NFSPROC3_LOOKUP] = { dec_dirop, lookup_reply },
-    [NFSPROC3_ACCESS] = { access_call, access_reply },
-    [NFSPROC3_READLINK] = { dec_obj, readlink_reply },
-    [NFSPROC3_READ] = { read_call, read_reply },
-    [NFSPROC3_WRITE] = { write_call, write_reply },
-    [NFSPROC3_CREATE] = { create_call, create_reply },
-    [NFSPROC3_MKDIR] = { mkdir_call, create_reply },
-    [NFSPROC3_SYMLINK] = { symlink_call, create_reply },
-    [NFSPROC3_MKNOD] = { mknod_call, create_reply },
-    [NFSPROC3_REMOVE] = { dec_dirop, remove_reply },
-    [NFSPROC3_RMDIR] = { dec_dirop, remove_reply },
-    [NFSPROC3_RENAME] = { rename_call, rename_reply },
-    [NFSPROC3_LINK] = { link_call, link_reply },
-    [NFSPROC3_READDIR] = { readdir_call, readdir_reply },
-    [NFSPROC3_READDIRPLUS] = { readdirplus_call, readdirplus_reply },
-    [NFSPROC3_FSSTAT] = { dec_obj, fsstat_reply },
-    [NFSPROC3_FSINFO] = { dec_obj, fsinfo_reply },
-    [NFSPROC3_PATHCONF] = { dec_obj, pathconf_reply },
-    [NFSPROC3_COMMIT] = { read_call, commit_reply },
+const struct tbbt__dec_vers tbbt__dec_vers3 = {
+    dec_fh, (xdrproc_t)xdr_filename3, (xdrproc_t)xdr_nfspath3,
+};
+
+#define TBBT__DEC_NFS3 TBBT__DEC_ROW
+#define TBBT__DEC_NFS2 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT1 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT3 TBBT__DEC_SKIP
+const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NPROCS] = {
+#include "proto/catalogue.def"
 };
