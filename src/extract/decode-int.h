@@ -38,6 +38,12 @@ struct tbbt__dec_vers {
     bool (*fh)(struct tbbt__dec *d, uint32_t *dst, int field);
     xdrproc_t name;                 /* the filename routine (string<255>) */
     xdrproc_t path;                 /* the path routine (string<1024>) */
+    /* A fattr into *dst with field bit; false (d->err set) if it did not decode. */
+    bool (*attr)(struct tbbt__dec *d, struct tbbt_fattr *dst, int field);
+    xdrproc_t status;               /* the status routine (nfsstat3, nfsstat) */
+    int key;                        /* TBBT_PROTO_*: whose status names */
+    bool closed;                    /* a status without a name is malformed (v3; v2
+                                       servers send Unix errno values beyond RFC 1094's) */
 };
 
 /* Decoding state of one message (stack storage of tbbt__decode_call/reply). */
@@ -63,9 +69,9 @@ struct tbbt__dec_proc {
 /*
  * Procedure tables, indexed by procedure number, made from the catalogue
  * (proto/catalogue.def): the row of procedure num with shapes (dcall,
- * dreply) becomes { dcall##_call, dreply##_reply }.  A decoder file defines
- * TBBT__DEC_<key> as TBBT__DEC_ROW for its own keys and TBBT__DEC_SKIP for
- * the others, then includes the catalogue inside its table's initializer.
+ * dreply) becomes { dcall##_call, dreply##_reply }.  A decoder file redefines
+ * TBBT__DEC_<key> (TBBT__DEC_SKIP below) as TBBT__DEC_ROW for its own key,
+ * then includes the catalogue inside its table's initializer.
  */
 #define TBBT__DEC_NPROCS 32
 extern const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NPROCS];
@@ -79,6 +85,10 @@ extern const struct tbbt__dec_vers tbbt__dec_vers2;
     TBBT__DEC_##key(num, dcall, dreply)
 #define TBBT__DEC_ROW(num, dcall, dreply) [num] = { dcall##_call, dreply##_reply },
 #define TBBT__DEC_SKIP(num, dcall, dreply)
+#define TBBT__DEC_NFS3 TBBT__DEC_SKIP
+#define TBBT__DEC_NFS2 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT1 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT3 TBBT__DEC_SKIP
 
 /* Nothing to decode (void arguments or results). */
 bool tbbt__dec_void(struct tbbt__dec *d);
@@ -94,9 +104,18 @@ bool tbbt__dec_dirop2(struct tbbt__dec *d);
 bool tbbt__dec_rename(struct tbbt__dec *d);
 bool tbbt__dec_link(struct tbbt__dec *d);
 
+/*
+ * The reply status (d->v): sets it in the record; *ok says whether the resok arm
+ * follows.  A status the version's list lacks is malformed when d->v->closed.
+ */
+bool tbbt__dec_status(struct tbbt__dec *d, bool *ok);
+/* A reply of a status and, when OK, the object's attributes (v2 attrstat, v3 GETATTR). */
+bool tbbt__dec_attrstat(struct tbbt__dec *d);
+
 /* The names the catalogue's shapes give the shared hooks. */
 #define void_call tbbt__dec_void
 #define void_reply tbbt__dec_void
+#define attrstat_reply tbbt__dec_attrstat
 #define obj_call tbbt__dec_obj
 #define dirop_call tbbt__dec_dirop
 #define rename_call tbbt__dec_rename

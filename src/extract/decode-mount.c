@@ -152,10 +152,8 @@ static bool export_reply(struct tbbt__dec *d)
     return true;
 }
 
-#define TBBT__DEC_NFS3 TBBT__DEC_SKIP
-#define TBBT__DEC_NFS2 TBBT__DEC_SKIP
+#undef TBBT__DEC_MNT1
 #define TBBT__DEC_MNT1 TBBT__DEC_ROW
-#define TBBT__DEC_MNT3 TBBT__DEC_SKIP
 const struct tbbt__dec_proc tbbt__dec_mnt1[TBBT__DEC_NPROCS] = {
 #include "proto/catalogue.def"
 };

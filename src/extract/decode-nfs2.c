@@ -19,6 +19,7 @@
 
 #include "extract/decode-int.h"
 #include "proto/nfs2.h"
+#include "proto/proto.h"
 
 #define ITEM(d, fn, obj) tbbt__dec_item((d), (xdrproc_t)(fn), (obj))
 #define UNSET 0xffffffffu
@@ -127,20 +128,20 @@ static bool dec_sattr(struct tbbt__dec *d)
     return true;
 }
 
-static bool dec_status(struct tbbt__dec *d, bool *ok)
-{
-    nfs2_stat st;
-
-    if (!ITEM(d, xdr_nfs2_stat, &st))
-        return false;
-    /*
-     * Any value is kept: v2 servers send Unix errno values outside RFC 1094
-     * 2.3.1's list (EXDEV 18, EINVAL 22, EMLINK 31), where v3's list is closed.
-     */
-    tbbt__dec_set_status(d, st);
-    *ok = st == NFS_OK;
-    return true;
-}
+/*
+ * Any status value is kept (closed false): v2 servers send Unix errno values
+ * outside RFC 1094 2.3.1's list (EXDEV 18, EINVAL 22, EMLINK 31), where v3's
+ * list is closed.
+ */
+const struct tbbt__dec_vers tbbt__dec_vers2 = {
+    .fh = dec_fh,
+    .name = (xdrproc_t)xdr_nfs2_filename,
+    .path = (xdrproc_t)xdr_nfs2_path,
+    .attr = dec_attr,
+    .status = (xdrproc_t)xdr_nfs2_stat,
+    .key = TBBT_PROTO_NFS2,
+    .closed = false,
+};
 
 /* ---- calls ----------------------------------------------------------------- */
 
@@ -203,22 +204,12 @@ static bool readdir_call(struct tbbt__dec *d)
 
 /* ---- replies --------------------------------------------------------------- */
 
-/* attrstat: GETATTR, SETATTR, WRITE. */
-static bool attrstat_reply(struct tbbt__dec *d)
-{
-    bool ok;
-
-    if (!dec_status(d, &ok))
-        return false;
-    return !ok || dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
-}
-
 /* diropres: LOOKUP, CREATE, MKDIR. */
 static bool diropres_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     return !ok || (dec_fh(d, &d->rec->new_fh, TBBT_F_NEW_FH) &&
                    dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR));
@@ -229,14 +220,14 @@ static bool stat_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok);
+    return tbbt__dec_status(d, &ok);
 }
 
 static bool readlink_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     return !ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
@@ -247,7 +238,7 @@ static bool read_reply(struct tbbt__dec *d)
     uint32_t len;
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     if (!ok)
         return true;
@@ -286,7 +277,7 @@ static bool readdir_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     return !ok || tbbt__dec_dirlist(d, dec_entry, false);
 }
@@ -296,7 +287,7 @@ static bool statfs_reply(struct tbbt__dec *d)
     uint32_t v;
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     if (!ok)
         return true;
@@ -308,14 +299,9 @@ static bool statfs_reply(struct tbbt__dec *d)
     return true;
 }
 
-const struct tbbt__dec_vers tbbt__dec_vers2 = {
-    dec_fh, (xdrproc_t)xdr_nfs2_filename, (xdrproc_t)xdr_nfs2_path,
-};
 
-#define TBBT__DEC_NFS3 TBBT__DEC_SKIP
+#undef TBBT__DEC_NFS2
 #define TBBT__DEC_NFS2 TBBT__DEC_ROW
-#define TBBT__DEC_MNT1 TBBT__DEC_SKIP
-#define TBBT__DEC_MNT3 TBBT__DEC_SKIP
 const struct tbbt__dec_proc tbbt__dec_nfs2[TBBT__DEC_NPROCS] = {
 #include "proto/catalogue.def"
 };

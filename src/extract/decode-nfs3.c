@@ -208,20 +208,15 @@ static bool dec_verf(struct tbbt__dec *d, xdrproc_t proc, uint64_t *dst, int fie
     return true;
 }
 
-/* The reply status; *ok says whether the resok arm follows. */
-static bool dec_status(struct tbbt__dec *d, bool *ok)
-{
-    nfsstat3 st;
-
-    if (!ITEM(d, xdr_nfsstat3, &st))
-        return false;
-    /* a status not in RFC 1813 2.6 is malformed: the record gets no status */
-    if (!tbbt_proto_status_name(TBBT_PROTO_NFS3, (int)st))
-        return tbbt__dec_range(d, 1, 0);
-    tbbt__dec_set_status(d, st);
-    *ok = st == NFS3_OK;
-    return true;
-}
+const struct tbbt__dec_vers tbbt__dec_vers3 = {
+    .fh = dec_fh,
+    .name = (xdrproc_t)xdr_filename3,
+    .path = (xdrproc_t)xdr_nfspath3,
+    .attr = dec_attr,
+    .status = (xdrproc_t)xdr_nfsstat3,
+    .key = TBBT_PROTO_NFS3,
+    .closed = true,
+};
 
 /* ---- shorthands for the record fields -------------------------------------- */
 
@@ -439,20 +434,11 @@ static bool readdirplus_call(struct tbbt__dec *d)
 
 /* ---- replies --------------------------------------------------------------- */
 
-static bool getattr_reply(struct tbbt__dec *d)
-{
-    bool ok;
-
-    if (!dec_status(d, &ok))
-        return false;
-    return !ok || dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
-}
-
 static bool setattr_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok) && dec_obj_wcc(d);
+    return tbbt__dec_status(d, &ok) && dec_obj_wcc(d);
 }
 
 static bool lookup_reply(struct tbbt__dec *d)
@@ -460,7 +446,7 @@ static bool lookup_reply(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     if (ok && (!dec_fh(d, &r->new_fh, TBBT_F_NEW_FH) || !dec_obj_attr(d)))
         return false;
@@ -471,7 +457,7 @@ static bool access_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
     return !ok || dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access_res, TBBT_F_ACCESS_RES);
 }
@@ -480,7 +466,7 @@ static bool readlink_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
     return !ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
@@ -501,7 +487,7 @@ static bool read_reply(struct tbbt__dec *d)
     uint32_t len;
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
     if (!ok)
         return true;
@@ -514,7 +500,7 @@ static bool write_reply(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_wcc(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_wcc(d))
         return false;
     if (!ok)
         return true;
@@ -530,7 +516,7 @@ static bool create_reply(struct tbbt__dec *d)
     post_op_fh3 fh = { .post_op_fh3_u.handle.data.data_val = buf };
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     if (ok) {
         if (!tbbt__dec_bools_ok(d, &BOOL_FH, 1) || !ITEM(d, xdr_post_op_fh3, &fh))
@@ -550,21 +536,21 @@ static bool remove_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok) && dec_dir_wcc(d);
+    return tbbt__dec_status(d, &ok) && dec_dir_wcc(d);
 }
 
 static bool rename_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok) && dec_dir_wcc(d) && dec_dir2_wcc(d);
+    return tbbt__dec_status(d, &ok) && dec_dir_wcc(d) && dec_dir2_wcc(d);
 }
 
 static bool link_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok) && dec_obj_attr(d) && dec_dir2_wcc(d);
+    return tbbt__dec_status(d, &ok) && dec_obj_attr(d) && dec_dir2_wcc(d);
 }
 
 /* One entry3 or entryplus3 (without its nextentry pointer); kept only when complete. */
@@ -609,7 +595,7 @@ static bool dec_readdir_reply(struct tbbt__dec *d, bool plus)
     cookieverf3 verf;
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_dir_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_dir_attr(d))
         return false;
     if (!ok)
         return true;
@@ -671,7 +657,7 @@ static bool fsstat_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
     if (!ok)
         return true;
@@ -686,7 +672,7 @@ static bool fsinfo_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
     if (!ok)
         return true;
@@ -702,7 +688,7 @@ static bool pathconf_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
     if (!ok)
         return true;
@@ -715,19 +701,14 @@ static bool commit_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_wcc(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_wcc(d))
         return false;
     return !ok || dec_verf(d, (xdrproc_t)xdr_writeverf3, &d->rec->writeverf, TBBT_F_WRITEVERF);
 }
 
-const struct tbbt__dec_vers tbbt__dec_vers3 = {
-    dec_fh, (xdrproc_t)xdr_filename3, (xdrproc_t)xdr_nfspath3,
-};
 
+#undef TBBT__DEC_NFS3
 #define TBBT__DEC_NFS3 TBBT__DEC_ROW
-#define TBBT__DEC_NFS2 TBBT__DEC_SKIP
-#define TBBT__DEC_MNT1 TBBT__DEC_SKIP
-#define TBBT__DEC_MNT3 TBBT__DEC_SKIP
 const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NPROCS] = {
 #include "proto/catalogue.def"
 };

@@ -183,6 +183,29 @@ bool tbbt__dec_link(struct tbbt__dec *d)
     return tbbt__dec_obj(d) && tbbt__dec_dirop2(d);
 }
 
+bool tbbt__dec_status(struct tbbt__dec *d, bool *ok)
+{
+    int32_t st;     /* an nfsstat3 or nfsstat: an enum, read by xdr_enum */
+
+    if (!tbbt__dec_item(d, d->v->status, &st))
+        return false;
+    /* v3: a status not in RFC 1813 2.6 is malformed, and the record gets no status */
+    if (d->v->closed && !tbbt_proto_status_name(d->v->key, st))
+        return tbbt__dec_range(d, 1, 0);
+    tbbt__dec_set_status(d, st);
+    *ok = st == 0;  /* NFS3_OK, NFS_OK */
+    return true;
+}
+
+bool tbbt__dec_attrstat(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!tbbt__dec_status(d, &ok))
+        return false;
+    return !ok || d->v->attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
+}
+
 bool tbbt__dec_dirlist(struct tbbt__dec *d, bool (*entry)(struct tbbt__dec *d, bool plus),
                        bool plus)
 {

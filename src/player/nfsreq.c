@@ -508,15 +508,15 @@ MADE3_FH(xdr_mknod3_fh, MKNOD3res, MKNOD3res_u)
 #define b3_void NULL
 #define b2_void NULL
 #define R3_void(name, restype) NONE
-#define R3_getattr(name, restype) ATTRS(xdr_##restype, name##3)
-#define R3_setattr R3_getattr
-#define R3_access R3_getattr
-#define R3_write R3_getattr
-#define R3_link R3_getattr
-#define R3_fsstat R3_getattr
-#define R3_fsinfo R3_getattr
-#define R3_pathconf R3_getattr
-#define R3_commit R3_getattr
+#define R3_attrstat(name, restype) ATTRS(xdr_##restype, name##3)
+#define R3_setattr R3_attrstat
+#define R3_access R3_attrstat
+#define R3_write R3_attrstat
+#define R3_link R3_attrstat
+#define R3_fsstat R3_attrstat
+#define R3_fsinfo R3_attrstat
+#define R3_pathconf R3_attrstat
+#define R3_commit R3_attrstat
 #define R3_readlink(name, restype) ATTRS(xdr_##name##3_attr, name##3)
 #define R3_read R3_readlink
 #define R3_lookup(name, restype) RES(xdr_##name##3_fh, name##3), false

@@ -101,65 +101,24 @@ const struct tbbt__sub tbbt__wcc_subs[] = {
 };
 
 /*
- * Procedure names and labels from the catalogue, one table per program: each
- * table keeps the rows of its key (ROW_<key> KEEP) and drops the others.
+ * Procedure names and labels from the catalogue, a { value, "name" } list per program
+ * (procedure numbers run from 0 without a gap, so each list ends at its first unused
+ * slot, { 0, NULL }).  MOUNT v1 and v3 share their names.  Labels: NFSv3's are its
+ * names, the others' are prefixed ("v2.read", "mnt3.mnt").
  */
-#define KEEP(num, name) {num, #name},
-#define DROP(num, name)
-#define KEEP_V2(num, name) {num, "v2." #name},
-#define KEEP_MNT1(num, name) {num, "mnt1." #name},
-#define KEEP_MNT3(num, name) {num, "mnt3." #name},
-#define TBBT_PROTO_PROC(key, num, name, ...) ROW_##key(num, name)
-
-#define ROW_NFS3 KEEP
-#define ROW_NFS2 DROP
-#define ROW_MNT1 DROP
-#define ROW_MNT3 DROP
-static const struct tbbt__tok nfs3_procs[] = {
+#define LABEL_NFS3 ""
+#define LABEL_NFS2 "v2."
+#define LABEL_MNT1 "mnt1."
+#define LABEL_MNT3 "mnt3."
+#define TBBT_PROTO_PROC(key, num, name, ...) [TBBT_PROG_##key][num] = {num, #name},
+static const struct tbbt__tok procs[TBBT_PROG_MNT3 + 1][TBBT_PROC_MAX + 1] = {
 #include "proto/catalogue.def"
-    {0, NULL},
 };
-#undef ROW_NFS3
-#undef ROW_NFS2
-#define ROW_NFS3 DROP
-#define ROW_NFS2 KEEP
-static const struct tbbt__tok nfs2_procs[] = {
+#undef TBBT_PROTO_PROC
+#define TBBT_PROTO_PROC(key, num, name, ...) [TBBT_PROG_##key][num] = {num, LABEL_##key #name},
+static const struct tbbt__tok labels[TBBT_PROG_MNT3 + 1][TBBT_PROC_MAX + 1] = {
 #include "proto/catalogue.def"
-    {0, NULL},
 };
-#undef ROW_NFS2
-#define ROW_NFS2 KEEP_V2
-static const struct tbbt__tok nfs2_labels[] = {
-#include "proto/catalogue.def"
-    {0, NULL},
-};
-#undef ROW_NFS2
-#undef ROW_MNT1
-#define ROW_NFS2 DROP
-#define ROW_MNT1 KEEP_MNT1
-static const struct tbbt__tok mnt1_labels[] = {
-#include "proto/catalogue.def"
-    {0, NULL},
-};
-#undef ROW_MNT1
-#undef ROW_MNT3
-#define ROW_MNT1 DROP
-#define ROW_MNT3 KEEP_MNT3
-static const struct tbbt__tok mnt3_labels[] = {
-#include "proto/catalogue.def"
-    {0, NULL},
-};
-#undef ROW_MNT3
-/* MOUNT v1 and v3 share their procedure names. */
-#define ROW_MNT3 KEEP
-static const struct tbbt__tok mnt_procs[] = {
-#include "proto/catalogue.def"
-    {0, NULL},
-};
-#undef ROW_NFS3
-#undef ROW_NFS2
-#undef ROW_MNT1
-#undef ROW_MNT3
 #undef TBBT_PROTO_PROC
 
 /* Short status names ("NOENT") from the one status list, proto/status.def. */
@@ -277,17 +236,7 @@ int tbbt__tok_value(const struct tbbt__tok *t, const char *name, size_t len, int
 
 const struct tbbt__tok *tbbt__proc_tok(int prog)
 {
-    switch (prog) {
-    case TBBT_PROG_NFS2:
-        return nfs2_procs;
-    case TBBT_PROG_NFS3:
-        return nfs3_procs;
-    case TBBT_PROG_MNT1:
-    case TBBT_PROG_MNT3:
-        return mnt_procs;
-    default:
-        return NULL;
-    }
+    return prog > TBBT_PROG_NONE && prog <= TBBT_PROG_MNT3 ? procs[prog] : NULL;
 }
 
 const struct tbbt__tok *tbbt__status_tok(int prog)
@@ -313,18 +262,7 @@ const char *tbbt_proc_name(int prog, int proc)
 
 static const struct tbbt__tok *label_tok(int prog)
 {
-    switch (prog) {
-    case TBBT_PROG_NFS2:
-        return nfs2_labels;
-    case TBBT_PROG_NFS3:
-        return nfs3_procs;
-    case TBBT_PROG_MNT1:
-        return mnt1_labels;
-    case TBBT_PROG_MNT3:
-        return mnt3_labels;
-    default:
-        return NULL;
-    }
+    return prog > TBBT_PROG_NONE && prog <= TBBT_PROG_MNT3 ? labels[prog] : NULL;
 }
 
 const char *tbbt_proc_label(int prog, int proc, char *buf, size_t len)
