@@ -40,7 +40,6 @@ struct tbbt__dec_vers {
     xdrproc_t path;                 /* the path routine (string<1024>) */
     /* A fattr into *dst with field bit; false (d->err set) if it did not decode. */
     bool (*attr)(struct tbbt__dec *d, struct tbbt_fattr *dst, int field);
-    xdrproc_t status;               /* the status routine (nfsstat3, nfsstat) */
     int key;                        /* TBBT_PROTO_*: whose status names */
     bool closed;                    /* a status without a name is malformed (v3; v2
                                        servers send Unix errno values beyond RFC 1094's) */

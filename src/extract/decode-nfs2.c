@@ -129,18 +129,13 @@ static bool dec_sattr(struct tbbt__dec *d)
 }
 
 /*
- * Any status value is kept (closed false): v2 servers send Unix errno values
- * outside RFC 1094 2.3.1's list (EXDEV 18, EINVAL 22, EMLINK 31), where v3's
- * list is closed.
+ * What v2 decodes its own way in the shapes it shares with v3.  Any status value
+ * is kept (closed false): v2 servers send Unix errno values outside RFC 1094
+ * 2.3.1's list (EXDEV 18, EINVAL 22, EMLINK 31), where v3's list is closed.
  */
 const struct tbbt__dec_vers tbbt__dec_vers2 = {
-    .fh = dec_fh,
-    .name = (xdrproc_t)xdr_nfs2_filename,
-    .path = (xdrproc_t)xdr_nfs2_path,
-    .attr = dec_attr,
-    .status = (xdrproc_t)xdr_nfs2_stat,
-    .key = TBBT_PROTO_NFS2,
-    .closed = false,
+    dec_fh, (xdrproc_t)xdr_nfs2_filename, (xdrproc_t)xdr_nfs2_path, dec_attr, TBBT_PROTO_NFS2,
+    false,
 };
 
 /* ---- calls ----------------------------------------------------------------- */

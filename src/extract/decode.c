@@ -52,16 +52,23 @@ static const struct {
     [TBBT_PROG_MNT3] = { tbbt__dec_mnt3, NULL },
 };
 
-/* Decodes p[0..len) with fn; on failure flags the record and returns the error. */
-static int run(struct tbbt_trace_rec *rec, bool call, const uint8_t *p, size_t len,
-               bool trunc, struct tbbt_fhtab *fh, uint16_t trunc_flag, uint16_t bad_flag)
+/* The procedure's hooks (NULL if unknown); *v its version's types. */
+static const struct tbbt__dec_proc *find_proc(int prog, int proc,
+                                              const struct tbbt__dec_vers **v)
 {
-    bool known = rec->prog > TBBT_PROG_NONE && rec->prog <= TBBT_PROG_MNT3 &&
-                 rec->proc < TBBT__DEC_NPROCS;
-    const struct tbbt__dec_proc *op = known ? &progs[rec->prog].procs[rec->proc] : NULL;
-    tbbt__dec_fn fn = op ? (call ? op->call : op->reply) : NULL;
+    if (prog <= TBBT_PROG_NONE || prog > TBBT_PROG_MNT3 || proc >= TBBT__DEC_NPROCS)
+        return NULL;
+    *v = progs[prog].v;
+    return &progs[prog].procs[proc];
+}
+
+/* Decodes p[0..len) with fn; on failure flags the record and returns the error. */
+static int run(struct tbbt_trace_rec *rec, tbbt__dec_fn fn, const struct tbbt__dec_vers *v,
+               const uint8_t *p, size_t len, bool trunc, struct tbbt_fhtab *fh,
+               uint16_t trunc_flag, uint16_t bad_flag)
+{
     struct tbbt__dec d = {
-        .v = known ? progs[rec->prog].v : NULL,
+        .v = v,
         .p = p,
         .len = len > UINT32_MAX ? UINT32_MAX : (u_int)len,
         .trunc = trunc,
@@ -88,13 +95,21 @@ static int run(struct tbbt_trace_rec *rec, bool call, const uint8_t *p, size_t l
 int tbbt__decode_call(struct tbbt_trace_rec *rec, const uint8_t *p, size_t len, bool trunc,
                       struct tbbt_fhtab *fh)
 {
-    return run(rec, true, p, len, trunc, fh, TBBT_RF_CALL_TRUNC, TBBT_RF_CALL_BAD);
+    const struct tbbt__dec_vers *v = NULL;
+    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc, &v);
+
+    return run(rec, op ? op->call : NULL, v, p, len, trunc, fh, TBBT_RF_CALL_TRUNC,
+               TBBT_RF_CALL_BAD);
 }
 
 int tbbt__decode_reply(struct tbbt_trace_rec *rec, const uint8_t *p, size_t len, bool trunc,
                        struct tbbt_fhtab *fh)
 {
-    return run(rec, false, p, len, trunc, fh, TBBT_RF_REPLY_TRUNC, TBBT_RF_REPLY_BAD);
+    const struct tbbt__dec_vers *v = NULL;
+    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc, &v);
+
+    return run(rec, op ? op->reply : NULL, v, p, len, trunc, fh, TBBT_RF_REPLY_TRUNC,
+               TBBT_RF_REPLY_BAD);
 }
 
 bool tbbt__dec_void(struct tbbt__dec *d)
@@ -185,10 +200,12 @@ bool tbbt__dec_link(struct tbbt__dec *d)
 
 bool tbbt__dec_status(struct tbbt__dec *d, bool *ok)
 {
-    int32_t st;     /* an nfsstat3 or nfsstat: an enum, read by xdr_enum */
+    uint32_t v;     /* an nfsstat3 or nfsstat: an XDR enum, a signed 32-bit word */
+    int32_t st;
 
-    if (!tbbt__dec_item(d, d->v->status, &st))
+    if (!tbbt__dec_u32(d, &v))
         return false;
+    st = (int32_t)v;
     /* v3: a status not in RFC 1813 2.6 is malformed, and the record gets no status */
     if (d->v->closed && !tbbt_proto_status_name(d->v->key, st))
         return tbbt__dec_range(d, 1, 0);

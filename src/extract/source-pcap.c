@@ -116,8 +116,8 @@ static void pcap_fill(struct tbbt__conv *c, struct tbbt_trace_rec *rec, bool rep
  */
 static uint32_t pcap_keep(int prog, uint32_t proc, bool reply, uint32_t len, bool trunc)
 {
-    const struct tbbt_proc_desc *d = tbbt_proc_desc(prog, (int)proc);
-    bool bulk = d && (d->flags & (reply ? TBBT_PROTO_FL_BULK_REPLY : TBBT_PROTO_FL_BULK_CALL));
+    unsigned want = reply ? TBBT_PROTO_FL_BULK_REPLY : TBBT_PROTO_FL_BULK_CALL;
+    bool bulk = (tbbt_proc_flags(prog, (int)proc) & want) != 0;
 
     return bulk && !trunc && len > BULK_HEAD ? BULK_HEAD : len;
 }

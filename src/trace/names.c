@@ -159,7 +159,7 @@ static const struct tbbt__tok mnt_status[] = {
                         argtype, restype)                                                    \
     [TBBT_PROG_##key][num] = {#name, TBBT_NS_OP_##kind, flags, ns, call, need, reply},
 
-static const struct tbbt_proc_desc proc_descs[TBBT_PROG_MNT3 + 1][TBBT_PROC_MAX] = {
+static const struct tbbt_proc_desc proc_descs[TBBT_PROC_NPROG][TBBT_PROC_MAX] = {
 #include "proto/catalogue.def"
 };
 #undef TBBT_PROTO_PROC
@@ -177,11 +177,25 @@ const struct tbbt_proc_desc *tbbt_proc_desc(int prog, int proc)
     return d->name ? d : NULL;
 }
 
+#define TBBT_PROTO_FL(x) TBBT_PROTO_FL_##x
+#define TBBT_PROTO_PROC(key, num, name, kind, dcall, dreply, call, need, reply, flags, ...)   \
+    [TBBT_PROG_##key][num] = TBBT_NS_OP_##kind,
+const uint8_t tbbt__proc_kinds[TBBT_PROC_NPROG][TBBT_PROC_MAX] = {
+#include "proto/catalogue.def"
+};
+#undef TBBT_PROTO_PROC
+#define TBBT_PROTO_PROC(key, num, name, kind, dcall, dreply, call, need, reply, flags, ...)   \
+    [TBBT_PROG_##key][num] = flags,
+const uint8_t tbbt__proc_flags[TBBT_PROC_NPROG][TBBT_PROC_MAX] = {
+#include "proto/catalogue.def"
+};
+#undef TBBT_PROTO_PROC
+#undef TBBT_PROTO_FL
+_Static_assert(TBBT_PROG_MNT3 < TBBT_PROC_NPROG, "TBBT_PROC_NPROG too small");
+
 enum tbbt_ns_op tbbt_ns_op(const struct tbbt_trace_rec *rec)
 {
-    const struct tbbt_proc_desc *d = tbbt_proc_desc(rec->prog, rec->proc);
-
-    return d ? (enum tbbt_ns_op)d->kind : TBBT_NS_OP_NONE;
+    return (enum tbbt_ns_op)tbbt_proc_kind(rec->prog, rec->proc);
 }
 
 const struct tbbt__tok tbbt__prog_names[] = {

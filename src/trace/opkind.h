@@ -38,8 +38,30 @@ struct tbbt_proc_desc {
     uint64_t call, need, reply;
 };
 
-/* Above every procedure number of the catalogue. */
+/* Above every procedure number of the catalogue; above every enum tbbt_prog. */
 #define TBBT_PROC_MAX 32
+#define TBBT_PROC_NPROG 5
+
+/*
+ * Compact copies of the kind and flags columns for the per-record paths, by
+ * [prog][proc] (0 in unused slots); use tbbt_proc_kind() and tbbt_proc_flags().
+ */
+extern const uint8_t tbbt__proc_kinds[TBBT_PROC_NPROG][TBBT_PROC_MAX];
+extern const uint8_t tbbt__proc_flags[TBBT_PROC_NPROG][TBBT_PROC_MAX];
+
+/* The kind (enum tbbt_ns_op) of procedure proc of prog: TBBT_NS_OP_NONE if unknown. */
+static inline int tbbt_proc_kind(int prog, int proc)
+{
+    return (unsigned)prog < TBBT_PROC_NPROG && (unsigned)proc < TBBT_PROC_MAX
+               ? tbbt__proc_kinds[prog][proc] : 0;
+}
+
+/* The catalogue flags (TBBT_PROTO_FL_*) of procedure proc of prog: 0 if unknown. */
+static inline unsigned tbbt_proc_flags(int prog, int proc)
+{
+    return (unsigned)prog < TBBT_PROC_NPROG && (unsigned)proc < TBBT_PROC_MAX
+               ? tbbt__proc_flags[prog][proc] : 0;
+}
 
 /*
  * The row of procedure proc of prog (enum tbbt_prog), NULL if the catalogue
