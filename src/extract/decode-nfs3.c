@@ -607,89 +607,75 @@ static bool readdirplus_reply(struct tbbt__dec *d)
     return dec_readdir_reply(d, true);
 }
 
-/* info[] values of FSSTAT, FSINFO and PATHCONF. */
-static bool info_u64(struct tbbt__dec *d)
+/*
+ * info[] values of FSSTAT, FSINFO and PATHCONF, one letter per value in RFC order:
+ * L a uint64 (size3), I a uint32, B a bool (0 or 1: xdr_bool would take any value),
+ * T an nfstime3 (as ns).
+ */
+static bool dec_info_value(struct tbbt__dec *d, char kind)
 {
-    size3 v;
-
-    if (!ITEM(d, xdr_size3, &v))
-        return false;
-    tbbt__dec_add_info(d, v);
-    return true;
-}
-
-static bool info_u32(struct tbbt__dec *d)
-{
-    uint32 v;
-
-    if (!ITEM(d, xdr_uint32, &v))
-        return false;
-    tbbt__dec_add_info(d, v);
-    return true;
-}
-
-static bool info_bool(struct tbbt__dec *d)
-{
-    bool v;
-
-    if (!tbbt__dec_follows(d, &v))      /* 0 or 1: xdr_bool would take any value */
-        return false;
-    tbbt__dec_add_info(d, v);
-    return true;
-}
-
-static bool info_time(struct tbbt__dec *d)
-{
+    uint64_t v = 0;
     nfstime3 t;
+    uint32 u;
+    size3 l;
+    bool b;
 
-    if (!ITEM(d, xdr_nfstime3, &t))
-        return false;
-    tbbt__dec_add_info(d, time_ns(&t));
+    switch (kind) {
+    case 'L':
+        if (!ITEM(d, xdr_size3, &l))
+            return false;
+        v = l;
+        break;
+    case 'I':
+        if (!ITEM(d, xdr_uint32, &u))
+            return false;
+        v = u;
+        break;
+    case 'B':
+        if (!tbbt__dec_follows(d, &b))
+            return false;
+        v = b;
+        break;
+    default:
+        if (!ITEM(d, xdr_nfstime3, &t))
+            return false;
+        v = time_ns(&t);
+        break;
+    }
+    tbbt__dec_add_info(d, v);
     return true;
 }
 
+/* Status, the object's attributes and, when OK, the info[] values of kinds. */
+static bool dec_info_reply(struct tbbt__dec *d, const char *kinds)
+{
+    bool ok;
+
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
+        return false;
+    for (; ok && *kinds; kinds++) {
+        if (!dec_info_value(d, *kinds))
+            return false;
+    }
+    return true;
+}
+
+/* tbytes fbytes abytes tfiles ffiles afiles invarsec */
 static bool fsstat_reply(struct tbbt__dec *d)
 {
-    bool ok;
-
-    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
-        return false;
-    if (!ok)
-        return true;
-    for (int i = 0; i < 6; i++) {   /* tbytes fbytes abytes tfiles ffiles afiles */
-        if (!info_u64(d))
-            return false;
-    }
-    return info_u32(d);             /* invarsec */
+    return dec_info_reply(d, "LLLLLLI");
 }
 
+/* rtmax rtpref rtmult wtmax wtpref wtmult dtpref maxfilesize time_delta properties */
 static bool fsinfo_reply(struct tbbt__dec *d)
 {
-    bool ok;
-
-    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
-        return false;
-    if (!ok)
-        return true;
-    for (int i = 0; i < 7; i++) {   /* rtmax rtpref rtmult wtmax wtpref wtmult dtpref */
-        if (!info_u32(d))
-            return false;
-    }
-    /* maxfilesize, time_delta, properties */
-    return info_u64(d) && info_time(d) && info_u32(d);
+    return dec_info_reply(d, "IIIIIIILTI");
 }
 
+/* linkmax name_max no_trunc chown_restricted case_insensitive case_preserving */
 static bool pathconf_reply(struct tbbt__dec *d)
 {
-    bool ok;
-
-    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
-        return false;
-    if (!ok)
-        return true;
-    /* linkmax name_max, then no_trunc chown_restricted case_insensitive case_preserving */
-    return info_u32(d) && info_u32(d) && info_bool(d) && info_bool(d) && info_bool(d) &&
-           info_bool(d);
+    return dec_info_reply(d, "IIBBBB");
 }
 
 static bool commit_reply(struct tbbt__dec *d)
