@@ -10,8 +10,8 @@
 
 #include <string.h>
 
+#include "ns/ns.h"
 #include "player/fsdep.h"
-#include "trace/trace.h"
 #include "util/hash.h"
 
 static void fill_strs(struct tbbt__cmp_op *op, const struct tbbt_trace_rec *rec, bool own)
