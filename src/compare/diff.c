@@ -28,8 +28,8 @@
 
 #include <string.h>
 
-#include "ns/ns.h"
 #include "player/attrcheck.h"
+#include "trace/trace.h"
 
 #define HAS(op, f) (((op)->present >> (f)) & 1u)
 

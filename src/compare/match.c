@@ -41,9 +41,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ns/ns.h"
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 #define CANDIDATES 16           /* candidates of one key looked at per original operation */

@@ -24,11 +24,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proto/nfs3.h"
 #include "util/util.h"
 
+/*
+ * Statuses are rpcgen's nfsstat3 (NFS3_OK, NFS3ERR_*); NFSv2's nfsstat values
+ * of the same names are equal (RFC 1094 2.3.1), so the rules serve both.
+ */
 enum {
-    ST_OK = 0, ST_NOENT = 2, ST_EXIST = 17, ST_NOTDIR = 20, ST_ISDIR = 21, ST_INVAL = 22,
-    ST_NOTEMPTY = 66, ST_STALE = 70,
     ST_ANY = -1,                /* in the rule table: any status but the recorded one */
 };
 
@@ -51,49 +54,49 @@ struct rule {
  */
 static const struct rule rules[] = {
     /* lookups: the name came or went without the capture seeing it */
-    { TBBT_NS_OP_LOOKUP, ST_OK, ST_NOENT, R_MAKE_PRESENT, W_NAME },
-    { TBBT_NS_OP_LOOKUP, ST_NOENT, ST_OK, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_LOOKUP, NFS3_OK, NFS3ERR_NOENT, R_MAKE_PRESENT, W_NAME },
+    { TBBT_NS_OP_LOOKUP, NFS3ERR_NOENT, NFS3_OK, R_MAKE_ABSENT, W_NAME },
     /* creates: Table 2 "create, file already exists -> remove" */
-    { TBBT_NS_OP_CREATE, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME },
-    { TBBT_NS_OP_MKDIR, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME },
-    { TBBT_NS_OP_SYMLINK, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME },
-    { TBBT_NS_OP_MKNOD, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME },
-    { TBBT_NS_OP_CREATE, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NEW },
-    { TBBT_NS_OP_MKDIR, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NEW },
-    { TBBT_NS_OP_SYMLINK, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NEW },
-    { TBBT_NS_OP_MKNOD, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NEW },
+    { TBBT_NS_OP_CREATE, NFS3_OK, NFS3ERR_EXIST, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_MKDIR, NFS3_OK, NFS3ERR_EXIST, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_SYMLINK, NFS3_OK, NFS3ERR_EXIST, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_MKNOD, NFS3_OK, NFS3ERR_EXIST, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_CREATE, NFS3ERR_EXIST, NFS3_OK, R_MAKE_PRESENT, W_NEW },
+    { TBBT_NS_OP_MKDIR, NFS3ERR_EXIST, NFS3_OK, R_MAKE_PRESENT, W_NEW },
+    { TBBT_NS_OP_SYMLINK, NFS3ERR_EXIST, NFS3_OK, R_MAKE_PRESENT, W_NEW },
+    { TBBT_NS_OP_MKNOD, NFS3ERR_EXIST, NFS3_OK, R_MAKE_PRESENT, W_NEW },
     /* removes: Table 2 "remove, file does not exist -> create" */
-    { TBBT_NS_OP_REMOVE, ST_OK, ST_NOENT, R_MAKE_PRESENT, W_NAME },
-    { TBBT_NS_OP_REMOVE, ST_OK, ST_ISDIR, R_REPLACE, W_NAME },
-    { TBBT_NS_OP_REMOVE, ST_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_REMOVE, NFS3_OK, NFS3ERR_NOENT, R_MAKE_PRESENT, W_NAME },
+    { TBBT_NS_OP_REMOVE, NFS3_OK, NFS3ERR_ISDIR, R_REPLACE, W_NAME },
+    { TBBT_NS_OP_REMOVE, NFS3ERR_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
     /* rmdir: Table 2 "rmdir, directory not empty -> remove / rmdir" */
-    { TBBT_NS_OP_RMDIR, ST_OK, ST_NOTEMPTY, R_EMPTY_DIR, W_NAME },
-    { TBBT_NS_OP_RMDIR, ST_OK, ST_NOENT, R_MAKE_PRESENT, W_NAME },
-    { TBBT_NS_OP_RMDIR, ST_OK, ST_NOTDIR, R_REPLACE, W_NAME },
-    { TBBT_NS_OP_RMDIR, ST_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
-    { TBBT_NS_OP_RMDIR, ST_NOTEMPTY, ST_OK, R_FILL_DIR, W_NAME },
-    { TBBT_NS_OP_RMDIR, ST_NOTEMPTY, ST_NOENT, R_FILL_DIR, W_NAME },
-    { TBBT_NS_OP_RMDIR, ST_NOTEMPTY, ST_NOTDIR, R_FILL_DIR, W_NAME },
-    { TBBT_NS_OP_RMDIR, ST_NOTDIR, ST_ANY, R_REPLACE, W_NAME },
+    { TBBT_NS_OP_RMDIR, NFS3_OK, NFS3ERR_NOTEMPTY, R_EMPTY_DIR, W_NAME },
+    { TBBT_NS_OP_RMDIR, NFS3_OK, NFS3ERR_NOENT, R_MAKE_PRESENT, W_NAME },
+    { TBBT_NS_OP_RMDIR, NFS3_OK, NFS3ERR_NOTDIR, R_REPLACE, W_NAME },
+    { TBBT_NS_OP_RMDIR, NFS3ERR_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_RMDIR, NFS3ERR_NOTEMPTY, NFS3_OK, R_FILL_DIR, W_NAME },
+    { TBBT_NS_OP_RMDIR, NFS3ERR_NOTEMPTY, NFS3ERR_NOENT, R_FILL_DIR, W_NAME },
+    { TBBT_NS_OP_RMDIR, NFS3ERR_NOTEMPTY, NFS3ERR_NOTDIR, R_FILL_DIR, W_NAME },
+    { TBBT_NS_OP_RMDIR, NFS3ERR_NOTDIR, ST_ANY, R_REPLACE, W_NAME },
     /* renames: a lost create of the source, or a target in the way */
-    { TBBT_NS_OP_RENAME, ST_OK, ST_NOENT, R_MAKE_PRESENT, W_NAME },
-    { TBBT_NS_OP_RENAME, ST_OK, ST_NOTEMPTY, R_EMPTY_DIR, W_NAME2 },
-    { TBBT_NS_OP_RENAME, ST_OK, ST_ISDIR, R_MAKE_ABSENT, W_NAME2 },
-    { TBBT_NS_OP_RENAME, ST_OK, ST_NOTDIR, R_MAKE_ABSENT, W_NAME2 },
-    { TBBT_NS_OP_RENAME, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME2 },
-    { TBBT_NS_OP_RENAME, ST_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
-    { TBBT_NS_OP_RENAME, ST_NOTEMPTY, ST_OK, R_FILL_DIR, W_NAME2 },
+    { TBBT_NS_OP_RENAME, NFS3_OK, NFS3ERR_NOENT, R_MAKE_PRESENT, W_NAME },
+    { TBBT_NS_OP_RENAME, NFS3_OK, NFS3ERR_NOTEMPTY, R_EMPTY_DIR, W_NAME2 },
+    { TBBT_NS_OP_RENAME, NFS3_OK, NFS3ERR_ISDIR, R_MAKE_ABSENT, W_NAME2 },
+    { TBBT_NS_OP_RENAME, NFS3_OK, NFS3ERR_NOTDIR, R_MAKE_ABSENT, W_NAME2 },
+    { TBBT_NS_OP_RENAME, NFS3_OK, NFS3ERR_EXIST, R_MAKE_ABSENT, W_NAME2 },
+    { TBBT_NS_OP_RENAME, NFS3ERR_NOENT, ST_ANY, R_MAKE_ABSENT, W_NAME },
+    { TBBT_NS_OP_RENAME, NFS3ERR_NOTEMPTY, NFS3_OK, R_FILL_DIR, W_NAME2 },
     /* links: the new name is in the way, or was made by a lost call */
-    { TBBT_NS_OP_LINK, ST_OK, ST_EXIST, R_MAKE_ABSENT, W_NAME2 },
-    { TBBT_NS_OP_LINK, ST_EXIST, ST_OK, R_MAKE_PRESENT, W_NAME2 },
+    { TBBT_NS_OP_LINK, NFS3_OK, NFS3ERR_EXIST, R_MAKE_ABSENT, W_NAME2 },
+    { TBBT_NS_OP_LINK, NFS3ERR_EXIST, NFS3_OK, R_MAKE_PRESENT, W_NAME2 },
     /* an object the server no longer knows: its names went in lost calls */
-    { TBBT_NS_OP_ATTR, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
-    { TBBT_NS_OP_SETATTR, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
-    { TBBT_NS_OP_READ, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
-    { TBBT_NS_OP_WRITE, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
-    { TBBT_NS_OP_READLINK, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
-    { TBBT_NS_OP_READDIR, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
-    { TBBT_NS_OP_READDIRPLUS, ST_STALE, ST_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_ATTR, NFS3ERR_STALE, NFS3_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_SETATTR, NFS3ERR_STALE, NFS3_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_READ, NFS3ERR_STALE, NFS3_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_WRITE, NFS3ERR_STALE, NFS3_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_READLINK, NFS3ERR_STALE, NFS3_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_READDIR, NFS3ERR_STALE, NFS3_OK, R_MAKE_GONE, W_NAME },
+    { TBBT_NS_OP_READDIRPLUS, NFS3ERR_STALE, NFS3_OK, R_MAKE_GONE, W_NAME },
 };
 
 /*
@@ -103,8 +106,9 @@ static const struct rule rules[] = {
  */
 static bool decidable(int32_t st)
 {
-    return st == ST_OK || st == ST_NOENT || st == ST_EXIST || st == ST_NOTDIR ||
-           st == ST_ISDIR || st == ST_INVAL || st == ST_NOTEMPTY || st == ST_STALE;
+    return st == NFS3_OK || st == NFS3ERR_NOENT || st == NFS3ERR_EXIST ||
+           st == NFS3ERR_NOTDIR || st == NFS3ERR_ISDIR || st == NFS3ERR_INVAL ||
+           st == NFS3ERR_NOTEMPTY || st == NFS3ERR_STALE;
 }
 
 #define MAX_DEPTH 256           /* deepest directory tree a repair empties */
@@ -246,7 +250,7 @@ static struct tbbt_trace_rec *build(struct tbbt__corr *k, enum tbbt_ns_op op, ui
         c->cred = src->cred;
     }
     c->rpc_stat = TBBT_RPC_SUCCESS;
-    c->status = ST_OK;
+    c->status = NFS3_OK;
     TBBT_SET(c, TBBT_F_ID);
     c->id = dir;
     if (name) {
@@ -546,7 +550,7 @@ static bool repair(struct tbbt__corr *k, const struct rule *r)
                                                          : type);
     case R_REPLACE:
         /* NOTDIR recorded: a non-directory is there; else what the operation needs */
-        if (rec->status == ST_NOTDIR)
+        if (rec->status == NFS3ERR_NOTDIR)
             type = TBBT_NS_FILE;
         if (tbbt_ns_lookup(k->ns, dir, nm->p, nm->len, &x) == TBBT_NS_PRESENT &&
             !make_absent(k, dir, nm->p, nm->len, 0))
@@ -611,7 +615,7 @@ static bool changes_names(int op)
 static void apply_unrecorded(struct tbbt__corr *k, struct tbbt_ns *ns,
                              struct tbbt_trace_rec *rec, int op)
 {
-    int32_t st = ST_OK;
+    int32_t st = NFS3_OK;
 
     k->st.unchecked++;
     if (!changes_names(op) || (rec->flags & TBBT_RF_NO_CALL)) {
@@ -619,7 +623,7 @@ static void apply_unrecorded(struct tbbt__corr *k, struct tbbt_ns *ns,
         return;
     }
     if (!tbbt_ns_predict(ns, rec, &st))
-        st = ST_OK;
+        st = NFS3_OK;
     tbbt_ns_apply_outcome(ns, rec, st);
 }
 
@@ -707,7 +711,7 @@ size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_tra
         k->applying = compare(k, ns, rec, op);
         tbbt_ns_apply(ns, rec);
         k->applying = false;
-        if (k->repair && rec->status == ST_NOTEMPTY)
+        if (k->repair && rec->status == NFS3ERR_NOTEMPTY)
             keep_nonempty(k, rec, op);
     }
     *out = (struct tbbt_trace_rec *const *)k->pool->pdata;    /* build() may have moved it */

@@ -27,8 +27,27 @@
 
 #include "extract/decode.h"
 
+struct tbbt__dec;
+
+/*
+ * What the NFS versions decode differently in the call shapes they share
+ * (tbbt__dec_obj and the others below): a handle, a name, a path.
+ */
+struct tbbt__dec_vers {
+    /* A file handle, interned into *dst with field bit. */
+    bool (*fh)(struct tbbt__dec *d, uint32_t *dst, int field);
+    xdrproc_t name;                 /* the filename routine (string<255>) */
+    xdrproc_t path;                 /* the path routine (string<1024>) */
+    /* A fattr into *dst with field bit; false (d->err set) if it did not decode. */
+    bool (*attr)(struct tbbt__dec *d, struct tbbt_fattr *dst, int field);
+    int key;                        /* TBBT_PROTO_*: whose status names */
+    bool closed;                    /* a status without a name is malformed (v3; v2
+                                       servers send Unix errno values beyond RFC 1094's) */
+};
+
 /* Decoding state of one message (stack storage of tbbt__decode_call/reply). */
 struct tbbt__dec {
+    const struct tbbt__dec_vers *v; /* borrowed: the version's types (NULL for MOUNT) */
     XDR xdr;                        /* XDR_DECODE memory stream over p[0..len) */
     const uint8_t *p;               /* borrowed: the message bytes */
     u_int len;
@@ -46,17 +65,72 @@ struct tbbt__dec_proc {
     tbbt__dec_fn reply;
 };
 
-/* Procedure tables, indexed by procedure number. */
-#define TBBT__DEC_NFS3_NPROCS 22
-#define TBBT__DEC_NFS2_NPROCS 18
-#define TBBT__DEC_MNT_NPROCS 6
-extern const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NFS3_NPROCS];
-extern const struct tbbt__dec_proc tbbt__dec_nfs2[TBBT__DEC_NFS2_NPROCS];
-extern const struct tbbt__dec_proc tbbt__dec_mnt1[TBBT__DEC_MNT_NPROCS];
-extern const struct tbbt__dec_proc tbbt__dec_mnt3[TBBT__DEC_MNT_NPROCS];
+/*
+ * Procedure tables, indexed by procedure number, made from the catalogue
+ * (proto/catalogue.def): the row of procedure num with shapes (dcall,
+ * dreply) becomes { dcall##_call, dreply##_reply }.  A decoder file redefines
+ * TBBT__DEC_<key> (TBBT__DEC_SKIP below) as TBBT__DEC_ROW for its own key,
+ * then includes the catalogue inside its table's initializer.
+ */
+#define TBBT__DEC_NPROCS 32
+extern const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NPROCS];
+extern const struct tbbt__dec_proc tbbt__dec_nfs2[TBBT__DEC_NPROCS];
+extern const struct tbbt__dec_proc tbbt__dec_mnt1[TBBT__DEC_NPROCS];
+extern const struct tbbt__dec_proc tbbt__dec_mnt3[TBBT__DEC_NPROCS];
+extern const struct tbbt__dec_vers tbbt__dec_vers3;
+extern const struct tbbt__dec_vers tbbt__dec_vers2;
+
+#define TBBT_PROTO_PROC(key, num, name, kind, dcall, dreply, ...)                                \
+    TBBT__DEC_##key(num, dcall, dreply)
+#define TBBT__DEC_ROW(num, dcall, dreply) [num] = { dcall##_call, dreply##_reply },
+#define TBBT__DEC_SKIP(num, dcall, dreply)
+#define TBBT__DEC_NFS3 TBBT__DEC_SKIP
+#define TBBT__DEC_NFS2 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT1 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT3 TBBT__DEC_SKIP
 
 /* Nothing to decode (void arguments or results). */
 bool tbbt__dec_void(struct tbbt__dec *d);
+
+/*
+ * The call shapes NFSv2 and NFSv3 share, through d->v: the object's handle
+ * (fh); a directory operation (fh, name); RENAME (fh, name, fh2, name2);
+ * LINK (fh, fh2, name2).  And the second directory and name alone.
+ */
+bool tbbt__dec_obj(struct tbbt__dec *d);
+bool tbbt__dec_dirop(struct tbbt__dec *d);
+bool tbbt__dec_dirop2(struct tbbt__dec *d);
+bool tbbt__dec_rename(struct tbbt__dec *d);
+bool tbbt__dec_link(struct tbbt__dec *d);
+
+/*
+ * The reply status (d->v): sets it in the record; *ok says whether the resok arm
+ * follows.  A status the version's list lacks is malformed when d->v->closed.
+ */
+bool tbbt__dec_status(struct tbbt__dec *d, bool *ok);
+/* A reply of a status and, when OK, the object's attributes (v2 attrstat, v3 GETATTR). */
+bool tbbt__dec_attrstat(struct tbbt__dec *d);
+
+/* The names the catalogue's shapes give the shared hooks. */
+#define void_call tbbt__dec_void
+#define void_reply tbbt__dec_void
+#define attrstat_reply tbbt__dec_attrstat
+#define obj_call tbbt__dec_obj
+#define dirop_call tbbt__dec_dirop
+#define rename_call tbbt__dec_rename
+#define link_call tbbt__dec_link
+
+/* A filename (d->v->name) or path (d->v->path) into the record, with field bit. */
+bool tbbt__dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field);
+bool tbbt__dec_path(struct tbbt__dec *d, struct tbbt_str *dst, int field);
+
+/*
+ * A directory listing (v3 dirlist3/dirlistplus3, v2 readdirres's list): the
+ * entries, walked one by one with entry (plus passed on), then eof; sets
+ * entries, res_count (their number) and eof.
+ */
+bool tbbt__dec_dirlist(struct tbbt__dec *d, bool (*entry)(struct tbbt__dec *d, bool plus),
+                       bool plus);
 
 /*
  * Decodes one item with the rpcgen routine proc into obj.  On failure tells

@@ -93,79 +93,69 @@ static bool dec_dirpath(struct tbbt__dec *d)
     return tbbt__dec_string(d, (xdrproc_t)xdr_dirpath, buf, &len);
 }
 
-static void set_count(struct tbbt__dec *d, uint32_t n)
-{
-    d->rec->res_count = n;
-    TBBT_SET(d->rec, TBBT_F_RES_COUNT);
-}
-
-/* mountlist: mountbody entries (hostname, directory). */
-static bool dump_reply(struct tbbt__dec *d)
-{
-    uint32_t n = 0;
-    bool follows;
-
-    for (;;) {
-        if (!tbbt__dec_follows(d, &follows))
-            return false;
-        if (!follows)
-            break;
-        if (!dec_name(d) || !dec_dirpath(d))
-            return false;
-        n++;
-    }
-    set_count(d, n);
-    return true;
-}
-
-/* groups: the group names of one export. */
-static bool dec_groups(struct tbbt__dec *d)
+/*
+ * An XDR linked list (RFC 4506 4.19, optional-data): its items one by one with
+ * item; *n gets their number.
+ */
+static bool walk_list(struct tbbt__dec *d, tbbt__dec_fn item, uint32_t *n)
 {
     bool follows;
 
-    for (;;) {
+    for (*n = 0;; (*n)++) {
         if (!tbbt__dec_follows(d, &follows))
             return false;
         if (!follows)
             return true;
-        if (!dec_name(d))
+        if (!item(d))
             return false;
     }
 }
 
-/* exports: exportnode entries (directory, groups). */
-static bool export_reply(struct tbbt__dec *d)
+/* mountbody: hostname, directory. */
+static bool dec_mountbody(struct tbbt__dec *d)
 {
-    uint32_t n = 0;
-    bool follows;
+    return dec_name(d) && dec_dirpath(d);
+}
 
-    for (;;) {
-        if (!tbbt__dec_follows(d, &follows))
-            return false;
-        if (!follows)
-            break;
-        if (!dec_dirpath(d) || !dec_groups(d))
-            return false;
-        n++;
-    }
-    set_count(d, n);
+/* exportnode: directory, groups (a list of names). */
+static bool dec_exportnode(struct tbbt__dec *d)
+{
+    uint32_t n;
+
+    return dec_dirpath(d) && walk_list(d, dec_name, &n);
+}
+
+/* mountlist and exports: the number of entries, set once the whole list decoded. */
+static bool count_list(struct tbbt__dec *d, tbbt__dec_fn item)
+{
+    uint32_t n;
+
+    if (!walk_list(d, item, &n))
+        return false;
+    d->rec->res_count = n;
+    TBBT_SET(d->rec, TBBT_F_RES_COUNT);
     return true;
 }
 
-const struct tbbt__dec_proc tbbt__dec_mnt1[TBBT__DEC_MNT_NPROCS] = {
-    [MOUNTPROC_NULL] = { tbbt__dec_void, tbbt__dec_void },
-    [MOUNTPROC_MNT] = { dirpath_call, mnt1_reply },
-    [MOUNTPROC_DUMP] = { tbbt__dec_void, dump_reply },
-    [MOUNTPROC_UMNT] = { dirpath_call, tbbt__dec_void },
-    [MOUNTPROC_UMNTALL] = { tbbt__dec_void, tbbt__dec_void },
-    [MOUNTPROC_EXPORT] = { tbbt__dec_void, export_reply },
-};
+static bool dump_reply(struct tbbt__dec *d)
+{
+    return count_list(d, dec_mountbody);
+}
 
-const struct tbbt__dec_proc tbbt__dec_mnt3[TBBT__DEC_MNT_NPROCS] = {
-    [MOUNTPROC3_NULL] = { tbbt__dec_void, tbbt__dec_void },
-    [MOUNTPROC3_MNT] = { dirpath_call, mnt3_reply },
-    [MOUNTPROC3_DUMP] = { tbbt__dec_void, dump_reply },
-    [MOUNTPROC3_UMNT] = { dirpath_call, tbbt__dec_void },
-    [MOUNTPROC3_UMNTALL] = { tbbt__dec_void, tbbt__dec_void },
-    [MOUNTPROC3_EXPORT] = { tbbt__dec_void, export_reply },
+static bool export_reply(struct tbbt__dec *d)
+{
+    return count_list(d, dec_exportnode);
+}
+
+#undef TBBT__DEC_MNT1
+#define TBBT__DEC_MNT1 TBBT__DEC_ROW
+const struct tbbt__dec_proc tbbt__dec_mnt1[TBBT__DEC_NPROCS] = {
+#include "proto/catalogue.def"
+};
+#undef TBBT__DEC_MNT1
+#undef TBBT__DEC_MNT3
+#define TBBT__DEC_MNT1 TBBT__DEC_SKIP
+#define TBBT__DEC_MNT3 TBBT__DEC_ROW
+const struct tbbt__dec_proc tbbt__dec_mnt3[TBBT__DEC_NPROCS] = {
+#include "proto/catalogue.def"
 };

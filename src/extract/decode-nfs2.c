@@ -19,6 +19,7 @@
 
 #include "extract/decode-int.h"
 #include "proto/nfs2.h"
+#include "proto/proto.h"
 
 #define ITEM(d, fn, obj) tbbt__dec_item((d), (xdrproc_t)(fn), (obj))
 #define UNSET 0xffffffffu
@@ -96,28 +97,6 @@ static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
     return true;
 }
 
-static bool dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field)
-{
-    char buf[NFS2_MAXNAMLEN + 1];
-    uint32_t len;
-
-    if (!tbbt__dec_string(d, (xdrproc_t)xdr_nfs2_filename, buf, &len))
-        return false;
-    tbbt__dec_set_str(d, buf, len, dst, field);
-    return true;
-}
-
-static bool dec_path(struct tbbt__dec *d, struct tbbt_str *dst, int field)
-{
-    char buf[NFS2_MAXPATHLEN + 1];
-    uint32_t len;
-
-    if (!tbbt__dec_string(d, (xdrproc_t)xdr_nfs2_path, buf, &len))
-        return false;
-    tbbt__dec_set_str(d, buf, len, dst, field);
-    return true;
-}
-
 static bool dec_u32(struct tbbt__dec *d, uint32_t *dst, int field)
 {
     if (!tbbt__dec_u32(d, dst))
@@ -149,41 +128,21 @@ static bool dec_sattr(struct tbbt__dec *d)
     return true;
 }
 
-static bool dec_status(struct tbbt__dec *d, bool *ok)
-{
-    nfs2_stat st;
-
-    if (!ITEM(d, xdr_nfs2_stat, &st))
-        return false;
-    /*
-     * Any value is kept: v2 servers send Unix errno values outside RFC 1094
-     * 2.3.1's list (EXDEV 18, EINVAL 22, EMLINK 31), where v3's list is closed.
-     */
-    tbbt__dec_set_status(d, st);
-    *ok = st == NFS_OK;
-    return true;
-}
+/*
+ * What v2 decodes its own way in the shapes it shares with v3.  Any status value
+ * is kept (closed false): v2 servers send Unix errno values outside RFC 1094
+ * 2.3.1's list (EXDEV 18, EINVAL 22, EMLINK 31), where v3's list is closed.
+ */
+const struct tbbt__dec_vers tbbt__dec_vers2 = {
+    dec_fh, (xdrproc_t)xdr_nfs2_filename, (xdrproc_t)xdr_nfs2_path, dec_attr, TBBT_PROTO_NFS2,
+    false,
+};
 
 /* ---- calls ----------------------------------------------------------------- */
 
-static bool dec_obj(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh, TBBT_F_FH);
-}
-
-static bool dec_dirop(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh, TBBT_F_FH) && dec_name(d, &d->rec->name, TBBT_F_NAME);
-}
-
-static bool dec_dirop2(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh2, TBBT_F_FH2) && dec_name(d, &d->rec->name2, TBBT_F_NAME2);
-}
-
 static bool setattr_call(struct tbbt__dec *d)
 {
-    return dec_obj(d) && dec_sattr(d);
+    return tbbt__dec_obj(d) && dec_sattr(d);
 }
 
 static bool read_call(struct tbbt__dec *d)
@@ -191,7 +150,7 @@ static bool read_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     uint32_t offset, totalcount;
 
-    if (!dec_obj(d) || !tbbt__dec_u32(d, &offset))
+    if (!tbbt__dec_obj(d) || !tbbt__dec_u32(d, &offset))
         return false;
     r->offset = offset;
     TBBT_SET(r, TBBT_F_OFFSET);
@@ -204,7 +163,7 @@ static bool write_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     uint32_t beginoffset, offset, totalcount, len;
 
-    if (!dec_obj(d) || !tbbt__dec_u32(d, &beginoffset) || !tbbt__dec_u32(d, &offset))
+    if (!tbbt__dec_obj(d) || !tbbt__dec_u32(d, &beginoffset) || !tbbt__dec_u32(d, &offset))
         return false;
     r->offset = offset;
     TBBT_SET(r, TBBT_F_OFFSET);
@@ -218,22 +177,12 @@ static bool write_call(struct tbbt__dec *d)
 /* CREATE and MKDIR. */
 static bool create_call(struct tbbt__dec *d)
 {
-    return dec_dirop(d) && dec_sattr(d);
-}
-
-static bool rename_call(struct tbbt__dec *d)
-{
-    return dec_dirop(d) && dec_dirop2(d);
-}
-
-static bool link_call(struct tbbt__dec *d)
-{
-    return dec_obj(d) && dec_dirop2(d);
+    return tbbt__dec_dirop(d) && dec_sattr(d);
 }
 
 static bool symlink_call(struct tbbt__dec *d)
 {
-    return dec_dirop(d) && dec_path(d, &d->rec->target, TBBT_F_TARGET) && dec_sattr(d);
+    return tbbt__dec_dirop(d) && tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET) && dec_sattr(d);
 }
 
 static bool readdir_call(struct tbbt__dec *d)
@@ -241,7 +190,7 @@ static bool readdir_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     nfs2_cookie cookie;
 
-    if (!dec_obj(d) || !ITEM(d, xdr_nfs2_cookie, cookie))
+    if (!tbbt__dec_obj(d) || !ITEM(d, xdr_nfs2_cookie, cookie))
         return false;
     r->cookie = tbbt__dec_be(cookie, NFS2_COOKIESIZE);
     TBBT_SET(r, TBBT_F_COOKIE);
@@ -250,22 +199,12 @@ static bool readdir_call(struct tbbt__dec *d)
 
 /* ---- replies --------------------------------------------------------------- */
 
-/* attrstat: GETATTR, SETATTR, WRITE. */
-static bool attrstat_reply(struct tbbt__dec *d)
-{
-    bool ok;
-
-    if (!dec_status(d, &ok))
-        return false;
-    return !ok || dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
-}
-
 /* diropres: LOOKUP, CREATE, MKDIR. */
 static bool diropres_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     return !ok || (dec_fh(d, &d->rec->new_fh, TBBT_F_NEW_FH) &&
                    dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR));
@@ -276,16 +215,16 @@ static bool stat_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok);
+    return tbbt__dec_status(d, &ok);
 }
 
 static bool readlink_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
-    return !ok || dec_path(d, &d->rec->target, TBBT_F_TARGET);
+    return !ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
 
 static bool read_reply(struct tbbt__dec *d)
@@ -294,7 +233,7 @@ static bool read_reply(struct tbbt__dec *d)
     uint32_t len;
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     if (!ok)
         return true;
@@ -306,8 +245,8 @@ static bool read_reply(struct tbbt__dec *d)
     return tbbt__dec_skip(d, len);
 }
 
-/* One entry (without its nextentry pointer); kept only when complete. */
-static bool dec_entry(struct tbbt__dec *d)
+/* One entry (without its nextentry pointer); kept only when complete.  v2 has no plus. */
+static bool dec_entry(struct tbbt__dec *d, bool plus)
 {
     char name[NFS2_MAXNAMLEN + 1];
     struct tbbt_entry *e;
@@ -319,6 +258,7 @@ static bool dec_entry(struct tbbt__dec *d)
         !tbbt__dec_string(d, (xdrproc_t)xdr_nfs2_filename, name, &len) ||
         !ITEM(d, xdr_nfs2_cookie, cookie))
         return false;
+    (void)plus;
     tbbt_trace_rec_set_str(d->rec, &s, name, len);
     e = tbbt_trace_rec_add_entry(d->rec);
     e->fileid = fileid;
@@ -330,29 +270,11 @@ static bool dec_entry(struct tbbt__dec *d)
 
 static bool readdir_reply(struct tbbt__dec *d)
 {
-    struct tbbt_trace_rec *r = d->rec;
-    bool ok, follows, eof;
+    bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
-    if (!ok)
-        return true;
-    for (;;) {
-        if (!tbbt__dec_follows(d, &follows))
-            return false;
-        if (!follows)
-            break;
-        if (!dec_entry(d))
-            return false;
-    }
-    TBBT_SET(r, TBBT_F_ENTRIES);
-    r->res_count = r->n_entries;
-    TBBT_SET(r, TBBT_F_RES_COUNT);
-    if (!tbbt__dec_follows(d, &eof))    /* 0 or 1: xdr_bool would take any value */
-        return false;
-    r->eof = eof;
-    TBBT_SET(r, TBBT_F_EOF);
-    return true;
+    return !ok || tbbt__dec_dirlist(d, dec_entry, false);
 }
 
 static bool statfs_reply(struct tbbt__dec *d)
@@ -360,7 +282,7 @@ static bool statfs_reply(struct tbbt__dec *d)
     uint32_t v;
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     if (!ok)
         return true;
@@ -372,23 +294,9 @@ static bool statfs_reply(struct tbbt__dec *d)
     return true;
 }
 
-const struct tbbt__dec_proc tbbt__dec_nfs2[TBBT__DEC_NFS2_NPROCS] = {
-    [NFSPROC_NULL] = { tbbt__dec_void, tbbt__dec_void },
-    [NFSPROC_GETATTR] = { dec_obj, attrstat_reply },
-    [NFSPROC_SETATTR] = { setattr_call, attrstat_reply },
-    [NFSPROC_ROOT] = { tbbt__dec_void, tbbt__dec_void },
-    [NFSPROC_LOOKUP] = { dec_dirop, diropres_reply },
-    [NFSPROC_READLINK] = { dec_obj, readlink_reply },
-    [NFSPROC_READ] = { read_call, read_reply },
-    [NFSPROC_WRITECACHE] = { tbbt__dec_void, tbbt__dec_void },
-    [NFSPROC_WRITE] = { write_call, attrstat_reply },
-    [NFSPROC_CREATE] = { create_call, diropres_reply },
-    [NFSPROC_REMOVE] = { dec_dirop, stat_reply },
-    [NFSPROC_RENAME] = { rename_call, stat_reply },
-    [NFSPROC_LINK] = { link_call, stat_reply },
-    [NFSPROC_SYMLINK] = { symlink_call, stat_reply },
-    [NFSPROC_MKDIR] = { create_call, diropres_reply },
-    [NFSPROC_RMDIR] = { dec_dirop, stat_reply },
-    [NFSPROC_READDIR] = { readdir_call, readdir_reply },
-    [NFSPROC_STATFS] = { dec_obj, statfs_reply },
+
+#undef TBBT__DEC_NFS2
+#define TBBT__DEC_NFS2 TBBT__DEC_ROW
+const struct tbbt__dec_proc tbbt__dec_nfs2[TBBT__DEC_NPROCS] = {
+#include "proto/catalogue.def"
 };

@@ -98,28 +98,6 @@ static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
     return true;
 }
 
-static bool dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field)
-{
-    char buf[NFS3_MAXNAMLEN + 1];
-    uint32_t len;
-
-    if (!tbbt__dec_string(d, (xdrproc_t)xdr_filename3, buf, &len))
-        return false;
-    tbbt__dec_set_str(d, buf, len, dst, field);
-    return true;
-}
-
-static bool dec_path(struct tbbt__dec *d, struct tbbt_str *dst, int field)
-{
-    char buf[NFS3_MAXPATHLEN + 1];
-    uint32_t len;
-
-    if (!tbbt__dec_string(d, (xdrproc_t)xdr_nfspath3, buf, &len))
-        return false;
-    tbbt__dec_set_str(d, buf, len, dst, field);
-    return true;
-}
-
 static bool dec_u32(struct tbbt__dec *d, xdrproc_t proc, uint32_t *dst, int field)
 {
     uint32 v;
@@ -230,37 +208,12 @@ static bool dec_verf(struct tbbt__dec *d, xdrproc_t proc, uint64_t *dst, int fie
     return true;
 }
 
-/* The reply status; *ok says whether the resok arm follows. */
-static bool dec_status(struct tbbt__dec *d, bool *ok)
-{
-    nfsstat3 st;
-
-    if (!ITEM(d, xdr_nfsstat3, &st))
-        return false;
-    /* a status not in RFC 1813 2.6 is malformed: the record gets no status */
-    if (!tbbt_proto_status_name(TBBT_PROTO_NFS3, (int)st))
-        return tbbt__dec_range(d, 1, 0);
-    tbbt__dec_set_status(d, st);
-    *ok = st == NFS3_OK;
-    return true;
-}
+/* What v3 decodes its own way in the shapes it shares with v2 (a closed status list). */
+const struct tbbt__dec_vers tbbt__dec_vers3 = {
+    dec_fh, (xdrproc_t)xdr_filename3, (xdrproc_t)xdr_nfspath3, dec_attr, TBBT_PROTO_NFS3, true,
+};
 
 /* ---- shorthands for the record fields -------------------------------------- */
-
-static bool dec_obj(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh, TBBT_F_FH);
-}
-
-static bool dec_dirop(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh, TBBT_F_FH) && dec_name(d, &d->rec->name, TBBT_F_NAME);
-}
-
-static bool dec_dirop2(struct tbbt__dec *d)
-{
-    return dec_fh(d, &d->rec->fh2, TBBT_F_FH2) && dec_name(d, &d->rec->name2, TBBT_F_NAME2);
-}
 
 static bool dec_offset(struct tbbt__dec *d)
 {
@@ -309,7 +262,7 @@ static bool setattr_call(struct tbbt__dec *d)
 {
     sattrguard3 g;
 
-    if (!dec_obj(d) || !dec_sattr(d) || !tbbt__dec_bools_ok(d, &BOOL_TIME, 1) ||
+    if (!tbbt__dec_obj(d) || !dec_sattr(d) || !tbbt__dec_bools_ok(d, &BOOL_TIME, 1) ||
         !ITEM(d, xdr_sattrguard3, &g))
         return false;
     if (g.check) {
@@ -321,13 +274,14 @@ static bool setattr_call(struct tbbt__dec *d)
 
 static bool access_call(struct tbbt__dec *d)
 {
-    return dec_obj(d) && dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access, TBBT_F_ACCESS);
+    return tbbt__dec_obj(d) &&
+           dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access, TBBT_F_ACCESS);
 }
 
 /* READ and COMMIT: file, offset, count. */
 static bool read_call(struct tbbt__dec *d)
 {
-    return dec_obj(d) && dec_offset(d) && dec_count(d);
+    return tbbt__dec_obj(d) && dec_offset(d) && dec_count(d);
 }
 
 /* A stable_how (WRITE stable, committed). */
@@ -377,7 +331,7 @@ static bool create_call(struct tbbt__dec *d)
     createhow3 how;
 
     /* createhow3's own routine refuses a mode past EXCLUSIVE; UNCHECKED/GUARDED's sattr3 */
-    if (!dec_dirop(d) || !tbbt__dec_range(d, peek_mode(d), EXCLUSIVE) ||
+    if (!tbbt__dec_dirop(d) || !tbbt__dec_range(d, peek_mode(d), EXCLUSIVE) ||
         (peek_mode(d) != EXCLUSIVE && !sattr_ahead_ok(d)) || !ITEM(d, xdr_createhow3, &how))
         return false;
     r->createmode = how.mode;
@@ -394,12 +348,13 @@ static bool create_call(struct tbbt__dec *d)
 
 static bool mkdir_call(struct tbbt__dec *d)
 {
-    return dec_dirop(d) && dec_sattr(d);
+    return tbbt__dec_dirop(d) && dec_sattr(d);
 }
 
 static bool symlink_call(struct tbbt__dec *d)
 {
-    return dec_dirop(d) && dec_sattr(d) && dec_path(d, &d->rec->target, TBBT_F_TARGET);
+    return tbbt__dec_dirop(d) && dec_sattr(d) &&
+           tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
 
 /*
@@ -425,7 +380,7 @@ static bool mknod_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     mknoddata3 m;
 
-    if (!dec_dirop(d) || !mknod_ahead_ok(d) || !ITEM(d, xdr_mknoddata3, &m) ||
+    if (!tbbt__dec_dirop(d) || !mknod_ahead_ok(d) || !ITEM(d, xdr_mknoddata3, &m) ||
         !ftype_ok(d, m.type))
         return false;
     r->ftype = m.type;
@@ -450,16 +405,6 @@ static bool mknod_call(struct tbbt__dec *d)
     return true;
 }
 
-static bool rename_call(struct tbbt__dec *d)
-{
-    return dec_dirop(d) && dec_dirop2(d);
-}
-
-static bool link_call(struct tbbt__dec *d)
-{
-    return dec_obj(d) && dec_dirop2(d);
-}
-
 static bool dec_cookie(struct tbbt__dec *d)
 {
     struct tbbt_trace_rec *r = d->rec;
@@ -470,34 +415,25 @@ static bool dec_cookie(struct tbbt__dec *d)
 
 static bool readdir_call(struct tbbt__dec *d)
 {
-    return dec_obj(d) && dec_cookie(d) && dec_count(d);
+    return tbbt__dec_obj(d) && dec_cookie(d) && dec_count(d);
 }
 
 static bool readdirplus_call(struct tbbt__dec *d)
 {
     struct tbbt_trace_rec *r = d->rec;
 
-    return dec_obj(d) && dec_cookie(d) &&
+    return tbbt__dec_obj(d) && dec_cookie(d) &&
            dec_u32(d, (xdrproc_t)xdr_count3, &r->dircount, TBBT_F_DIRCOUNT) &&
            dec_u32(d, (xdrproc_t)xdr_count3, &r->maxcount, TBBT_F_MAXCOUNT);
 }
 
 /* ---- replies --------------------------------------------------------------- */
 
-static bool getattr_reply(struct tbbt__dec *d)
-{
-    bool ok;
-
-    if (!dec_status(d, &ok))
-        return false;
-    return !ok || dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
-}
-
 static bool setattr_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok) && dec_obj_wcc(d);
+    return tbbt__dec_status(d, &ok) && dec_obj_wcc(d);
 }
 
 static bool lookup_reply(struct tbbt__dec *d)
@@ -505,7 +441,7 @@ static bool lookup_reply(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     if (ok && (!dec_fh(d, &r->new_fh, TBBT_F_NEW_FH) || !dec_obj_attr(d)))
         return false;
@@ -516,7 +452,7 @@ static bool access_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
     return !ok || dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access_res, TBBT_F_ACCESS_RES);
 }
@@ -525,9 +461,9 @@ static bool readlink_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
-    return !ok || dec_path(d, &d->rec->target, TBBT_F_TARGET);
+    return !ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
 }
 
 static bool dec_eof(struct tbbt__dec *d)
@@ -546,7 +482,7 @@ static bool read_reply(struct tbbt__dec *d)
     uint32_t len;
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
     if (!ok)
         return true;
@@ -559,7 +495,7 @@ static bool write_reply(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_wcc(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_wcc(d))
         return false;
     if (!ok)
         return true;
@@ -575,7 +511,7 @@ static bool create_reply(struct tbbt__dec *d)
     post_op_fh3 fh = { .post_op_fh3_u.handle.data.data_val = buf };
     bool ok;
 
-    if (!dec_status(d, &ok))
+    if (!tbbt__dec_status(d, &ok))
         return false;
     if (ok) {
         if (!tbbt__dec_bools_ok(d, &BOOL_FH, 1) || !ITEM(d, xdr_post_op_fh3, &fh))
@@ -595,21 +531,21 @@ static bool remove_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok) && dec_dir_wcc(d);
+    return tbbt__dec_status(d, &ok) && dec_dir_wcc(d);
 }
 
 static bool rename_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok) && dec_dir_wcc(d) && dec_dir2_wcc(d);
+    return tbbt__dec_status(d, &ok) && dec_dir_wcc(d) && dec_dir2_wcc(d);
 }
 
 static bool link_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    return dec_status(d, &ok) && dec_obj_attr(d) && dec_dir2_wcc(d);
+    return tbbt__dec_status(d, &ok) && dec_obj_attr(d) && dec_dir2_wcc(d);
 }
 
 /* One entry3 or entryplus3 (without its nextentry pointer); kept only when complete. */
@@ -649,36 +585,16 @@ static bool dec_entry(struct tbbt__dec *d, bool plus)
     return true;
 }
 
-/* dirlist3 / dirlistplus3: the entry list, walked entry by entry, then eof. */
-static bool dec_dirlist(struct tbbt__dec *d, bool plus)
-{
-    struct tbbt_trace_rec *r = d->rec;
-    bool follows;
-
-    for (;;) {
-        if (!tbbt__dec_follows(d, &follows))
-            return false;
-        if (!follows)
-            break;
-        if (!dec_entry(d, plus))
-            return false;
-    }
-    TBBT_SET(r, TBBT_F_ENTRIES);
-    r->res_count = r->n_entries;
-    TBBT_SET(r, TBBT_F_RES_COUNT);
-    return dec_eof(d);
-}
-
 static bool dec_readdir_reply(struct tbbt__dec *d, bool plus)
 {
     cookieverf3 verf;
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_dir_attr(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_dir_attr(d))
         return false;
     if (!ok)
         return true;
-    return ITEM(d, xdr_cookieverf3, verf) && dec_dirlist(d, plus);
+    return ITEM(d, xdr_cookieverf3, verf) && tbbt__dec_dirlist(d, dec_entry, plus);
 }
 
 static bool readdir_reply(struct tbbt__dec *d)
@@ -691,121 +607,89 @@ static bool readdirplus_reply(struct tbbt__dec *d)
     return dec_readdir_reply(d, true);
 }
 
-/* info[] values of FSSTAT, FSINFO and PATHCONF. */
-static bool info_u64(struct tbbt__dec *d)
+/*
+ * info[] values of FSSTAT, FSINFO and PATHCONF, one letter per value in RFC order:
+ * L a uint64 (size3), I a uint32, B a bool (0 or 1: xdr_bool would take any value),
+ * T an nfstime3 (as ns).
+ */
+static bool dec_info_value(struct tbbt__dec *d, char kind)
 {
-    size3 v;
-
-    if (!ITEM(d, xdr_size3, &v))
-        return false;
-    tbbt__dec_add_info(d, v);
-    return true;
-}
-
-static bool info_u32(struct tbbt__dec *d)
-{
-    uint32 v;
-
-    if (!ITEM(d, xdr_uint32, &v))
-        return false;
-    tbbt__dec_add_info(d, v);
-    return true;
-}
-
-static bool info_bool(struct tbbt__dec *d)
-{
-    bool v;
-
-    if (!tbbt__dec_follows(d, &v))      /* 0 or 1: xdr_bool would take any value */
-        return false;
-    tbbt__dec_add_info(d, v);
-    return true;
-}
-
-static bool info_time(struct tbbt__dec *d)
-{
+    uint64_t v = 0;
     nfstime3 t;
+    uint32 u;
+    size3 l;
+    bool b;
 
-    if (!ITEM(d, xdr_nfstime3, &t))
-        return false;
-    tbbt__dec_add_info(d, time_ns(&t));
+    switch (kind) {
+    case 'L':
+        if (!ITEM(d, xdr_size3, &l))
+            return false;
+        v = l;
+        break;
+    case 'I':
+        if (!ITEM(d, xdr_uint32, &u))
+            return false;
+        v = u;
+        break;
+    case 'B':
+        if (!tbbt__dec_follows(d, &b))
+            return false;
+        v = b;
+        break;
+    default:
+        if (!ITEM(d, xdr_nfstime3, &t))
+            return false;
+        v = time_ns(&t);
+        break;
+    }
+    tbbt__dec_add_info(d, v);
     return true;
 }
 
+/* Status, the object's attributes and, when OK, the info[] values of kinds. */
+static bool dec_info_reply(struct tbbt__dec *d, const char *kinds)
+{
+    bool ok;
+
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
+        return false;
+    for (; ok && *kinds; kinds++) {
+        if (!dec_info_value(d, *kinds))
+            return false;
+    }
+    return true;
+}
+
+/* tbytes fbytes abytes tfiles ffiles afiles invarsec */
 static bool fsstat_reply(struct tbbt__dec *d)
 {
-    bool ok;
-
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
-        return false;
-    if (!ok)
-        return true;
-    for (int i = 0; i < 6; i++) {   /* tbytes fbytes abytes tfiles ffiles afiles */
-        if (!info_u64(d))
-            return false;
-    }
-    return info_u32(d);             /* invarsec */
+    return dec_info_reply(d, "LLLLLLI");
 }
 
+/* rtmax rtpref rtmult wtmax wtpref wtmult dtpref maxfilesize time_delta properties */
 static bool fsinfo_reply(struct tbbt__dec *d)
 {
-    bool ok;
-
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
-        return false;
-    if (!ok)
-        return true;
-    for (int i = 0; i < 7; i++) {   /* rtmax rtpref rtmult wtmax wtpref wtmult dtpref */
-        if (!info_u32(d))
-            return false;
-    }
-    /* maxfilesize, time_delta, properties */
-    return info_u64(d) && info_time(d) && info_u32(d);
+    return dec_info_reply(d, "IIIIIIILTI");
 }
 
+/* linkmax name_max no_trunc chown_restricted case_insensitive case_preserving */
 static bool pathconf_reply(struct tbbt__dec *d)
 {
-    bool ok;
-
-    if (!dec_status(d, &ok) || !dec_obj_attr(d))
-        return false;
-    if (!ok)
-        return true;
-    /* linkmax name_max, then no_trunc chown_restricted case_insensitive case_preserving */
-    return info_u32(d) && info_u32(d) && info_bool(d) && info_bool(d) && info_bool(d) &&
-           info_bool(d);
+    return dec_info_reply(d, "IIBBBB");
 }
 
 static bool commit_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!dec_status(d, &ok) || !dec_obj_wcc(d))
+    if (!tbbt__dec_status(d, &ok) || !dec_obj_wcc(d))
         return false;
     return !ok || dec_verf(d, (xdrproc_t)xdr_writeverf3, &d->rec->writeverf, TBBT_F_WRITEVERF);
 }
 
-const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NFS3_NPROCS] = {
-    [NFSPROC3_NULL] = { tbbt__dec_void, tbbt__dec_void },
-    [NFSPROC3_GETATTR] = { dec_obj, getattr_reply },
-    [NFSPROC3_SETATTR] = { setattr_call, setattr_reply },
-    [NFSPROC3_LOOKUP] = { dec_dirop, lookup_reply },
-    [NFSPROC3_ACCESS] = { access_call, access_reply },
-    [NFSPROC3_READLINK] = { dec_obj, readlink_reply },
-    [NFSPROC3_READ] = { read_call, read_reply },
-    [NFSPROC3_WRITE] = { write_call, write_reply },
-    [NFSPROC3_CREATE] = { create_call, create_reply },
-    [NFSPROC3_MKDIR] = { mkdir_call, create_reply },
-    [NFSPROC3_SYMLINK] = { symlink_call, create_reply },
-    [NFSPROC3_MKNOD] = { mknod_call, create_reply },
-    [NFSPROC3_REMOVE] = { dec_dirop, remove_reply },
-    [NFSPROC3_RMDIR] = { dec_dirop, remove_reply },
-    [NFSPROC3_RENAME] = { rename_call, rename_reply },
-    [NFSPROC3_LINK] = { link_call, link_reply },
-    [NFSPROC3_READDIR] = { readdir_call, readdir_reply },
-    [NFSPROC3_READDIRPLUS] = { readdirplus_call, readdirplus_reply },
-    [NFSPROC3_FSSTAT] = { dec_obj, fsstat_reply },
-    [NFSPROC3_FSINFO] = { dec_obj, fsinfo_reply },
-    [NFSPROC3_PATHCONF] = { dec_obj, pathconf_reply },
-    [NFSPROC3_COMMIT] = { read_call, commit_reply },
+
+#undef TBBT__DEC_NFS3
+#define TBBT__DEC_NFS3 TBBT__DEC_ROW
+const struct tbbt__dec_proc tbbt__dec_nfs3[TBBT__DEC_NPROCS] = {
+#include "proto/catalogue.def"
 };

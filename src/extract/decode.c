@@ -20,54 +20,55 @@
 #include <string.h>
 
 #include "extract/decode-int.h"
+#include "proto/nfs2.h"
+#include "proto/nfs3.h"
+#include "proto/proto.h"
 #include "proto/xdrmem.h"
 #include "util/util.h"
 
 /* Larger than the encoding of any item decoded whole (an nfspath3 is 1028 bytes). */
 #define ITEM_MAX 2048
 
+/* The program keys of proto.h are the values of enum tbbt_prog. */
+_Static_assert((int)TBBT_PROTO_NFS2 == (int)TBBT_PROG_NFS2 &&
+                   (int)TBBT_PROTO_NFS3 == (int)TBBT_PROG_NFS3 &&
+                   (int)TBBT_PROTO_MNT1 == (int)TBBT_PROG_MNT1 &&
+                   (int)TBBT_PROTO_MNT3 == (int)TBBT_PROG_MNT3,
+               "proto keys and trace programs differ");
+
 int tbbt__decode_prog(uint32_t program, uint32_t version)
 {
-    if (program == TBBT_RPC_NFS && version == 2)
-        return TBBT_PROG_NFS2;
-    if (program == TBBT_RPC_NFS && version == 3)
-        return TBBT_PROG_NFS3;
-    if (program == TBBT_RPC_MOUNT && version == 1)
-        return TBBT_PROG_MNT1;
-    if (program == TBBT_RPC_MOUNT && version == 3)
-        return TBBT_PROG_MNT3;
-    return TBBT_PROG_NONE;
+    return tbbt_proto_key(program, version);
 }
 
-static const struct tbbt__dec_proc *find_proc(int prog, int proc)
-{
-    const struct tbbt__dec_proc *tab;
-    int n;
+/* The procedure tables and version types (decode-int.h), by enum tbbt_prog. */
+static const struct {
+    const struct tbbt__dec_proc *procs;
+    const struct tbbt__dec_vers *v;
+} progs[] = {
+    [TBBT_PROG_NFS2] = { tbbt__dec_nfs2, &tbbt__dec_vers2 },
+    [TBBT_PROG_NFS3] = { tbbt__dec_nfs3, &tbbt__dec_vers3 },
+    [TBBT_PROG_MNT1] = { tbbt__dec_mnt1, NULL },
+    [TBBT_PROG_MNT3] = { tbbt__dec_mnt3, NULL },
+};
 
-    switch (prog) {
-    case TBBT_PROG_NFS3:
-        tab = tbbt__dec_nfs3, n = TBBT__DEC_NFS3_NPROCS;
-        break;
-    case TBBT_PROG_NFS2:
-        tab = tbbt__dec_nfs2, n = TBBT__DEC_NFS2_NPROCS;
-        break;
-    case TBBT_PROG_MNT1:
-        tab = tbbt__dec_mnt1, n = TBBT__DEC_MNT_NPROCS;
-        break;
-    case TBBT_PROG_MNT3:
-        tab = tbbt__dec_mnt3, n = TBBT__DEC_MNT_NPROCS;
-        break;
-    default:
+/* The procedure's hooks (NULL if unknown); *v its version's types. */
+static const struct tbbt__dec_proc *find_proc(int prog, int proc,
+                                              const struct tbbt__dec_vers **v)
+{
+    if (prog <= TBBT_PROG_NONE || prog > TBBT_PROG_MNT3 || proc >= TBBT__DEC_NPROCS)
         return NULL;
-    }
-    return proc < n ? &tab[proc] : NULL;
+    *v = progs[prog].v;
+    return &progs[prog].procs[proc];
 }
 
 /* Decodes p[0..len) with fn; on failure flags the record and returns the error. */
-static int run(struct tbbt_trace_rec *rec, tbbt__dec_fn fn, const uint8_t *p, size_t len,
-               bool trunc, struct tbbt_fhtab *fh, uint16_t trunc_flag, uint16_t bad_flag)
+static int run(struct tbbt_trace_rec *rec, tbbt__dec_fn fn, const struct tbbt__dec_vers *v,
+               const uint8_t *p, size_t len, bool trunc, struct tbbt_fhtab *fh,
+               uint16_t trunc_flag, uint16_t bad_flag)
 {
     struct tbbt__dec d = {
+        .v = v,
         .p = p,
         .len = len > UINT32_MAX ? UINT32_MAX : (u_int)len,
         .trunc = trunc,
@@ -94,22 +95,22 @@ static int run(struct tbbt_trace_rec *rec, tbbt__dec_fn fn, const uint8_t *p, si
 int tbbt__decode_call(struct tbbt_trace_rec *rec, const uint8_t *p, size_t len, bool trunc,
                       struct tbbt_fhtab *fh)
 {
-    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc);
+    const struct tbbt__dec_vers *v = NULL;
+    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc, &v);
 
-    return run(rec, op ? op->call : NULL, p, len, trunc, fh, TBBT_RF_CALL_TRUNC,
+    return run(rec, op ? op->call : NULL, v, p, len, trunc, fh, TBBT_RF_CALL_TRUNC,
                TBBT_RF_CALL_BAD);
 }
 
 int tbbt__decode_reply(struct tbbt_trace_rec *rec, const uint8_t *p, size_t len, bool trunc,
                        struct tbbt_fhtab *fh)
 {
-    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc);
+    const struct tbbt__dec_vers *v = NULL;
+    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc, &v);
 
-    return run(rec, op ? op->reply : NULL, p, len, trunc, fh, TBBT_RF_REPLY_TRUNC,
+    return run(rec, op ? op->reply : NULL, v, p, len, trunc, fh, TBBT_RF_REPLY_TRUNC,
                TBBT_RF_REPLY_BAD);
 }
-
-/* ---- helpers shared by the procedure decoders (decode-int.h) -------------- */
 
 bool tbbt__dec_void(struct tbbt__dec *d)
 {
@@ -140,6 +141,113 @@ static int classify(struct tbbt__dec *d, u_int pos, xdrproc_t proc, void *obj)
     memset(pad, 0, rem);
     return ok ? TBBT_E_TRUNC : TBBT_E_BADREC;
 }
+
+/* ---- the call shapes NFSv2 and NFSv3 share -------------------------------- */
+
+/* Buffers of the largest filename and path of both versions. */
+#define NAME_BUF (NFS3_MAXNAMLEN + 1)
+#define PATH_BUF (NFS3_MAXPATHLEN + 1)
+_Static_assert(NFS2_MAXNAMLEN <= NFS3_MAXNAMLEN && NFS2_MAXPATHLEN <= NFS3_MAXPATHLEN,
+               "v2 names or paths longer than v3's");
+
+bool tbbt__dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field)
+{
+    char buf[NAME_BUF];
+    uint32_t len;
+
+    if (!tbbt__dec_string(d, d->v->name, buf, &len))
+        return false;
+    tbbt__dec_set_str(d, buf, len, dst, field);
+    return true;
+}
+
+bool tbbt__dec_path(struct tbbt__dec *d, struct tbbt_str *dst, int field)
+{
+    char buf[PATH_BUF];
+    uint32_t len;
+
+    if (!tbbt__dec_string(d, d->v->path, buf, &len))
+        return false;
+    tbbt__dec_set_str(d, buf, len, dst, field);
+    return true;
+}
+
+bool tbbt__dec_obj(struct tbbt__dec *d)
+{
+    return d->v->fh(d, &d->rec->fh, TBBT_F_FH);
+}
+
+bool tbbt__dec_dirop(struct tbbt__dec *d)
+{
+    return d->v->fh(d, &d->rec->fh, TBBT_F_FH) && tbbt__dec_name(d, &d->rec->name, TBBT_F_NAME);
+}
+
+bool tbbt__dec_dirop2(struct tbbt__dec *d)
+{
+    return d->v->fh(d, &d->rec->fh2, TBBT_F_FH2) &&
+           tbbt__dec_name(d, &d->rec->name2, TBBT_F_NAME2);
+}
+
+bool tbbt__dec_rename(struct tbbt__dec *d)
+{
+    return tbbt__dec_dirop(d) && tbbt__dec_dirop2(d);
+}
+
+bool tbbt__dec_link(struct tbbt__dec *d)
+{
+    return tbbt__dec_obj(d) && tbbt__dec_dirop2(d);
+}
+
+bool tbbt__dec_status(struct tbbt__dec *d, bool *ok)
+{
+    uint32_t v;     /* an nfsstat3 or nfsstat: an XDR enum, a signed 32-bit word */
+    int32_t st;
+
+    if (!tbbt__dec_u32(d, &v))
+        return false;
+    st = (int32_t)v;
+    /* v3: a status not in RFC 1813 2.6 is malformed, and the record gets no status */
+    if (d->v->closed && !tbbt_proto_status_name(d->v->key, st))
+        return tbbt__dec_range(d, 1, 0);
+    tbbt__dec_set_status(d, st);
+    *ok = st == 0;  /* NFS3_OK, NFS_OK */
+    return true;
+}
+
+bool tbbt__dec_attrstat(struct tbbt__dec *d)
+{
+    bool ok;
+
+    if (!tbbt__dec_status(d, &ok))
+        return false;
+    return !ok || d->v->attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
+}
+
+bool tbbt__dec_dirlist(struct tbbt__dec *d, bool (*entry)(struct tbbt__dec *d, bool plus),
+                       bool plus)
+{
+    struct tbbt_trace_rec *r = d->rec;
+    bool follows, eof;
+
+    for (;;) {
+        if (!tbbt__dec_follows(d, &follows))
+            return false;
+        if (!follows)
+            break;
+        if (!entry(d, plus))
+            return false;
+    }
+    TBBT_SET(r, TBBT_F_ENTRIES);
+    r->res_count = r->n_entries;
+    TBBT_SET(r, TBBT_F_RES_COUNT);
+    if (!tbbt__dec_follows(d, &eof))    /* 0 or 1: xdr_bool would take any value */
+        return false;
+    r->eof = eof;
+    TBBT_SET(r, TBBT_F_EOF);
+    return true;
+}
+
+/* ---- helpers shared by the procedure decoders (decode-int.h) -------------- */
 
 bool tbbt__dec_item(struct tbbt__dec *d, xdrproc_t proc, void *obj)
 {

@@ -20,11 +20,10 @@
 
 #include "trace/trace.h"
 
-/* RPC program numbers. */
-#define TBBT_RPC_NFS 100003u
-#define TBBT_RPC_MOUNT 100005u
-
-/* Maps (program, version) to enum tbbt_prog; TBBT_PROG_NONE if not ours. */
+/*
+ * Maps (program, version) to enum tbbt_prog; TBBT_PROG_NONE if not ours (the
+ * catalogue's keys, tbbt_proto_key(): the same numbers).
+ */
 int tbbt__decode_prog(uint32_t program, uint32_t version);
 
 /*

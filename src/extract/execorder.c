@@ -10,7 +10,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "ns/ns.h"
+#include "trace/trace.h"
 #include "util/hash.h"
 
 #define DEF_MAX 512         /* largest definition payload (a credential) */

@@ -120,66 +120,14 @@ static const char *const info_pathconf[] = {"linkmax", "name_max", "no_trunc",
                                             "chown_restricted", "case_insensitive",
                                             "case_preserving", NULL};
 
-/* ---- what each procedure carries (the decoders' field sets) ------------------- */
-
-#define FH B(TBBT_F_FH)
-#define NM B(TBBT_F_NAME)
-#define DIROP (FH | NM)
-#define RW (FH | B(TBBT_F_OFFSET) | B(TBBT_F_COUNT))
-#define SA B(TBBT_F_SATTR)
-#define TWO (B(TBBT_F_FH2) | B(TBBT_F_NAME2))
-
-static const uint64_t call_nfs3[22] = {
-    [NFSPROC3_GETATTR] = FH, [NFSPROC3_SETATTR] = FH | SA | B(TBBT_F_GUARD),
-    [NFSPROC3_LOOKUP] = DIROP, [NFSPROC3_ACCESS] = FH | B(TBBT_F_ACCESS),
-    [NFSPROC3_READLINK] = FH, [NFSPROC3_READ] = RW, [NFSPROC3_WRITE] = RW | B(TBBT_F_STABLE),
-    [NFSPROC3_CREATE] = DIROP | SA | B(TBBT_F_CREATEMODE) | B(TBBT_F_CREATEVERF),
-    [NFSPROC3_MKDIR] = DIROP | SA, [NFSPROC3_SYMLINK] = DIROP | SA | B(TBBT_F_TARGET),
-    [NFSPROC3_MKNOD] = DIROP | SA | B(TBBT_F_FTYPE) | B(TBBT_F_RDEV),
-    [NFSPROC3_REMOVE] = DIROP, [NFSPROC3_RMDIR] = DIROP, [NFSPROC3_RENAME] = DIROP | TWO,
-    [NFSPROC3_LINK] = FH | TWO,
-    [NFSPROC3_READDIR] = FH | B(TBBT_F_COOKIE) | B(TBBT_F_COOKIEVERF) | B(TBBT_F_COUNT),
-    [NFSPROC3_READDIRPLUS] = FH | B(TBBT_F_COOKIE) | B(TBBT_F_COOKIEVERF) |
-                             B(TBBT_F_DIRCOUNT) | B(TBBT_F_MAXCOUNT),
-    [NFSPROC3_FSSTAT] = FH, [NFSPROC3_FSINFO] = FH, [NFSPROC3_PATHCONF] = FH,
-    [NFSPROC3_COMMIT] = RW,
-};
-
-static const uint64_t call_nfs2[18] = {
-    [NFSPROC_GETATTR] = FH, [NFSPROC_SETATTR] = FH | SA, [NFSPROC_LOOKUP] = DIROP,
-    [NFSPROC_READLINK] = FH, [NFSPROC_READ] = RW, [NFSPROC_WRITE] = RW,
-    [NFSPROC_CREATE] = DIROP | SA, [NFSPROC_REMOVE] = DIROP, [NFSPROC_RENAME] = DIROP | TWO,
-    [NFSPROC_LINK] = FH | TWO, [NFSPROC_SYMLINK] = DIROP | SA | B(TBBT_F_TARGET),
-    [NFSPROC_MKDIR] = DIROP | SA, [NFSPROC_RMDIR] = DIROP,
-    [NFSPROC_READDIR] = FH | B(TBBT_F_COOKIE) | B(TBBT_F_COUNT), [NFSPROC_STATFS] = FH,
-};
-
-static const uint64_t call_mnt[6] = {
-    [MOUNTPROC3_MNT] = B(TBBT_F_DIRPATH), [MOUNTPROC3_UMNT] = B(TBBT_F_DIRPATH),
-};
-
-/* Reply fields set by keys; attribute sets go by reply_layout(). */
-#define ENT (B(TBBT_F_ENTRIES) | B(TBBT_F_EOF))
-static const uint64_t reply_nfs3[22] = {
-    [NFSPROC3_LOOKUP] = B(TBBT_F_NEW_FH), [NFSPROC3_ACCESS] = B(TBBT_F_ACCESS_RES),
-    [NFSPROC3_READLINK] = B(TBBT_F_TARGET), [NFSPROC3_READ] = B(TBBT_F_RES_COUNT) | B(TBBT_F_EOF),
-    [NFSPROC3_WRITE] = B(TBBT_F_RES_COUNT) | B(TBBT_F_COMMITTED) | B(TBBT_F_WRITEVERF),
-    [NFSPROC3_CREATE] = B(TBBT_F_NEW_FH), [NFSPROC3_MKDIR] = B(TBBT_F_NEW_FH),
-    [NFSPROC3_SYMLINK] = B(TBBT_F_NEW_FH), [NFSPROC3_MKNOD] = B(TBBT_F_NEW_FH),
-    [NFSPROC3_READDIR] = ENT, [NFSPROC3_READDIRPLUS] = ENT, [NFSPROC3_FSSTAT] = B(TBBT_F_INFO),
-    [NFSPROC3_FSINFO] = B(TBBT_F_INFO), [NFSPROC3_PATHCONF] = B(TBBT_F_INFO),
-    [NFSPROC3_COMMIT] = B(TBBT_F_WRITEVERF),
-};
-
-static const uint64_t reply_nfs2[18] = {
-    [NFSPROC_LOOKUP] = B(TBBT_F_NEW_FH), [NFSPROC_READLINK] = B(TBBT_F_TARGET),
-    [NFSPROC_READ] = B(TBBT_F_RES_COUNT), [NFSPROC_CREATE] = B(TBBT_F_NEW_FH),
-    [NFSPROC_MKDIR] = B(TBBT_F_NEW_FH), [NFSPROC_READDIR] = ENT, [NFSPROC_STATFS] = B(TBBT_F_INFO),
-};
-
-static const uint64_t reply_mnt[6] = {
-    [MOUNTPROC3_MNT] = B(TBBT_F_NEW_FH),
-};
+/*
+ * What each procedure carries comes from the catalogue (trace/opkind.h): the
+ * call's fields, and the reply's fields that keys set (attribute sets go by
+ * reply_layout()).
+ */
+#define ATTR_FIELDS                                                                               \
+    (B(TBBT_F_OBJ_ATTR) | B(TBBT_F_OBJ_PRE) | B(TBBT_F_DIR_ATTR) | B(TBBT_F_DIR_PRE) |            \
+     B(TBBT_F_DIR2_ATTR) | B(TBBT_F_DIR2_PRE))
 
 /* Whose attribute sets (in line order) and pre-operation sets a reply carries. */
 struct layout {
@@ -677,7 +625,7 @@ static int resolve_proc(struct nd_line *L, int vers, uint32_t num, const struct 
 {
     int byname;
 
-    if (num >= MOUNT_BASE && num < MOUNT_BASE + 6) {
+    if (num >= MOUNT_BASE && num < MOUNT_BASE + (uint32_t)tbbt_prog_nprocs(TBBT_PROG_MNT3)) {
         L->prog = vers == 3 ? TBBT_PROG_MNT3 : TBBT_PROG_MNT1;
         L->proc = num - MOUNT_BASE;
     } else if (vers == 1) {
@@ -718,14 +666,9 @@ static int parse_header(struct nd_state *s, struct nd_line *L)
 /* Procedures whose results start with a status (nfsdump prints "OK" or the hex value). */
 static bool has_status(int prog, uint32_t proc)
 {
-    switch (prog) {
-    case TBBT_PROG_NFS3:
-        return proc != NFSPROC3_NULL;
-    case TBBT_PROG_NFS2:
-        return proc != NFSPROC_NULL && proc != NFSPROC_ROOT && proc != NFSPROC_WRITECACHE;
-    default:
-        return proc == MOUNTPROC3_MNT;
-    }
+    const struct tbbt_proc_desc *d = tbbt_proc_desc(prog, (int)proc);
+
+    return d && (d->flags & TBBT_PROTO_FL_STATUS);
 }
 
 static bool status_value(int prog, const struct tok *t, int32_t *st)
@@ -817,10 +760,11 @@ static struct layout reply_layout(int prog, uint32_t proc, bool ok)
 
 static uint64_t allowed_fields(const struct nd_line *L)
 {
-    const uint64_t *tab = L->prog == TBBT_PROG_NFS3   ? (L->call ? call_nfs3 : reply_nfs3)
-                          : L->prog == TBBT_PROG_NFS2 ? (L->call ? call_nfs2 : reply_nfs2)
-                                                      : (L->call ? call_mnt : reply_mnt);
-    return tab[L->proc];
+    const struct tbbt_proc_desc *d = tbbt_proc_desc(L->prog, (int)L->proc);
+
+    if (!d)
+        return 0;
+    return L->call ? d->call : d->reply & ~ATTR_FIELDS;
 }
 
 /* ---- call arguments ----------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include "extract/conv-int.h"
 #include "extract/decode.h"
 #include "extract/rpc.h"
+#include "proto/proto.h"
 #include "util/util.h"
 
 /*
@@ -108,15 +109,15 @@ static void pcap_fill(struct tbbt__conv *c, struct tbbt_trace_rec *rec, bool rep
 }
 
 /*
- * READ replies and WRITE calls (v3 procedure 6 and 7, v2 6 and 8): the
- * decoders read the fields before the data and skip the data.  A message cut
- * by the snap length is kept whole: only then may a decoder re-read an item
- * to tell truncation from malformation.
+ * Messages that move file data (the catalogue's BULK_REPLY and BULK_CALL:
+ * READ replies, WRITE calls): the decoders read the fields before the data
+ * and skip the data.  A message cut by the snap length is kept whole: only
+ * then may a decoder re-read an item to tell truncation from malformation.
  */
 static uint32_t pcap_keep(int prog, uint32_t proc, bool reply, uint32_t len, bool trunc)
 {
-    bool bulk = (prog == TBBT_PROG_NFS3 && proc == (reply ? 6u : 7u)) ||
-                (prog == TBBT_PROG_NFS2 && proc == (reply ? 6u : 8u));
+    unsigned want = reply ? TBBT_PROTO_FL_BULK_REPLY : TBBT_PROTO_FL_BULK_CALL;
+    bool bulk = (tbbt_proc_flags(prog, (int)proc) & want) != 0;
 
     return bulk && !trunc && len > BULK_HEAD ? BULK_HEAD : len;
 }

@@ -21,43 +21,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#define NFS_NOENT 2
-#define NFS_EXIST 17
-#define NFS_NOTEMPTY 66
-#define NFS_STALE 70
-#define CREATE_UNCHECKED 0
+/*
+ * Statuses and create modes are rpcgen's (nfs3.x); NFSv2's nfsstat values of
+ * the same names are equal (RFC 1094 2.3.1), so they serve both versions.
+ */
+#include "proto/nfs3.h"
 
-static const uint8_t ops_v2[] = {
-    NS_OP_NONE, NS_OP_ATTR, NS_OP_SETATTR, NS_OP_NONE, NS_OP_LOOKUP, NS_OP_READLINK,
-    NS_OP_READ, NS_OP_NONE, NS_OP_WRITE, NS_OP_CREATE, NS_OP_REMOVE, NS_OP_RENAME,
-    NS_OP_LINK, NS_OP_SYMLINK, NS_OP_MKDIR, NS_OP_RMDIR, NS_OP_READDIR, NS_OP_ATTR,
-};
-
-static const uint8_t ops_v3[] = {
-    NS_OP_NONE, NS_OP_ATTR, NS_OP_SETATTR, NS_OP_LOOKUP, NS_OP_ATTR, NS_OP_READLINK,
-    NS_OP_READ, NS_OP_WRITE, NS_OP_CREATE, NS_OP_MKDIR, NS_OP_SYMLINK, NS_OP_MKNOD,
-    NS_OP_REMOVE, NS_OP_RMDIR, NS_OP_RENAME, NS_OP_LINK, NS_OP_READDIR, NS_OP_READDIRPLUS,
-    NS_OP_ATTR, NS_OP_ATTR, NS_OP_ATTR, NS_OP_ATTR,
-};
-
+/* The operation kind: the catalogue's (trace/opkind.h). */
 int tbbt__ns_op(const struct tbbt_trace_rec *rec)
 {
-    switch (rec->prog) {
-    case TBBT_PROG_NFS2:
-        return rec->proc < G_N_ELEMENTS(ops_v2) ? ops_v2[rec->proc] : NS_OP_NONE;
-    case TBBT_PROG_NFS3:
-        return rec->proc < G_N_ELEMENTS(ops_v3) ? ops_v3[rec->proc] : NS_OP_NONE;
-    case TBBT_PROG_MNT1:
-    case TBBT_PROG_MNT3:
-        return rec->proc == 1 ? NS_OP_MNT : NS_OP_NONE;
-    default:
-        return NS_OP_NONE;
-    }
-}
-
-enum tbbt_ns_op tbbt_ns_op(const struct tbbt_trace_rec *rec)
-{
-    return (enum tbbt_ns_op)tbbt__ns_op(rec);
+    return (int)tbbt_ns_op(rec);
 }
 
 /* Operations whose obj_attr/new_fh describe the named object, not fh. */
@@ -625,7 +598,7 @@ static void op_lookup(struct ctx *c)
         return;
     }
     if (!c->ok || !TBBT_HAS(r, TBBT_F_NEW_FH)) {
-        if (name && c->replied && c->status == NFS_NOENT)
+        if (name && c->replied && c->status == NFS3ERR_NOENT)
             absent(c, c->dir, name);
         else if (name)
             set_id(r, TBBT_F_ID_OBJ, tbbt__ns_dent_child(c->ns, c->dir, name));
@@ -665,7 +638,7 @@ static bool create_keeps(const struct ctx *c, uint32_t y)
 
     if (c->op != NS_OP_CREATE || o->type == TBBT_NS_DIR)
         return false;
-    if (TBBT_HAS(r, TBBT_F_CREATEMODE) && r->createmode != CREATE_UNCHECKED)
+    if (TBBT_HAS(r, TBBT_F_CREATEMODE) && r->createmode != UNCHECKED)
         return false;
     if (TBBT_HAS(r, TBBT_F_OBJ_ATTR) && o->key)
         return o->key == tbbt__ns_key_find(c->ns, r->obj_attr.fsid, r->obj_attr.fileid);
@@ -724,7 +697,7 @@ static void op_create(struct ctx *c)
     l = name ? tbbt__ns_dent_find(c->ns, c->dir, name) : 0;
     y = l && ns_link_live(ns_link(c->ns, l)) ? ns_link(c->ns, l)->child : 0;
     if (!c->ok) {
-        if (name && c->replied && c->status == NFS_EXIST)
+        if (name && c->replied && c->status == NFS3ERR_EXIST)
             y = present(c, c->dir, name, TBBT_NS_UNKNOWN);
         set_id(r, TBBT_F_ID_OBJ, y);
         return;
@@ -763,9 +736,9 @@ static void op_remove(struct ctx *c)
     l = tbbt__ns_dent_find(c->ns, c->dir, name);
     y = l && ns_link_live(ns_link(c->ns, l)) ? ns_link(c->ns, l)->child : 0;
     if (!c->ok) {
-        if (c->replied && c->status == NFS_NOENT)
+        if (c->replied && c->status == NFS3ERR_NOENT)
             absent(c, c->dir, name);
-        else if (c->replied && c->status == NFS_NOTEMPTY && rmdir)
+        else if (c->replied && c->status == NFS3ERR_NOTEMPTY && rmdir)
             y = present(c, c->dir, name, TBBT_NS_DIR);
         set_id(r, TBBT_F_ID_OBJ, y);
         return;
@@ -817,9 +790,9 @@ static void op_rename(struct ctx *c)
     if (to && (l2 = tbbt__ns_dent_find(ns, c->dir2, to)) && ns_link_live(ns_link(ns, l2)))
         y = ns_link(ns, l2)->child;
     if (!c->ok) {
-        if (from && c->replied && c->status == NFS_NOENT)
+        if (from && c->replied && c->status == NFS3ERR_NOENT)
             absent(c, c->dir, from);
-        else if (to && c->replied && (c->status == NFS_EXIST || c->status == NFS_NOTEMPTY))
+        else if (to && c->replied && (c->status == NFS3ERR_EXIST || c->status == NFS3ERR_NOTEMPTY))
             present(c, c->dir2, to, TBBT_NS_DIR);
         set_id(r, TBBT_F_ID_OBJ, x);
         if (!c->replied && y != x)
@@ -865,7 +838,7 @@ static void op_link(struct ctx *c)
     if (!(to = comp(c, &r->name2)))
         return;
     if (!c->ok) {
-        if (c->replied && c->status == NFS_EXIST)
+        if (c->replied && c->status == NFS3ERR_EXIST)
             present(c, c->dir2, to, TBBT_NS_UNKNOWN);
         return;
     }
@@ -1309,7 +1282,7 @@ static void apply_rec(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, bool repli
     default: break;
     }
     /* STALE: the server does not know fh's object; if it has no name, it is gone */
-    if (c.replied && c.status == NFS_STALE && c.dir && c.op != NS_OP_RENAME &&
+    if (c.replied && c.status == NFS3ERR_STALE && c.dir && c.op != NS_OP_RENAME &&
         c.op != NS_OP_LINK && c.op != NS_OP_NONE && c.op != NS_OP_MNT)
         tbbt_ns_forget(ns, c.dir, c.t);
     else if (c.ok && c.dir && !tbbt__ns_live_link(ns, c.dir) && !ns->by_id)

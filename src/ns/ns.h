@@ -144,16 +144,7 @@ enum tbbt_ns_lookup_res tbbt_ns_lookup(const struct tbbt_ns *ns, uint64_t dir, c
 
 /* ---- pre-play correction hooks -------------------------------------------- */
 
-/* What an NFSv2/v3 or MOUNT procedure does to the namespace model. */
-enum tbbt_ns_op {
-    TBBT_NS_OP_NONE, TBBT_NS_OP_ATTR, TBBT_NS_OP_SETATTR, TBBT_NS_OP_LOOKUP,
-    TBBT_NS_OP_READLINK, TBBT_NS_OP_READ, TBBT_NS_OP_WRITE, TBBT_NS_OP_CREATE,
-    TBBT_NS_OP_MKDIR, TBBT_NS_OP_SYMLINK, TBBT_NS_OP_MKNOD, TBBT_NS_OP_REMOVE,
-    TBBT_NS_OP_RMDIR, TBBT_NS_OP_RENAME, TBBT_NS_OP_LINK, TBBT_NS_OP_READDIR,
-    TBBT_NS_OP_READDIRPLUS, TBBT_NS_OP_MNT,
-};
-/* The operation kind of rec's procedure.  Thread-safe. */
-enum tbbt_ns_op tbbt_ns_op(const struct tbbt_trace_rec *rec);
+/* enum tbbt_ns_op and tbbt_ns_op() live beside the trace record: trace/opkind.h. */
 
 /*
  * The object that rec's directory (second: fh2/id2, else fh/id) stands for

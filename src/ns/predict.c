@@ -10,13 +10,12 @@
  */
 #include "ns/ns-int.h"
 
-enum {
-    ST_OK = 0, ST_NOENT = 2, ST_EXIST = 17, ST_NOTDIR = 20, ST_ISDIR = 21, ST_INVAL = 22,
-    ST_NOTEMPTY = 66, ST_STALE = 70,
-};
 
-#define CREATE_GUARDED 1
-#define CREATE_EXCLUSIVE 2
+/*
+ * Statuses and create modes are rpcgen's (nfs3.x); NFSv2's nfsstat values of
+ * the same names are equal (RFC 1094 2.3.1), so they serve both versions.
+ */
+#include "proto/nfs3.h"
 
 /* The object handle reference ref stands for (no new binding), 0 if unknown. */
 static uint32_t handle_obj(const struct tbbt_ns *ns, uint32_t ref)
@@ -64,11 +63,11 @@ static int dir_check(const struct tbbt_ns *ns, uint32_t d, int32_t *st)
     if (!d)
         return -1;
     if (tbbt__ns_obj_gone(ns, d)) {
-        *st = ST_STALE;
+        *st = NFS3ERR_STALE;
         return 1;
     }
     if (type_of(ns, d) != TBBT_NS_UNKNOWN && type_of(ns, d) != TBBT_NS_DIR) {
-        *st = ST_NOTDIR;
+        *st = NFS3ERR_NOTDIR;
         return 1;
     }
     return 0;
@@ -93,15 +92,15 @@ static int predict_object(const struct tbbt_ns *ns, int op, uint32_t x, int32_t 
     if (!x)
         return 0;
     if (tbbt__ns_obj_gone(ns, x))
-        *st = ST_STALE;
+        *st = NFS3ERR_STALE;
     else if ((op == NS_OP_READ || op == NS_OP_WRITE) && type_of(ns, x) == TBBT_NS_DIR)
-        *st = ST_ISDIR;
+        *st = NFS3ERR_ISDIR;
     else if (op == NS_OP_READLINK && type_of(ns, x) == TBBT_NS_UNKNOWN)
         return 0;
     else if (op == NS_OP_READLINK && type_of(ns, x) != TBBT_NS_SYMLINK)
-        *st = ST_INVAL;
+        *st = NFS3ERR_INVAL;
     else
-        *st = ST_OK;
+        *st = NFS3_OK;
     return 1;
 }
 
@@ -119,7 +118,7 @@ static int predict_lookup(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
     res = tbbt_ns_lookup(ns, d, r->name.p, r->name.len, &x);
     if (res == TBBT_NS_UNSURE)
         return 0;
-    *st = res == TBBT_NS_PRESENT ? ST_OK : ST_NOENT;
+    *st = res == TBBT_NS_PRESENT ? NFS3_OK : NFS3ERR_NOENT;
     return 1;
 }
 
@@ -135,15 +134,15 @@ static int predict_create(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
         res == TBBT_NS_UNSURE)
         return 0;
     if (res == TBBT_NS_ABSENT) {
-        *st = ST_OK;
+        *st = NFS3_OK;
         return 1;
     }
     if (op == NS_OP_CREATE && TBBT_HAS(r, TBBT_F_CREATEMODE) &&
-        r->createmode == CREATE_EXCLUSIVE)
+        r->createmode == EXCLUSIVE)
         return 0;       /* OK again when the verifier matches */
     *st = op == NS_OP_CREATE && type_of(ns, x) != TBBT_NS_DIR &&
-                  !(TBBT_HAS(r, TBBT_F_CREATEMODE) && r->createmode == CREATE_GUARDED)
-              ? ST_OK : ST_EXIST;
+                  !(TBBT_HAS(r, TBBT_F_CREATEMODE) && r->createmode == GUARDED)
+              ? NFS3_OK : NFS3ERR_EXIST;
     return 1;
 }
 
@@ -153,7 +152,7 @@ static int predict_create(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
  */
 static int dir_empty(const struct tbbt_ns *ns, uint32_t x, int32_t *st)
 {
-    *st = ns_obj(ns, x)->nchild ? ST_NOTEMPTY : ST_OK;
+    *st = ns_obj(ns, x)->nchild ? NFS3ERR_NOTEMPTY : NFS3_OK;
     return 1;
 }
 
@@ -169,15 +168,15 @@ static int predict_remove(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
         res == TBBT_NS_UNSURE)
         return 0;
     if (res == TBBT_NS_ABSENT) {
-        *st = ST_NOENT;
+        *st = NFS3ERR_NOENT;
         return 1;
     }
     if (op == NS_OP_REMOVE) {
-        *st = type_of(ns, x) == TBBT_NS_DIR ? ST_ISDIR : ST_OK;
+        *st = type_of(ns, x) == TBBT_NS_DIR ? NFS3ERR_ISDIR : NFS3_OK;
         return 1;
     }
     if (type_of(ns, x) != TBBT_NS_UNKNOWN && type_of(ns, x) != TBBT_NS_DIR) {
-        *st = ST_NOTDIR;
+        *st = NFS3ERR_NOTDIR;
         return 1;
     }
     return dir_empty(ns, x, st);
@@ -191,15 +190,15 @@ static int predict_replace(const struct tbbt_ns *ns, uint32_t x, int ystate, uin
 
     if (ystate == TBBT_NS_UNSURE)
         return 0;
-    *st = ST_OK;
+    *st = NFS3_OK;
     if (ystate == TBBT_NS_ABSENT || x == y)
         return 1;
     if (type_of(ns, x) == TBBT_NS_UNKNOWN || type_of(ns, y) == TBBT_NS_UNKNOWN)
         return 0;
     if (xdir && type_of(ns, y) != TBBT_NS_DIR)
-        *st = ST_NOTDIR;
+        *st = NFS3ERR_NOTDIR;
     else if (!xdir && type_of(ns, y) == TBBT_NS_DIR)
-        *st = ST_ISDIR;
+        *st = NFS3ERR_ISDIR;
     else if (xdir)
         return dir_empty(ns, y, st);
     return 1;
@@ -218,11 +217,11 @@ static int predict_rename(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
         (res2 = name_state(ns, d2, &r->name2, &y)) < 0 || res == TBBT_NS_UNSURE)
         return 0;
     if (res == TBBT_NS_ABSENT) {
-        *st = ST_NOENT;
+        *st = NFS3ERR_NOENT;
         return 1;
     }
     if (type_of(ns, x) == TBBT_NS_DIR && tbbt__ns_is_under(ns, d2, x)) {
-        *st = ST_INVAL;
+        *st = NFS3ERR_INVAL;
         return 1;
     }
     return predict_replace(ns, x, res2, y, st);
@@ -237,7 +236,7 @@ static int predict_link(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r
     if (!x)
         return 0;
     if (tbbt__ns_obj_gone(ns, x)) {
-        *st = ST_STALE;
+        *st = NFS3ERR_STALE;
         return 1;
     }
     if ((rc = dir_check(ns, d2, st)))
@@ -245,7 +244,7 @@ static int predict_link(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r
     if (!TBBT_HAS(r, TBBT_F_NAME2) || (res = name_state(ns, d2, &r->name2, &y)) < 0 ||
         res == TBBT_NS_UNSURE || type_of(ns, x) == TBBT_NS_DIR)
         return 0;
-    *st = res == TBBT_NS_PRESENT ? ST_EXIST : ST_OK;
+    *st = res == TBBT_NS_PRESENT ? NFS3ERR_EXIST : NFS3_OK;
     return 1;
 }
 
@@ -273,7 +272,7 @@ int tbbt_ns_predict(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
     case NS_OP_READDIR: case NS_OP_READDIRPLUS:
         rc = dir_check(ns, d, status);
         if (rc == 0)
-            *status = ST_OK;
+            *status = NFS3_OK;
         return rc >= 0;
     default:
         return 0;

@@ -17,6 +17,8 @@
 
 #include <glib.h>
 
+#include "proto/proto.h"
+
 #define F(f) ((uint64_t)1 << (f))
 #define NS_PER_S 1000000000u
 #define V2_UNSET 0xffffffffu
@@ -31,8 +33,6 @@ struct bctx {
 };
 
 struct proc_desc {
-    uint64_t need;                  /* record fields the call needs (F(TBBT_F_*)) */
-    uint8_t use;                    /* USE_ID | USE_ID2 */
     int (*build)(struct bctx *c);   /* 0 or TBBT_NFSREQ_UNSENDABLE; NULL: void args */
     xdrproc_t xargs;
     xdrproc_t xres;
@@ -486,103 +486,112 @@ MADE3_FH(xdr_symlink3_fh, SYMLINK3res, SYMLINK3res_u)
 MADE3_FH(xdr_mknod3_fh, MKNOD3res, MKNOD3res_u)
 
 #define X(fn) ((xdrproc_t)(fn))
-#define ID F(TBBT_F_ID)
-#define DIROP (F(TBBT_F_ID) | F(TBBT_F_NAME))
 #define RES(fn, member) X(fn), sizeof(((union tbbt_nfsreq_res *)0)->member)
 #define ATTRS(fn, member) RES(fn, member), true
+#define NONE NULL, 0, false
 
 /*
+ * The procedure tables are made from the catalogue (proto/catalogue.def): a row's
+ * call shape dcall names its builder (b3_##dcall, b2_##dcall), its argument type the
+ * encoder, and its reply shape what the player decodes of the result (R3_ and R2_
+ * below).  The fields each procedure needs are the catalogue's need column (fh as
+ * the TBBT-ID, fh2 as id2; need_of()); beyond these: CREATE EXCLUSIVE needs
+ * createverf, MKNOD CHR/BLK needs rdev.  Optional, with their defaults: sattr (set
+ * nothing; SETATTR needs it), WRITE stable (UNSTABLE), readdir cookieverf (0).
+ *
  * Decoders: every NFSv3 result the player reads the object's post-operation attributes
  * of (checked against the trace, tbbt_nfsreq_post_attr()), its new handle or its
  * directory positions.  Results of REMOVE, RMDIR and RENAME (directory attributes only)
  * are not decoded, nor those read only for the object's attributes (ATTRS) when the
- * record has none to check them against.  Fields each procedure needs; beyond these,
- * need_of(): CREATE EXCLUSIVE needs createverf, MKNOD CHR/BLK needs rdev.  Optional,
- * with their defaults: sattr (set nothing; SETATTR needs it), WRITE stable (UNSTABLE),
- * readdir cookieverf (0).
+ * record has none to check them against.
  */
-static const struct proc_desc procs3[] = {
-    [NFSPROC3_NULL] = { 0, 0, NULL, X(encode_void), NULL, 0 },
-    [NFSPROC3_GETATTR] = { ID, USE_ID, b3_obj, X(xdr_GETATTR3args),
-                           ATTRS(xdr_GETATTR3res, getattr3) },
-    [NFSPROC3_SETATTR] = { ID | F(TBBT_F_SATTR), USE_ID, b3_setattr, X(xdr_SETATTR3args),
-                           ATTRS(xdr_SETATTR3res, setattr3) },
-    [NFSPROC3_LOOKUP] = { DIROP, USE_ID, b3_dirop, X(xdr_LOOKUP3args),
-                          RES(xdr_lookup3_fh, lookup3) },
-    [NFSPROC3_ACCESS] = { ID | F(TBBT_F_ACCESS), USE_ID, b3_access, X(xdr_ACCESS3args),
-                          ATTRS(xdr_ACCESS3res, access3) },
-    [NFSPROC3_READLINK] = { ID, USE_ID, b3_obj, X(xdr_READLINK3args),
-                            ATTRS(xdr_readlink3_attr, readlink3) },
-    [NFSPROC3_READ] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b3_read,
-                        X(xdr_READ3args), ATTRS(xdr_read3_attr, read3) },
-    [NFSPROC3_WRITE] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b3_write,
-                         X(xdr_WRITE3args), ATTRS(xdr_WRITE3res, write3) },
-    [NFSPROC3_CREATE] = { DIROP | F(TBBT_F_CREATEMODE), USE_ID, b3_create, X(xdr_CREATE3args),
-                          RES(xdr_create3_fh, create3) },
-    [NFSPROC3_MKDIR] = { DIROP, USE_ID, b3_mkdir, X(xdr_MKDIR3args),
-                         RES(xdr_mkdir3_fh, mkdir3) },
-    [NFSPROC3_SYMLINK] = { DIROP | F(TBBT_F_TARGET), USE_ID, b3_symlink, X(xdr_SYMLINK3args),
-                           RES(xdr_symlink3_fh, symlink3) },
-    [NFSPROC3_MKNOD] = { DIROP | F(TBBT_F_FTYPE), USE_ID, b3_mknod, X(xdr_MKNOD3args),
-                         RES(xdr_mknod3_fh, mknod3) },
-    [NFSPROC3_REMOVE] = { DIROP, USE_ID, b3_dirop, X(xdr_REMOVE3args), NULL, 0 },
-    [NFSPROC3_RMDIR] = { DIROP, USE_ID, b3_dirop, X(xdr_RMDIR3args), NULL, 0 },
-    [NFSPROC3_RENAME] = { DIROP | F(TBBT_F_ID2) | F(TBBT_F_NAME2), USE_ID | USE_ID2, b3_rename,
-                          X(xdr_RENAME3args), NULL, 0 },
-    [NFSPROC3_LINK] = { ID | F(TBBT_F_ID2) | F(TBBT_F_NAME2), USE_ID | USE_ID2, b3_link,
-                        X(xdr_LINK3args), ATTRS(xdr_LINK3res, link3) },
-    [NFSPROC3_READDIR] = { ID | F(TBBT_F_COOKIE) | F(TBBT_F_COUNT), USE_ID, b3_readdir,
-                           X(xdr_READDIR3args), RES(xdr_READDIR3res, readdir3) },
-    [NFSPROC3_READDIRPLUS] = { ID | F(TBBT_F_COOKIE) | F(TBBT_F_DIRCOUNT) | F(TBBT_F_MAXCOUNT),
-                               USE_ID, b3_readdirplus, X(xdr_READDIRPLUS3args),
-                               RES(xdr_READDIRPLUS3res, readdirplus3) },
-    [NFSPROC3_FSSTAT] = { ID, USE_ID, b3_obj, X(xdr_FSSTAT3args), ATTRS(xdr_FSSTAT3res, fsstat3) },
-    [NFSPROC3_FSINFO] = { ID, USE_ID, b3_obj, X(xdr_FSINFO3args), ATTRS(xdr_FSINFO3res, fsinfo3) },
-    [NFSPROC3_PATHCONF] = { ID, USE_ID, b3_obj, X(xdr_PATHCONF3args),
-                            ATTRS(xdr_PATHCONF3res, pathconf3) },
-    [NFSPROC3_COMMIT] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b3_read,
-                          X(xdr_COMMIT3args), ATTRS(xdr_COMMIT3res, commit3) },
-};
+#define b3_void NULL
+#define b2_void NULL
+#define R3_void(name, restype) NONE
+#define R3_attrstat(name, restype) ATTRS(xdr_##restype, name##3)
+#define R3_setattr R3_attrstat
+#define R3_access R3_attrstat
+#define R3_write R3_attrstat
+#define R3_link R3_attrstat
+#define R3_fsstat R3_attrstat
+#define R3_fsinfo R3_attrstat
+#define R3_pathconf R3_attrstat
+#define R3_commit R3_attrstat
+#define R3_readlink(name, restype) ATTRS(xdr_##name##3_attr, name##3)
+#define R3_read R3_readlink
+#define R3_lookup(name, restype) RES(xdr_##name##3_fh, name##3), false
+#define R3_create R3_lookup
+#define R3_remove R3_void
+#define R3_rename R3_void
+#define R3_readdir(name, restype) RES(xdr_##restype, name##3), false
+#define R3_readdirplus R3_readdir
+#define R2_void(name, restype) NONE
+#define R2_attrstat R2_void
+#define R2_stat R2_void
+#define R2_readlink R2_void
+#define R2_read R2_void
+#define R2_statfs R2_void
+#define R2_diropres(name, restype) RES(xdr_##restype, dirop2), false
+#define R2_readdir(name, restype) RES(xdr_##restype, readdir2), false
 
-/* ROOT and WRITECACHE have no entry (xargs NULL): nothing to replay. */
-static const struct proc_desc procs2[] = {
-    [NFSPROC_NULL] = { 0, 0, NULL, X(encode_void), NULL, 0 },
-    [NFSPROC_GETATTR] = { ID, USE_ID, b2_obj, X(xdr_nfs2_fhandle), NULL, 0 },
-    [NFSPROC_SETATTR] = { ID | F(TBBT_F_SATTR), USE_ID, b2_setattr, X(xdr_nfs2_sattrargs),
-                          NULL, 0 },
-    [NFSPROC_LOOKUP] = { DIROP, USE_ID, b2_dirop, X(xdr_nfs2_diropargs),
-                         RES(xdr_nfs2_diropres, dirop2) },
-    [NFSPROC_READLINK] = { ID, USE_ID, b2_obj, X(xdr_nfs2_fhandle), NULL, 0 },
-    [NFSPROC_READ] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b2_read,
-                       X(xdr_nfs2_readargs), NULL, 0 },
-    [NFSPROC_WRITE] = { ID | F(TBBT_F_OFFSET) | F(TBBT_F_COUNT), USE_ID, b2_write,
-                        X(xdr_nfs2_writeargs), NULL, 0 },
-    [NFSPROC_CREATE] = { DIROP, USE_ID, b2_create, X(xdr_nfs2_createargs),
-                         RES(xdr_nfs2_diropres, dirop2) },
-    [NFSPROC_REMOVE] = { DIROP, USE_ID, b2_dirop, X(xdr_nfs2_diropargs), NULL, 0 },
-    [NFSPROC_RENAME] = { DIROP | F(TBBT_F_ID2) | F(TBBT_F_NAME2), USE_ID | USE_ID2, b2_rename,
-                         X(xdr_nfs2_renameargs), NULL, 0 },
-    [NFSPROC_LINK] = { ID | F(TBBT_F_ID2) | F(TBBT_F_NAME2), USE_ID | USE_ID2, b2_link,
-                       X(xdr_nfs2_linkargs), NULL, 0 },
-    [NFSPROC_SYMLINK] = { DIROP | F(TBBT_F_TARGET), USE_ID, b2_symlink,
-                          X(xdr_nfs2_symlinkargs), NULL, 0 },
-    [NFSPROC_MKDIR] = { DIROP, USE_ID, b2_create, X(xdr_nfs2_createargs),
-                        RES(xdr_nfs2_diropres, dirop2) },
-    [NFSPROC_RMDIR] = { DIROP, USE_ID, b2_dirop, X(xdr_nfs2_diropargs), NULL, 0 },
-    [NFSPROC_READDIR] = { ID | F(TBBT_F_COOKIE) | F(TBBT_F_COUNT), USE_ID, b2_readdir,
-                          X(xdr_nfs2_readdirargs), RES(xdr_nfs2_readdirres, readdir2) },
-    [NFSPROC_STATFS] = { ID, USE_ID, b2_obj, X(xdr_nfs2_fhandle), NULL, 0 },
+/* void arguments (NULL) are written by encode_void; OBSOLETE rows get no encoder. */
+#define XARGS(flags, dcall, argtype)                                                              \
+    ((flags) & TBBT_PROTO_FL_OBSOLETE ? NULL : ARGS_##dcall(argtype))
+#define ARGS_void(argtype) X(encode_void)
+#define ARGS(argtype) X(xdr_##argtype)
+#define ARGS_obj ARGS
+#define ARGS_setattr ARGS
+#define ARGS_dirop ARGS
+#define ARGS_access ARGS
+#define ARGS_read ARGS
+#define ARGS_write ARGS
+#define ARGS_create ARGS
+#define ARGS_mkdir ARGS
+#define ARGS_symlink ARGS
+#define ARGS_mknod ARGS
+#define ARGS_rename ARGS
+#define ARGS_link ARGS
+#define ARGS_readdir ARGS
+#define ARGS_readdirplus ARGS
+
+#define TBBT_PROTO_FL(x) TBBT_PROTO_FL_##x
+#define TBBT_PROTO_PROC(key, num, name, kind, dcall, dreply, call, need, reply, flags, ns,    \
+                        argtype, restype)                                                    \
+    ROW_##key(num, name, dcall, dreply, flags, argtype, restype)
+#define ROW(v, num, name, dcall, dreply, flags, argtype, restype)                                 \
+    [num] = { b##v##_##dcall, XARGS(flags, dcall, argtype), R##v##_##dreply(name, restype) },
+#define ROW3(...) ROW(3, __VA_ARGS__)
+#define ROW2(...) ROW(2, __VA_ARGS__)
+#define SKIP(...)
+
+#define ROW_NFS3 ROW3
+#define ROW_NFS2 SKIP
+#define ROW_MNT1 SKIP
+#define ROW_MNT3 SKIP
+static const struct proc_desc procs3[TBBT_PROC_MAX] = {
+#include "proto/catalogue.def"
 };
+#undef ROW_NFS3
+#undef ROW_NFS2
+#define ROW_NFS3 SKIP
+#define ROW_NFS2 ROW2
+static const struct proc_desc procs2[TBBT_PROC_MAX] = {
+#include "proto/catalogue.def"
+};
+#undef TBBT_PROTO_PROC
+#undef TBBT_PROTO_FL
 
 /* The record's procedure, or NULL if it has nothing to replay; *vers set. */
 static const struct proc_desc *proc_of(const struct tbbt_trace_rec *rec, uint32_t *vers)
 {
     const struct proc_desc *d = NULL;
 
-    if (rec->prog == TBBT_PROG_NFS3 && rec->proc < G_N_ELEMENTS(procs3)) {
+    if (rec->proc >= TBBT_PROC_MAX)
+        return NULL;
+    if (rec->prog == TBBT_PROG_NFS3) {
         d = &procs3[rec->proc];
         *vers = 3;
-    } else if (rec->prog == TBBT_PROG_NFS2 && rec->proc < G_N_ELEMENTS(procs2)) {
+    } else if (rec->prog == TBBT_PROG_NFS2) {
         d = &procs2[rec->proc];
         *vers = 2;
     }
@@ -591,11 +600,30 @@ static const struct proc_desc *proc_of(const struct tbbt_trace_rec *rec, uint32_
 
 /* ---- building -------------------------------------------------------------- */
 
-/* Fields needed depending on a value: CREATE EXCLUSIVE's verifier, MKNOD CHR/BLK's rdev. */
-static uint64_t need_of(const struct proc_desc *d, const struct tbbt_trace_rec *rec,
-                        uint32_t vers)
+/* The catalogue's need column of rec's procedure, fh and fh2 as the TBBT-IDs id, id2. */
+static uint64_t base_need(const struct tbbt_trace_rec *rec)
 {
-    uint64_t need = d->need;
+    const struct tbbt_proc_desc *p = tbbt_proc_desc(rec->prog, rec->proc);
+    uint64_t n = p ? p->need : 0;
+    uint64_t fhs = F(TBBT_F_FH) | F(TBBT_F_FH2);
+
+    return (n & ~fhs) | ((n & F(TBBT_F_FH)) ? F(TBBT_F_ID) : 0) |
+           ((n & F(TBBT_F_FH2)) ? F(TBBT_F_ID2) : 0);
+}
+
+/* Which handles rec's procedure needs: USE_ID | USE_ID2. */
+static unsigned use_of(const struct tbbt_trace_rec *rec)
+{
+    uint64_t n = base_need(rec);
+
+    return ((n & F(TBBT_F_ID)) ? USE_ID : 0) | ((n & F(TBBT_F_ID2)) ? USE_ID2 : 0);
+}
+
+/* base_need(), and fields needed depending on a value: CREATE EXCLUSIVE's verifier,
+ * MKNOD CHR/BLK's rdev. */
+static uint64_t need_of(const struct tbbt_trace_rec *rec, uint32_t vers)
+{
+    uint64_t need = base_need(rec);
 
     if (vers == 3 && rec->proc == NFSPROC3_CREATE && rec->createmode == EXCLUSIVE)
         need |= F(TBBT_F_CREATEVERF);
@@ -606,24 +634,24 @@ static uint64_t need_of(const struct proc_desc *d, const struct tbbt_trace_rec *
 }
 
 /* MISSING or UNSENDABLE from the record alone, else 0. */
-static int check_fields(const struct proc_desc *d, const struct tbbt_trace_rec *rec,
-                        uint32_t vers)
+static int check_fields(const struct tbbt_trace_rec *rec, uint32_t vers)
 {
-    uint64_t need = need_of(d, rec, vers);
+    uint64_t need = need_of(rec, vers);
+    unsigned use = use_of(rec);
 
     if ((rec->present & need) != need)
         return TBBT_NFSREQ_MISSING;
-    if (((d->use & USE_ID) && rec->id == 0) || ((d->use & USE_ID2) && rec->id2 == 0))
+    if (((use & USE_ID) && rec->id == 0) || ((use & USE_ID2) && rec->id2 == 0))
         return TBBT_NFSREQ_MISSING;
     if (vers == 3 && rec->proc == NFSPROC3_CREATE && rec->createmode > EXCLUSIVE)
         return TBBT_NFSREQ_UNSENDABLE;
-    if ((d->need & F(TBBT_F_NAME)) && !str_ok(&rec->name, NFS3_MAXNAMLEN))
+    if ((need & F(TBBT_F_NAME)) && !str_ok(&rec->name, NFS3_MAXNAMLEN))
         return TBBT_NFSREQ_UNSENDABLE;
-    if ((d->need & F(TBBT_F_NAME2)) && !str_ok(&rec->name2, NFS3_MAXNAMLEN))
+    if ((need & F(TBBT_F_NAME2)) && !str_ok(&rec->name2, NFS3_MAXNAMLEN))
         return TBBT_NFSREQ_UNSENDABLE;
-    if ((d->need & F(TBBT_F_TARGET)) && !str_ok(&rec->target, NFS3_MAXPATHLEN))
+    if ((need & F(TBBT_F_TARGET)) && !str_ok(&rec->target, NFS3_MAXPATHLEN))
         return TBBT_NFSREQ_UNSENDABLE;
-    if (vers == 2 && (d->need & F(TBBT_F_OFFSET)) && rec->offset > UINT32_MAX)
+    if (vers == 2 && (need & F(TBBT_F_OFFSET)) && rec->offset > UINT32_MAX)
         return TBBT_NFSREQ_UNSENDABLE;
     return 0;
 }
@@ -655,13 +683,13 @@ int tbbt_nfsreq_build(struct tbbt_nfsreq *q, const struct tbbt_trace_rec *rec,
     d = proc_of(rec, &vers);
     if (!d)
         return TBBT_NFSREQ_NOT_NFS;
-    rc = check_fields(d, rec, vers);
+    rc = check_fields(rec, vers);
     if (rc)
         return rc;
     memset(q->fh_len, 0, sizeof(q->fh_len));
-    if ((d->use & USE_ID) && (rc = take_handle(q, 0, h, rec->id, missing)) != 0)
+    if ((use_of(rec) & USE_ID) && (rc = take_handle(q, 0, h, rec->id, missing)) != 0)
         return rc;
-    if ((d->use & USE_ID2) && (rc = take_handle(q, 1, h, rec->id2, missing)) != 0)
+    if ((use_of(rec) & USE_ID2) && (rc = take_handle(q, 1, h, rec->id2, missing)) != 0)
         return rc;
     memset(&q->args, 0, sizeof(q->args));
     if (d->build && (rc = d->build(&c)) != 0)
@@ -687,9 +715,9 @@ int tbbt_nfsreq_needs(const struct tbbt_trace_rec *rec, uint64_t ids[2])
 
     if (!d)
         return 0;
-    if ((d->use & USE_ID) && TBBT_HAS(rec, TBBT_F_ID) && rec->id != 0)
+    if ((use_of(rec) & USE_ID) && TBBT_HAS(rec, TBBT_F_ID) && rec->id != 0)
         ids[n++] = rec->id;
-    if ((d->use & USE_ID2) && TBBT_HAS(rec, TBBT_F_ID2) && rec->id2 != 0)
+    if ((use_of(rec) & USE_ID2) && TBBT_HAS(rec, TBBT_F_ID2) && rec->id2 != 0)
         ids[n++] = rec->id2;
     return n;
 }

@@ -115,8 +115,9 @@ struct tbbt_nfsreq {
  *   procedure numbers, NFSv2 ROOT and WRITECACHE (obsolete, no effect on the server).
  * - TBBT_NFSREQ_MISSING: the record lacks a field the call needs (cut by the snap
  *   length, not decoded, an nfsdump line without it), including no TBBT-ID (or ID 0)
- *   where the procedure needs a handle.  The fields each procedure needs are listed
- *   above tbbt_nfsreq_build() in nfsreq.c.
+ *   where the procedure needs a handle.  The fields each procedure needs are the
+ *   need column of the protocol catalogue (proto/catalogue.def), plus those need_of()
+ *   in nfsreq.c adds.
  * - TBBT_NFSREQ_NO_HANDLE: a TBBT-ID's handle is not KNOWN in the handle table
  *   (*missing = that TBBT-ID; rec->id is checked before rec->id2).
  * - TBBT_NFSREQ_UNSENDABLE: the record holds a value the protocol cannot carry through

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Status name tables of the proto module (see proto.h).  The values come from
- * the rpcgen headers, so they always agree with nfs2.x, nfs3.x and mount.x:
- * RFC 1094 2.3.1, RFC 1813 2.6 and Appendix I.
+ * The proto module's tables (see proto.h): the status names, made from
+ * status.def with the values of the rpcgen headers, so they always agree with
+ * nfs2.x, nfs3.x and mount.x (RFC 1094 2.3.1, RFC 1813 2.6 and Appendix I);
+ * and the catalogue rows (catalogue.def) with their XDR routines.
  */
 #include "proto/proto.h"
 
@@ -12,76 +13,92 @@
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
 
-#define TOK(v) { v, #v }
+/* ---- status names (status.def) --------------------------------------------- */
 
+#define KEEP(prefix, name) {prefix##name, #prefix #name},
+#define DROP(prefix, name)
+
+#define TBBT_PROTO_STATUS_NFS3 KEEP
+#define TBBT_PROTO_STATUS_NFS2 DROP
+#define TBBT_PROTO_STATUS_MNT3 DROP
 const struct tbbt_proto_tok tbbt_proto_nfsstat3[] = {
-    TOK(NFS3_OK),
-    TOK(NFS3ERR_PERM),
-    TOK(NFS3ERR_NOENT),
-    TOK(NFS3ERR_IO),
-    TOK(NFS3ERR_NXIO),
-    TOK(NFS3ERR_ACCES),
-    TOK(NFS3ERR_EXIST),
-    TOK(NFS3ERR_XDEV),
-    TOK(NFS3ERR_NODEV),
-    TOK(NFS3ERR_NOTDIR),
-    TOK(NFS3ERR_ISDIR),
-    TOK(NFS3ERR_INVAL),
-    TOK(NFS3ERR_FBIG),
-    TOK(NFS3ERR_NOSPC),
-    TOK(NFS3ERR_ROFS),
-    TOK(NFS3ERR_MLINK),
-    TOK(NFS3ERR_NAMETOOLONG),
-    TOK(NFS3ERR_NOTEMPTY),
-    TOK(NFS3ERR_DQUOT),
-    TOK(NFS3ERR_STALE),
-    TOK(NFS3ERR_REMOTE),
-    TOK(NFS3ERR_BADHANDLE),
-    TOK(NFS3ERR_NOT_SYNC),
-    TOK(NFS3ERR_BAD_COOKIE),
-    TOK(NFS3ERR_NOTSUPP),
-    TOK(NFS3ERR_TOOSMALL),
-    TOK(NFS3ERR_SERVERFAULT),
-    TOK(NFS3ERR_BADTYPE),
-    TOK(NFS3ERR_JUKEBOX),
-    { 0, NULL },
+#include "proto/status.def"
+    {0, NULL},
 };
-
+#undef TBBT_PROTO_STATUS_NFS3
+#undef TBBT_PROTO_STATUS_NFS2
+#define TBBT_PROTO_STATUS_NFS3 DROP
+#define TBBT_PROTO_STATUS_NFS2 KEEP
 const struct tbbt_proto_tok tbbt_proto_nfsstat2[] = {
-    TOK(NFS_OK),
-    TOK(NFSERR_PERM),
-    TOK(NFSERR_NOENT),
-    TOK(NFSERR_IO),
-    TOK(NFSERR_NXIO),
-    TOK(NFSERR_ACCES),
-    TOK(NFSERR_EXIST),
-    TOK(NFSERR_NODEV),
-    TOK(NFSERR_NOTDIR),
-    TOK(NFSERR_ISDIR),
-    TOK(NFSERR_FBIG),
-    TOK(NFSERR_NOSPC),
-    TOK(NFSERR_ROFS),
-    TOK(NFSERR_NAMETOOLONG),
-    TOK(NFSERR_NOTEMPTY),
-    TOK(NFSERR_DQUOT),
-    TOK(NFSERR_STALE),
-    TOK(NFSERR_WFLUSH),
-    { 0, NULL },
+#include "proto/status.def"
+    {0, NULL},
+};
+#undef TBBT_PROTO_STATUS_NFS2
+#undef TBBT_PROTO_STATUS_MNT3
+#define TBBT_PROTO_STATUS_NFS2 DROP
+#define TBBT_PROTO_STATUS_MNT3 KEEP
+const struct tbbt_proto_tok tbbt_proto_mountstat3[] = {
+#include "proto/status.def"
+    {0, NULL},
 };
 
-const struct tbbt_proto_tok tbbt_proto_mountstat3[] = {
-    TOK(MNT3_OK),
-    TOK(MNT3ERR_PERM),
-    TOK(MNT3ERR_NOENT),
-    TOK(MNT3ERR_IO),
-    TOK(MNT3ERR_ACCES),
-    TOK(MNT3ERR_NOTDIR),
-    TOK(MNT3ERR_INVAL),
-    TOK(MNT3ERR_NAMETOOLONG),
-    TOK(MNT3ERR_NOTSUPP),
-    TOK(MNT3ERR_SERVERFAULT),
-    { 0, NULL },
+/* ---- the catalogue (catalogue.def) ------------------------------------------ */
+
+#define NPROCS 32       /* above every procedure number of the catalogue */
+
+/* Through void (*)(void): xdr_void takes no arguments, and casts straight from it warn. */
+#define XDRPROC(fn) ((xdrproc_t)(void (*)(void))(fn))
+#define TBBT_PROTO_FL(x) TBBT_PROTO_FL_##x
+#define TBBT_PROTO_NS(x) TBBT_PROTO_NS_##x
+#define TBBT_PROTO_PROC(key, num, name, kind, dcall, dreply, call, need, reply, flags, ns,    \
+                        argtype, restype)                                                    \
+    [TBBT_PROTO_##key][num] = {TBBT_PROTO_##key, num, flags, ns, #name,                      \
+                               XDRPROC(xdr_##argtype), XDRPROC(xdr_##restype)},
+
+static const struct tbbt_proto_proc procs[TBBT_PROTO_MNT3 + 1][NPROCS] = {
+#include "proto/catalogue.def"
 };
+#undef TBBT_PROTO_PROC
+#undef TBBT_PROTO_FL
+#undef TBBT_PROTO_NS
+
+const struct tbbt_proto_proc *tbbt_proto_proc(int key, uint32_t num)
+{
+    if (key <= 0 || key > TBBT_PROTO_MNT3 || num >= NPROCS || procs[key][num].name == NULL)
+        return NULL;
+    return &procs[key][num];
+}
+
+/* Called for every message of a capture: tests, not a search. */
+int tbbt_proto_key(uint32_t program, uint32_t version)
+{
+    if (program == TBBT_PROTO_PROG_NFS)
+        return version == 3 ? TBBT_PROTO_NFS3 : version == 2 ? TBBT_PROTO_NFS2 : 0;
+    if (program == TBBT_PROTO_PROG_MOUNT)
+        return version == 3 ? TBBT_PROTO_MNT3 : version == 1 ? TBBT_PROTO_MNT1 : 0;
+    return 0;
+}
+
+uint32_t tbbt_proto_program(int key)
+{
+    switch (key) {
+    case TBBT_PROTO_NFS2:
+    case TBBT_PROTO_NFS3:
+        return TBBT_PROTO_PROG_NFS;
+    case TBBT_PROTO_MNT1:
+    case TBBT_PROTO_MNT3:
+        return TBBT_PROTO_PROG_MOUNT;
+    default:
+        return 0;
+    }
+}
+
+uint32_t tbbt_proto_version(int key)
+{
+    static const uint32_t vers[] = {0, 2, 3, 1, 3};
+
+    return key > 0 && key <= TBBT_PROTO_MNT3 ? vers[key] : 0;
+}
 
 const char *tbbt_proto_tok_name(const struct tbbt_proto_tok *t, int value)
 {

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "ns/ns.h"
+#include "trace/trace.h"
 
 #define AUTO_MAX_BINS 2000          /* the automatic interval doubles past this */
 #define MAX_BINS (1u << 24)         /* a fixed interval keeps at most this many */

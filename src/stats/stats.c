@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ns/ns.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 void tbbt_stats_opts_init(struct tbbt_stats_opts *o)

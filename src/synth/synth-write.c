@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "extract/extract.h"
-#include "ns/ns.h"
 #include "trace/trace.h"
 #include "util/outfile.h"
 

@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Name tables of the trace module: procedure names (RFC 1813 3.3, RFC 1094
- * 2.2, RFC 1813 Appendix I 5.2 for MOUNT), status names (nfsstat3 RFC 1813
- * 2.6, nfsstat RFC 1094 2.3.1, mountstat3 RFC 1813 Appendix I 5.1.5), the
+ * Name tables of the trace module: procedure names and the catalogue rows in
+ * trace terms (RFC 1813 3.3, RFC 1094 2.2, RFC 1813 Appendix I 5.2 for MOUNT;
+ * all made from proto/catalogue.def), short status names (nfsstat3 RFC 1813
+ * 2.6, nfsstat RFC 1094 2.3.1, mountstat3 RFC 1813 Appendix I 5.1.5; made
+ * from proto/status.def with rpcgen's values), the
  * record flag and sattr mask names of the text form, and the field table
  * (docs/trace-format.md) that drives the writer, reader and text form.
  */
 #include "trace/trace-int.h"
 
 #include <string.h>
+
+#include "proto/mount.h"
+#include "proto/nfs2.h"
+#include "proto/nfs3.h"
+#include "proto/proto.h"
 
 #define F(tag, name, kind, member)                                                                \
     [tag] = {name, TBBT__K_##kind, offsetof(struct tbbt_trace_rec, member)}
@@ -93,59 +100,103 @@ const struct tbbt__sub tbbt__wcc_subs[] = {
     {NULL, 0, 0, 0},
 };
 
-static const struct tbbt__tok nfs3_procs[] = {
-    {0, "null"},     {1, "getattr"},  {2, "setattr"},      {3, "lookup"},   {4, "access"},
-    {5, "readlink"}, {6, "read"},     {7, "write"},        {8, "create"},   {9, "mkdir"},
-    {10, "symlink"}, {11, "mknod"},   {12, "remove"},      {13, "rmdir"},   {14, "rename"},
-    {15, "link"},    {16, "readdir"}, {17, "readdirplus"}, {18, "fsstat"},  {19, "fsinfo"},
-    {20, "pathconf"}, {21, "commit"}, {0, NULL},
+/*
+ * Procedure names and labels from the catalogue, a { value, "name" } list per program
+ * (procedure numbers run from 0 without a gap, so each list ends at its first unused
+ * slot, { 0, NULL }).  MOUNT v1 and v3 share their names.  Labels: NFSv3's are its
+ * names, the others' are prefixed ("v2.read", "mnt3.mnt").
+ */
+#define LABEL_NFS3 ""
+#define LABEL_NFS2 "v2."
+#define LABEL_MNT1 "mnt1."
+#define LABEL_MNT3 "mnt3."
+#define TBBT_PROTO_PROC(key, num, name, ...) [TBBT_PROG_##key][num] = {num, #name},
+static const struct tbbt__tok procs[TBBT_PROG_MNT3 + 1][TBBT_PROC_MAX + 1] = {
+#include "proto/catalogue.def"
 };
+#undef TBBT_PROTO_PROC
+#define TBBT_PROTO_PROC(key, num, name, ...) [TBBT_PROG_##key][num] = {num, LABEL_##key #name},
+static const struct tbbt__tok labels[TBBT_PROG_MNT3 + 1][TBBT_PROC_MAX + 1] = {
+#include "proto/catalogue.def"
+};
+#undef TBBT_PROTO_PROC
 
-/* NFSv2 and MOUNT procedures as lists, for their names and their labels alike. */
-#define NFS2_PROCS(X)                                                                             \
-    X(0, "null") X(1, "getattr") X(2, "setattr") X(3, "root") X(4, "lookup") X(5, "readlink")  \
-    X(6, "read") X(7, "writecache") X(8, "write") X(9, "create") X(10, "remove")               \
-    X(11, "rename") X(12, "link") X(13, "symlink") X(14, "mkdir") X(15, "rmdir")               \
-    X(16, "readdir") X(17, "statfs")
-#define MNT_PROCS(X)                                                                              \
-    X(0, "null") X(1, "mnt") X(2, "dump") X(3, "umnt") X(4, "umntall") X(5, "export")
-
-#define TOK(v, name) {v, name},
-#define TOK_V2(v, name) {v, "v2." name},
-#define TOK_MNT1(v, name) {v, "mnt1." name},
-#define TOK_MNT3(v, name) {v, "mnt3." name},
-
-static const struct tbbt__tok nfs2_procs[] = {NFS2_PROCS(TOK){0, NULL}};
-static const struct tbbt__tok mnt_procs[] = {MNT_PROCS(TOK){0, NULL}};
-
-/* Labels (tbbt_proc_label()): NFSv3's are its names. */
-static const struct tbbt__tok nfs2_labels[] = {NFS2_PROCS(TOK_V2){0, NULL}};
-static const struct tbbt__tok mnt1_labels[] = {MNT_PROCS(TOK_MNT1){0, NULL}};
-static const struct tbbt__tok mnt3_labels[] = {MNT_PROCS(TOK_MNT3){0, NULL}};
-
+/* Short status names ("NOENT") from the one status list, proto/status.def. */
+#define SKEEP(prefix, name) {prefix##name, #name},
+#define SDROP(prefix, name)
+#define TBBT_PROTO_STATUS_NFS3 SKEEP
+#define TBBT_PROTO_STATUS_NFS2 SDROP
+#define TBBT_PROTO_STATUS_MNT3 SDROP
 static const struct tbbt__tok nfs3_status[] = {
-    {0, "OK"},           {1, "PERM"},         {2, "NOENT"},        {5, "IO"},
-    {6, "NXIO"},         {13, "ACCES"},       {17, "EXIST"},       {18, "XDEV"},
-    {19, "NODEV"},       {20, "NOTDIR"},      {21, "ISDIR"},       {22, "INVAL"},
-    {27, "FBIG"},        {28, "NOSPC"},       {30, "ROFS"},        {31, "MLINK"},
-    {63, "NAMETOOLONG"}, {66, "NOTEMPTY"},    {69, "DQUOT"},       {70, "STALE"},
-    {71, "REMOTE"},      {10001, "BADHANDLE"}, {10002, "NOT_SYNC"}, {10003, "BAD_COOKIE"},
-    {10004, "NOTSUPP"},  {10005, "TOOSMALL"}, {10006, "SERVERFAULT"}, {10007, "BADTYPE"},
-    {10008, "JUKEBOX"},  {0, NULL},
+#include "proto/status.def"
+    {0, NULL},
 };
-
+#undef TBBT_PROTO_STATUS_NFS3
+#undef TBBT_PROTO_STATUS_NFS2
+#define TBBT_PROTO_STATUS_NFS3 SDROP
+#define TBBT_PROTO_STATUS_NFS2 SKEEP
 static const struct tbbt__tok nfs2_status[] = {
-    {0, "OK"},     {1, "PERM"},    {2, "NOENT"},   {5, "IO"},     {6, "NXIO"},
-    {13, "ACCES"}, {17, "EXIST"},  {19, "NODEV"},  {20, "NOTDIR"}, {21, "ISDIR"},
-    {27, "FBIG"},  {28, "NOSPC"},  {30, "ROFS"},   {63, "NAMETOOLONG"}, {66, "NOTEMPTY"},
-    {69, "DQUOT"}, {70, "STALE"},  {99, "WFLUSH"}, {0, NULL},
+#include "proto/status.def"
+    {0, NULL},
 };
-
+#undef TBBT_PROTO_STATUS_NFS2
+#undef TBBT_PROTO_STATUS_MNT3
+#define TBBT_PROTO_STATUS_NFS2 SDROP
+#define TBBT_PROTO_STATUS_MNT3 SKEEP
 static const struct tbbt__tok mnt_status[] = {
-    {0, "OK"},      {1, "PERM"},    {2, "NOENT"},         {5, "IO"},
-    {13, "ACCES"},  {20, "NOTDIR"}, {22, "INVAL"},        {63, "NAMETOOLONG"},
-    {10004, "NOTSUPP"}, {10006, "SERVERFAULT"}, {0, NULL},
+#include "proto/status.def"
+    {0, NULL},
 };
+#undef TBBT_PROTO_STATUS_NFS3
+#undef TBBT_PROTO_STATUS_NFS2
+#undef TBBT_PROTO_STATUS_MNT3
+
+/* The catalogue in trace terms (trace/opkind.h), indexed by program and procedure. */
+#define TBBT_PROTO_F(x) (UINT64_C(1) << TBBT_F_##x)
+#define TBBT_PROTO_FL(x) TBBT_PROTO_FL_##x
+#define TBBT_PROTO_NS(x) TBBT_PROTO_NS_##x
+#define TBBT_PROTO_PROC(key, num, name, kind, dcall, dreply, call, need, reply, flags, ns,    \
+                        argtype, restype)                                                    \
+    [TBBT_PROG_##key][num] = {#name, TBBT_NS_OP_##kind, flags, ns, call, need, reply},
+
+static const struct tbbt_proc_desc proc_descs[TBBT_PROC_NPROG][TBBT_PROC_MAX] = {
+#include "proto/catalogue.def"
+};
+#undef TBBT_PROTO_PROC
+#undef TBBT_PROTO_F
+#undef TBBT_PROTO_FL
+#undef TBBT_PROTO_NS
+
+const struct tbbt_proc_desc *tbbt_proc_desc(int prog, int proc)
+{
+    const struct tbbt_proc_desc *d;
+
+    if (prog <= TBBT_PROG_NONE || prog > TBBT_PROG_MNT3 || proc < 0 || proc >= TBBT_PROC_MAX)
+        return NULL;
+    d = &proc_descs[prog][proc];
+    return d->name ? d : NULL;
+}
+
+#define TBBT_PROTO_FL(x) TBBT_PROTO_FL_##x
+#define TBBT_PROTO_PROC(key, num, name, kind, dcall, dreply, call, need, reply, flags, ...)   \
+    [TBBT_PROG_##key][num] = TBBT_NS_OP_##kind,
+const uint8_t tbbt__proc_kinds[TBBT_PROC_NPROG][TBBT_PROC_MAX] = {
+#include "proto/catalogue.def"
+};
+#undef TBBT_PROTO_PROC
+#define TBBT_PROTO_PROC(key, num, name, kind, dcall, dreply, call, need, reply, flags, ...)   \
+    [TBBT_PROG_##key][num] = flags,
+const uint8_t tbbt__proc_flags[TBBT_PROC_NPROG][TBBT_PROC_MAX] = {
+#include "proto/catalogue.def"
+};
+#undef TBBT_PROTO_PROC
+#undef TBBT_PROTO_FL
+_Static_assert(TBBT_PROG_MNT3 < TBBT_PROC_NPROG, "TBBT_PROC_NPROG too small");
+
+enum tbbt_ns_op tbbt_ns_op(const struct tbbt_trace_rec *rec)
+{
+    return (enum tbbt_ns_op)tbbt_proc_kind(rec->prog, rec->proc);
+}
 
 const struct tbbt__tok tbbt__prog_names[] = {
     {TBBT_PROG_NFS2, "v2"}, {TBBT_PROG_NFS3, "v3"}, {TBBT_PROG_MNT1, "mnt1"},
@@ -199,17 +250,7 @@ int tbbt__tok_value(const struct tbbt__tok *t, const char *name, size_t len, int
 
 const struct tbbt__tok *tbbt__proc_tok(int prog)
 {
-    switch (prog) {
-    case TBBT_PROG_NFS2:
-        return nfs2_procs;
-    case TBBT_PROG_NFS3:
-        return nfs3_procs;
-    case TBBT_PROG_MNT1:
-    case TBBT_PROG_MNT3:
-        return mnt_procs;
-    default:
-        return NULL;
-    }
+    return prog > TBBT_PROG_NONE && prog <= TBBT_PROG_MNT3 ? procs[prog] : NULL;
 }
 
 const struct tbbt__tok *tbbt__status_tok(int prog)
@@ -235,18 +276,7 @@ const char *tbbt_proc_name(int prog, int proc)
 
 static const struct tbbt__tok *label_tok(int prog)
 {
-    switch (prog) {
-    case TBBT_PROG_NFS2:
-        return nfs2_labels;
-    case TBBT_PROG_NFS3:
-        return nfs3_procs;
-    case TBBT_PROG_MNT1:
-        return mnt1_labels;
-    case TBBT_PROG_MNT3:
-        return mnt3_labels;
-    default:
-        return NULL;
-    }
+    return prog > TBBT_PROG_NONE && prog <= TBBT_PROG_MNT3 ? labels[prog] : NULL;
 }
 
 const char *tbbt_proc_label(int prog, int proc, char *buf, size_t len)

@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trace/opkind.h"
+
 #define TBBT_TRACE_MAJOR 1
 #define TBBT_TRACE_MINOR 1     /* 1.1: credential definitions and the `cred` field */
 #define TBBT_FH_MAX 64        /* NFSv3 NFS3_FHSIZE; NFSv2 handles are 32 bytes */
