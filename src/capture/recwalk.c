@@ -288,13 +288,21 @@ static size_t have(struct tbbt__rw *w, uint64_t off, size_t n)
 
 /* ---- opening ---------------------------------------------------------------- */
 
+/*
+ * Maps the file's len bytes read-only at a WALK_ALIGN boundary (huge pages): a PROT_NONE
+ * reservation of len + WALK_ALIGN, the file mapped over it at the boundary, the rest of
+ * the reservation before and after unmapped again (the part after from the end of the
+ * file's last page: munmap() takes page boundaries only, and a tail left there stayed
+ * mapped for good, one per file opened).  Unmap with munmap(m, len).
+ */
 static void *map_aligned(int fd, size_t len)
 {
-    size_t span, head;
+    size_t span, head, plen, page = (size_t)sysconf(_SC_PAGESIZE);
     uint8_t *r, *m;
 
     if (len > SIZE_MAX - WALK_ALIGN)
         return MAP_FAILED;
+    plen = (len + page - 1) & ~(page - 1);
     span = len + WALK_ALIGN;
     r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == MAP_FAILED)
@@ -307,8 +315,8 @@ static void *map_aligned(int fd, size_t len)
     }
     if (head)
         munmap(r, head);
-    if (span - head - len)
-        munmap(m + len, span - head - len);
+    if (span - head > plen)
+        munmap(m + plen, span - head - plen);
 #ifdef MADV_HUGEPAGE
     (void)madvise(m, len, MADV_HUGEPAGE);
 #endif

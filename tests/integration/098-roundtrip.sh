@@ -27,8 +27,11 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "FAIL: 098-roundtrip needs root (it starts the lab NFS server and tcpdump)" >&2
   exit 1
 fi
-build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=lab-test.sh
+. "$top/tests/integration/lab-test.sh"
+itest_private_lab 098-roundtrip "$0" "$@"   # its own network: no other lab in the way
+build=$(cd "$1" && pwd)
 for t in python3 tcpdump tshark; do
   command -v "$t" >/dev/null || { echo "FAIL: $t is not installed" >&2; exit 1; }
 done
