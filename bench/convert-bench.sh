@@ -86,18 +86,15 @@ elif [ $reuse -eq 0 ] || [ ! -s "$out/big.pcap" ]; then
 fi
 
 # time_cmd OUTFILE CMD...: runs CMD, writes "seconds maxrss_kb cpu_seconds" to OUTFILE
-# (wall time to the nanosecond and CPU time to the microsecond, from getrusage of the
-# children: /usr/bin/time counts hundredths, too coarse for the raw loop's 0.08 s and for
-# CPU per operation on small captures).  Fails as CMD fails.
+# (bench/rusage.py: wall time to the nanosecond, CPU time to the microsecond; /usr/bin/time
+# counts hundredths, too coarse for the raw loop's 0.08 s and for CPU per operation on
+# small captures).  Fails as CMD fails.
 time_cmd() {
-  local f=$1; shift
-  python3 -c 'import resource, subprocess, sys, time
-t0 = time.perf_counter_ns()
-rc = subprocess.call(sys.argv[2:])
-t1 = time.perf_counter_ns()
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write("%.4f %d %.6f\n" % ((t1 - t0) / 1e9, r.ru_maxrss, r.ru_utime + r.ru_stime))
-sys.exit(rc)' "$f" "$@"
+  local f=$1 rc=0; shift
+  python3 "$top/bench/rusage.py" "$f.t" "$@" || rc=$?
+  awk '{printf "%.4f %s %.6f\n", $1, $2, $3 + $4}' "$f.t" > "$f"
+  rm -f "$f.t"
+  return $rc
 }
 
 # keep_best BEST TRY [JSON]: TRY becomes BEST (and JSON.try JSON) if BEST is missing or slower.

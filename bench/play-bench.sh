@@ -9,7 +9,7 @@
 #  2. full-speed replays (FS-dependency order) of synthetic traces
 #     (bench/gen-play-trace.py): NULL only, GETATTR only, and a metadata-heavy mix
 #     (getattr/lookup/read); ops/s, ratio to the NULL loop, the player's own CPU per
-#     operation (user + sys of the tbbt-play process, /usr/bin/time), replay failures;
+#     operation (user + sys of the tbbt-play process, bench/rusage.py), replay failures;
 #  3. the mix replayed in timestamp mode at a rate the server sustains (--ts-rate, calls
 #     1/R s apart in the trace, --speed 1): dispatch error p50 and p99.
 # Targets: player CPU <= 5 us/op; NULL- and GETATTR-only replays >= 0.7 of the NULL loop;
@@ -73,7 +73,7 @@ done
 case "$fsal" in vfs|mem|both) ;; *) echo "play-bench: --fsal vfs, mem or both" >&2; exit 2 ;; esac
 if [ $quick -eq 1 ]; then ops=50000; seconds=3; fi
 [ "$(id -u)" -eq 0 ] || { echo "play-bench: needs root (lab server, images in its export)" >&2; exit 1; }
-for t in python3 /usr/bin/time; do
+for t in python3 timeout; do
   command -v "$t" >/dev/null || { echo "play-bench: $t is not installed" >&2; exit 1; }
 done
 if [ -z "$build" ]; then
@@ -218,7 +218,7 @@ replay() {
   local ir=()
   [ "$mode" = vfs ] || ir=(--image-root "$export_dir")
   local rc=0
-  /usr/bin/time -f '%U %S' -o "$work/time" timeout 900 "$bin" --trace "$work/$name.tbbt" \
+  python3 "$top/bench/rusage.py" "$work/time" timeout 900 "$bin" --trace "$work/$name.tbbt" \
     --manifest "$work/$name.man" --server 127.0.0.1 --export "$export_dir" \
     --nfs-port "$TBBT_LAB_NFS_PORT" --mount-port "$TBBT_LAB_MOUNT_PORT" --no-progress -q \
     --report-json "$work/r.json" "${ir[@]}" "$@" 2> "$work/play.err" || rc=$?
