@@ -64,7 +64,7 @@ def summary(comparisons, new_build_json, old_build_json):
     print()
     print("A/B against the baseline %s (new %s):" % (s["old_build"]["build"], s["new_build"]["build"]))
     for name, c in comparisons.items():
-        print("  %-24s %s  [new %.0f ops/s, old %.0f ops/s; best of %d each]" % (
+        print("  %-30s %s  [new %.0f ops/s, old %.0f ops/s; best of %d each]" % (
             name, line(c["throughput_new_over_old"], c["cpu_per_op_new_over_old"]),
             c["new_ops_per_s"], c["old_ops_per_s"], c["runs_each"]))
     print(line(s["throughput_new_over_old"], s["cpu_per_op_new_over_old"]))
