@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2034  # sourced: base_build is read by the caller
 # bench/baseline.sh: the baseline build of an A/B benchmark (sourced, not run).
 #
 # A refactor must not cost speed: convert-bench.sh, play-bench.sh and roundtrip-bench.sh
