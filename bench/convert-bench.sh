@@ -17,13 +17,25 @@
 # 3), interleaved, and the fastest run of each is compared.  Earlier outputs are removed
 # before each conversion, so no run pays for dropping the previous one's files.
 # tbbt-convert runs with its default thread count unless --threads is given.
+# --capture FILE converts FILE (and a -s 256 copy made with editcap) instead of recording
+# a capture on the lab server.
+#
+# A/B against a baseline build (bench/baseline.sh: --baseline-build DIR, --baseline-src
+# DIR or --baseline-rev REV): the baseline's tbbt-convert converts each file as often as
+# the new one, interleaved with it (the order swapped every turn), with the same options;
+# prints "new/old throughput X.XX (target >= 0.97), CPU per op new/old Y.YY (target <=
+# 1.03)" per file and over both, and writes the key "baseline_comparison" (bench/ab.py)
+# into the JSON: throughput is the calls of the fastest run over its wall time, CPU per
+# operation the lowest user + system time of the runs over the calls.
 #
 #   bash bench/convert-bench.sh [--ops N] [--build DIR] [--reuse] [--no-peers] [--threads N]
-#                               [--repeat N]
+#                               [--repeat N] [--capture FILE] [--baseline-build DIR |
+#                               --baseline-src DIR | --baseline-rev REV]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
-ops=500000 build=$top/build reuse=0 peers=1 threads=() repeat=3
+ops=500000 build=$top/build reuse=0 peers=1 threads=() repeat=3 capture=""
+bl_build="" bl_src="" bl_rev=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --ops) ops=$2; shift ;;
@@ -32,7 +44,11 @@ while [ $# -gt 0 ]; do
     --no-peers) peers=0 ;;
     --threads) threads=(--threads "$2"); shift ;;
     --repeat) repeat=$2; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --capture) capture=$(readlink -f "$2"); shift ;;
+    --baseline-build) bl_build=$2; shift ;;
+    --baseline-src) bl_src=$2; shift ;;
+    --baseline-rev) bl_rev=$2; shift ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "convert-bench: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -42,8 +58,22 @@ mkdir -p "$out"
 conv=$build/src/extract/tbbt-convert
 raw=$build/bench/pcap-raw
 [ -x "$conv" ] && [ -x "$raw" ] || { echo "convert-bench: build first (cmake --build $build)" >&2; exit 1; }
+. "$top/bench/baseline.sh"
+baseline_resolve convert-bench "$top" "$bl_build" "$bl_src" "$bl_rev"
+base_conv=""
+if [ -n "$base_build" ]; then
+  base_conv=$base_build/src/extract/tbbt-convert
+  [ -x "$base_conv" ] || { echo "convert-bench: no $base_conv (build the baseline first)" >&2; exit 1; }
+  ab_new_json=$out/ab-new-build.json ab_old_json=$out/ab-old-build.json
+  builds_show convert-bench "$build" "$base_build"
+fi
 
-if [ $reuse -eq 0 ] || [ ! -s "$out/big.pcap" ]; then
+if [ -n "$capture" ]; then
+  [ -s "$capture" ] || { echo "convert-bench: --capture $capture: no such capture" >&2; exit 2; }
+  editcap -F pcap "$capture" "$out/big.pcap" >/dev/null
+  editcap -F pcap -s 256 "$capture" "$out/big-s256.pcap" >/dev/null
+  reuse=0                          # count the truth of this capture
+elif [ $reuse -eq 0 ] || [ ! -s "$out/big.pcap" ]; then
   echo "convert-bench: recording a capture of >= $ops NFS operations (lab server)"
   # Several synchronous clients (one request in flight each, as libnfs's sync calls and
   # many applications do), reads and writes up to 32 KiB: every RPC starts its own TCP
@@ -56,15 +86,15 @@ if [ $reuse -eq 0 ] || [ ! -s "$out/big.pcap" ]; then
 fi
 
 # time_cmd OUTFILE CMD...: runs CMD, writes "seconds maxrss_kb cpu_seconds" to OUTFILE
-# (wall time to the nanosecond: /usr/bin/time's %e counts hundredths, too coarse for the
-# raw loop's 0.08 s).
+# (bench/rusage.py: wall time to the nanosecond, CPU time to the microsecond; /usr/bin/time
+# counts hundredths, too coarse for the raw loop's 0.08 s and for CPU per operation on
+# small captures).  Fails as CMD fails.
 time_cmd() {
-  local f=$1 t0 t1; shift
-  t0=$(date +%s%N)
-  /usr/bin/time -f "%M %U %S" -o "$f.t" "$@"
-  t1=$(date +%s%N)
-  awk -v ns=$((t1 - t0)) '{printf "%.4f %s %.2f\n", ns / 1e9, $1, $2 + $3}' "$f.t" > "$f"
+  local f=$1 rc=0; shift
+  python3 "$top/bench/rusage.py" "$f.t" "$@" || rc=$?
+  awk '{printf "%.4f %s %.6f\n", $1, $2, $3 + $4}' "$f.t" > "$f"
   rm -f "$f.t"
+  return $rc
 }
 
 # keep_best BEST TRY [JSON]: TRY becomes BEST (and JSON.try JSON) if BEST is missing or slower.
@@ -75,16 +105,19 @@ keep_best() {
   fi
 }
 
-# convert_best N NAME INPUT THREADS...: N more conversions; the fastest so far goes to
-# $out/NAME.* (its time to t.NAME), the fastest pass A so far to $out/a.NAME (runs that
-# have a fast whole do not always have the fastest pass A).  fresh NAME starts anew.
-fresh() { rm -f "$out/t.$1" "$out/a.$1"; }
+# convert_best N NAME INPUT THREADS...: N more conversions by $use (default $conv); the
+# fastest so far goes to $out/NAME.* (its time to t.NAME), the fastest pass A so far to
+# $out/a.NAME (runs that have a fast whole do not always have the fastest pass A); each
+# run's "seconds cpu_seconds nfs_calls" is appended to runs.NAME.  fresh NAME starts anew.
+fresh() { rm -f "$out/t.$1" "$out/a.$1" "$out/runs.$1"; }
 convert_best() {
-  local n=$1 name=$2 in=$3; shift 3
+  local n=$1 name=$2 in=$3 use=${use:-$conv}; shift 3
   for _ in $(seq "$n"); do
     rm -f "$out/$name.tbbt" "$out/$name.tbbt.map"
-    time_cmd "$out/t.try" "$conv" -q "$@" --summary-json "$out/$name.json.try" -o "$out/$name.tbbt" "$in"
+    time_cmd "$out/t.try" "$use" -q "$@" --summary-json "$out/$name.json.try" -o "$out/$name.tbbt" "$in"
     keep_best "$out/t.$name" "$out/t.try" "$out/$name.json"
+    echo "$(cut -d' ' -f1,3 "$out/t.try") $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['nfs_calls'])" \
+      "$out/$name.json.try")" >> "$out/runs.$name"
     python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['pass_seconds']['read'])" \
       "$out/$name.json.try" > "$out/a.try"
     keep_best "$out/a.$name" "$out/a.try"
@@ -110,15 +143,20 @@ for name in big big-s256; do
   cat "$f" > /dev/null            # page-cache it: every tool reads from memory
   size=$(stat -L -c %s "$f")
   rm -f "$out/t.raw" "$out/t.rawin"
-  fresh "$name"
-  for _ in $(seq "$repeat"); do   # interleaved: both see the same machine
+  fresh "$name"; fresh "$name-old"
+  for i in $(seq "$repeat"); do   # interleaved: both see the same machine
     time_cmd "$out/t.try" "$raw" "$f" > "$out/raw.json"
     keep_best "$out/t.raw" "$out/t.try"
     # the loop's own time (open to last packet), to set beside pass A's own time
     python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seconds'])" "$out/raw.json" > "$out/t.try"
     keep_best "$out/t.rawin" "$out/t.try"
-    convert_best 1 "$name" "$f" "${threads[@]}"   # one each turn: $repeat in all
+    # one each turn: $repeat in all; with a baseline, old and new in turn, the old first
+    # every other turn
+    [ -z "$base_conv" ] || [ $((i % 2)) -eq 1 ] || use=$base_conv convert_best 1 "$name-old" "$f" "${threads[@]}"
+    convert_best 1 "$name" "$f" "${threads[@]}"
+    [ -z "$base_conv" ] || [ $((i % 2)) -eq 0 ] || use=$base_conv convert_best 1 "$name-old" "$f" "${threads[@]}"
   done
+  rm -f "$out/$name-old.tbbt" "$out/$name-old.tbbt.map"
   # one core: the whole conversion (passes A and B) on one thread
   fresh "$name-1t"
   convert_best "$repeat" "$name-1t" "$f" --threads 1
@@ -224,4 +262,27 @@ print("(bench/hier-scale.sh measures RSS per live object over 200k-2M objects, a
 print("targets: pass A vs raw >= 0.5; 100% of calls recognized in both files; RSS growing with"
       " live objects, not records; >= 1,000,000 calls/s on one core end to end; <= 300 bytes per live object")
 json.dump(report, open("bench/out/convert-bench.json", "w"), indent=1)
+PY
+
+[ -n "$base_conv" ] || exit 0
+# A/B: the new build against the baseline, per file and over both (bench/ab.py).
+python3 - "$out" "$repeat" <<'PY' | tee -a "$out/convert-bench.txt"
+import json, os, sys
+sys.path.insert(0, "bench")
+import ab
+out, repeat = sys.argv[1], int(sys.argv[2])
+def best(name):
+    runs = [tuple(map(float, l.split())) for l in open(os.path.join(out, "runs." + name)) if l.strip()]
+    rate = max(calls / max(s, 1e-4) for s, cpu, calls in runs)
+    cpu = min(cpu / calls * 1e6 for s, cpu, calls in runs if calls)
+    return rate, cpu
+cmp = {}
+for name in ("big", "big-s256"):
+    (nr, nc), (orr, oc) = best(name), best(name + "-old")
+    cmp[name] = ab.comparison(nr, orr, nc, oc, repeat)
+path = os.path.join(out, "convert-bench.json")
+report = json.load(open(path))
+report["baseline_comparison"] = ab.summary(cmp, os.path.join(out, "ab-new-build.json"),
+                                           os.path.join(out, "ab-old-build.json"))
+json.dump(report, open(path, "w"), indent=1)
 PY

@@ -19,10 +19,20 @@
 #      bench/out/roundtrip/roundtrip-bench.json holds every round trip's summary.
 #
 #   bench/roundtrip-bench.sh [--captures DIR] [--out DIR] [--quick] [--build DIR]
+#                            [--baseline-build DIR | --baseline-src DIR | --baseline-rev REV]
 #     --out DIR       captures, round trips, logs and the JSON (default bench/out/roundtrip)
 #     --captures DIR  reuse captures made earlier (DIR/NAME/capture.pcap ...) instead of
 #                     making new ones (the ratios are then to another run's captures)
 #     --quick         smaller captures (2 clients x 300 operations)
+#     --baseline-*    A/B against a baseline build (bench/baseline.sh): every round trip
+#                     is made a second time with the baseline's tools, right after the
+#                     new one or before it (swapped every round trip), into
+#                     rt-CAPTURE-TAG-old/; prints "new/old throughput X.XX (target >=
+#                     0.97), CPU per op new/old Y.YY (target <= 1.03)" per full-speed
+#                     round trip and over all (one run each: operations over the replay's
+#                     wall time, the player's CPU per operation), and writes
+#                     roundtrip-ab.json (bench/ab.py's "baseline_comparison"); the table
+#                     is the new build's
 #
 # Needs root, the lab's packages and a build; runs the lab in its own state directory
 # (inside tools/lab-ns when other labs run).  Exit 0, 1 failure, 2 usage.
@@ -31,6 +41,7 @@ readonly PROG=roundtrip-bench.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
 build=$top/build captures="" out=$top/bench/out/roundtrip quick=0
+bl_build="" bl_src="" bl_rev=""
 die() { echo "$PROG: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,7 +49,10 @@ while [ $# -gt 0 ]; do
     --out) out=${2:-}; shift ;;
     --build) build=${2:-}; shift ;;
     --quick) quick=1 ;;
-    -h | --help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --baseline-build) bl_build=${2:-}; shift ;;
+    --baseline-src) bl_src=${2:-}; shift ;;
+    --baseline-rev) bl_rev=${2:-}; shift ;;
+    -h | --help) sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "$PROG: unknown argument '$1'" >&2; exit 2 ;;
   esac
   [ $# -gt 0 ] || { echo "$PROG: option needs a value" >&2; exit 2; }
@@ -48,6 +62,13 @@ done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export TBBT_LAB_DIR=${TBBT_LAB_DIR:-/var/tmp/tbbt-lab-rtbench}
+. "$top/bench/baseline.sh"
+baseline_resolve "$PROG" "$top" "$bl_build" "$bl_src" "$bl_rev"
+if [ -n "$base_build" ]; then
+  build=$(cd "$build" && pwd)
+  ab_new_json=$out/ab-new-build.json ab_old_json=$out/ab-old-build.json
+  builds_show "$PROG" "$build" "$base_build"
+fi
 
 clients=6 ops=1000
 [ "$quick" -eq 0 ] || { clients=2; ops=300; }
@@ -68,14 +89,24 @@ if [ -z "$captures" ]; then
 fi
 captures=$(cd "$captures" && pwd)
 
-runs=()
+runs=() nrt=0
+# rt1 CAP DIR BUILD ARGS...: one round trip of CAP with BUILD's tools into $out/DIR.
+rt1() {
+  local cap=$1 dir=$2 b=$3; shift 3
+  echo "$PROG: round trip $cap ${dir#rt-$cap-}" >&2
+  bash "$top/tools/roundtrip.sh" --capture "$captures/$cap" --out "$out/$dir" \
+    --build "$b" -q "$@" >"$out/$dir.log" 2>&1 ||
+    die "round trip $cap ${dir#rt-$cap-} failed: $(tail -n 3 "$out/$dir.log")"
+}
+# rt CAP TAG ARGS...: the round trip of CAP (with a baseline, also the old build's, into
+# rt-CAP-TAG-old, the old first every other time).
 rt() {
   local cap=$1 tag=$2; shift 2
   [ -f "$captures/$cap/capture.pcap" ] || { echo "$PROG: no capture $cap, skipped" >&2; return 0; }
-  echo "$PROG: round trip $cap $tag" >&2
-  bash "$top/tools/roundtrip.sh" --capture "$captures/$cap" --out "$out/rt-$cap-$tag" \
-    --build "$build" -q "$@" >"$out/rt-$cap-$tag.log" 2>&1 ||
-    die "round trip $cap $tag failed: $(tail -n 3 "$out/rt-$cap-$tag.log")"
+  nrt=$((nrt + 1))
+  if [ -n "$base_build" ] && [ $((nrt % 2)) -eq 0 ]; then rt1 "$cap" "rt-$cap-$tag-old" "$base_build" "$@"; fi
+  rt1 "$cap" "rt-$cap-$tag" "$build" "$@"
+  if [ -n "$base_build" ] && [ $((nrt % 2)) -eq 1 ]; then rt1 "$cap" "rt-$cap-$tag-old" "$base_build" "$@"; fi
   runs+=("$out/rt-$cap-$tag/summary.json")
 }
 for cap in mixed-subdir mail home mixed-portonly mail-paced; do
@@ -121,4 +152,23 @@ for r in rows:
           f"{f(r['lag_us']['p99'], '{:.0f}') if ts else '-'} | "
           f"{f(r['own_lag_us']['p99'], '{:.0f}') if ts else '-'} | "
           f"{(f(r['reaction_us']['p50'], '{:.0f}') + '/' + f(r['reaction_us']['p99'], '{:.0f}')) if ts else '-'} |")
+PY
+
+[ -n "$base_build" ] || exit 0
+# A/B: each full-speed round trip against the baseline's (bench/ab.py).
+python3 - "$out" "$top/bench" "${runs[@]}" <<'PY'
+import json, os, sys
+sys.path.insert(0, sys.argv[2])
+import ab
+out, cmp = sys.argv[1], {}
+for p in sys.argv[3:]:
+    d = os.path.dirname(p)
+    new, old = json.load(open(p)), json.load(open(os.path.join(d + "-old", "summary.json")))
+    if new["timing"] != "full":
+        continue                    # timestamp timing: the trace sets the rate
+    rate = lambda r: r["ops"] / r["wall_seconds"] if r.get("ops") and r.get("wall_seconds") else 0
+    cmp[os.path.basename(d)[3:]] = ab.comparison(rate(new), rate(old), new.get("cpu_us_per_op"),
+                                                 old.get("cpu_us_per_op"), 1)
+s = ab.summary(cmp, os.path.join(out, "ab-new-build.json"), os.path.join(out, "ab-old-build.json"))
+json.dump({"baseline_comparison": s}, open(os.path.join(out, "roundtrip-ab.json"), "w"), indent=1)
 PY
