@@ -10,6 +10,7 @@
  * is ND_OTHER.  The grammar is in docs/nfsdump-format.md; the procedure names
  * and status names come from the protocol catalogue (proto/proto.h).
  */
+#include <stddef.h>
 #include <string.h>
 
 #include <glib.h>
@@ -207,36 +208,31 @@ static bool always_sattr(const struct nd_line *L)
     }
 }
 
+#define ROLE(a, fa, p, fp)                                                                         \
+    {fa, fp, offsetof(struct tbbt_trace_rec, a), offsetof(struct tbbt_trace_rec, p)}
+
+/* Where the attribute set and the pre-operation set of each role go in the record. */
+static const struct {
+    uint8_t attr_field, pre_field;
+    uint16_t attr_off, pre_off;
+} role_fields[] = {
+    [R_OBJ] = ROLE(obj_attr, TBBT_F_OBJ_ATTR, obj_pre, TBBT_F_OBJ_PRE),
+    [R_DIR] = ROLE(dir_attr, TBBT_F_DIR_ATTR, dir_pre, TBBT_F_DIR_PRE),
+    [R_DIR2] = ROLE(dir2_attr, TBBT_F_DIR2_ATTR, dir2_pre, TBBT_F_DIR2_PRE),
+};
+
+/* Attribute set f as the record's attributes of role (R_OBJ, R_DIR or R_DIR2). */
 static void put_attr(struct nd_line *L, int role, const struct tbbt_fattr *f)
 {
-    struct tbbt_trace_rec *r = &L->r;
-
-    if (role == R_OBJ) {
-        r->obj_attr = *f;
-        TBBT_SET(r, TBBT_F_OBJ_ATTR);
-    } else if (role == R_DIR) {
-        r->dir_attr = *f;
-        TBBT_SET(r, TBBT_F_DIR_ATTR);
-    } else {
-        r->dir2_attr = *f;
-        TBBT_SET(r, TBBT_F_DIR2_ATTR);
-    }
+    memcpy((char *)&L->r + role_fields[role].attr_off, f, sizeof(*f));
+    TBBT_SET(&L->r, role_fields[role].attr_field);
 }
 
+/* Pre-operation set w as the record's wcc data of role (R_OBJ, R_DIR or R_DIR2). */
 static void put_pre(struct nd_line *L, int role, const struct tbbt_wcc_pre *w)
 {
-    struct tbbt_trace_rec *r = &L->r;
-
-    if (role == R_OBJ) {
-        r->obj_pre = *w;
-        TBBT_SET(r, TBBT_F_OBJ_PRE);
-    } else if (role == R_DIR) {
-        r->dir_pre = *w;
-        TBBT_SET(r, TBBT_F_DIR_PRE);
-    } else {
-        r->dir2_pre = *w;
-        TBBT_SET(r, TBBT_F_DIR2_PRE);
-    }
+    memcpy((char *)&L->r + role_fields[role].pre_off, w, sizeof(*w));
+    TBBT_SET(&L->r, role_fields[role].pre_field);
 }
 
 /* After the last key: sets become fields by the layout, entries are counted. */

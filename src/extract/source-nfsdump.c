@@ -30,7 +30,6 @@
  * allocated per field.  Single-threaded, like the core.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -139,20 +138,6 @@ static bool nd_probe(const uint8_t *h, size_t len)
     return probe_text((const char *)h, len) != 0;
 }
 
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!errbuf || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(errbuf, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static void progress(struct nd_state *s, gzFile gz)
 {
     long long pos;
@@ -172,15 +157,15 @@ static int read_end(gzFile gz, const char *path, char *errbuf, size_t errlen)
     if (zerr == Z_OK || zerr == Z_STREAM_END)
         return 0;
     if (zerr == Z_BUF_ERROR) {
-        set_err(errbuf, errlen, "'%s': compressed data ends early", path);
+        tbbt_errbuf(errbuf, errlen, "'%s': compressed data ends early", path);
         return TBBT_E_TRUNC;
     }
     if (zerr == Z_ERRNO) {
         int e = errno ? errno : EIO;
-        set_err(errbuf, errlen, "'%s': cannot read: %s", path, g_strerror(e));
+        tbbt_errbuf(errbuf, errlen, "'%s': cannot read: %s", path, g_strerror(e));
         return -e;
     }
-    set_err(errbuf, errlen, "'%s': cannot read: %s", path, why);
+    tbbt_errbuf(errbuf, errlen, "'%s': cannot read: %s", path, why);
     return TBBT_E_BADREC;
 }
 
@@ -220,7 +205,7 @@ static int read_lines(struct nd_state *s, gzFile gz, const char *path, char *err
         if (n <= 0)
             break;
         if (!probed && probe_text(buf + end, (size_t)n) == 0) {
-            set_err(errbuf, errlen, "'%s' is not an nfsdump text trace", path);
+            tbbt_errbuf(errbuf, errlen, "'%s' is not an nfsdump text trace", path);
             return TBBT_E_MAGIC;
         }
         probed = true;
@@ -232,7 +217,7 @@ static int read_lines(struct nd_state *s, gzFile gz, const char *path, char *err
     if (rc != 0 && rc != TBBT_E_TRUNC)
         return rc;
     if (end > start && !skipping && tbbt__nd_one_line(s, buf + start, end - start, true) && rc == 0) {
-        set_err(errbuf, errlen, "'%s' ends in the middle of a line", path);
+        tbbt_errbuf(errbuf, errlen, "'%s' ends in the middle of a line", path);
         rc = TBBT_E_TRUNC;
     }
     return rc;
@@ -248,7 +233,7 @@ static int read_file(struct nd_state *s, const char *path, char *errbuf, size_t 
     gz = gzopen(path, "rb");
     if (!gz) {
         int e = errno ? errno : ENOMEM;
-        set_err(errbuf, errlen, "'%s': cannot open: %s", path, g_strerror(e));
+        tbbt_errbuf(errbuf, errlen, "'%s': cannot open: %s", path, g_strerror(e));
         return -e;
     }
     gzbuffer(gz, GZ_BUFFER);
@@ -305,7 +290,7 @@ static int nd_run(struct tbbt__conv *c, const char *const *paths, int n, char *e
     *tbbt__conv_source_state(c) = s;
     tbbt__nd_keys_init();
     if (tbbt__conv_opts(c)->filter) {
-        set_err(errbuf, errlen, "--filter applies to capture files, not to nfsdump text traces");
+        tbbt_errbuf(errbuf, errlen, "--filter applies to capture files, not to nfsdump text traces");
         return -EINVAL;
     }
     for (int i = 0; i < n; i++)
@@ -314,11 +299,11 @@ static int nd_run(struct tbbt__conv *c, const char *const *paths, int n, char *e
     for (int i = 0; i < n; i++) {
         int frc = read_file(s, paths[i], ebuf, sizeof(ebuf));
         if (frc != 0 && frc != TBBT_E_TRUNC) {
-            set_err(errbuf, errlen, "%s", ebuf);
+            tbbt_errbuf(errbuf, errlen, "%s", ebuf);
             return frc;
         }
         if (frc == TBBT_E_TRUNC && rc == 0) {
-            set_err(errbuf, errlen, "%s", ebuf);
+            tbbt_errbuf(errbuf, errlen, "%s", ebuf);
             rc = frc;
         }
     }
