@@ -185,27 +185,25 @@ static int pair(struct nd_state *s, struct nd_line *L, uint32_t i)
     return n == 0 ? tbbt__nd_unknown_key(s, i) : n;
 }
 
-/* Procedures whose call always carries a sattr (the decoder sets the field even when empty). */
+/*
+ * The call carries a sattr even when no key of the line gives one (the decoder
+ * sets the field even when it is empty): the procedures whose call has a sattr
+ * in the protocol catalogue, except NFSv3 CREATE and MKNOD, whose union arm
+ * decides (CREATE not EXCLUSIVE; MKNOD of a device, socket or fifo).
+ */
 static bool always_sattr(const struct nd_line *L)
 {
+    const struct tbbt_proc_desc *d = tbbt_proc_desc(L->prog, (int)L->proc);
     const struct tbbt_trace_rec *r = &L->r;
 
-    if (L->prog == TBBT_PROG_NFS2)
-        return L->proc == NFSPROC_SETATTR || L->proc == NFSPROC_CREATE ||
-               L->proc == NFSPROC_MKDIR || L->proc == NFSPROC_SYMLINK;
-    if (L->prog != TBBT_PROG_NFS3)
+    if (!d || !(d->call & B(TBBT_F_SATTR)))
         return false;
-    switch (L->proc) {
-    case NFSPROC3_SETATTR: case NFSPROC3_MKDIR: case NFSPROC3_SYMLINK:
-        return true;
-    case NFSPROC3_CREATE:
+    if (is_proc(L, TBBT_PROG_NFS3, NFSPROC3_CREATE))
         return TBBT_HAS(r, TBBT_F_CREATEMODE) && r->createmode != EXCLUSIVE;
-    case NFSPROC3_MKNOD:
+    if (is_proc(L, TBBT_PROG_NFS3, NFSPROC3_MKNOD))
         return TBBT_HAS(r, TBBT_F_FTYPE) && r->ftype != NF3REG && r->ftype != NF3DIR &&
                r->ftype != NF3LNK;
-    default:
-        return false;
-    }
+    return true;
 }
 
 #define ROLE(a, fa, p, fp)                                                                         \
