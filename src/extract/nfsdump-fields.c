@@ -372,7 +372,8 @@ static int pre_pair(struct nd_state *s, struct nd_line *L, int k, const struct t
     if (k == K_PRE_SIZE)
         ok = tbbt__nd_hex_u64(v, &p->w.size);
     else
-        ok = tbbt__nd_parse_time(v, L->v2, k == K_PRE_MTIME ? &p->w.mtime_ns : &p->w.ctime_ns, NULL);
+        ok = tbbt__nd_parse_time(v, L->v2, k == K_PRE_MTIME ? &p->w.mtime_ns : &p->w.ctime_ns,
+                                 NULL);
     p->seen |= bit;
     return ok ? 2 : -1;
 }
@@ -493,7 +494,8 @@ static bool fh_absent(const struct tok *v, const struct tok *after)
 {
     int32_t idx;
 
-    return !v || (v->len & 1) || tbbt__nd_is_marker(v, after) || tbbt__nd_lookup_key(v, &idx) != K_NONE;
+    return !v || (v->len & 1) || tbbt__nd_is_marker(v, after) ||
+           tbbt__nd_lookup_key(v, &idx) != K_NONE;
 }
 
 /* fsstat/fsinfo/pathconf/statfs values by name: 2, or 0 if the token is not one. */
@@ -512,7 +514,8 @@ int tbbt__nd_info_pair(struct nd_line *L, const struct tok *t, const struct tok 
             continue;
         if (!v)
             return L->cut ? 1 : -1;
-        if (strcmp(names[i], "time_delta") == 0 ? !tbbt__nd_parse_time(v, false, &x, NULL) : !tbbt__nd_hex_u64(v, &x))
+        if (strcmp(names[i], "time_delta") == 0 ? !tbbt__nd_parse_time(v, false, &x, NULL)
+                                                  : !tbbt__nd_hex_u64(v, &x))
             return -1;
         r->info[i] = x;
         if (r->n_info < i + 1)

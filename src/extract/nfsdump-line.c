@@ -70,7 +70,8 @@ static int parse_header(struct nd_state *s, struct nd_line *L)
     uint32_t proc;
 
     if (s->ntok < 5 || !tbbt__nd_parse_time(&t[0], false, &L->ts_ns, NULL) ||
-        !tbbt__nd_parse_addr(&t[1], &L->src, &L->sport) || !tbbt__nd_parse_addr(&t[2], &L->dst, &L->dport))
+        !tbbt__nd_parse_addr(&t[1], &L->src, &L->sport) ||
+        !tbbt__nd_parse_addr(&t[2], &L->dst, &L->dport))
         return ND_BAD;
     if (t[3].len != 1 || (t[3].p[0] != 'T' && t[3].p[0] != 'U'))
         return ND_BAD;

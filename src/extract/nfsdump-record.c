@@ -95,7 +95,8 @@ static void merge(struct nd_state *s, const struct nd_line *L, struct tbbt_trace
         set_str(s, rec, &rec->dirpath, &L->dirpath);
     for (size_t i = 0; i < G_N_ELEMENTS(plain_fields); i++)
         if (p & B(plain_fields[i].field))
-            memcpy((char *)rec + plain_fields[i].off, (const char *)x + plain_fields[i].off, plain_fields[i].size);
+            memcpy((char *)rec + plain_fields[i].off, (const char *)x + plain_fields[i].off,
+                   plain_fields[i].size);
     if (p & B(TBBT_F_INFO)) {
         memcpy(rec->info, x->info, sizeof(rec->info));
         rec->n_info = x->n_info;

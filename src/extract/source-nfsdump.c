@@ -216,7 +216,8 @@ static int read_lines(struct nd_state *s, gzFile gz, const char *path, char *err
     rc = read_end(gz, path, errbuf, errlen);
     if (rc != 0 && rc != TBBT_E_TRUNC)
         return rc;
-    if (end > start && !skipping && tbbt__nd_one_line(s, buf + start, end - start, true) && rc == 0) {
+    if (end > start && !skipping && tbbt__nd_one_line(s, buf + start, end - start, true) &&
+        rc == 0) {
         tbbt_errbuf(errbuf, errlen, "'%s' ends in the middle of a line", path);
         rc = TBBT_E_TRUNC;
     }
@@ -290,7 +291,8 @@ static int nd_run(struct tbbt__conv *c, const char *const *paths, int n, char *e
     *tbbt__conv_source_state(c) = s;
     tbbt__nd_keys_init();
     if (tbbt__conv_opts(c)->filter) {
-        tbbt_errbuf(errbuf, errlen, "--filter applies to capture files, not to nfsdump text traces");
+        tbbt_errbuf(errbuf, errlen,
+                    "--filter applies to capture files, not to nfsdump text traces");
         return -EINVAL;
     }
     for (int i = 0; i < n; i++)
