@@ -4,8 +4,8 @@
  * and their hand-over; convert-summary.c: the summary; convert-run.c:
  * tbbt_convert_run(), its passes and --check).  The input readers see only
  * conv-int.h.  Every function here is called from the thread that runs the
- * conversion (the reader's), never from the writer thread; pointers are
- * borrowed for the call.
+ * conversion (the reader's thread in pass A, the same thread afterwards),
+ * never from the writer thread; pointers are borrowed for the call.
  */
 #ifndef TBBT_EXTRACT_CONVERT_INT_H
 #define TBBT_EXTRACT_CONVERT_INT_H
