@@ -28,24 +28,22 @@
  * it has seen (a reference one past the highest so far is a new credential)
  * for the spill, and pass B takes the definitions from the pairing half's
  * table after the join.
+ *
+ * This file holds the two halves and their hand-over; the summary is
+ * convert-summary.c's, the run (the passes, the outputs, --check)
+ * convert-run.c's; convert-int.h is what they share.
  */
-#include "extract/conv-int.h"
+#include "extract/convert-int.h"
 
-#include "extract/correct.h"
 #include "extract/hier.h"
 #include "extract/rpc.h"
 #include "trace/spill.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
 #include <glib.h>
-#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 
-#include "util/outfile.h"
 #include "util/util.h"
 
 /*
@@ -68,8 +66,6 @@
 #define HANDOVER_ACQUIRE(p) ((void)(p))
 #endif
 
-#define MAXPROCS 32
-#define NPROGS 5
 #define NBATCH 8                   /* batches in flight between the threads */
 #define BATCH_BYTES (128u << 10)   /* default batch size */
 #define RECS_MIN 64
@@ -135,90 +131,6 @@ struct pipe {
     struct batch batches[NBATCH];  /* each owned by one thread at a time */
 };
 
-/*
- * Records by number: [head, head + n) at seq & mask.  Records that left wait on
- * a stack for reuse: the next record is the one that left last, still in the
- * cache, whatever the ring's size (it grows to the most records ever open at
- * once, and a record is 784 bytes).
- */
-struct recs {
-    struct tbbt_trace_rec **slot;
-    uint64_t mask, head, n;
-    struct tbbt_trace_rec **spare; /* records for reuse, the last one to leave on top */
-    uint64_t n_spare, spare_cap;
-};
-
-/*
- * The halves write to separate cache lines (pad): a line written by one
- * thread and read by the other moves between the cores at every write.
- */
-struct tbbt__conv {
-    /* set up before the run, then only read */
-    const struct tbbt_convert_opts *o;
-    const struct tbbt__source_ops *src;
-    void *src_state;
-    uint64_t started_ns;
-    int threads;                   /* used by this run */
-    struct pipe *pipe;             /* NULL: the record half runs on the reader's thread */
-    uint8_t nprocs[NPROGS];
-    char pad0[64];
-
-    /* pairing half: the reader's thread */
-    struct tbbt__pairer *pairer;
-    uint64_t next_rec;             /* number of the next record */
-    uint64_t emitted;              /* records that left the pairer */
-    uint64_t last_progress_ns;
-    uint64_t rpc_calls, rpc_replies, nfs_calls, bad_procs, other_prog_calls, other_prog_pairs;
-    uint64_t truncated_calls, truncated_replies;
-    uint64_t pairs[NPROGS][MAXPROCS];
-    GArray *announced;             /* pipelined: gboolean [(flow - 1) * 2 + tcp], sent with
-                                    * EVF_KEY */
-    struct tbbt_credtab *cred;     /* the credentials of the calls that open records */
-    GArray *cred_memo;             /* struct cred_memo [(flow - 1) * 2 + tcp] */
-    char pad1[64];
-
-    /* record half: the writer thread when pipelined (the owner after the join) */
-    struct recs recs;
-    struct tbbt_fhtab *fh;
-    struct tbbt_eptab *ep;
-    struct tbbt_spill_writer *w;   /* pass A's records, for pass B (trace/spill.h) */
-    GArray *ep_by_flow;            /* guint32 [(flow - 1) * 2 + tcp]: endpoint ref + 1, 0 unknown */
-    uint8_t *zeros;                /* kept bytes of a body, then zeros (zeros_len) */
-    size_t zeros_len;
-    int write_err;
-    uint32_t ncred;                /* credentials that records seen so far refer to */
-    uint64_t records;
-    struct tbbt_ns *ns;            /* identity scan of pass B, fed as records are written */
-    char pad2[64];
-
-    /* after pass A: the main thread */
-    char *raw_path;                /* pass A's raw trace (temporary) */
-    char *final_tmp, *map_tmp;     /* pass B writes here; renamed when complete */
-    struct tbbt_outfile *out, *map_out;   /* own final_tmp and map_tmp when set */
-    char *map_path;                /* where the map goes (NULL: nowhere) */
-    struct tbbt__corr *corr;       /* pre-play of pass B */
-    struct tbbt__corr *check;      /* --check: the closed-world pass over the result */
-    char *tmp_dir;                 /* a private temporary directory, or NULL */
-    bool keep_raw;                 /* raw_path is the user's input trace */
-    uint64_t pass_a_ns, pass_b_ns, check_ns;
-    uint64_t cpu0_ns;              /* the reader's thread CPU time at the start */
-    uint64_t reader_cpu_ns, writer_cpu_ns;   /* pass A's, per thread */
-};
-
-static const struct tbbt__source_ops *const sources[] = {
-    &tbbt__source_pcap,
-    &tbbt__source_nfsdump,
-};
-
-void tbbt_convert_opts_init(struct tbbt_convert_opts *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->reply_timeout_ns = 30ull * 1000000000ull;
-    o->max_pending = 262144;
-    o->correct = true;
-    o->seed = 1;
-}
-
 void **tbbt__conv_source_state(struct tbbt__conv *c)
 {
     return &c->src_state;
@@ -254,13 +166,13 @@ static guint flow_index(GArray *a, uint32_t flow, bool tcp)
 
 /* ---- the record half: records by number ------------------------------------------ */
 
-static void recs_init(struct recs *r)
+static void recs_init(struct tbbt__conv_recs *r)
 {
     r->slot = g_new0(struct tbbt_trace_rec *, RECS_MIN);
     r->mask = RECS_MIN - 1;
 }
 
-static void recs_fini(struct recs *r)
+static void recs_fini(struct tbbt__conv_recs *r)
 {
     for (uint64_t i = 0; r->slot && i <= r->mask; i++) {
         if (r->slot[i]) {
@@ -280,7 +192,7 @@ static void recs_fini(struct recs *r)
 }
 
 /* Doubles a full ring (every slot holds a live record). */
-static void recs_grow(struct recs *r)
+static void recs_grow(struct tbbt__conv_recs *r)
 {
     uint64_t cap = (r->mask + 1) * 2;
     struct tbbt_trace_rec **n = g_new0(struct tbbt_trace_rec *, cap);
@@ -293,7 +205,7 @@ static void recs_grow(struct recs *r)
 }
 
 /* Opens the next record (cleared), reusing the record that left last if there is one. */
-static struct tbbt_trace_rec *recs_push(struct recs *r)
+static struct tbbt_trace_rec *recs_push(struct tbbt__conv_recs *r)
 {
     struct tbbt_trace_rec *rec;
 
@@ -310,14 +222,14 @@ static struct tbbt_trace_rec *recs_push(struct recs *r)
     return rec;
 }
 
-static struct tbbt_trace_rec *recs_at(const struct recs *r, uint64_t seq)
+static struct tbbt_trace_rec *recs_at(const struct tbbt__conv_recs *r, uint64_t seq)
 {
     g_assert(seq - r->head < r->n);
     return r->slot[seq & r->mask];
 }
 
 /* The oldest record leaves (it stays valid until the next push). */
-static struct tbbt_trace_rec *recs_pop(struct recs *r)
+static struct tbbt_trace_rec *recs_pop(struct tbbt__conv_recs *r)
 {
     struct tbbt_trace_rec **slot, *rec;
 
@@ -508,7 +420,7 @@ static gpointer writer_main(gpointer arg)
 
 /* ---- the hand-over, on the reader's thread ------------------------------------- */
 
-static void pipe_start(struct tbbt__conv *c)
+void tbbt__conv_pipe_start(struct tbbt__conv *c)
 {
     struct pipe *pp = g_new0(struct pipe, 1);
 
@@ -573,7 +485,7 @@ static void pipe_event(struct pipe *pp, const struct ev *e, size_t hdr, const vo
 }
 
 /* Ends the writer thread after everything handed over is applied.  No-op without one. */
-static void pipe_stop(struct tbbt__conv *c)
+void tbbt__conv_pipe_stop(struct tbbt__conv *c)
 {
     struct pipe *pp = c->pipe;
     struct ev end = {.kind = EV_END};
@@ -853,333 +765,10 @@ void tbbt__conv_progress(struct tbbt__conv *c, uint64_t done, uint64_t total)
     fflush(stderr);
 }
 
-/* ---- summary ------------------------------------------------------------------ */
+/* ---- setting up and tearing down -------------------------------------------- */
 
-static void json_procs(struct tbbt_json *j, struct tbbt__conv *c, const char *key,
-                       const int *progs, int nprogs)
+void tbbt__conv_tables_init(struct tbbt__conv *c, const struct tbbt_convert_opts *o)
 {
-    tbbt_json_key(j, key);
-    tbbt_json_begin_object(j);
-    for (int proc = 0; proc < MAXPROCS; proc++) {
-        const char *name = NULL;
-        uint64_t n = 0;
-        for (int i = 0; i < nprogs; i++) {
-            const char *nm = tbbt_proc_name(progs[i], proc);
-            if (nm) {
-                name = nm;
-                n += c->pairs[progs[i]][proc];
-            }
-        }
-        if (name)
-            tbbt_json_kv_uint(j, name, n);
-    }
-    tbbt_json_end_object(j);
-}
-
-struct client_row {
-    char addr[48];
-    uint64_t calls, lost;
-};
-
-static void collect_client(uint8_t af, const uint8_t *addr, uint64_t calls, uint64_t lost,
-                           void *arg)
-{
-    struct client_row row = {.calls = calls, .lost = lost};
-    inet_ntop(af == 6 ? AF_INET6 : AF_INET, addr, row.addr, sizeof(row.addr));
-    g_array_append_val((GArray *)arg, row);
-}
-
-static gint client_cmp(gconstpointer a, gconstpointer b)
-{
-    return strcmp(((const struct client_row *)a)->addr, ((const struct client_row *)b)->addr);
-}
-
-static void json_clients(struct tbbt_json *j, struct tbbt__conv *c)
-{
-    GArray *rows = g_array_new(FALSE, FALSE, sizeof(struct client_row));
-
-    tbbt__pairer_foreach_client(c->pairer, collect_client, rows);
-    g_array_sort(rows, client_cmp);
-    tbbt_json_key(j, "clients");
-    tbbt_json_begin_array(j);
-    for (guint i = 0; i < rows->len; i++) {
-        struct client_row *r = &g_array_index(rows, struct client_row, i);
-        tbbt_json_begin_object(j);
-        tbbt_json_key(j, "address");
-        tbbt_json_string(j, r->addr);
-        tbbt_json_kv_uint(j, "calls", r->calls);
-        tbbt_json_kv_uint(j, "estimated_lost_calls", r->lost);
-        tbbt_json_end_object(j);
-    }
-    tbbt_json_end_array(j);
-    g_array_free(rows, TRUE);
-}
-
-/*
- * Correction keys: pass B's failures and repairs; remaining_mismatches is
- * what the --check pass found when it ran, else what no rule repaired.
- */
-static void summary_correction(struct tbbt__conv *c, struct tbbt_json *j)
-{
-    if (!c->corr)
-        return;
-    tbbt__corr_summary(c->corr, c->check, j);
-    tbbt_json_key(j, "checked");
-    tbbt_json_bool(j, c->check != NULL);
-}
-
-/* Distinct machine names among the credentials of t. */
-static uint64_t count_machines(const struct tbbt_credtab *t)
-{
-    GHashTable *seen = g_hash_table_new(g_bytes_hash, g_bytes_equal);
-    GPtrArray *keys = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
-    uint64_t n;
-
-    for (uint32_t ref = 0; ref < tbbt_credtab_count(t); ref++) {
-        const struct tbbt_cred *cr = tbbt_credtab_get(t, ref);
-        GBytes *b = g_bytes_new(cr->machine, cr->machine_len);
-        g_ptr_array_add(keys, b);
-        g_hash_table_add(seen, b);
-    }
-    n = g_hash_table_size(seen);
-    g_hash_table_destroy(seen);
-    g_ptr_array_free(keys, TRUE);
-    return n;
-}
-
-static char *summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
-{
-    static const int v2[] = {TBBT_PROG_NFS2}, v3[] = {TBBT_PROG_NFS3},
-                     mnt[] = {TBBT_PROG_MNT1, TBBT_PROG_MNT3};
-    const struct tbbt__pair_stats *ps = tbbt__pairer_stats(c->pairer);
-    struct tbbt_json j;
-
-    tbbt_json_init(&j);
-    tbbt_json_begin_object(&j);
-    tbbt_json_key(&j, "input_format");
-    tbbt_json_string(&j, c->keep_raw ? "tbbt" : c->src->name);
-    if (!c->keep_raw)
-        c->src->summary(c, &j);
-    tbbt_json_kv_uint(&j, "rpc_calls", c->rpc_calls);
-    tbbt_json_kv_uint(&j, "rpc_replies", c->rpc_replies);
-    tbbt_json_kv_uint(&j, "pairs", ps->pairs - c->other_prog_pairs);
-    tbbt_json_kv_uint(&j, "unmatched_calls", ps->unmatched_calls);
-    tbbt_json_kv_uint(&j, "unmatched_replies", ps->unmatched_replies);
-    tbbt_json_kv_uint(&j, "estimated_lost_calls", ps->estimated_lost_calls);
-    tbbt_json_key(&j, "procedures");
-    tbbt_json_begin_object(&j);
-    json_procs(&j, c, "v2", v2, 1);
-    json_procs(&j, c, "v3", v3, 1);
-    json_procs(&j, c, "mount", mnt, 2);
-    tbbt_json_end_object(&j);
-    if (c->keep_raw && c->corr) {       /* a trace as input: what pass B read */
-        struct tbbt__corr_stats st;
-        tbbt__corr_stats(c->corr, &st);
-        tbbt_json_kv_uint(&j, "records", st.records);
-    } else {
-        tbbt_json_kv_uint(&j, "records", c->records);
-    }
-    tbbt_json_kv_uint(&j, "nfs_calls", c->nfs_calls);
-    tbbt_json_kv_uint(&j, "duplicate_calls", ps->duplicate_calls);
-    tbbt_json_kv_uint(&j, "duplicate_replies", ps->duplicate_replies);
-    tbbt_json_kv_uint(&j, "truncated_calls", c->truncated_calls);
-    tbbt_json_kv_uint(&j, "truncated_replies", c->truncated_replies);
-    tbbt_json_kv_uint(&j, "unknown_procedures", c->bad_procs);
-    tbbt_json_kv_uint(&j, "other_program_calls", c->other_prog_calls);
-    tbbt_json_kv_uint(&j, "handles", tbbt_fhtab_count(c->fh));
-    tbbt_json_kv_uint(&j, "endpoints", tbbt_eptab_count(c->ep));
-    tbbt_json_kv_uint(&j, "credentials", tbbt_credtab_count(c->cred));
-    tbbt_json_kv_uint(&j, "machines", count_machines(c->cred));
-    tbbt_ns_summary(c->ns, &j);
-    summary_correction(c, &j);
-    json_clients(&j, c);
-    tbbt_json_kv_double(&j, "elapsed_seconds", secs);
-    tbbt_json_kv_double(&j, "mb_per_second", secs > 0 ? (double)bytes / 1e6 / secs : 0);
-    tbbt_json_kv_double(&j, "calls_per_second", secs > 0 ? (double)c->rpc_calls / secs : 0);
-    tbbt_json_kv_uint(&j, "threads", (uint64_t)c->threads);
-    tbbt_json_key(&j, "pass_seconds");
-    tbbt_json_begin_object(&j);
-    tbbt_json_kv_double(&j, "read", (double)c->pass_a_ns / 1e9);
-    tbbt_json_kv_double(&j, "hierarchy", (double)c->pass_b_ns / 1e9);
-    tbbt_json_kv_double(&j, "check", (double)c->check_ns / 1e9);
-    tbbt_json_end_object(&j);
-    /* pass A's CPU time on its threads: with two, the reader's and the writer's */
-    tbbt_json_key(&j, "read_cpu_seconds");
-    tbbt_json_begin_object(&j);
-    tbbt_json_kv_double(&j, "reader", (double)c->reader_cpu_ns / 1e9);
-    tbbt_json_kv_double(&j, "writer", (double)c->writer_cpu_ns / 1e9);
-    tbbt_json_end_object(&j);
-    tbbt_json_kv_uint(&j, "peak_rss_bytes", tbbt_peak_rss());
-    tbbt_json_end_object(&j);
-    return tbbt_json_finish(&j);
-}
-
-/* ---- running ------------------------------------------------------------------ */
-
-static uint64_t input_bytes(const struct tbbt_convert_opts *o)
-{
-    uint64_t total = 0;
-    GStatBuf st;
-
-    for (int i = 0; i < o->n_inputs; i++)
-        if (g_stat(o->inputs[i], &st) == 0)
-            total += (uint64_t)st.st_size;
-    return total;
-}
-
-/* Picks the reader from the first bytes of the first input (gunzipped if need be). */
-static const struct tbbt__source_ops *pick_source(const char *path)
-{
-    uint8_t head[4096];               /* several text lines: see source-nfsdump.c */
-    int n = 0;
-    gzFile gz = gzopen(path, "rb");   /* reads plain files as they are */
-
-    if (gz) {
-        n = gzread(gz, head, sizeof(head));
-        gzclose(gz);
-    }
-    for (size_t i = 0; n > 0 && i < G_N_ELEMENTS(sources); i++)
-        if (sources[i]->probe(head, (size_t)n))
-            return sources[i];
-    return &tbbt__source_pcap;       /* its error says what is wrong with the file */
-}
-
-/*
- * Moves a finished output into place (util/outfile.h: synced, renamed over its
- * target, or copied to a device or FIFO) and forgets its temporary; 0 or -errno.
- */
-static int put_in_place(struct tbbt_outfile **out, char **tmp)
-{
-    int rc;
-
-    if (!*out)
-        return 0;
-    rc = tbbt_outfile_commit(*out, NULL, 0);
-    *out = NULL;
-    g_free(*tmp);
-    *tmp = NULL;
-    return rc;
-}
-
-/*
- * Puts the trace and the map in place: one written in place (a device or a FIFO,
- * where the copy may fail: ENOSPC) goes first, so that its failure leaves the other's
- * existing file as it was.  0, or -errno with the reason naming the file in errbuf.
- */
-static int put_both_in_place(struct tbbt__conv *c, char *errbuf, size_t errlen)
-{
-    bool map_first = c->map_out && tbbt_outfile_in_place(c->map_out) &&
-                     !(c->out && tbbt_outfile_in_place(c->out));
-    int rc;
-
-    for (int k = 0; k < 2; k++) {
-        bool map = (k == 0) == map_first;
-        if ((rc = map ? put_in_place(&c->map_out, &c->map_tmp)
-                      : put_in_place(&c->out, &c->final_tmp)) < 0) {
-            snprintf(errbuf, errlen, map ? "cannot write hierarchy map '%s': %s"
-                                         : "cannot write trace '%s': %s",
-                     map ? c->map_path : c->o->output, tbbt_strerror(rc));
-            return rc;
-        }
-    }
-    return 0;
-}
-
-/* The one-line result of a --check pass, on standard output. */
-static void print_check(const struct tbbt__corr *k)
-{
-    struct tbbt__corr_stats st;
-
-    tbbt__corr_stats(k, &st);
-    printf("check: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
-           " with a recorded outcome, %" G_GUINT64_FORMAT " mismatches\n",
-           (guint64)st.records, (guint64)st.checked, (guint64)st.failures);
-}
-
-/*
- * Pass B (hier.c): the raw trace through the namespace model and the
- * pre-play, into the final trace and the map; then the --check pass.
- */
-static int pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
-{
-    const struct tbbt_convert_opts *o = c->o;
-    uint64_t t0 = tbbt_now_ns();
-    int threads = o->threads > 0 ? o->threads : (g_get_num_processors() > 1 ? 2 : 1);
-    int rc;
-
-    c->corr = tbbt__corr_new(o->correct && !o->check, o->seed);
-    if (c->keep_raw)           /* a TBBT trace as input */
-        rc = tbbt__hier_replay_mt(c->ns, c->corr, c->raw_path, c->final_tmp, c->map_tmp,
-                                  threads, errbuf, errlen);
-    else                       /* pass A's spill, with its tables */
-        rc = tbbt__hier_replay_spill(c->ns, c->corr, c->raw_path, c->fh, c->ep, c->cred,
-                                     c->final_tmp, c->map_tmp, threads, errbuf, errlen);
-    c->pass_b_ns = tbbt_now_ns() - t0;
-    if (rc < 0 || !o->check)
-        return rc;
-    t0 = tbbt_now_ns();
-    rc = tbbt__check_run(c->final_tmp, c->map_tmp, &c->check, errbuf, errlen);
-    c->check_ns = tbbt_now_ns() - t0;
-    if (rc == 0 && !o->quiet)
-        print_check(c->check);
-    return rc;
-}
-
-static int finish(struct tbbt__conv *c, int rc, char *errbuf, size_t errlen)
-{
-    int wrc;
-    char *text;
-
-    tbbt__pairer_finish(c->pairer);
-    pipe_stop(c);
-    if (c->o->progress)
-        fputc('\n', stderr);
-    if (c->write_err) {
-        snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->raw_path,
-                 tbbt_strerror(c->write_err));
-        return c->write_err;
-    }
-    wrc = tbbt_spill_writer_close(c->w);
-    c->w = NULL;
-    if (wrc < 0) {
-        snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->raw_path,
-                 tbbt_strerror(wrc));
-        return wrc;
-    }
-    c->pass_a_ns = tbbt_now_ns() - c->started_ns;
-    c->reader_cpu_ns = tbbt_thread_cpu_ns() - c->cpu0_ns;
-    if ((wrc = pass_b(c, errbuf, errlen)) < 0)
-        return wrc;
-    if ((wrc = put_both_in_place(c, errbuf, errlen)) < 0)
-        return wrc;
-    if (c->o->summary_json) {
-        text = summary_text(c, (double)(tbbt_now_ns() - c->started_ns) / 1e9,
-                            input_bytes(c->o));
-        wrc = tbbt_json_write_file(c->o->summary_json, text);
-        g_free(text);
-        if (wrc < 0) {
-            snprintf(errbuf, errlen, "cannot write summary '%s': %s", c->o->summary_json,
-                     tbbt_strerror(wrc));
-            return wrc;
-        }
-    }
-    return rc;
-}
-
-/* Threads for this run: a pipeline needs a reader that fills records from bytes. */
-static int pick_threads(const struct tbbt_convert_opts *o, const struct tbbt__source_ops *src)
-{
-    int n = o->threads > 0 ? o->threads : (g_get_num_processors() > 1 ? 2 : 1);
-
-    return src->fill && n > 1 ? 2 : 1;
-}
-
-static void core_init(struct tbbt__conv *c, const struct tbbt_convert_opts *o)
-{
-    c->started_ns = tbbt_now_ns();
-    c->cpu0_ns = tbbt_thread_cpu_ns();
-    c->src = pick_source(o->inputs[0]);
-    c->threads = pick_threads(o, c->src);
     for (int p = TBBT_PROG_NONE + 1; p < NPROGS; p++) {
         int n = tbbt_prog_nprocs(p);
         c->nprocs[p] = (uint8_t)(n < 0 ? 0 : n > MAXPROCS ? MAXPROCS : n);
@@ -1195,9 +784,9 @@ static void core_init(struct tbbt__conv *c, const struct tbbt_convert_opts *o)
     recs_init(&c->recs);
 }
 
-static void core_fini(struct tbbt__conv *c)
+void tbbt__conv_fini(struct tbbt__conv *c)
 {
-    pipe_stop(c);
+    tbbt__conv_pipe_stop(c);
     tbbt__pairer_free(c->pairer);
     c->src->fini(c);
     recs_fini(&c->recs);
@@ -1213,204 +802,4 @@ static void core_fini(struct tbbt__conv *c)
     tbbt_ns_free(c->ns);
     tbbt__corr_free(c->corr);
     tbbt__corr_free(c->check);
-}
-
-/*
- * Where the files go.  The final trace and the map are written aside
- * (util/outfile.h: beside their targets after symbolic links, or in the
- * temporary directory for a device or FIFO) and put in place at the end, so a
- * failed run never clobbers existing files.  The raw trace is written beside
- * the trace's temporary (or in the temporary directory when the trace goes to
- * stdout or, with --check and no -o, nowhere).  0, or -errno with the reason
- * naming the file in errbuf.
- */
-static int plan_paths(struct tbbt__conv *c, char *errbuf, size_t errlen)
-{
-    const struct tbbt_convert_opts *o = c->o;
-    int pid = (int)getpid(), rc = 0;
-    char *dir = NULL;
-
-    if (o->output && strcmp(o->output, "-") != 0) {
-        if (!(c->out = tbbt_outfile_new(o->output, TBBT_OUTFILE_SPOOL, &rc, errbuf, errlen)))
-            return rc;
-        c->final_tmp = g_strdup(tbbt_outfile_path(c->out));
-        c->raw_path = g_strdup_printf("%s.raw-%d", c->final_tmp, pid);
-    } else {
-        dir = g_dir_make_tmp("tbbt-convert-XXXXXX", NULL);
-        c->raw_path = g_build_filename(dir ? dir : g_get_tmp_dir(), "raw", NULL);
-        c->final_tmp = o->output ? g_strdup(o->output)
-                                 : g_build_filename(dir ? dir : g_get_tmp_dir(), "final", NULL);
-        c->tmp_dir = dir;
-    }
-    if (o->map)
-        c->map_path = g_strdup(o->map);
-    else if (c->out && !tbbt_outfile_in_place(c->out))   /* not for a device, as for "-" */
-        c->map_path = tbbt_ns_map_path(o->output);
-    if (c->map_path) {
-        if (!(c->map_out = tbbt_outfile_new(c->map_path, TBBT_OUTFILE_SPOOL, &rc, errbuf,
-                                            errlen)))
-            return rc;
-        c->map_tmp = g_strdup(tbbt_outfile_path(c->map_out));
-    } else if (o->check) {
-        c->map_tmp = g_build_filename(dir ? dir : g_get_tmp_dir(), "map", NULL);
-    }
-    return 0;
-}
-
-static void drop_temporaries(struct tbbt__conv *c)
-{
-    const char *out = c->o->output;
-
-    /* each is gone already if it was put in place; the outfiles remove their own */
-    if (!c->keep_raw && c->raw_path)
-        g_unlink(c->raw_path);
-    if (c->out) {
-        tbbt_outfile_abort(c->out);
-    } else if (c->final_tmp && (!out || strcmp(c->final_tmp, out) != 0)) {
-        g_unlink(c->final_tmp);
-    }
-    if (c->map_out)
-        tbbt_outfile_abort(c->map_out);
-    else if (c->map_tmp)
-        g_unlink(c->map_tmp);
-    if (c->tmp_dir)
-        g_rmdir(c->tmp_dir);
-    g_free(c->raw_path);
-    g_free(c->final_tmp);
-    g_free(c->map_tmp);
-    g_free(c->map_path);
-    g_free(c->tmp_dir);
-}
-
-/*
- * A TBBT trace as input: pass B alone, over it (a trace edited in its text
- * form, or converted by another version).  Its ID fields are recomputed.
- */
-static int rerun_pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
-{
-    int rc;
-    char *text;
-
-    if (c->o->n_inputs != 1) {
-        snprintf(errbuf, errlen, "a TBBT trace input must be the only input");
-        return TBBT_E_RANGE;
-    }
-    g_free(c->raw_path);
-    c->raw_path = g_strdup(c->o->inputs[0]);
-    c->keep_raw = true;
-    if ((rc = tbbt__hier_scan(c->ns, c->raw_path, errbuf, errlen)) < 0 ||
-        (rc = pass_b(c, errbuf, errlen)) < 0)
-        return rc;
-    if ((rc = put_both_in_place(c, errbuf, errlen)) < 0)
-        return rc;
-    if (!c->o->summary_json)
-        return 0;
-    text = summary_text(c, (double)(tbbt_now_ns() - c->started_ns) / 1e9, input_bytes(c->o));
-    rc = tbbt_json_write_file(c->o->summary_json, text);
-    g_free(text);
-    if (rc < 0)
-        snprintf(errbuf, errlen, "cannot write summary '%s': %s", c->o->summary_json,
-                 tbbt_strerror(rc));
-    return rc;
-}
-
-int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t errlen)
-{
-    struct tbbt__conv *c = g_new0(struct tbbt__conv, 1);
-    int rc, err = 0;
-
-    c->o = o;
-    core_init(c, o);
-    if ((rc = plan_paths(c, errbuf, errlen)) < 0)
-        goto out;
-    if (tbbt_convert_is_trace(o->inputs[0])) {
-        rc = rerun_pass_b(c, errbuf, errlen);
-        /* a TBBT trace that does not read whole gives no output at all: not exit 3 */
-        if (rc == TBBT_E_TRUNC || rc == TBBT_E_DAMAGED)
-            rc = TBBT_E_BADREC;
-        goto out;
-    }
-    c->w = tbbt_spill_writer_open(c->raw_path, &err);
-    if (!c->w) {
-        snprintf(errbuf, errlen, "cannot write trace '%s': %s", c->raw_path, tbbt_strerror(err));
-        rc = err;
-        goto out;
-    }
-    if (c->threads > 1)
-        pipe_start(c);
-    rc = c->src->run(c, o->inputs, o->n_inputs, errbuf, errlen);
-    if (rc == 0 || rc == TBBT_E_TRUNC || rc == TBBT_E_DAMAGED) {
-        char ebuf[512] = "";
-        int frc = finish(c, rc, ebuf, sizeof(ebuf));
-        if (frc != TBBT_E_TRUNC && frc != TBBT_E_DAMAGED)
-            snprintf(errbuf, errlen, "%s", ebuf);
-        rc = frc;
-    }
-out:
-    pipe_stop(c);   /* the writer thread is done with the writer before it goes */
-    tbbt_spill_writer_abort(c->w);
-    drop_temporaries(c);
-    core_fini(c);
-    g_free(c);
-    return rc;
-}
-
-/* ---- --check of a finished trace ------------------------------------------------ */
-
-bool tbbt_convert_is_trace(const char *path)
-{
-    uint8_t head[16];
-    FILE *f = fopen(path, "rb");
-    size_t n;
-
-    if (!f)
-        return false;
-    n = fread(head, 1, sizeof(head), f);
-    fclose(f);
-    return tbbt_trace_probe(head, n);
-}
-
-int tbbt_convert_check(const char *trace, const char *map, const char *summary_json, bool quiet,
-                       char *errbuf, size_t errlen)
-{
-    uint64_t t0 = tbbt_now_ns();
-    char *map_path = map ? g_strdup(map) : tbbt_ns_map_path(trace);
-    struct tbbt__corr *k = NULL;
-    struct tbbt__corr_stats st;
-    struct tbbt_json j;
-    char *text;
-    int rc = tbbt__check_run(trace, map_path, &k, errbuf, errlen);
-
-    g_free(map_path);
-    if (rc < 0)
-        return rc;
-    tbbt__corr_stats(k, &st);
-    if (!quiet)
-        print_check(k);
-    if (summary_json) {
-        tbbt_json_init(&j);
-        tbbt_json_begin_object(&j);
-        tbbt_json_key(&j, "input_format");
-        tbbt_json_string(&j, "tbbt");
-        tbbt_json_kv_uint(&j, "records", st.records);
-        tbbt_json_kv_uint(&j, "checked_records", st.checked);
-        tbbt_json_kv_uint(&j, "unchecked_records", st.unchecked);
-        tbbt_json_kv_uint(&j, "remaining_mismatches", st.failures);
-        tbbt_json_kv_uint(&j, "replay_failures", st.failures);
-        tbbt_json_kv_double(&j, "elapsed_seconds", (double)(tbbt_now_ns() - t0) / 1e9);
-        tbbt_json_key(&j, "check");
-        tbbt_json_begin_object(&j);
-        tbbt__corr_summary(k, NULL, &j);
-        tbbt_json_end_object(&j);
-        tbbt_json_kv_uint(&j, "peak_rss_bytes", tbbt_peak_rss());
-        tbbt_json_end_object(&j);
-        text = tbbt_json_finish(&j);
-        rc = tbbt_json_write_file(summary_json, text);
-        g_free(text);
-        if (rc < 0)
-            snprintf(errbuf, errlen, "cannot write summary '%s': %s", summary_json,
-                     tbbt_strerror(rc));
-    }
-    tbbt__corr_free(k);
-    return rc < 0 ? rc : 0;
 }

@@ -4,7 +4,7 @@
  * hierarchy map): objects and their IDs, handle and (fsid, fileid) identity,
  * the (directory, name) -> link table, links coming, going and moving, and
  * the rename history of directories that gives paths at a given time.
- * apply.c decides from the records what happens; this file only does it.
+ * apply*.c decide from the records what happens; this file only does it.
  */
 #include "ns/ns-int.h"
 

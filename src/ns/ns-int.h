@@ -2,7 +2,8 @@
 /*
  * Private to the ns module: the model's tables (TBBT paper 3.2; layout and
  * memory budget in docs/hierarchy-map.md, "Model"), shared by pool.c (names),
- * model.c (objects, links, identity), apply.c (records), map-write.c.
+ * model.c (objects, links, identity), apply*.c (records; apply-int.h is
+ * theirs), map-write.c.
  *
  * Objects and links live in chunked arrays indexed by dense 32-bit numbers
  * (0 = none), so that growing never copies them.  A link is one name of one
