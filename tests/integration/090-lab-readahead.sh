@@ -5,9 +5,9 @@
 #  1. start --readahead off: the loop device's queue and bdi read_ahead_kb are 0, the
 #     loop device uses direct I/O, status and env report it;
 #  2. restart --readahead on: both non-zero again (and the image is kept);
-#  3. drop-caches: a file read through the mount is cached (no device reads on a second
-#     read), and after drop-caches the same read reaches the device again; with
-#     read-ahead off the reads reach it as 4 KiB requests;
+#  3. drop-caches: a file read through the mount is cached (a second read brings less
+#     than an eighth of it from the device), and after drop-caches the same read reaches
+#     the device again; with read-ahead off the reads reach it as 4 KiB requests;
 #  4. a tiny synthetic reader trace (tbbt-synth, tbbt-init) replays over TCP and UDP with read-ahead off and on with zero replay failures, every
 #     READ completed, and the loop device reads the bytes after drop-caches.
 # Needs root; fails, never skips, without it.  The lab ports must be free.
@@ -83,13 +83,17 @@ dd if=/dev/urandom of="$f" bs=1M count=8 status=none
 sync
 bash "$lab" drop-caches --dir "$dir" -q || fail "drop-caches failed"
 read -r cold_n cold_kb <<<"$(read_file "$f")"
-read -r warm_n _ <<<"$(read_file "$f")"
+read -r warm_n warm_kb <<<"$(read_file "$f")"
 bash "$lab" drop-caches --dir "$dir" -q || fail "drop-caches failed"
 read -r drop_n drop_kb <<<"$(read_file "$f")"
-say "8 MiB read, read-ahead off: cold $cold_n reads / $cold_kb KiB, warm $warm_n reads," \
+say "8 MiB read, read-ahead off: cold $cold_n reads / $cold_kb KiB, warm $warm_n reads / $warm_kb KiB," \
   "after drop-caches $drop_n reads / $drop_kb KiB"
 [ "$cold_kb" -ge 8192 ] || fail "the cold read did not reach the device"
-[ "$warm_n" -eq 0 ] || fail "the warm read reached the device ($warm_n reads)"
+# The warm read's data comes from the page cache.  Other readers of the device may add
+# a little meanwhile (one CI run saw 53 requests during it, most likely udev probing the
+# newly attached loop device): less than an eighth of the file is still "cached".
+[ "$warm_kb" -lt 1024 ] ||
+  fail "the warm read reached the device ($warm_n reads, $warm_kb KiB of 8192)"
 [ "$drop_kb" -ge 8192 ] || fail "after drop-caches the read did not reach the device"
 # 8 MiB in 4 KiB pages: 2048 requests (a few more for metadata), nothing merged.
 [ "$drop_n" -ge 2048 ] || fail "read-ahead off but only $drop_n requests for 8 MiB"
