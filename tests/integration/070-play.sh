@@ -25,17 +25,9 @@ fi
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/tests/integration
-play=$build/src/player/tbbt-play
-convert=$build/src/extract/tbbt-convert
-init=$build/src/aging/tbbt-init
-proxy=$build/tools/rpc-proxy
-lab=$top/tools/tbbt-lab
-for b in "$play" "$convert" "$init" "$proxy"; do
-  [ -x "$b" ] || { echo "FAIL: $b not built" >&2; exit 1; }
-done
-for t in python3; do
-  command -v "$t" >/dev/null || { echo "FAIL: $t is not installed" >&2; exit 1; }
-done
+# shellcheck source=lab-test.sh
+. "$here/lab-test.sh"
+itest_tools "$build"   # play, convert, init, proxy, lab; python3
 dir=$(mktemp -d /var/tmp/tbbt-lab-070.XXXXXX)
 work=$(mktemp -d)
 proxy_pid=""
