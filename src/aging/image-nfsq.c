@@ -16,11 +16,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "proto/proto.h"
+#include "util/errbuf.h"
 #include "util/util.h"
 
 #define NONE TBBT__NFSQ_NONE
@@ -252,22 +252,11 @@ static const char *req_path(struct tbbt__nfsq *q, const struct tbbt__nfsq_req *r
     return buf;
 }
 
-static void fatal(struct tbbt__nfsq *q, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void fatal(struct tbbt__nfsq *q, int rc, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (q->fatal)
-        return;
-    q->fatal = rc < 0 ? rc : -EIO;
-    if (!q->errbuf[0]) {
-        va_start(ap, fmt);
-        vsnprintf(q->errbuf, q->errlen, fmt, ap);
-        va_end(ap);
-    }
-}
+/* The error that stops everything (image-nfsq.h, "Errors"): the first one only, and its
+ * reason only while the build's error buffer is empty (a reason the build gave first stays). */
+#define fatal(q, rc, ...) \
+    tbbt_errbuf_first(&(q)->fatal, (rc), (q)->errbuf[0] ? NULL : (q)->errbuf, (q)->errlen, \
+                      __VA_ARGS__)
 
 /* The object whose handle r still waits for, or NONE. */
 static uint32_t blocker(struct tbbt__nfsq *q, const struct tbbt__nfsq_req *r)
