@@ -71,8 +71,8 @@ static int open_beneath(int dirfd, const char *path, int flags)
 
 /*
  * The directory fd for the parent of path (relative to the clone directory)
- * and the leaf name.  Consecutive entries mostly share a directory: the last
- * one is cached.
+ * and the leaf name, or the error (its stage set).  Consecutive entries mostly
+ * share a directory: the last one is cached.
  */
 static int parent_of(struct local *l, const char *path, const char **leaf)
 {
@@ -89,7 +89,7 @@ static int parent_of(struct local *l, const char *path, const char **leaf)
     fd = open_beneath(l->base, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         g_free(dir);
-        return fd;
+        return fail_at(l, TBBT__IMAGE_AT_PARENT, fd);
     }
     if (l->cur_dirfd >= 0)
         close(l->cur_dirfd);
@@ -222,44 +222,40 @@ static int made_attrs(struct local *l, int dfd, const char *leaf, enum kind k,
     return rc < 0 ? fail_at(l, TBBT__IMAGE_AT_ATTRS, rc) : 0;
 }
 
-static int l_mkdir(struct tbbt__image_be *be, const char *path, const struct tbbt__image_attrs *a)
+/* A directory, symbolic link (to target) or FIFO at path, then its owner and mode. */
+static int make_at(struct local *l, const char *path, enum kind k, const char *target,
+                   const struct tbbt__image_attrs *a)
 {
-    struct local *l = L(be);
     const char *leaf;
-    int dfd = parent_of(l, path, &leaf);
+    int dfd = parent_of(l, path, &leaf), rc;
 
     if (dfd < 0)
-        return fail_at(l, TBBT__IMAGE_AT_PARENT, dfd);
-    if (mkdirat(dfd, leaf, a && a->known ? (mode_t)(a->mode & 07777) : 0755) < 0)
+        return dfd;
+    if (k == K_DIR)
+        rc = mkdirat(dfd, leaf, a && a->known ? (mode_t)(a->mode & 07777) : 0755);
+    else if (k == K_SYMLINK)
+        rc = symlinkat(target, dfd, leaf);
+    else
+        rc = mkfifoat(dfd, leaf, 0644);
+    if (rc < 0)
         return fail_at(l, TBBT__IMAGE_AT_CREATE, -errno);
-    return made_attrs(l, dfd, leaf, K_DIR, a);
+    return made_attrs(l, dfd, leaf, k, a);
+}
+
+static int l_mkdir(struct tbbt__image_be *be, const char *path, const struct tbbt__image_attrs *a)
+{
+    return make_at(L(be), path, K_DIR, NULL, a);
 }
 
 static int l_symlink(struct tbbt__image_be *be, const char *path, const char *target,
                      const struct tbbt__image_attrs *a)
 {
-    struct local *l = L(be);
-    const char *leaf;
-    int dfd = parent_of(l, path, &leaf);
-
-    if (dfd < 0)
-        return fail_at(l, TBBT__IMAGE_AT_PARENT, dfd);
-    if (symlinkat(target, dfd, leaf) < 0)
-        return fail_at(l, TBBT__IMAGE_AT_CREATE, -errno);
-    return made_attrs(l, dfd, leaf, K_SYMLINK, a);
+    return make_at(L(be), path, K_SYMLINK, target, a);
 }
 
 static int l_mkfifo(struct tbbt__image_be *be, const char *path, const struct tbbt__image_attrs *a)
 {
-    struct local *l = L(be);
-    const char *leaf;
-    int dfd = parent_of(l, path, &leaf);
-
-    if (dfd < 0)
-        return fail_at(l, TBBT__IMAGE_AT_PARENT, dfd);
-    if (mkfifoat(dfd, leaf, 0644) < 0)
-        return fail_at(l, TBBT__IMAGE_AT_CREATE, -errno);
-    return made_attrs(l, dfd, leaf, K_OTHER, a);
+    return make_at(L(be), path, K_OTHER, NULL, a);
 }
 
 /* The data of a new file (fd taken) as flags say. */
@@ -292,7 +288,7 @@ static int l_create(struct tbbt__image_be *be, const char *path, const struct tb
     bool known = a && a->known;
 
     if (dfd < 0)
-        return fail_at(l, TBBT__IMAGE_AT_PARENT, dfd);
+        return dfd;
     fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                 known ? (mode_t)(a->mode & 07777) : 0644);
     if (fd < 0)
@@ -316,7 +312,7 @@ static int l_link(struct tbbt__image_be *be, const char *first, const char *path
     int dfd = parent_of(l, path, &leaf);
 
     if (dfd < 0)
-        return fail_at(l, TBBT__IMAGE_AT_PARENT, dfd);
+        return dfd;
     if (linkat(l->base, first, dfd, leaf, 0) < 0)
         return fail_at(l, TBBT__IMAGE_AT_CREATE, -errno);
     return 0;
@@ -380,7 +376,7 @@ static int l_unlink(struct tbbt__image_be *be, const char *path)
     int dfd = parent_of(l, path, &leaf);
 
     if (dfd < 0)
-        return fail_at(l, TBBT__IMAGE_AT_PARENT, dfd);
+        return dfd;
     return unlinkat(dfd, leaf, 0) < 0 ? fail_at(l, TBBT__IMAGE_AT_CREATE, -errno) : 0;
 }
 
@@ -548,10 +544,7 @@ static void l_close(struct tbbt__image_be *be)
 
     if (!l)
         return;
-    pool_wait(l);
-    drop_cache(l);
-    if (l->base >= 0)
-        close(l->base);
+    l_end_clone(be);            /* the writers, the clone directory */
     close(l->root);
     umask(l->old_mask);
     g_mutex_clear(&l->pool_lock);

@@ -141,6 +141,20 @@ static char **components(const char *p)
     return v;
 }
 
+/*
+ * Runs r (given back: the caller frees it) and waits for it, with TBBT__NFSQ_QUIET: 0,
+ * its NFS error as -errno, or the fatal error.
+ */
+static int run_quiet(struct nfs *n, struct tbbt__nfsq_req *r)
+{
+    int rc;
+
+    r->flags |= TBBT__NFSQ_QUIET;
+    if ((rc = tbbt__nfsq_run(&n->q, r)) == 0 && r->status != NFS3_OK)
+        rc = tbbt__nfsq_errno(r->status);
+    return rc;
+}
+
 /* The type of the object a LOOKUP found: its attributes, else a GETATTR. */
 static int found_type(struct nfs *n, struct tbbt__nfsq_req *l, uint32_t obj, uint32_t *type)
 {
@@ -171,9 +185,7 @@ static int lookup(struct nfs *n, uint32_t dir, const char *path, const char *nam
     uint32_t type = 0;
     int rc;
 
-    l->flags = TBBT__NFSQ_QUIET;
-    if ((rc = tbbt__nfsq_run(&n->q, l)) == 0 && l->status != NFS3_OK)
-        rc = tbbt__nfsq_errno(l->status);
+    rc = run_quiet(n, l);
     if (rc == 0 && (ok->object.data.data_len == 0 || ok->object.data.data_len > NFS3_FHSIZE))
         rc = -EPROTO;
     if (rc == 0) {
@@ -387,6 +399,23 @@ static int make(struct nfs *n, const char *path, uint32_t type, enum tbbt__nfsq_
     return 0;
 }
 
+/*
+ * A new object at path made by kind with mode and the server's owner, waited for: 0 and
+ * *out (given: free it with tbbt__nfsq_req_free()), or an error, *out then set only when
+ * the request was made (and failed).
+ */
+static int make_now(struct nfs *n, const char *path, uint32_t type, enum tbbt__nfsq_kind kind,
+                    uint32_t mode, struct tbbt__nfsq_req **out)
+{
+    struct tbbt__image_attrs none = { .known = false };
+    int rc = make(n, path, type, kind, &none, out);
+
+    if (rc < 0)
+        return rc;
+    (*out)->dflt_mode = mode;
+    return run_quiet(n, *out);
+}
+
 /* A SETATTR of the mode after the object's other calls: set-ID bits survive the chown. */
 static int setid_after(struct nfs *n, uint32_t obj, const struct tbbt__image_attrs *a)
 {
@@ -590,14 +619,8 @@ static int n_begin_clone(struct tbbt__image_be *be, const char *dir, bool make_i
         return fail_at(n, TBBT__IMAGE_AT_PARENT, rc);
     tbbt__nfsq_ns_reset(&n->q, &n->root_fh, "");
     if (make_it) {
-        struct tbbt__nfsq_req *r;
-        struct tbbt__image_attrs none = { .known = false };
-        if ((rc = make(n, dir, NF3DIR, TBBT__NFSQ_MKDIR, &none, &r)) < 0)
-            return fail_at(n, TBBT__IMAGE_AT_CREATE, rc);
-        r->dflt_mode = 0755;
-        r->flags = TBBT__NFSQ_QUIET;
-        if ((rc = tbbt__nfsq_run(&n->q, r)) == 0 && r->status != NFS3_OK)
-            rc = tbbt__nfsq_errno(r->status);
+        struct tbbt__nfsq_req *r = NULL;
+        rc = make_now(n, dir, NF3DIR, TBBT__NFSQ_MKDIR, 0755, &r);
         if (rc == 0 && !tbbt__nfsq_obj(&n->q, r->obj)->known)
             rc = tbbt__nfsq_barrier(&n->q);     /* the LOOKUP of a reply without a handle */
         if (rc == 0) {
@@ -640,10 +663,7 @@ static int n_root_empty(struct tbbt__image_be *be, bool *has_marker)
         struct tbbt__nfsq_req *r = tbbt__nfsq_req(TBBT__NFSQ_READDIR, 0, NONE, NULL);
         r->offset = cookie;
         memcpy(r->cookieverf, verf, sizeof(verf));
-        r->flags = TBBT__NFSQ_QUIET;
-        if ((rc = tbbt__nfsq_run(&n->q, r)) == 0 && r->status != NFS3_OK)
-            rc = tbbt__nfsq_errno(r->status);
-        if (rc == 0) {
+        if ((rc = run_quiet(n, r)) == 0) {
             const READDIR3resok *ok = &r->res.readdir.READDIR3res_u.resok;
             const entry3 *e = ok->reply.entries;
             eof = ok->reply.eof || !e;
@@ -685,10 +705,7 @@ static int n_read_marker(struct tbbt__image_be *be, char **text)
         return rc;
     r = tbbt__nfsq_req(TBBT__NFSQ_READ, obj, NONE, NULL);
     r->count = 4095;
-    r->flags = TBBT__NFSQ_QUIET;
-    if ((rc = tbbt__nfsq_run(&n->q, r)) == 0 && r->status != NFS3_OK)
-        rc = tbbt__nfsq_errno(r->status);
-    if (rc == 0) {
+    if ((rc = run_quiet(n, r)) == 0) {
         const READ3resok *ok = &r->res.read.READ3res_u.resok;
         *text = g_strndup(ok->data.data_val, MIN(ok->data.data_len, 4095u));
     }
@@ -699,18 +716,12 @@ static int n_read_marker(struct tbbt__image_be *be, char **text)
 static int n_write_marker(struct tbbt__image_be *be, const char *text)
 {
     struct nfs *n = N(be);
-    struct tbbt__image_attrs none = { .known = false };
-    struct tbbt__nfsq_req *r;
-    int rc;
+    struct tbbt__nfsq_req *r = NULL;
+    int rc = make_now(n, MARKER, NF3REG, TBBT__NFSQ_CREATE, 0644, &r);
 
-    if ((rc = make(n, MARKER, NF3REG, TBBT__NFSQ_CREATE, &none, &r)) < 0)
-        return fail_at(n, TBBT__IMAGE_AT_CREATE, rc);
-    r->dflt_mode = 0644;
-    r->flags = TBBT__NFSQ_QUIET;
-    if ((rc = tbbt__nfsq_run(&n->q, r)) == 0 && r->status != NFS3_OK)
-        rc = tbbt__nfsq_errno(r->status);
     if (rc < 0) {
-        tbbt__nfsq_forget(&n->q, MARKER);
+        if (r)      /* made in the namespace, not on the server */
+            tbbt__nfsq_forget(&n->q, MARKER);
         tbbt__nfsq_req_free(r);
         return fail_at(n, TBBT__IMAGE_AT_CREATE, rc);
     }
@@ -736,9 +747,7 @@ static int n_remove_marker(struct tbbt__image_be *be)
     if (rc < 0)
         return rc;
     r = tbbt__nfsq_req(TBBT__NFSQ_REMOVE, NONE, 0, MARKER);
-    r->flags = TBBT__NFSQ_QUIET;
-    if ((rc = tbbt__nfsq_run(&n->q, r)) == 0 && r->status != NFS3_OK)
-        rc = tbbt__nfsq_errno(r->status);
+    rc = run_quiet(n, r);
     tbbt__nfsq_req_free(r);
     tbbt__nfsq_forget(&n->q, MARKER);
     return rc;

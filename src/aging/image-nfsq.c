@@ -16,11 +16,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "proto/proto.h"
+#include "util/errbuf.h"
 #include "util/util.h"
 
 #define NONE TBBT__NFSQ_NONE
@@ -55,6 +56,20 @@ static const struct kind {
     [TBBT__NFSQ_FSINFO] = { NFSPROC3_FSINFO, "FSINFO", (xdrproc_t)xdr_FSINFO3res, true },
     [TBBT__NFSQ_READ] = { NFSPROC3_READ, "READ", (xdrproc_t)xdr_READ3res, true },
     [TBBT__NFSQ_READDIR] = { NFSPROC3_READDIR, "READDIR", (xdrproc_t)xdr_READDIR3res, true },
+};
+
+/* Where the reply of a kind that makes an object keeps the new object's handle and
+ * attributes: offsets in union tbbt__nfsq_res of its resok's (m the member, T its type). */
+#define MADE(m, T) { .fh = offsetof(union tbbt__nfsq_res, m.T##_u.resok.obj), \
+                     .attrs = offsetof(union tbbt__nfsq_res, m.T##_u.resok.obj_attributes) }
+
+static const struct made_at {
+    size_t fh, attrs;
+} made_at[TBBT__NFSQ_KINDS] = {
+    [TBBT__NFSQ_MKDIR] = MADE(mkdir, MKDIR3res),
+    [TBBT__NFSQ_CREATE] = MADE(create, CREATE3res),
+    [TBBT__NFSQ_SYMLINK] = MADE(symlink, SYMLINK3res),
+    [TBBT__NFSQ_MKNOD] = MADE(mknod, MKNOD3res),
 };
 
 const char *tbbt__nfsq_status_name(int status)
@@ -149,7 +164,7 @@ void tbbt__nfsq_bind(struct tbbt__nfsq *q, uint32_t i, const void *fh, uint32_t 
                      uint32_t type)
 {
     struct tbbt__nfsq_obj *o = OBJ(q, i);
-    struct tbbt__nfsq_list waiting = { o->wait_head, o->wait_tail };
+    struct tbbt__nfsq_list waiting = o->wait;
     struct tbbt__nfsq_req *r;
 
     o->fh = q->fhs->len;
@@ -158,34 +173,44 @@ void tbbt__nfsq_bind(struct tbbt__nfsq *q, uint32_t i, const void *fh, uint32_t 
     if (type)
         o->type = (uint8_t)type;
     g_byte_array_append(q->fhs, fh, len);
-    o->wait_head = o->wait_tail = NULL;
+    o->wait = (struct tbbt__nfsq_list){ NULL, NULL };
     while ((r = pop(&waiting)))
         route(q, r);
 }
 
-static void free_waiting(struct tbbt__nfsq *q)
+/* Frees r, unless its caller waits for it (and frees it). */
+static void release(struct tbbt__nfsq_req *r)
 {
-    for (guint i = 0; q->objs && i < q->objs->len; i++) {
-        struct tbbt__nfsq_obj *o = OBJ(q, i);
-        struct tbbt__nfsq_list l = { o->wait_head, o->wait_tail };
-        struct tbbt__nfsq_req *r;
-        while ((r = pop(&l)))
-            if (!(r->flags & TBBT__NFSQ_WAIT))
-                tbbt__nfsq_req_free(r);
-        o->wait_head = o->wait_tail = NULL;
-    }
+    if (!(r->flags & TBBT__NFSQ_WAIT))
+        tbbt__nfsq_req_free(r);
+}
+
+/* Empties l, releasing its requests. */
+static void release_all(struct tbbt__nfsq_list *l)
+{
+    struct tbbt__nfsq_req *r;
+
+    while ((r = pop(l)))
+        release(r);
+}
+
+/* The namespace and the requests waiting in it go (none made yet: nothing happens). */
+static void ns_free(struct tbbt__nfsq *q)
+{
+    if (!q->objs)
+        return;
+    for (guint i = 0; i < q->objs->len; i++)
+        release_all(&OBJ(q, i)->wait);
+    g_array_free(q->objs, TRUE);
+    g_hash_table_destroy(q->by_path);
+    g_string_chunk_free(q->strings);
+    g_byte_array_free(q->fhs, TRUE);
 }
 
 void tbbt__nfsq_ns_reset(struct tbbt__nfsq *q, const struct tbbt_rpcconn_fh *fh,
                          const char *prefix)
 {
-    free_waiting(q);
-    if (q->objs) {
-        g_array_free(q->objs, TRUE);
-        g_hash_table_destroy(q->by_path);
-        g_string_chunk_free(q->strings);
-        g_byte_array_free(q->fhs, TRUE);
-    }
+    ns_free(q);
     q->objs = g_array_new(FALSE, FALSE, sizeof(struct tbbt__nfsq_obj));
     q->by_path = g_hash_table_new(g_str_hash, g_str_equal);
     q->strings = g_string_chunk_new(64 * 1024);
@@ -252,22 +277,11 @@ static const char *req_path(struct tbbt__nfsq *q, const struct tbbt__nfsq_req *r
     return buf;
 }
 
-static void fatal(struct tbbt__nfsq *q, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void fatal(struct tbbt__nfsq *q, int rc, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (q->fatal)
-        return;
-    q->fatal = rc < 0 ? rc : -EIO;
-    if (!q->errbuf[0]) {
-        va_start(ap, fmt);
-        vsnprintf(q->errbuf, q->errlen, fmt, ap);
-        va_end(ap);
-    }
-}
+/* The error that stops everything (image-nfsq.h, "Errors"): the first one only, and its
+ * reason only while the build's error buffer is empty (a reason the build gave first stays). */
+#define fatal(q, rc, ...) \
+    tbbt_errbuf_first(&(q)->fatal, (rc), (q)->errbuf[0] ? NULL : (q)->errbuf, (q)->errlen, \
+                      __VA_ARGS__)
 
 /* The object whose handle r still waits for, or NONE. */
 static uint32_t blocker(struct tbbt__nfsq *q, const struct tbbt__nfsq_req *r)
@@ -282,19 +296,8 @@ static uint32_t blocker(struct tbbt__nfsq *q, const struct tbbt__nfsq_req *r)
 static void route(struct tbbt__nfsq *q, struct tbbt__nfsq_req *r)
 {
     uint32_t b = blocker(q, r);
-    struct tbbt__nfsq_obj *o;
 
-    if (b == NONE) {
-        push(&q->ready, r);
-        return;
-    }
-    o = OBJ(q, b);
-    r->next = NULL;
-    if (o->wait_tail)
-        o->wait_tail->next = r;
-    else
-        o->wait_head = r;
-    o->wait_tail = r;
+    push(b == NONE ? &q->ready : &OBJ(q, b)->wait, r);
 }
 
 /* r is answered (or dropped): counters down; kept for its waiter, or freed. */
@@ -307,8 +310,7 @@ static void finish(struct tbbt__nfsq *q, struct tbbt__nfsq_req *r, int status)
         OBJ(q, r->obj)->busy--;
     if (r->dir != NONE && (r->kind == TBBT__NFSQ_REMOVE || r->kind == TBBT__NFSQ_RMDIR))
         OBJ(q, r->dir)->busy--;
-    if (!(r->flags & TBBT__NFSQ_WAIT))
-        tbbt__nfsq_req_free(r);
+    release(r);
 }
 
 /* Queues r without waiting (replies' follow-ups use this too). */
@@ -507,10 +509,12 @@ static void check_verf(struct tbbt__nfsq *q, const struct tbbt__nfsq_req *r, con
     }
 }
 
-/* A create-type reply's handle, or a LOOKUP to get it. */
-static void made(struct tbbt__nfsq *q, struct tbbt__nfsq_req *r, const post_op_fh3 *fh,
-                 const post_op_attr *attr)
+/* A create-type reply's handle (where made_at[] says), or a LOOKUP to get it. */
+static void made(struct tbbt__nfsq *q, struct tbbt__nfsq_req *r)
 {
+    const char *res = (const char *)&r->res;
+    const post_op_fh3 *fh = (const post_op_fh3 *)(res + made_at[r->kind].fh);
+    const post_op_attr *attr = (const post_op_attr *)(res + made_at[r->kind].attrs);
     uint32_t type = attr->attributes_follow ? attr->post_op_attr_u.attributes.type : 0;
 
     if (fh->handle_follows && fh->post_op_fh3_u.handle.data.data_len > 0 &&
@@ -592,20 +596,10 @@ static void on_result(struct tbbt__nfsq *q, struct tbbt__nfsq_req *r, int st)
     }
     switch (r->kind) {
     case TBBT__NFSQ_MKDIR:
-        made(q, r, &r->res.mkdir.MKDIR3res_u.resok.obj,
-             &r->res.mkdir.MKDIR3res_u.resok.obj_attributes);
-        break;
     case TBBT__NFSQ_CREATE:
-        made(q, r, &r->res.create.CREATE3res_u.resok.obj,
-             &r->res.create.CREATE3res_u.resok.obj_attributes);
-        break;
     case TBBT__NFSQ_SYMLINK:
-        made(q, r, &r->res.symlink.SYMLINK3res_u.resok.obj,
-             &r->res.symlink.SYMLINK3res_u.resok.obj_attributes);
-        break;
     case TBBT__NFSQ_MKNOD:
-        made(q, r, &r->res.mknod.MKNOD3res_u.resok.obj,
-             &r->res.mknod.MKNOD3res_u.resok.obj_attributes);
+        made(q, r);
         break;
     case TBBT__NFSQ_LOOKUP:
         if (r->obj != NONE && !(r->flags & TBBT__NFSQ_WAIT)) {  /* a create's handle */
@@ -761,8 +755,7 @@ int tbbt__nfsq_submit(struct tbbt__nfsq *q, struct tbbt__nfsq_req *r)
     bool blocked;
 
     if (q->fatal) {
-        if (!(r->flags & TBBT__NFSQ_WAIT))
-            tbbt__nfsq_req_free(r);
+        release(r);
         return q->fatal;
     }
     enqueue(q, r);
@@ -840,33 +833,19 @@ int tbbt__nfsq_write(struct tbbt__nfsq *q, uint32_t i, uint64_t len, stable_how 
 void tbbt__nfsq_fini(struct tbbt__nfsq *q)
 {
     struct tbbt_rpcconn_reply rep[64];
-    struct tbbt__nfsq_req *r;
     int n;
 
     for (unsigned k = 0; k < q->nc; k++) {
         if (!q->c[k])
             continue;
         while ((n = tbbt_rpcconn_expire(q->c[k], UINT64_MAX, rep, 64)) > 0)
-            for (int i = 0; i < n; i++) {
-                r = rep[i].arg;
-                if (!(r->flags & TBBT__NFSQ_WAIT))
-                    tbbt__nfsq_req_free(r);
-            }
+            for (int i = 0; i < n; i++)
+                release(rep[i].arg);
         tbbt_rpcconn_free(q->c[k]);
     }
     g_free(q->c);
-    while ((r = pop(&q->ready)))
-        if (!(r->flags & TBBT__NFSQ_WAIT))
-            tbbt__nfsq_req_free(r);
-    while ((r = pop(&q->delayed)))
-        if (!(r->flags & TBBT__NFSQ_WAIT))
-            tbbt__nfsq_req_free(r);
-    free_waiting(q);
-    if (q->objs) {
-        g_array_free(q->objs, TRUE);
-        g_hash_table_destroy(q->by_path);
-        g_string_chunk_free(q->strings);
-        g_byte_array_free(q->fhs, TRUE);
-    }
+    release_all(&q->ready);
+    release_all(&q->delayed);
+    ns_free(q);
     g_free(q->prefix);
 }

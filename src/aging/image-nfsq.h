@@ -90,6 +90,11 @@ struct tbbt__nfsq_req {
     union tbbt__nfsq_res res;   /* when DONE with status 0 and a decoded kind */
 };
 
+/* A queue of requests, linked by their next. */
+struct tbbt__nfsq_list {
+    struct tbbt__nfsq_req *head, *tail;
+};
+
 /* An object of the namespace. */
 struct tbbt__nfsq_obj {
     const char *path;           /* interned, relative to the base ("." for the base) */
@@ -102,11 +107,7 @@ struct tbbt__nfsq_obj {
                                  * not answered yet */
     uint32_t writes;            /* UNSTABLE WRITEs not answered yet */
     uint64_t size;              /* bytes appended: the next WRITE's offset */
-    struct tbbt__nfsq_req *wait_head, *wait_tail;   /* requests waiting for its handle */
-};
-
-struct tbbt__nfsq_list {
-    struct tbbt__nfsq_req *head, *tail;
+    struct tbbt__nfsq_list wait;    /* requests waiting for its handle */
 };
 
 struct tbbt__nfsq {

@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +32,7 @@
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
 #include "proto/proto.h"
+#include "util/errbuf.h"
 #include "util/util.h"
 
 #define NONE UINT32_MAX
@@ -444,22 +444,8 @@ static void node_gone(struct run *r, uint32_t i, bool failed, const char *why)
     g_array_free(stack, TRUE);
 }
 
-static void fatal(struct run *r, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void fatal(struct run *r, int rc, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (r->fatal)
-        return;
-    r->fatal = rc;
-    if (r->err && r->errlen) {
-        va_start(ap, fmt);
-        vsnprintf(r->err, r->errlen, fmt, ap);
-        va_end(ap);
-    }
-}
+/* The error that stops the run: the first one, with its reason. */
+#define fatal(r, rc, ...) tbbt_errbuf_first(&(r)->fatal, (rc), (r)->err, (r)->errlen, __VA_ARGS__)
 
 static void req_release(struct run *r, struct req *q)
 {
