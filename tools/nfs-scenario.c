@@ -26,6 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tbbt-version.h"
+
 #include "nfs-scenario-int.h"
 
 /* Parses nfs://server[:port]/path[?version=3&nfsport=N&mountport=N]. */
@@ -60,6 +62,7 @@ static bool parse_url(const char *url, struct config *cfg)
 
 static void parse_args(int argc, char **argv, struct config *cfg)
 {
+    gboolean show_version = FALSE;
     GOptionEntry entries[] = {
         { "ops", 'n', 0, G_OPTION_ARG_INT64, &cfg->ops,
           "extra random operations after the scripted scenario (default 0)", "N" },
@@ -73,6 +76,8 @@ static void parse_args(int argc, char **argv, struct config *cfg)
           "never RENAME onto an existing file (Ganesha's MEM FSAL fails those)", NULL },
         { "verbose", 'v', 0, G_OPTION_ARG_NONE, &cfg->verbose,
           "print per-procedure call counts", NULL },
+        { "version", 'V', 0, G_OPTION_ARG_NONE, &show_version,
+          "print the version and exit", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *ctx = g_option_context_new("URL");
@@ -87,6 +92,11 @@ static void parse_args(int argc, char **argv, struct config *cfg)
         exit(TBBT_EXIT_USAGE);
     }
     g_option_context_free(ctx);
+    if (show_version) {
+        printf(PROG " (tbbt) %s\nglib %u.%u.%u\n", TBBT_VERSION, glib_major_version,
+               glib_minor_version, glib_micro_version);
+        exit(TBBT_EXIT_OK);
+    }
     if (argc != 2 || !parse_url(argv[1], cfg)) {
         fprintf(stderr, PROG ": need one URL nfs://SERVER/PATH[?version=3] (try --help)\n");
         exit(TBBT_EXIT_USAGE);

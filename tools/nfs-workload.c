@@ -36,6 +36,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+
+#include "tbbt-version.h"
 #include <time.h>
 #include <unistd.h>
 
@@ -662,6 +664,7 @@ static void usage(FILE *f)
             "       " WL_PROG " run URL --mix mail|home|mixed [--clients K] [--ops N]\n"
             "           [--seconds T] [--seed S] [--think-us U] [--subdir-mounts P]\n"
             "           [--users N] [--json FILE] [-v]\n"
+            "       " WL_PROG " --version\n"
             "A multi-client NFSv3 workload that behaves like a site's real clients (libnfs).\n"
             "URL: nfs://SERVER/EXPORT[?version=3].  '" WL_PROG " setup --help' and '"
             WL_PROG " run --help' list the options; docs/lab.md describes the workloads.\n");
@@ -674,6 +677,11 @@ int main(int argc, char **argv)
         usage_error("need a command: setup or run");
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(stdout);
+        return TBBT_EXIT_OK;
+    }
+    if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+        printf(WL_PROG " (tbbt) %s\nglib %u.%u.%u\n", TBBT_VERSION, glib_major_version,
+               glib_minor_version, glib_micro_version);
         return TBBT_EXIT_OK;
     }
     if (strcmp(argv[1], "setup") == 0)

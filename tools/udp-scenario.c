@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tbbt-version.h"
+
 #include "udp-scenario-int.h"
 
 static const char *const proc3_names[NPROC] = {
@@ -108,6 +110,7 @@ static bool parse_url(const char *url, struct config *cfg)
 
 static void parse_args(int argc, char **argv, struct config *cfg)
 {
+    gboolean show_version = FALSE;
     GOptionEntry entries[] = {
         { "v2", '2', 0, G_OPTION_ARG_NONE, &cfg->v2, "use MOUNT v1 and NFSv2", NULL },
         { "ops", 'n', 0, G_OPTION_ARG_INT64, &cfg->ops,
@@ -115,6 +118,8 @@ static void parse_args(int argc, char **argv, struct config *cfg)
         { "seed", 's', 0, G_OPTION_ARG_INT64, &cfg->seed, "seed of the random calls", "S" },
         { "verbose", 'v', 0, G_OPTION_ARG_NONE, &cfg->verbose,
           "print per-procedure call counts", NULL },
+        { "version", 'V', 0, G_OPTION_ARG_NONE, &show_version,
+          "print the version and exit", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *ctx = g_option_context_new("URL");
@@ -129,6 +134,11 @@ static void parse_args(int argc, char **argv, struct config *cfg)
         exit(TBBT_EXIT_USAGE);
     }
     g_option_context_free(ctx);
+    if (show_version) {
+        printf(PROG " (tbbt) %s\nglib %u.%u.%u\n", TBBT_VERSION, glib_major_version,
+               glib_minor_version, glib_micro_version);
+        exit(TBBT_EXIT_OK);
+    }
     if (argc != 2 || !parse_url(argv[1], cfg)) {
         fprintf(stderr, PROG ": need one URL nfs://SERVER/PATH (try --help)\n");
         exit(TBBT_EXIT_USAGE);
