@@ -9,72 +9,37 @@
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "extract/extract.h"
-#include "tbbt-version.h"
 #include "trace/trace.h"
 #include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
 
+#define PROG "tbbt-convert"
+
+/* The option values (convert-options.def); tbbt_cli_main() frees the strings. */
 static gchar *opt_output, *opt_filter, *opt_summary, *opt_from_text, *opt_map;
 static gboolean opt_check, opt_no_correct;
 static gint64 opt_seed = 1;
 static gdouble opt_timeout = 30.0;
 static gint opt_max_pending = 262144;
 static gint opt_threads = 0;
-static gboolean opt_version, opt_quiet, opt_progress, opt_no_progress, opt_verbose;
+static struct tbbt_cli_common opt_common;
 static gchar **opt_inputs;
 
 static const GOptionEntry entries[] = {
-    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opt_output, "Write the TBBT trace to FILE", "FILE"},
-    {"filter", 'f', 0, G_OPTION_ARG_STRING, &opt_filter,
-     "Only read packets matching this BPF (pcap-filter) expression", "EXPR"},
-    {"summary-json", 0, 0, G_OPTION_ARG_FILENAME, &opt_summary,
-     "Write the counts (packets, pairs, loss, procedures) as JSON to FILE ('-' = stdout)", "FILE"},
-    {"map", 'm', 0, G_OPTION_ARG_FILENAME, &opt_map,
-     "Write the hierarchy map to FILE (default: TRACE.map; with --check of a trace, read it "
-     "from there)", "FILE"},
-    {"check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
-     "Only report replay mismatches: convert without correction (-o optional) and check the "
-     "result against its map, or check a TBBT trace given as input", NULL},
-    {"no-correct", 0, 0, G_OPTION_ARG_NONE, &opt_no_correct,
-     "Do not insert corrective operations (mismatches are still counted)", NULL},
-    {"seed", 0, 0, G_OPTION_ARG_INT64, &opt_seed,
-     "Seed for the timestamps of corrective operations (default 1)", "N"},
-    {"from-text", 0, 0, G_OPTION_ARG_FILENAME, &opt_from_text,
-     "Turn the text form of a trace (tbbt-dump output) back into a binary trace", "TEXT"},
-    {"reply-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &opt_timeout,
-     "Seconds of capture time a call waits for its reply (default 30)", "SEC"},
-    {"max-pending", 0, 0, G_OPTION_ARG_INT, &opt_max_pending,
-     "Most calls waiting for replies at once (default 262144)", "N"},
-    {"threads", 0, 0, G_OPTION_ARG_INT, &opt_threads,
-     "Threads: 1, or 2 to read and pair captures on one and decode and write on the "
-     "other, and in pass B to decode on one and model, correct and write on the other "
-     "(default: 2 on a multi-core machine; the output is the same)", "N"},
-    {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
-     "Draw a progress line on stderr even when it is not a terminal", NULL},
-    {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress, "Never draw a progress line", NULL},
-    {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Only print errors", NULL},
-    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, "Print debugging details", NULL},
-    {"version", 'V', 0, G_OPTION_ARG_NONE, &opt_version, "Print version information and exit",
-     NULL},
-    {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_inputs, NULL, "INPUT..."},
-    {NULL, 0, 0, 0, NULL, NULL, NULL},
+#include "extract/convert-options.def"
+    TBBT_CLI_END,
 };
 
-static int usage_error(const char *msg)
+static int print_version(void)
 {
-    return tbbt_cli_usage_error("tbbt-convert", msg);
-}
-
-static void print_version(void)
-{
-    printf("tbbt-convert (tbbt) %s\n", TBBT_VERSION);
+    tbbt_cli_print_version_line(PROG);
     printf("%s; glib %u.%u.%u; zlib %s\n", pcap_lib_version(), glib_major_version,
            glib_minor_version, glib_micro_version, zlibVersion());
+    return TBBT_EXIT_OK;
 }
 
 static int from_text(void)
@@ -95,7 +60,8 @@ static int from_text(void)
 static int check_trace(void)
 {
     char err[1024] = "";
-    int rc = tbbt_convert_check(opt_inputs[0], opt_map, opt_summary, opt_quiet, err, sizeof(err));
+    int rc = tbbt_convert_check(opt_inputs[0], opt_map, opt_summary, opt_common.quiet, err,
+                                sizeof(err));
 
     if (rc < 0)
         return tbbt_cli_fail("%s", err[0] ? err : tbbt_strerror(rc));
@@ -117,11 +83,11 @@ static int convert(void)
     o.reply_timeout_ns = (uint64_t)(opt_timeout * 1e9);
     o.max_pending = (uint32_t)opt_max_pending;
     o.threads = opt_threads;
-    o.progress = !opt_quiet && !opt_no_progress && (opt_progress || isatty(STDERR_FILENO));
+    o.progress = tbbt_cli_progress(&opt_common);
     o.map = opt_map;
     o.correct = !opt_no_correct;
     o.check = opt_check;
-    o.quiet = opt_quiet;
+    o.quiet = opt_common.quiet;
     o.seed = (uint64_t)opt_seed;
     rc = tbbt_convert_run(&o, err, sizeof(err));
     if (rc == TBBT_E_TRUNC || rc == TBBT_E_DAMAGED) {
@@ -134,46 +100,41 @@ static int convert(void)
     return TBBT_EXIT_OK;
 }
 
+/* The form the options ask for; the exit code. */
+static int run(void)
+{
+    if (opt_from_text)
+        return !opt_output ? tbbt_cli_usage("missing -o TRACE")
+               : opt_inputs ? tbbt_cli_usage("--from-text takes no capture inputs")
+               : from_text();
+    if (!opt_inputs || !opt_inputs[0])
+        return tbbt_cli_usage("no input files");
+    if (opt_check && tbbt_convert_is_trace(opt_inputs[0]))
+        return opt_inputs[1] || opt_output
+                   ? tbbt_cli_usage("--check of a TBBT trace takes one trace and no -o")
+                   : check_trace();
+    if (!opt_output && !opt_check)
+        return tbbt_cli_usage("missing -o TRACE");
+    if (opt_check && opt_output && strcmp(opt_output, "-") == 0)
+        return tbbt_cli_usage("--check reads back the trace it wrote: give -o a file, or no -o");
+    if (opt_max_pending < 1 || opt_timeout <= 0)
+        return tbbt_cli_usage("--max-pending and --reply-timeout must be positive");
+    if (opt_threads < 0)
+        return tbbt_cli_usage("--threads must be 1 or more (0: automatic)");
+    return convert();
+}
+
 int main(int argc, char **argv)
 {
-    int rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
-        .prog = "tbbt-convert", .param = "INPUT... - turn NFS packet captures into a TBBT trace",
-        .entries = entries,
+    return tbbt_cli_main(&(struct tbbt_cli_spec){
+        .prog = PROG, .param = "INPUT... - turn NFS packet captures into a TBBT trace",
+        .entries = entries, .log_options = true, .common = &opt_common,
+        .print_version = print_version,
         .description =
             "Inputs are pcap or pcapng files or nfsdump text traces, optionally gzip-compressed;\n"
             "several captures are merged in time order, several text traces read in the order\n"
             "given. Writes TRACE and its hierarchy map TRACE.map.\n"
             "Exit status: 0 success, 1 bad input (no usable output), 2 usage error,\n"
             "3 converted, but the input was damaged (the outputs hold what could be read).\n"
-            "See docs/tbbt-convert.md." }, &argc, &argv);
-
-    if (rc)
-        return rc;
-    tbbt_log_init("tbbt-convert", opt_verbose ? TBBT_LOG_DEBUG
-                                  : opt_quiet ? TBBT_LOG_ERROR : TBBT_LOG_WARN);
-    if (opt_version) {
-        print_version();
-        rc = TBBT_EXIT_OK;
-    } else if (opt_from_text) {
-        rc = !opt_output ? usage_error("missing -o TRACE")
-             : opt_inputs ? usage_error("--from-text takes no capture inputs")
-             : from_text();
-    } else if (!opt_inputs || !opt_inputs[0]) {
-        rc = usage_error("no input files");
-    } else if (opt_check && tbbt_convert_is_trace(opt_inputs[0])) {
-        rc = opt_inputs[1] || opt_output ? usage_error("--check of a TBBT trace takes one "
-                                                            "trace and no -o")
-                                         : check_trace();
-    } else if (!opt_output && !opt_check) {
-        rc = usage_error("missing -o TRACE");
-    } else if (opt_check && opt_output && strcmp(opt_output, "-") == 0) {
-        rc = usage_error("--check reads back the trace it wrote: give -o a file, or no -o");
-    } else if (opt_max_pending < 1 || opt_timeout <= 0) {
-        rc = usage_error("--max-pending and --reply-timeout must be positive");
-    } else if (opt_threads < 0) {
-        rc = usage_error("--threads must be 1 or more (0: automatic)");
-    } else {
-        rc = convert();
-    }
-    return rc;
+            "See docs/tbbt-convert.md." }, argc, argv, run);
 }

@@ -28,7 +28,6 @@
 #include "player/subset.h"
 #include "onc/rpcconn.h"
 #include "player/verify.h"
-#include "tbbt-version.h"
 #include "trace/trace.h"
 #include "util/cli.h"
 #include "util/exit-codes.h"
@@ -57,120 +56,13 @@ static gchar *opt_causal_slack;     /* "auto": from the trace (scan_trace()) */
 static uint64_t opt_causal_slack_ns;    /* --causal-slack US (check_usage()) */
 static gint opt_rx_spin_us = -1;    /* -1: 50 in conservative timestamp timing, else 0 */
 static gboolean opt_no_grace_wait, opt_check_only;
-static gboolean opt_verify, opt_version, opt_quiet, opt_verbose, opt_progress, opt_no_progress;
+static gboolean opt_verify;
+static struct tbbt_cli_common opt_common;
 
+/* The option values above, from play-options.def (never freed: some defaults are literals). */
 static const GOptionEntry entries[] = {
-    {"trace", 't', 0, G_OPTION_ARG_FILENAME, &opt_trace, "TBBT trace to replay (tbbt-convert)",
-     "TRACE"},
-    {"manifest", 'm', 0, G_OPTION_ARG_FILENAME, &opt_manifest,
-     "Manifest of the initial image (tbbt-init)", "FILE"},
-    {"server", 's', 0, G_OPTION_ARG_STRING, &opt_server,
-     "NFS server (name or address; default: the manifest's server line)", "HOST"},
-    {"export", 'e', 0, G_OPTION_ARG_STRING, &opt_export,
-     "Path to MOUNT on the server (for NFSv3 the export's real path; default: the "
-     "manifest's export line)", "PATH"},
-    {"map", 0, 0, G_OPTION_ARG_FILENAME, &opt_map,
-     "Hierarchy map (default: the manifest's, else TRACE.map)", "MAP"},
-    {"image-root", 0, 0, G_OPTION_ARG_STRING, &opt_image_root,
-     "Server path of the image (default: the manifest's root; it must lie under --export)",
-     "PATH"},
-    {"proto", 0, 0, G_OPTION_ARG_STRING, &opt_proto, "Transport: tcp (default) or udp", "P"},
-    {"order", 0, 0, G_OPTION_ARG_STRING, &opt_order,
-     "Ordering policy: conservative (default) or fsdep", "POLICY"},
-    {"timing", 0, 0, G_OPTION_ARG_STRING, &opt_timing,
-     "Timing policy: full (as fast as the order allows, default) or timestamp", "POLICY"},
-    {"speed", 0, 0, G_OPTION_ARG_DOUBLE, &opt_speed,
-     "Timestamp timing: temporal scaling, X > 1 replays faster (default 1)", "X"},
-    {"clones", 'n', 0, G_OPTION_ARG_INT, &opt_clones,
-     "Spatial scale-up: replay N copies against the N images of tbbt-init --clones N", "N"},
-    {"first-clone", 0, 0, G_OPTION_ARG_INT, &opt_first_clone,
-     "Use the manifest's images from number K on (default 0), e.g. one fresh image per run",
-     "K"},
-    {"window", 'w', 0, G_OPTION_ARG_INT, &opt_window,
-     "Lookahead window: trace records held at once (default 4096)", "N"},
-    {"max-outstanding", 'k', 0, G_OPTION_ARG_INT, &opt_max_out,
-     "Calls in flight at most, over all connections (default 64)", "N"},
-    {"connections", 'c', 0, G_OPTION_ARG_STRING, &opt_conns,
-     "Connections to the server: 'client' (default), one per traced client connection, "
-     "each client's calls on its own; or N (1..1024), objects hashed onto them", "client|N"},
-    {"reserved-ports", 0, 0, G_OPTION_ARG_NONE, &opt_reserved_ports,
-     "Bind every connection to a local port below 1024, as kernel NFS clients do (root)",
-     NULL},
-    {"client-outstanding", 0, 0, G_OPTION_ARG_INT, &opt_client_out,
-     "Calls in flight per client (trace endpoint, per clone) at most, as a client with N "
-     "nfsiod daemons (default 0: no limit)", "N"},
-    {"reorder", 0, 0, G_OPTION_ARG_STRING, &opt_reorder,
-     "Replay as a sloppy client: with probability P swap a READ with a READ at distance "
-     "1..K after it (never across another record; K < --window; default K 1)", "P[:K]"},
-    {"reorder-seed", 0, 0, G_OPTION_ARG_INT64, &opt_reorder_seed,
-     "Seed of --reorder (default 1; the same seed gives the same order)", "N"},
-    {"batch", 0, 0, G_OPTION_ARG_INT, &opt_batch, "Calls per send() at most (default 32)", "N"},
-    {"recv-batch", 0, 0, G_OPTION_ARG_INT, &opt_recv_batch,
-     "While all --max-outstanding calls are out, wake the receiver only once N replies "
-     "are buffered (less CPU; latencies then include that wait; default 0: off)", "N"},
-    {"report-json", 'j', 0, G_OPTION_ARG_FILENAME, &opt_report_json,
-     "Write the report as JSON", "FILE"},
-    {"timeseries", 0, 0, G_OPTION_ARG_FILENAME, &opt_timeseries,
-     "Write the per-second time series (CSV)", "FILE"},
-    {"verify", 0, 0, G_OPTION_ARG_NONE, &opt_verify,
-     "After the replay, compare the server's tree with the trace's end state", NULL},
-    {"check-only", 0, 0, G_OPTION_ARG_NONE, &opt_check_only,
-     "Only check the trace, map, manifest and output paths as before a replay (exit 0 "
-     "good, 1 not); no server is asked", NULL},
-    {"nfs-port", 0, 0, G_OPTION_ARG_INT, &opt_nfs_port,
-     "NFS port (default: ask rpcbind)", "PORT"},
-    {"mount-port", 0, 0, G_OPTION_ARG_INT, &opt_mount_port,
-     "MOUNT port (default: ask rpcbind)", "PORT"},
-    {"uid", 0, 0, G_OPTION_ARG_INT, &opt_uid,
-     "Send every call as this uid (default: each record's own credentials)", "UID"},
-    {"gid", 0, 0, G_OPTION_ARG_INT, &opt_gid, "Send every call with this gid (with --uid)",
-     "GID"},
-    {"timeout-ms", 0, 0, G_OPTION_ARG_INT, &opt_timeout_ms,
-     "Per-call timeout before a retransmission (default 1000 for UDP, 10000 for TCP)", "MS"},
-    {"retrans", 0, 0, G_OPTION_ARG_INT, &opt_retrans,
-     "Retransmissions with the same XID after a timeout (default 3; start-up, replay and "
-     "--verify)", "N"},
-    {"retries", 0, 0, G_OPTION_ARG_INT, &opt_retries,
-     "Resends with the same XID after lost connections, then retries with a new XID of calls "
-     "that make objects (default 5)", "N"},
-    {"jukebox-wait", 0, 0, G_OPTION_ARG_INT, &opt_jukebox_wait_s,
-     "How long a request may keep getting NFS3ERR_JUKEBOX (try again later: a grace "
-     "period, an HSM recall) before it counts as failed; the player waits it out as real "
-     "clients do (default 300)", "SECONDS"},
-    {"no-grace-wait", 0, 0, G_OPTION_ARG_NONE, &opt_no_grace_wait,
-     "Start the replay even when the server is in its grace period (default: wait, up to "
-     "--jukebox-wait, for it to end)", NULL},
-    {"causal-slack", 0, 0, G_OPTION_ARG_STRING, &opt_causal_slack,
-     "Conservative order: a reply of another traced client that came less than US before "
-     "a call is not taken as its cause; such pairs keep fsdep's conflict order. auto: "
-     "twice the traced clients' fastest reactions to their own replies (their 1st "
-     "percentile). Default 0: every earlier reply counts, as in the paper", "US|auto"},
-    {"rx-spin-us", 0, 0, G_OPTION_ARG_INT, &opt_rx_spin_us,
-     "While calls are out, the receive thread polls this long for the next reply before "
-     "it sleeps (the reply-to-call reaction against CPU taken from the server; default 50 "
-     "in conservative order and timestamp timing, else 0)", "US"},
-    {"spin-us", 0, 0, G_OPTION_ARG_INT, &opt_spin_us,
-     "Timestamp timing: wake this long before a due request and spin the rest (dispatch "
-     "precision against CPU taken from the server; default 20)", "US"},
-    {"dead-after", 0, 0, G_OPTION_ARG_INT, &opt_dead_s,
-     "End the run when the server is unreachable or silent this long (default 30)", "SECONDS"},
-    {"subset-client", 0, 0, G_OPTION_ARG_STRING, &opt_subset_client,
-     "Spatial scale-down: replay only the records of these client addresses (a,b,...)",
-     "ADDRS"},
-    {"subset-subtree", 0, 0, G_OPTION_ARG_STRING, &opt_subset_subtree,
-     "Spatial scale-down: replay only the records whose objects lie in these top-level "
-     "directories of the image (a,b,...)", "NAMES"},
-    {"event-log", 0, 0, G_OPTION_ARG_FILENAME, &opt_events,
-     "Write every dispatch and completion to FILE (docs/tbbt-play.md)", "FILE"},
-    {"progress", 0, 0, G_OPTION_ARG_NONE, &opt_progress,
-     "Progress line on stderr (default: when stderr is a terminal)", NULL},
-    {"no-progress", 0, 0, G_OPTION_ARG_NONE, &opt_no_progress, "No progress line", NULL},
-    {"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Only errors on stderr, no text report",
-     NULL},
-    {"verbose", 'v', 0, G_OPTION_ARG_NONE, &opt_verbose, "Debug messages", NULL},
-    {"version", 'V', 0, G_OPTION_ARG_NONE, &opt_version, "Print version information and exit",
-     NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL},
+#include "player/play-options.def"
+    TBBT_CLI_END,
 };
 
 /* ------------------------------------------------------------------ start-up */
@@ -384,7 +276,7 @@ static int check_only(void)
 {
     struct run r = {0};
     int rc = precheck(&r);
-    if (rc == 0 && !opt_quiet)
+    if (rc == 0 && !opt_common.quiet)
         printf(PROG ": trace '%s', map '%s' and manifest '%s' are whole and belong together; "
                "the output files can be written\n", opt_trace, r.map_path, opt_manifest);
     g_free(r.map_path);
@@ -565,7 +457,7 @@ static int write_reports(const struct tbbt_report *rep, const struct tbbt_report
                          const struct tbbt_report_verify *v)
 {
     int rc = 0;
-    if (!opt_quiet)
+    if (!opt_common.quiet)
         tbbt_report_text(stdout, rep, cn, v);
     if (opt_report_json) {
         char *j = tbbt_report_json(rep, cn, v);
@@ -798,7 +690,7 @@ static int play(void)
     o.filter_arg = &r.ss;
     o.sizes = sizes;
     o.events = events;
-    o.progress = !opt_no_progress && !opt_quiet && (opt_progress || isatty(STDERR_FILENO));
+    o.progress = tbbt_cli_progress(&opt_common);
     o.stop_fd = stopper.efd;
 
     struct tbbt_report *rep = NULL;
@@ -923,24 +815,20 @@ static const char *check_usage(void)
 
 int main(int argc, char **argv)
 {
-    int rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
+    int rc;
+
+    if (!tbbt_cli_start(&(struct tbbt_cli_spec){
         .prog = PROG, .param = "- replay a TBBT trace against an NFS server", .entries = entries,
+        .log_options = true, .common = &opt_common,
         .description =
             "Exit status: 0 when the replay ran to the end, every request it sent was answered "
             "and --verify\n(if given) agreed (replay failures are counted in the report); 1 "
             "when it could not,\nwhen requests got no answer (unknown outcome) or --verify "
             "found mismatches; 2 usage\nerror; 130 and 143 after SIGINT and SIGTERM, which "
-            "stop it cleanly.  See docs/tbbt-play.md." }, &argc, &argv);
-
-    if (rc)
+            "stop it cleanly.  See docs/tbbt-play.md." }, &argc, &argv, &rc))
         return rc;
-    tbbt_log_init(PROG, opt_verbose ? TBBT_LOG_DEBUG : opt_quiet ? TBBT_LOG_ERROR : TBBT_LOG_WARN);
-    if (opt_version) {
-        printf(PROG " (tbbt) %s\n", TBBT_VERSION);
-        return TBBT_EXIT_OK;
-    }
     const char *why = argc > 1 ? "unexpected argument" : check_usage();
     if (why)
-        return tbbt_cli_usage_error(PROG, why);
+        return tbbt_cli_usage(why);
     return opt_check_only ? check_only() : play();
 }

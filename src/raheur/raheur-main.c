@@ -13,11 +13,9 @@
 #include "util/exit-codes.h"
 #include "util/json.h"
 #include "util/util.h"
-#include "tbbt-version.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +23,17 @@
 #define PROG "tbbt-raheur"
 #define FH_KEY_BIT (UINT64_C(1) << 63)  /* keys of records without a TBBT-ID */
 
-struct raheur_opts {
+/* The option values (raheur-options.def), owned here until tbbt_cli_main() frees them. */
+static struct raheur_opts {
     char *heuristic, *table_size, *probes, *cursors, *threshold, *policy, *hash;
-    gboolean json, verbose, version;
+    gboolean json;
+    struct tbbt_cli_common common;      /* --verbose: the per-file detail */
     char **args;
+} opts;
+
+static const GOptionEntry entries[] = {
+#include "raheur/raheur-options.def"
+    TBBT_CLI_END,
 };
 
 /* What the trace held besides the reads that were fed to the model. */
@@ -51,11 +56,6 @@ struct run {
     struct trace_counts tc;
     GHashTable *files;      /* key (uint64 *) -> struct file_stat * (owned) */
 };
-
-static int usage_error(const char *msg)
-{
-    return tbbt_cli_usage_error(PROG, msg);
-}
 
 /* Parses a decimal unsigned option value into *v; -1 if it is not one. */
 static int parse_u32(const char *s, uint32_t *v)
@@ -392,9 +392,9 @@ static int simulate(const struct raheur_opts *o, const struct tbbt_raheur_config
     rc = run_trace(&r, o->args[0]);
     if (rc == TBBT_EXIT_OK) {
         if (o->json)
-            print_json(&r, o->args[0], o->verbose);
+            print_json(&r, o->args[0], o->common.verbose);
         else
-            print_text(&r, o->args[0], o->verbose);
+            print_text(&r, o->args[0], o->common.verbose);
         rc = tbbt_cli_flush_stdout("the report");
     }
     g_hash_table_destroy(r.files);
@@ -402,69 +402,30 @@ static int simulate(const struct raheur_opts *o, const struct tbbt_raheur_config
     return rc;
 }
 
-/* --version, or the simulation; the exit code. */
-static int run(const struct raheur_opts *o)
+/* The simulation; the exit code. */
+static int run(void)
 {
+    const struct raheur_opts *o = &opts;
     struct tbbt_raheur_config cfg;
     char msg[256];
 
-    if (o->version)
-        return tbbt_cli_print_version(PROG, TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
     if (!o->args || g_strv_length(o->args) != 1)
-        return usage_error("expected exactly one TRACE argument");
+        return tbbt_cli_usage("expected exactly one TRACE argument");
     if (make_config(o, &cfg, msg, sizeof(msg)) < 0)
-        return usage_error(msg);
+        return tbbt_cli_usage(msg);
     return simulate(o, &cfg);
 }
 
 int main(int argc, char **argv)
 {
-    struct raheur_opts o = {0};
-    GOptionEntry entries[] = {
-        {"heuristic", 'H', 0, G_OPTION_ARG_STRING, &o.heuristic,
-         "Sequentiality heuristic: default (FreeBSD 4), slowdown or cursor (default: default)",
-         "NAME"},
-        {"table-size", 0, 0, G_OPTION_ARG_STRING, &o.table_size,
-         "Slots of the per-file state table (default 64, FreeBSD 4 NUM_HEURISTIC)", "N"},
-        {"probes", 0, 0, G_OPTION_ARG_STRING, &o.probes,
-         "Slots probed per lookup (default 4, FreeBSD 4)", "N"},
-        {"cursors", 0, 0, G_OPTION_ARG_STRING, &o.cursors,
-         "Cursors per file for --heuristic cursor (default 8)", "N"},
-        {"threshold", 0, 0, G_OPTION_ARG_STRING, &o.threshold,
-         "A read triggers read-ahead when seqCount > N (default 1)", "N"},
-        {"table-policy", 0, 0, G_OPTION_ARG_STRING, &o.policy,
-         "Which probed entry a new file ejects: lru (default) or usecount (FreeBSD 4 nh_use)",
-         "P"},
-        {"hash", 0, 0, G_OPTION_ARG_STRING, &o.hash,
-         "Home slot of a file: mix (default) or mod (key modulo table size)", "H"},
-        {"json", 0, 0, G_OPTION_ARG_NONE, &o.json, "Print the report as JSON", NULL},
-        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &o.verbose, "Add per-file detail", NULL},
-        {"version", 'V', 0, G_OPTION_ARG_NONE, &o.version, "Print versions and exit", NULL},
-        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.args, NULL, "TRACE"},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    int rc;
-
-    setlocale(LC_CTYPE, "");
-    tbbt_log_init(PROG, TBBT_LOG_WARN);
-    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
-        .prog = PROG, .entries = entries,
+    return tbbt_cli_main(&(struct tbbt_cli_spec){
+        .prog = PROG, .entries = entries, .locale = true, .common = &opts.common,
+        .trace_major = TBBT_TRACE_MAJOR, .trace_minor = TBBT_TRACE_MINOR,
         .summary = "Simulate an NFS server's read-ahead heuristic and its per-file state "
                    "table on the READs of a TBBT trace.",
         .description = "Usage: " PROG " TRACE --heuristic default|slowdown|cursor "
                        "[--table-size N]\n"
                        "         [--probes N] [--cursors N] [--threshold N] [--json] [-v]\n"
                        "\nExit status: 0 success, 1 the trace cannot be read, 2 usage "
-                       "error.\nSee docs/tbbt-raheur.md.\n" }, &argc, &argv);
-    if (rc == 0)
-        rc = run(&o);
-    g_free(o.heuristic);
-    g_free(o.table_size);
-    g_free(o.probes);
-    g_free(o.cursors);
-    g_free(o.threshold);
-    g_free(o.policy);
-    g_free(o.hash);
-    g_strfreev(o.args);
-    return rc;
+                       "error.\nSee docs/tbbt-raheur.md.\n" }, argc, argv, run);
 }

@@ -11,25 +11,32 @@
 #include "util/cli.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
-#include "tbbt-version.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct synth_opts {
+#define PROG "tbbt-synth"
+
+/* The option values (synth-options.def), owned here until tbbt_cli_main() frees them. */
+static struct synth_opts {
     char *readers, *stride, *read_size, *scale, *reorder, *seed, *rate, *file_set, *start;
     char *output, *map;
-    gboolean tcp, quiet, version;
+    gboolean tcp;
+    struct tbbt_cli_common common;
     char **args;
+} opts;
+
+static const GOptionEntry entries[] = {
+#include "synth/synth-options.def"
+    TBBT_CLI_END,
 };
 
 static int usage_error(const char *msg)
 {
-    fprintf(stderr, "tbbt-synth: %s (try 'tbbt-synth --help')\n", msg);
+    fprintf(stderr, PROG ": %s (try '" PROG " --help')\n", msg);
     return TBBT_EXIT_USAGE;
 }
 
@@ -145,8 +152,10 @@ static void print_summary(const struct tbbt_synth *s, const struct tbbt_synth_su
             (double)sum->span_ns / 1e9, nf, trace, map);
 }
 
-static int run(const struct synth_opts *o)
+/* The trace and map written; the exit code. */
+static int run(void)
 {
+    const struct synth_opts *o = &opts;
     struct tbbt_synth_cfg cfg;
     struct tbbt_synth_summary sum;
     struct tbbt_synth *s;
@@ -167,7 +176,7 @@ static int run(const struct synth_opts *o)
     rc = tbbt_synth_run(s, o->output, map, &sum, msg, sizeof(msg));
     if (rc < 0)
         tbbt_log(TBBT_LOG_ERROR, "%s", msg);
-    else if (!o->quiet)
+    else if (!o->common.quiet)
         print_summary(s, &sum, o->output, map);
     g_free(map);
     tbbt_synth_free(s);
@@ -176,57 +185,15 @@ static int run(const struct synth_opts *o)
 
 int main(int argc, char **argv)
 {
-    struct synth_opts o = {0};
-    GOptionEntry entries[] = {
-        {"readers", 'n', 0, G_OPTION_ARG_STRING, &o.readers,
-         "N concurrent readers, each reading one file of 256 MiB * F / N (required)", "N"},
-        {"stride", 's', 0, G_OPTION_ARG_STRING, &o.stride,
-         "Read each file as S interleaved sequential streams (default 1: sequential)", "S"},
-        {"read-size", 'b', 0, G_OPTION_ARG_STRING, &o.read_size,
-         "Bytes per READ (k/M suffixes; default 8192; at most 64K over UDP, 1M over TCP)",
-         "BYTES"},
-        {"scale", 'f', 0, G_OPTION_ARG_STRING, &o.scale,
-         "Multiply every file size by F (decimal or A/B, e.g. 1/64; default 1)", "F"},
-        {"reorder", 'r', 0, G_OPTION_ARG_STRING, &o.reorder,
-         "Reorder each reader's reads: probability P (or P%) of a swap with a read up to K "
-         "after it (default K 1)", "P[:K]"},
-        {"seed", 0, 0, G_OPTION_ARG_STRING, &o.seed,
-         "Seed of the reordering (default 20030609)", "N"},
-        {"rate", 0, 0, G_OPTION_ARG_STRING, &o.rate,
-         "Reads per second per reader (default: all readers together 25 MiB/s)", "R"},
-        {"file-set", 0, 0, G_OPTION_ARG_STRING, &o.file_set,
-         "Files in the map: 'read' (those the trace reads, default) or 'all' (the whole "
-         "file set)", "WHICH"},
-        {"tcp", 0, 0, G_OPTION_ARG_NONE, &o.tcp, "Records say TCP (default UDP)", NULL},
-        {"start-time", 0, 0, G_OPTION_ARG_STRING, &o.start,
-         "Call time of the first record, seconds since 1970 (default 1055116800)", "SEC"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output, "The trace to write", "TRACE"},
-        {"map", 'm', 0, G_OPTION_ARG_FILENAME, &o.map,
-         "The hierarchy map to write (default TRACE.map)", "FILE"},
-        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "No summary line", NULL},
-        {"version", 0, 0, G_OPTION_ARG_NONE, &o.version, "Print versions and exit", NULL},
-        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.args, NULL, NULL},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    int rc;
-
-    setlocale(LC_CTYPE, "");
-    tbbt_log_init("tbbt-synth", TBBT_LOG_WARN);
-    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
-        .prog = "tbbt-synth", .entries = entries, .usage = usage_error,
+    return tbbt_cli_main(&(struct tbbt_cli_spec){
+        .prog = PROG, .entries = entries, .usage = usage_error, .locale = true,
+        .common = &opts.common,
+        .trace_major = TBBT_TRACE_MAJOR, .trace_minor = TBBT_TRACE_MINOR,
         .summary = "Write the nfs-tricks read benchmark (N concurrent sequential or stride "
                    "readers)\nas a TBBT trace plus hierarchy map for tbbt-init and tbbt-play.",
         .description = "Files: ra/g<N>/f<i>, N files of 256 MiB * F / N in group g<N>, "
                        "reader i reads\nra/g<N>/f<i>.  Example:\n"
                        "  tbbt-synth --readers 8 --stride 4 --reorder 0.05:4 -o r8.tbbt\n"
                        "\nExit status: 0 success, 1 run failed, 2 usage error.\n"
-                       "Manual: docs/tbbt-synth.md.\n" }, &argc, &argv);
-    if (rc == 0)
-        rc = o.version ? tbbt_cli_print_version("tbbt-synth", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR)
-                       : run(&o);
-    g_free(o.readers), g_free(o.stride), g_free(o.read_size), g_free(o.scale);
-    g_free(o.reorder), g_free(o.seed), g_free(o.rate), g_free(o.file_set), g_free(o.start);
-    g_free(o.output), g_free(o.map);
-    g_strfreev(o.args);
-    return rc;
+                       "Manual: docs/tbbt-synth.md.\n" }, argc, argv, run);
 }

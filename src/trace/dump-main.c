@@ -10,31 +10,32 @@
 #include "util/exit-codes.h"
 #include "util/outfile.h"
 #include "util/util.h"
-#include "tbbt-version.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-struct dump_opts {
+#define PROG "tbbt-dump"
+
+/* The option values (dump-options.def), owned here until tbbt_cli_main() frees them. */
+static struct dump_opts {
     char *from_text;
     char *output;
     gboolean check;
-    gboolean version;
+    struct tbbt_cli_common common;
     char **args;
-};
+} opts;
 
-static int usage_error(const char *msg)
-{
-    return tbbt_cli_usage_error("tbbt-dump", msg);
-}
+static const GOptionEntry entries[] = {
+#include "trace/dump-options.def"
+    TBBT_CLI_END,
+};
 
 static int print_version(void)
 {
-    printf("tbbt-dump (tbbt) %s\n", TBBT_VERSION);
+    tbbt_cli_print_version_line(PROG);
     printf("trace format %d.%d\n", TBBT_TRACE_MAJOR, TBBT_TRACE_MINOR);
     printf("glib %u.%u.%u, zlib %s\n", glib_major_version, glib_minor_version,
            glib_micro_version, zlibVersion());
@@ -112,26 +113,30 @@ static int dump_to(const struct dump_opts *o)
     return TBBT_EXIT_OK;
 }
 
+/* The form the options ask for; the exit code. */
+static int run(void)
+{
+    const struct dump_opts *o = &opts;
+    int nargs = o->args ? (int)g_strv_length(o->args) : 0;
+
+    if (o->from_text && (nargs || o->check))
+        return tbbt_cli_usage("--from-text takes no TRACE argument and no --check");
+    if (o->from_text && !o->output)
+        return tbbt_cli_usage("--from-text needs -o OUT");
+    if (o->from_text)
+        return from_text(o);
+    if (nargs != 1)
+        return tbbt_cli_usage("expected exactly one TRACE argument");
+    if (o->check && o->output)
+        return tbbt_cli_usage("--check prints nothing: -o makes no sense with it");
+    return o->check ? dump(o->args[0], NULL) : dump_to(o);
+}
+
 int main(int argc, char **argv)
 {
-    struct dump_opts o = {0};
-    GOptionEntry entries[] = {
-        {"from-text", 0, 0, G_OPTION_ARG_FILENAME, &o.from_text,
-         "Convert the text form TEXT back to a binary trace (needs -o)", "TEXT"},
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
-         "Write to OUT instead of stdout (binary with --from-text, else text)", "OUT"},
-        {"check", 0, 0, G_OPTION_ARG_NONE, &o.check,
-         "Validate the whole trace without printing; exit 0 if it is valid", NULL},
-        {"version", 0, 0, G_OPTION_ARG_NONE, &o.version, "Print versions and exit", NULL},
-        {G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o.args, NULL, "TRACE"},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    int nargs, rc;
-
-    setlocale(LC_CTYPE, "");
-    tbbt_log_init("tbbt-dump", TBBT_LOG_WARN);
-    rc = tbbt_cli_parse(&(struct tbbt_cli_spec){
-        .prog = "tbbt-dump", .entries = entries,
+    return tbbt_cli_main(&(struct tbbt_cli_spec){
+        .prog = PROG, .entries = entries, .locale = true, .common = &opts.common,
+        .print_version = print_version,
         .summary = "Print a TBBT trace as text, check it, or convert the text form back to "
                    "the binary trace.",
         .description = "Forms:\n"
@@ -139,29 +144,5 @@ int main(int argc, char **argv)
                        "  tbbt-dump --check TRACE           validate TRACE, print nothing\n"
                        "  tbbt-dump --from-text TEXT -o OUT text form back to the binary trace\n"
                        "\nExit status: 0 success, 1 bad input, 2 usage error.\n"
-                       "Formats: docs/trace-format.md.\n" }, &argc, &argv);
-    if (rc)
-        goto out;
-    nargs = o.args ? (int)g_strv_length(o.args) : 0;
-    if (o.version)
-        rc = print_version();
-    else if (o.from_text && (nargs || o.check))
-        rc = usage_error("--from-text takes no TRACE argument and no --check");
-    else if (o.from_text && !o.output)
-        rc = usage_error("--from-text needs -o OUT");
-    else if (o.from_text)
-        rc = from_text(&o);
-    else if (nargs != 1)
-        rc = usage_error("expected exactly one TRACE argument");
-    else if (o.check && o.output)
-        rc = usage_error("--check prints nothing: -o makes no sense with it");
-    else if (o.check)
-        rc = dump(o.args[0], NULL);
-    else
-        rc = dump_to(&o);
-out:
-    g_free(o.from_text);
-    g_free(o.output);
-    g_strfreev(o.args);
-    return rc;
+                       "Formats: docs/trace-format.md.\n" }, argc, argv, run);
 }
