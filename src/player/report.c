@@ -570,46 +570,12 @@ static void json_latency(struct tbbt_json *j, const struct tbbt_hist *h)
 static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
                      const struct tbbt_report_counts *c)
 {
-    tbbt_json_kv_uint(j, "trace_ops", c->trace_ops);
-    tbbt_json_kv_uint(j, "ops_issued", c->ops_issued);
-    tbbt_json_kv_uint(j, "ops_completed", c->ops_completed);
-    tbbt_json_kv_uint(j, "ops_skipped", c->ops_skipped);
-    tbbt_json_kv_uint(j, "ops_unknown", c->ops_unknown);
-    tbbt_json_kv_uint(j, "corrective_ops", c->corrective_ops);
-    tbbt_json_kv_object(j, "skipped_by_reason");
-    tbbt_json_kv_uint(j, "no_handle", c->skipped_no_handle);
-    tbbt_json_kv_uint(j, "dependency", c->skipped_dependency);
-    tbbt_json_kv_uint(j, "not_nfs", c->skipped_not_nfs);
-    tbbt_json_kv_uint(j, "incomplete", c->skipped_incomplete);
-    tbbt_json_kv_uint(j, "unsendable", c->skipped_unsendable);
-    tbbt_json_kv_uint(j, "filtered", c->skipped_filtered);
-    tbbt_json_kv_uint(j, "stopped", c->skipped_stopped);
-    tbbt_json_end_object(j);
-    tbbt_json_kv_uint(j, "replay_failures", r->failures);
-    tbbt_json_kv_uint(j, "retries", c->retries);
-    tbbt_json_kv_uint(j, "reconnects", c->reconnects);
-    tbbt_json_kv_uint(j, "timeouts", c->timeouts);
-    tbbt_json_kv_uint(j, "retransmits", c->retransmits);
-    tbbt_json_kv_uint(j, "retransmit_dup_ok", c->retransmit_dup_ok);
-    tbbt_json_kv_uint(j, "unchecked", c->unchecked);
-    tbbt_json_kv_uint(j, "window_stalls", c->window_stalls);
-    tbbt_json_kv_uint(j, "peak_outstanding", c->peak_outstanding);
-    tbbt_json_kv_uint(j, "reordered_reads", c->reordered_reads);
-    tbbt_json_kv_uint(j, "client_stalls", c->client_stalls);
-    tbbt_json_kv_uint(j, "read_bytes", c->read_bytes);
-    tbbt_json_kv_uint(j, "reply_mismatches", r->nmismatches);
-    tbbt_json_kv_uint(j, "replies_racy", c->replies_racy);
-    tbbt_json_kv_object(j, "jukebox");
-    tbbt_json_kv_uint(j, "replies", c->jukebox_replies);
-    tbbt_json_kv_uint(j, "ops", c->jukebox_ops);
-    tbbt_json_kv_uint(j, "gave_up", c->jukebox_gave_up);
-    tbbt_json_kv_double(j, "wait_seconds", c->jukebox_wait_seconds);
-    tbbt_json_kv_double(j, "wait_max_seconds", c->jukebox_wait_max_seconds);
-    tbbt_json_end_object(j);
-    tbbt_json_kv_object(j, "grace");
-    tbbt_json_kv_string(j, "state", c->grace);
-    tbbt_json_kv_double(j, "waited_seconds", c->grace_wait_seconds);
-    tbbt_json_end_object(j);
+#define PLAY_COUNT(key, member) tbbt_json_kv(j, key, c->member);
+#define PLAY_RECORDED(key, member) tbbt_json_kv(j, key, r->member);
+#define PLAY_OBJECT(key) tbbt_json_kv_object(j, key);
+#define PLAY_END() tbbt_json_end_object(j);
+#define PLAY_SKIPPED(key, label, member) tbbt_json_kv(j, key, c->member);
+#include "player/report-keys.def"
 }
 
 #define LAG_BEHIND_NS 1000000u   /* a second whose largest dispatch error exceeds 1 ms */
@@ -676,18 +642,8 @@ static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
     tbbt_json_kv_double(j, "read_mb_per_s", ratio((double)c->read_bytes / 1e6, c->wall_seconds));
     tbbt_json_kv_double(j, "trace_rate_ops", trace_rate(c));
     tbbt_json_kv_double(j, "target_rate_ops", is_timestamp(c) ? trace_rate(c) * c->speed : NAN);
-    tbbt_json_kv_double(j, "speed", c->speed);
-    tbbt_json_kv_string(j, "order", c->order);
-    tbbt_json_kv_string(j, "timing", c->timing);
-    tbbt_json_kv_string(j, "transport", c->transport);
-    tbbt_json_kv_uint(j, "clones", c->clones);
-    tbbt_json_kv_uint(j, "connections", c->connections);
-    tbbt_json_kv_uint(j, "window", c->window);
-    tbbt_json_kv_uint(j, "max_outstanding", c->max_outstanding);
-    tbbt_json_kv_double(j, "causal_slack_us", c->causal_slack_us);
-    tbbt_json_kv_bool(j, "finished", c->finished);
-    tbbt_json_kv_string(j, "error", c->error);
-    tbbt_json_kv_string(j, "stop_reason", c->stop_reason);
+#define PLAY_RUN(key, member) tbbt_json_kv(j, key, c->member);
+#include "player/report-keys.def"
 }
 
 static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
@@ -773,6 +729,23 @@ static void text_rate(FILE *out, const char *what, double v)
         fprintf(out, "%s - ops/s", what);
 }
 
+/* The "skipped" line: the reasons of report-keys.def, in its order. */
+static void text_skipped(FILE *out, const struct tbbt_report_counts *c)
+{
+    const struct {
+        const char *label;
+        uint64_t n;
+    } reasons[] = {
+#define PLAY_SKIPPED(key, label, member) {label, c->member},
+#include "player/report-keys.def"
+    };
+
+    fputs("  skipped      ", out);
+    for (size_t i = 0; i < G_N_ELEMENTS(reasons); i++)
+        fprintf(out, "%s%s %" PRIu64, i ? ", " : "", reasons[i].label, reasons[i].n);
+    fputc('\n', out);
+}
+
 static void text_header(FILE *out, const struct tbbt_report *r, const struct tbbt_report_counts *c)
 {
     const struct tbbt_hist *d = &r->dispatch;
@@ -805,12 +778,7 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
                  ", skipped %" PRIu64 ", unknown %" PRIu64 ", corrective %" PRIu64 "\n",
             c->trace_ops, c->ops_issued, c->ops_completed, c->ops_skipped, c->ops_unknown,
             c->corrective_ops);
-    fprintf(out, "  skipped      no handle %" PRIu64 ", dependency %" PRIu64 ", not nfs %" PRIu64
-                 ", incomplete %" PRIu64 ", unsendable %" PRIu64 ", filtered %" PRIu64
-                 ", stopped %" PRIu64 "\n",
-            c->skipped_no_handle, c->skipped_dependency, c->skipped_not_nfs,
-            c->skipped_incomplete, c->skipped_unsendable, c->skipped_filtered,
-            c->skipped_stopped);
+    text_skipped(out, c);
     fprintf(out, "  failures     %" PRIu64 " replay failures, %" PRIu64 " unchecked replies\n",
             r->failures, c->unchecked);
     fprintf(out, "  retries      %" PRIu64 " retries, %" PRIu64 " reconnects, %" PRIu64
