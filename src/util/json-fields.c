@@ -2,34 +2,25 @@
 /* JSON arrays of records from field tables (see json-fields.h). */
 #include "util/json-fields.h"
 
+/* The value of an integer field of the record at rec, rank-th of its array. */
+static uint64_t uint_of(const struct tbbt_json_field *f, const char *rec, size_t rank)
+{
+    if (f->kind == TBBT_JSON_FIELD_RANK)
+        return rank;
+    if (f->kind == TBBT_JSON_FIELD_UINT32)
+        return *(const uint32_t *)(const void *)(rec + f->offset);
+    return *(const uint64_t *)(const void *)(rec + f->offset);
+}
+
 static void put_field(struct tbbt_json *j, const struct tbbt_json_field *f, const char *rec,
                       size_t rank)
 {
-    const void *p = rec + f->offset;
-
-    switch (f->kind) {
-    case TBBT_JSON_FIELD_UINT64:
-        tbbt_json_kv_uint(j, f->key, *(const uint64_t *)p);
-        break;
-    case TBBT_JSON_FIELD_UINT32:
-        tbbt_json_kv_uint(j, f->key, *(const uint32_t *)p);
-        break;
-    case TBBT_JSON_FIELD_DOUBLE:
-        tbbt_json_kv_double(j, f->key, *(const double *)p);
-        break;
-    case TBBT_JSON_FIELD_BOOL:
-        tbbt_json_kv_bool(j, f->key, *(const bool *)p);
-        break;
-    case TBBT_JSON_FIELD_STRING:
-        tbbt_json_kv_string(j, f->key, *(const char *const *)p);
-        break;
-    case TBBT_JSON_FIELD_CHARS:
-        tbbt_json_kv_string(j, f->key, p);
-        break;
-    case TBBT_JSON_FIELD_RANK:
-        tbbt_json_kv_uint(j, f->key, rank);
-        break;
-    }
+    if (f->kind == TBBT_JSON_FIELD_DOUBLE)
+        tbbt_json_kv_double(j, f->key, *(const double *)(const void *)(rec + f->offset));
+    else if (f->kind == TBBT_JSON_FIELD_CHARS)
+        tbbt_json_kv_string(j, f->key, rec + f->offset);
+    else
+        tbbt_json_kv_uint(j, f->key, uint_of(f, rec, rank));
 }
 
 void tbbt_json_kv_records(struct tbbt_json *j, const char *key, const void *rows, size_t n,

@@ -10,7 +10,6 @@
 #ifndef TBBT_UTIL_JSON_FIELDS_H
 #define TBBT_UTIL_JSON_FIELDS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,8 +19,6 @@ enum tbbt_json_field_kind {
     TBBT_JSON_FIELD_UINT64,     /* uint64_t member */
     TBBT_JSON_FIELD_UINT32,     /* uint32_t member */
     TBBT_JSON_FIELD_DOUBLE,     /* double member (not finite: null) */
-    TBBT_JSON_FIELD_BOOL,       /* bool member */
-    TBBT_JSON_FIELD_STRING,     /* char * or const char * member (NULL: null) */
     TBBT_JSON_FIELD_CHARS,      /* char array member holding a NUL-terminated string */
     TBBT_JSON_FIELD_RANK,       /* no member: the record's position in the array, from 1 */
 };
@@ -38,9 +35,6 @@ struct tbbt_json_field {
         uint64_t *: TBBT_JSON_FIELD_UINT64,                                                \
         uint32_t *: TBBT_JSON_FIELD_UINT32,                                                \
         double *: TBBT_JSON_FIELD_DOUBLE,                                                  \
-        bool *: TBBT_JSON_FIELD_BOOL,                                                      \
-        const char **: TBBT_JSON_FIELD_STRING,                                             \
-        char **: TBBT_JSON_FIELD_STRING,                                                   \
         char (*)[sizeof(((t *)0)->m)]: TBBT_JSON_FIELD_CHARS)
 
 /* A table row: key, member m of struct type t.  A constant initializer. */

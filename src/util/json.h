@@ -39,6 +39,8 @@ void tbbt_json_kv_double(struct tbbt_json *j, const char *key, double v);
 void tbbt_json_kv_string(struct tbbt_json *j, const char *key, const char *s);
 /* Shorthand for tbbt_json_key(j, key) then tbbt_json_bool(j, v). */
 void tbbt_json_kv_bool(struct tbbt_json *j, const char *key, bool v);
+/* Shorthand for tbbt_json_key(j, key) then tbbt_json_null(j). */
+void tbbt_json_kv_null(struct tbbt_json *j, const char *key);
 /*
  * tbbt_json_kv(j, key, v): the shorthand above that fits v's type: unsigned integers as
  * tbbt_json_kv_uint(), double, bool, and strings (char arrays included) as
