@@ -442,58 +442,51 @@ char *tbbt_report_proc_label(int prog, int proc)
 
 /* ---- sorted views for output --------------------------------------------------------- */
 
-struct proc_row {
-    char *label; /* owned */
-    const struct tbbt_hist *h;
-};
-
-static int proc_row_cmp(const void *a, const void *b)
-{
-    const struct proc_row *x = a, *y = b;
-
-    if (x->h->count != y->h->count)
-        return x->h->count > y->h->count ? -1 : 1;
-    return strcmp(x->label, y->label);
-}
-
-/* The procedures with a histogram, by count then label (given: free with rows_free()). */
-static struct proc_row *proc_rows(const struct tbbt_report *r, size_t *n)
-{
-    struct proc_row *rows = g_new(struct proc_row, TBBT_REPORT_NPROG * TBBT_REPORT_NPROC);
-    size_t k = 0;
-
-    for (int p = 0; p < TBBT_REPORT_NPROG; p++)
-        for (int i = 0; i < TBBT_REPORT_NPROC; i++) {
-            if (!r->proc[p][i] || r->proc[p][i]->count == 0)
-                continue;
-            rows[k].label = tbbt_report_proc_label(p, i);
-            rows[k].h = r->proc[p][i];
-            k++;
-        }
-    qsort(rows, k, sizeof(*rows), proc_row_cmp);
-    *n = k;
-    return rows;
-}
-
-static void rows_free(struct proc_row *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        g_free(rows[i].label);
-    g_free(rows);
-}
-
-struct kind_row {
-    char *name; /* owned */
+/* A row of a sorted view: a procedure (with its histogram) or a kind of failure or mismatch. */
+struct row {
+    char *name;                 /* owned */
     uint64_t count;
+    const struct tbbt_hist *h;  /* a procedure's; NULL for a kind */
 };
 
-static int kind_row_cmp(const void *a, const void *b)
+static int row_cmp(const void *a, const void *b)
 {
-    const struct kind_row *x = a, *y = b;
+    const struct row *x = a, *y = b;
 
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
     return strcmp(x->name, y->name);
+}
+
+/* Sorts the n rows by count, then name; returns rows, *nrows = n. */
+static struct row *rows_sorted(struct row *rows, size_t n, size_t *nrows)
+{
+    qsort(rows, n, sizeof(*rows), row_cmp);
+    *nrows = n;
+    return rows;
+}
+
+static void rows_free(struct row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        g_free(rows[i].name);
+    g_free(rows);
+}
+
+/* The procedures with a histogram, by count then label (given: free with rows_free()). */
+static struct row *proc_rows(const struct tbbt_report *r, size_t *n)
+{
+    struct row *rows = g_new(struct row, TBBT_REPORT_NPROG * TBBT_REPORT_NPROC);
+    size_t k = 0;
+
+    for (int p = 0; p < TBBT_REPORT_NPROG; p++)
+        for (int i = 0; i < TBBT_REPORT_NPROC; i++) {
+            const struct tbbt_hist *h = r->proc[p][i];
+
+            if (h && h->count)
+                rows[k++] = (struct row){tbbt_report_proc_label(p, i), h->count, h};
+        }
+    return rows_sorted(rows, k, n);
 }
 
 /* The name of a kind: "<proc label>.<field>" or tbbt_report_failure_kind() (given). */
@@ -509,11 +502,11 @@ static char *kind_name(const struct kind *kd)
     return name;
 }
 
-/* The kinds of tab by count then name (given: free with kinds_free()). */
-static struct kind_row *kind_rows(GHashTable *tab, size_t *n)
+/* The kinds of tab by count then name (given: free with rows_free()). */
+static struct row *kind_rows(GHashTable *tab, size_t *n)
 {
     size_t k = 0, total = g_hash_table_size(tab);
-    struct kind_row *rows = g_new(struct kind_row, total ? total : 1);
+    struct row *rows = g_new(struct row, total ? total : 1);
     GHashTableIter it;
     gpointer key;
 
@@ -521,20 +514,9 @@ static struct kind_row *kind_rows(GHashTable *tab, size_t *n)
     while (g_hash_table_iter_next(&it, &key, NULL)) {
         const struct kind *kd = key;
 
-        rows[k].name = kind_name(kd);
-        rows[k].count = kd->count;
-        k++;
+        rows[k++] = (struct row){kind_name(kd), kd->count, NULL};
     }
-    qsort(rows, k, sizeof(*rows), kind_row_cmp);
-    *n = k;
-    return rows;
-}
-
-static void kinds_free(struct kind_row *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        g_free(rows[i].name);
-    g_free(rows);
+    return rows_sorted(rows, k, n);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
@@ -649,7 +631,7 @@ static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
 static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
 {
     const struct tbbt_hist *d = &r->dispatch;
-    struct proc_row *rows;
+    struct row *rows;
     size_t n;
 
     tbbt_json_kv_object(j, "dispatch_error_us");
@@ -664,7 +646,7 @@ static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
     rows = proc_rows(r, &n);
     tbbt_json_kv_object(j, "procedures");
     for (size_t i = 0; i < n; i++) {
-        tbbt_json_key(j, rows[i].label);
+        tbbt_json_key(j, rows[i].name);
         json_latency(j, rows[i].h);
     }
     tbbt_json_end_object(j);
@@ -675,13 +657,13 @@ static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
 static void json_kinds(struct tbbt_json *j, const char *key, GHashTable *tab)
 {
     size_t n;
-    struct kind_row *rows = kind_rows(tab, &n);
+    struct row *rows = kind_rows(tab, &n);
 
     tbbt_json_kv_object(j, key);
     for (size_t i = 0; i < n; i++)
         tbbt_json_kv_uint(j, rows[i].name, rows[i].count);
     tbbt_json_end_object(j);
-    kinds_free(rows, n);
+    rows_free(rows, n);
 }
 
 char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_counts *c,
@@ -827,12 +809,12 @@ static void text_row(FILE *out, const char *label, const struct tbbt_hist *h)
 static void text_procs(FILE *out, const struct tbbt_report *r)
 {
     size_t n;
-    struct proc_row *rows = proc_rows(r, &n);
+    struct row *rows = proc_rows(r, &n);
 
     fprintf(out, "\n  %-18s %10s %9s %9s %9s %9s %9s\n", "procedure (ms)", "count", "mean",
             "p50", "p90", "p99", "max");
     for (size_t i = 0; i < n; i++)
-        text_row(out, rows[i].label, rows[i].h);
+        text_row(out, rows[i].name, rows[i].h);
     text_row(out, "all", &r->all);
     rows_free(rows, n);
 }
@@ -841,7 +823,7 @@ static void text_procs(FILE *out, const struct tbbt_report *r)
 static void text_kinds(FILE *out, const char *what, GHashTable *tab, bool more)
 {
     size_t n;
-    struct kind_row *rows = kind_rows(tab, &n);
+    struct row *rows = kind_rows(tab, &n);
 
     if (n) {
         fprintf(out, "\n  %s by kind%s\n", what, n > TEXT_TOP_KINDS ? " (top 20)" : "");
@@ -850,7 +832,7 @@ static void text_kinds(FILE *out, const char *what, GHashTable *tab, bool more)
         if (more && n > TEXT_TOP_KINDS)
             fprintf(out, "  ... and %zu more kinds\n", n - TEXT_TOP_KINDS);
     }
-    kinds_free(rows, n);
+    rows_free(rows, n);
 }
 
 void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_report_counts *c,
