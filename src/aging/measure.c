@@ -23,7 +23,7 @@
  *
  * It does not measure directories, symbolic links or special files as objects,
  * and it does not read file data.  The whole-file-system free-space metric does
- * not depend on DIR.
+ * not depend on DIR.  The JSON output's keys are the table measure-keys.def.
  */
 #include "aging/measure.h"
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tbbt-compare's outputs: the JSON document (stable keys, docs/tbbt-compare.md "JSON")
- * and the text summary (counts, the differences with their first examples in tbbt-dump
- * text form, latency, timing, rates).
+ * tbbt-compare's outputs: the JSON document (stable keys, docs/tbbt-compare.md "JSON";
+ * after its header, in the order of the table report-keys.def) and the text summary
+ * (counts, the differences with their first examples in tbbt-dump text form, latency,
+ * timing, rates).
  */
 #include "compare/compare-int.h"
 

@@ -6,7 +6,8 @@
  * histograms indexed by (prog, proc), a growable array of seconds, and hash tables of
  * failure kinds and reply mismatch kinds whose names are made only at output.  No
  * locks: one owner per report (report.h).  It does not time anything itself; callers
- * pass CLOCK_MONOTONIC times.
+ * pass CLOCK_MONOTONIC times.  The JSON keys that are a counter's value, and the text's
+ * skipped reasons, come from the table report-keys.def.
  */
 #include "player/report.h"
 

@@ -2,6 +2,7 @@
 /*
  * tbbt-stats output: the readable text sections and the JSON document.  The JSON keys
  * are a stable interface, listed in docs/tbbt-stats.md "JSON"; add keys, never rename.
+ * Those that are a counter's value come from the table report-keys.def.
  */
 #include "stats/stats.h"
 
