@@ -23,7 +23,7 @@
  *
  * It does not measure directories, symbolic links or special files as objects,
  * and it does not read file data.  The whole-file-system free-space metric does
- * not depend on DIR.
+ * not depend on DIR.  The JSON output's keys are the table measure-keys.def.
  */
 #include "aging/measure.h"
 
@@ -726,51 +726,13 @@ static void print_json(const struct tbbt_measure *m, FILE *out)
 
     tbbt_json_init(&j);
     tbbt_json_begin_object(&j);
-    tbbt_json_key(&j, "filesystem");
-    tbbt_json_string(&j, m->fs_type);
-    tbbt_json_kv_uint(&j, "block_size", m->block_size);
-    tbbt_json_kv_uint(&j, "files", m->files);
-    tbbt_json_kv_uint(&j, "blocks", m->blocks);
-    tbbt_json_kv_uint(&j, "fragments", m->fragments);
-    tbbt_json_key(&j, "avg_block_distance");
-    tbbt_json_double(&j, m->avg_block_distance);
-    tbbt_json_key(&j, "avg_fragment_size");
-    tbbt_json_double(&j, m->avg_fragment_size);
-    tbbt_json_key(&j, "avg_fragment_distance");
-    tbbt_json_double(&j, m->avg_fragment_distance);
-    tbbt_json_key(&j, "avg_parent_distance");
-    if (m->have_parent_distance)
-        tbbt_json_double(&j, m->avg_parent_distance);
-    else
-        tbbt_json_null(&j);
-    tbbt_json_key(&j, "avg_inode_distance");
-    if (m->have_inode_distance)
-        tbbt_json_double(&j, m->avg_inode_distance);
-    else
-        tbbt_json_null(&j);
-    tbbt_json_key(&j, "free_avg_fragment_size");
-    if (m->have_free)
-        tbbt_json_double(&j, m->free_avg_fragment_size);
-    else
-        tbbt_json_null(&j);
-    tbbt_json_key(&j, "free_fragments");
-    if (m->have_free)
-        tbbt_json_uint(&j, m->free_fragments);
-    else
-        tbbt_json_null(&j);
-    tbbt_json_key(&j, "free_blocks");
-    if (m->have_free)
-        tbbt_json_uint(&j, m->free_blocks);
-    else
-        tbbt_json_null(&j);
-    tbbt_json_kv_uint(&j, "block_pairs", m->block_pairs);
-    tbbt_json_kv_uint(&j, "fragment_pairs", m->fragment_pairs);
-    tbbt_json_kv_uint(&j, "parent_files", m->parent_files);
-    tbbt_json_kv_uint(&j, "inode_files", m->inode_files);
-    tbbt_json_kv_uint(&j, "unlocated_blocks", m->unlocated_blocks);
-    tbbt_json_kv_uint(&j, "dirs", m->dirs);
-    tbbt_json_kv_uint(&j, "vanished", m->vanished);
-    tbbt_json_kv_uint(&j, "skipped", m->skipped);
+#define MEASURE_KEY(key, member) tbbt_json_kv(&j, key, m->member);
+#define MEASURE_KEY_IF(key, member, have)                                                  \
+    if (m->have)                                                                           \
+        tbbt_json_kv(&j, key, m->member);                                                  \
+    else                                                                                   \
+        tbbt_json_kv_null(&j, key);
+#include "aging/measure-keys.def"
     tbbt_json_end_object(&j);
     text = tbbt_json_finish(&j);
     fprintf(out, "%s\n", text);

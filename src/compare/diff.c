@@ -134,6 +134,15 @@ static bool field_differs(const struct tbbt__cmp_op *a, const struct tbbt__cmp_o
     return ha != hb || (ha && va != vb);
 }
 
+/* Lists name among the argument differences when field_differs(). */
+static void arg_field(struct tbbt__cmp_fields *f, const struct tbbt__cmp_op *a,
+                      const struct tbbt__cmp_op *b, int field, uint64_t va, uint64_t vb,
+                      const char *name)
+{
+    if (field_differs(a, b, field, va, vb))
+        ARG(f, name);
+}
+
 /* How a sattr sets a time: 0 not, 1 to the server's time, 2 to the client's (value). */
 static int time_how(uint32_t mask, uint32_t client, uint32_t server)
 {
@@ -211,10 +220,8 @@ static void arg_diffs(const struct tbbt_compare *c, const struct tbbt__cmp_op *a
         ARG(f, "gid");
     if (!rw && field_differs(a, b, TBBT_F_OFFSET, a->offset, b->offset))
         ARG(f, "offset");
-    if (field_differs(a, b, TBBT_F_COUNT, a->count, b->count))
-        ARG(f, "count");
-    if (field_differs(a, b, TBBT_F_STABLE, a->stable, b->stable))
-        ARG(f, "stable");
+    arg_field(f, a, b, TBBT_F_COUNT, a->count, b->count, "count");
+    arg_field(f, a, b, TBBT_F_STABLE, a->stable, b->stable, "stable");
     sattr_diffs(a, b, f);
     if (HAS(a, TBBT_F_GUARD) != HAS(b, TBBT_F_GUARD))
         ARG(f, "guard");
@@ -224,18 +231,12 @@ static void arg_diffs(const struct tbbt_compare *c, const struct tbbt__cmp_op *a
         ARG(f, "target");
     if (is_readdir(a) && cookie_differs(c, a, b))
         ARG(f, "cookie");
-    if (field_differs(a, b, TBBT_F_DIRCOUNT, a->dircount, b->dircount))
-        ARG(f, "dircount");
-    if (field_differs(a, b, TBBT_F_MAXCOUNT, a->maxcount, b->maxcount))
-        ARG(f, "maxcount");
-    if (field_differs(a, b, TBBT_F_ACCESS, a->access, b->access))
-        ARG(f, "access");
-    if (field_differs(a, b, TBBT_F_CREATEMODE, a->createmode, b->createmode))
-        ARG(f, "createmode");
-    if (field_differs(a, b, TBBT_F_FTYPE, a->ftype, b->ftype))
-        ARG(f, "ftype");
-    if (field_differs(a, b, TBBT_F_RDEV, a->rdev, b->rdev))
-        ARG(f, "rdev");
+    arg_field(f, a, b, TBBT_F_DIRCOUNT, a->dircount, b->dircount, "dircount");
+    arg_field(f, a, b, TBBT_F_MAXCOUNT, a->maxcount, b->maxcount, "maxcount");
+    arg_field(f, a, b, TBBT_F_ACCESS, a->access, b->access, "access");
+    arg_field(f, a, b, TBBT_F_CREATEMODE, a->createmode, b->createmode, "createmode");
+    arg_field(f, a, b, TBBT_F_FTYPE, a->ftype, b->ftype, "ftype");
+    arg_field(f, a, b, TBBT_F_RDEV, a->rdev, b->rdev, "rdev");
 }
 
 static bool status_differs(const struct tbbt__cmp_op *a, const struct tbbt__cmp_op *b)
@@ -253,6 +254,22 @@ static void to_fattr(struct tbbt_fattr *f, const struct tbbt__cmp_attr *a)
                              .uid = a->uid, .gid = a->gid, .size = a->size};
 }
 
+/* The attribute checks, in the order their differences are listed. */
+static const struct {
+    unsigned bit;               /* TBBT_ATTRCHECK_* */
+    const char *field;
+    bool image;                 /* a directory's size or link count: the image's */
+} attr_checks[] = {
+    {TBBT_ATTRCHECK_TYPE, "attr.type", false},
+    {TBBT_ATTRCHECK_DIR_SIZE, "attr.size", true},
+    {TBBT_ATTRCHECK_SIZE, "attr.size", false},
+    {TBBT_ATTRCHECK_DIR_NLINK, "attr.nlink", true},
+    {TBBT_ATTRCHECK_NLINK, "attr.nlink", false},
+    {TBBT_ATTRCHECK_MODE, "attr.mode", false},
+    {TBBT_ATTRCHECK_UID, "attr.uid", false},
+    {TBBT_ATTRCHECK_GID, "attr.gid", false},
+};
+
 /*
  * Post-op attributes, by the player's rule (tbbt_attrcheck_diff()); a directory's size
  * and link count are the image's (f->image).
@@ -265,22 +282,14 @@ static void attr_diffs(const struct tbbt__cmp_attr *a, const struct tbbt__cmp_at
     to_fattr(&fa, a);
     to_fattr(&fb, b);
     unsigned d = tbbt_attrcheck_diff(&fa, &fb);
-    if (d & TBBT_ATTRCHECK_TYPE)
-        REPLY(f, "attr.type");
-    if (d & TBBT_ATTRCHECK_DIR_SIZE)
-        IMAGE(f, "attr.size");
-    if (d & TBBT_ATTRCHECK_SIZE)
-        REPLY(f, "attr.size");
-    if (d & TBBT_ATTRCHECK_DIR_NLINK)
-        IMAGE(f, "attr.nlink");
-    if (d & TBBT_ATTRCHECK_NLINK)
-        REPLY(f, "attr.nlink");
-    if (d & TBBT_ATTRCHECK_MODE)
-        REPLY(f, "attr.mode");
-    if (d & TBBT_ATTRCHECK_UID)
-        REPLY(f, "attr.uid");
-    if (d & TBBT_ATTRCHECK_GID)
-        REPLY(f, "attr.gid");
+    for (size_t i = 0; i < G_N_ELEMENTS(attr_checks); i++) {
+        if (!(d & attr_checks[i].bit))
+            continue;
+        if (attr_checks[i].image)
+            IMAGE(f, attr_checks[i].field);
+        else
+            REPLY(f, attr_checks[i].field);
+    }
 }
 
 static bool has_arg(const struct tbbt__cmp_fields *f, const char *name)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tbbt-compare's outputs: the JSON document (stable keys, docs/tbbt-compare.md "JSON")
- * and the text summary (counts, the differences with their first examples in tbbt-dump
- * text form, latency, timing, rates).
+ * tbbt-compare's outputs: the JSON document (stable keys, docs/tbbt-compare.md "JSON";
+ * after its header, in the order of the table report-keys.def) and the text summary
+ * (counts, the differences with their first examples in tbbt-dump text form, latency,
+ * timing, rates).
  */
 #include "compare/compare-int.h"
 
@@ -99,9 +100,12 @@ static void json_quant(struct tbbt_json *j, const char *key, uint64_t n, uint64_
     tbbt_json_end_object(j);
 }
 
-static void json_timing(struct tbbt_json *j, const struct tbbt_compare *c,
-                        const struct tbbt_compare_timing *t)
+static void json_timing(struct tbbt_json *j, const struct tbbt_compare *c)
 {
+    struct tbbt_compare_timing tm;
+    const struct tbbt_compare_timing *t = &tm;
+
+    tbbt_compare_get_timing(c, &tm);
     tbbt_json_key(j, "timing");
     tbbt_json_begin_object(j);
     json_quant(j, "lag_us", t->lag_count, t->lag_p50, t->lag_p99, &t->lag_max);
@@ -136,65 +140,37 @@ static void json_timing(struct tbbt_json *j, const struct tbbt_compare *c,
     tbbt_json_end_object(j);
 }
 
+static void json_identical_fraction(struct tbbt_json *j, const struct tbbt_compare *c)
+{
+    json_ratio(j, "identical_fraction", (double)c->cnt.identical, (double)c->cnt.matched);
+}
+
+static void json_extra(struct tbbt_json *j, const struct tbbt_compare *c)
+{
+    tbbt_json_kv_object(j, "extra");
+    for (int i = 0; i < TBBT_COMPARE_NEXTRA; i++)
+        tbbt_json_kv_uint(j, extra_names[i], c->cnt.extra[i]);
+    tbbt_json_end_object(j);
+}
+
 char *tbbt_compare_json(const struct tbbt_compare *c)
 {
-    const struct tbbt_compare_counts *n = &c->cnt;
-    struct tbbt_compare_timing t;
     struct tbbt_json j;
 
-    tbbt_compare_get_timing(c, &t);
     tbbt_json_init(&j);
     tbbt_json_begin_object(&j);
-    tbbt_json_key(&j, "tool");
-    tbbt_json_string(&j, "tbbt-compare");
-    tbbt_json_key(&j, "version");
-    tbbt_json_string(&j, TBBT_VERSION);
-    tbbt_json_key(&j, "original");
-    tbbt_json_string(&j, c->o.trace_a);
-    tbbt_json_key(&j, "replay");
-    tbbt_json_string(&j, c->o.trace_b);
-    tbbt_json_key(&j, "image_root");
-    tbbt_json_string(&j, tbbt_compare_root_b(c));
+    tbbt_json_kv_string(&j, "tool", "tbbt-compare");
+    tbbt_json_kv_string(&j, "version", TBBT_VERSION);
+    tbbt_json_kv_string(&j, "original", c->o.trace_a);
+    tbbt_json_kv_string(&j, "replay", c->o.trace_b);
+    tbbt_json_kv_string(&j, "image_root", tbbt_compare_root_b(c));
     tbbt_json_kv_double(&j, "speed", c->o.speed);
     tbbt_json_kv_uint(&j, "horizon", c->o.horizon);
-    tbbt_json_key(&j, "credentials");
-    tbbt_json_bool(&j, n->credentials);
-    tbbt_json_kv_uint(&j, "ops_original", n->ops_original);
-    tbbt_json_kv_uint(&j, "original_not_nfs", n->original_not_nfs);
-    tbbt_json_kv_uint(&j, "ops_replay", n->ops_replay);
-    tbbt_json_kv_uint(&j, "matched", n->matched);
-    tbbt_json_kv_uint(&j, "identical", n->identical);
-    json_ratio(&j, "identical_fraction", (double)n->identical, (double)n->matched);
-    tbbt_json_kv_uint(&j, "missing", n->missing);
-    tbbt_json_kv_uint(&j, "missing_unmapped", n->missing_unmapped);
-    json_table(&j, c, "missing_by_proc", TBBT_COMPARE_MISSING);
-    tbbt_json_key(&j, "extra");
-    tbbt_json_begin_object(&j);
-    for (int i = 0; i < TBBT_COMPARE_NEXTRA; i++)
-        tbbt_json_kv_uint(&j, extra_names[i], n->extra[i]);
-    tbbt_json_end_object(&j);
-    json_table(&j, c, "extra_retry_by_proc", TBBT_COMPARE_EXTRA_RETRY);
-    json_table(&j, c, "extra_other_by_proc", TBBT_COMPARE_EXTRA_OTHER);
-    tbbt_json_kv_uint(&j, "pairs_with_arg_diffs", n->pairs_arg_diff);
-    tbbt_json_kv_uint(&j, "pairs_with_status_diffs", n->pairs_status_diff);
-    tbbt_json_kv_uint(&j, "pairs_with_reply_diffs", n->pairs_reply_diff);
-    tbbt_json_kv_uint(&j, "pairs_with_reply_diffs_image", n->pairs_reply_image);
-    tbbt_json_kv_uint(&j, "pairs_with_reply_diffs_racy", n->pairs_reply_racy);
-    tbbt_json_kv_uint(&j, "status_unchecked", n->status_unchecked);
-    json_table(&j, c, "arg_diffs", TBBT_COMPARE_ARG);
-    json_table(&j, c, "status_diffs", TBBT_COMPARE_STATUS);
-    json_table(&j, c, "reply_diffs", TBBT_COMPARE_REPLY);
-    json_table(&j, c, "reply_diffs_image", TBBT_COMPARE_REPLY_IMAGE);
-    json_table(&j, c, "reply_diffs_racy", TBBT_COMPARE_REPLY_RACY);
-    json_table(&j, c, "client_time_diffs", TBBT_COMPARE_CLIENT_TIME);
-    json_latency(&j, c);
-    json_timing(&j, c, &t);
-    tbbt_json_kv_uint(&j, "objects_mapped", n->objects_mapped);
-    tbbt_json_kv_uint(&j, "objects_unmapped", n->objects_unmapped);
-    tbbt_json_kv_uint(&j, "objects_by_path", n->objects_by_path);
-    tbbt_json_kv_uint(&j, "mapping_conflicts", n->mapping_conflicts);
-    tbbt_json_kv_uint(&j, "objects_remapped", n->objects_remapped);
-    tbbt_json_kv_uint(&j, "objects_ambiguous", n->objects_ambiguous);
+    tbbt_json_kv_bool(&j, "credentials", c->cnt.credentials);
+#define CMP_COUNT(key, member) tbbt_json_kv(&j, key, c->cnt.member);
+#define CMP_TABLE(key, kind) json_table(&j, c, key, TBBT_COMPARE_##kind);
+#define CMP_OWN(name) json_##name(&j, c);
+#include "compare/report-keys.def"
     tbbt_json_end_object(&j);
     return tbbt_json_finish(&j);
 }

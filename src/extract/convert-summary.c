@@ -13,6 +13,7 @@
 #include <glib.h>
 #include <string.h>
 
+#include "util/json-fields.h"
 #include "util/util.h"
 
 /* ---- summary ------------------------------------------------------------------ */
@@ -51,6 +52,13 @@ static void collect_client(uint8_t af, const uint8_t *addr, uint64_t calls, uint
     g_array_append_val((GArray *)arg, row);
 }
 
+/* A "clients" element. */
+static const struct tbbt_json_field client_keys[] = {
+    TBBT_JSON_FIELD(struct client_row, addr, "address"),
+    TBBT_JSON_FIELD(struct client_row, calls, "calls"),
+    TBBT_JSON_FIELD(struct client_row, lost, "estimated_lost_calls"),
+};
+
 static gint client_cmp(gconstpointer a, gconstpointer b)
 {
     return strcmp(((const struct client_row *)a)->addr, ((const struct client_row *)b)->addr);
@@ -62,18 +70,8 @@ static void json_clients(struct tbbt_json *j, struct tbbt__conv *c)
 
     tbbt__pairer_foreach_client(c->pairer, collect_client, rows);
     g_array_sort(rows, client_cmp);
-    tbbt_json_key(j, "clients");
-    tbbt_json_begin_array(j);
-    for (guint i = 0; i < rows->len; i++) {
-        struct client_row *r = &g_array_index(rows, struct client_row, i);
-        tbbt_json_begin_object(j);
-        tbbt_json_key(j, "address");
-        tbbt_json_string(j, r->addr);
-        tbbt_json_kv_uint(j, "calls", r->calls);
-        tbbt_json_kv_uint(j, "estimated_lost_calls", r->lost);
-        tbbt_json_end_object(j);
-    }
-    tbbt_json_end_array(j);
+    tbbt_json_kv_records(j, "clients", rows->data, rows->len, sizeof(struct client_row),
+                         client_keys, G_N_ELEMENTS(client_keys));
     g_array_free(rows, TRUE);
 }
 

@@ -6,7 +6,8 @@
  * histograms indexed by (prog, proc), a growable array of seconds, and hash tables of
  * failure kinds and reply mismatch kinds whose names are made only at output.  No
  * locks: one owner per report (report.h).  It does not time anything itself; callers
- * pass CLOCK_MONOTONIC times.
+ * pass CLOCK_MONOTONIC times.  The JSON keys that are a counter's value, and the text's
+ * skipped reasons, come from the table report-keys.def.
  */
 #include "player/report.h"
 
@@ -442,58 +443,51 @@ char *tbbt_report_proc_label(int prog, int proc)
 
 /* ---- sorted views for output --------------------------------------------------------- */
 
-struct proc_row {
-    char *label; /* owned */
-    const struct tbbt_hist *h;
-};
-
-static int proc_row_cmp(const void *a, const void *b)
-{
-    const struct proc_row *x = a, *y = b;
-
-    if (x->h->count != y->h->count)
-        return x->h->count > y->h->count ? -1 : 1;
-    return strcmp(x->label, y->label);
-}
-
-/* The procedures with a histogram, by count then label (given: free with rows_free()). */
-static struct proc_row *proc_rows(const struct tbbt_report *r, size_t *n)
-{
-    struct proc_row *rows = g_new(struct proc_row, TBBT_REPORT_NPROG * TBBT_REPORT_NPROC);
-    size_t k = 0;
-
-    for (int p = 0; p < TBBT_REPORT_NPROG; p++)
-        for (int i = 0; i < TBBT_REPORT_NPROC; i++) {
-            if (!r->proc[p][i] || r->proc[p][i]->count == 0)
-                continue;
-            rows[k].label = tbbt_report_proc_label(p, i);
-            rows[k].h = r->proc[p][i];
-            k++;
-        }
-    qsort(rows, k, sizeof(*rows), proc_row_cmp);
-    *n = k;
-    return rows;
-}
-
-static void rows_free(struct proc_row *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        g_free(rows[i].label);
-    g_free(rows);
-}
-
-struct kind_row {
-    char *name; /* owned */
+/* A row of a sorted view: a procedure (with its histogram) or a kind of failure or mismatch. */
+struct row {
+    char *name;                 /* owned */
     uint64_t count;
+    const struct tbbt_hist *h;  /* a procedure's; NULL for a kind */
 };
 
-static int kind_row_cmp(const void *a, const void *b)
+static int row_cmp(const void *a, const void *b)
 {
-    const struct kind_row *x = a, *y = b;
+    const struct row *x = a, *y = b;
 
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
     return strcmp(x->name, y->name);
+}
+
+/* Sorts the n rows by count, then name; returns rows, *nrows = n. */
+static struct row *rows_sorted(struct row *rows, size_t n, size_t *nrows)
+{
+    qsort(rows, n, sizeof(*rows), row_cmp);
+    *nrows = n;
+    return rows;
+}
+
+static void rows_free(struct row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        g_free(rows[i].name);
+    g_free(rows);
+}
+
+/* The procedures with a histogram, by count then label (given: free with rows_free()). */
+static struct row *proc_rows(const struct tbbt_report *r, size_t *n)
+{
+    struct row *rows = g_new(struct row, TBBT_REPORT_NPROG * TBBT_REPORT_NPROC);
+    size_t k = 0;
+
+    for (int p = 0; p < TBBT_REPORT_NPROG; p++)
+        for (int i = 0; i < TBBT_REPORT_NPROC; i++) {
+            const struct tbbt_hist *h = r->proc[p][i];
+
+            if (h && h->count)
+                rows[k++] = (struct row){tbbt_report_proc_label(p, i), h->count, h};
+        }
+    return rows_sorted(rows, k, n);
 }
 
 /* The name of a kind: "<proc label>.<field>" or tbbt_report_failure_kind() (given). */
@@ -509,11 +503,11 @@ static char *kind_name(const struct kind *kd)
     return name;
 }
 
-/* The kinds of tab by count then name (given: free with kinds_free()). */
-static struct kind_row *kind_rows(GHashTable *tab, size_t *n)
+/* The kinds of tab by count then name (given: free with rows_free()). */
+static struct row *kind_rows(GHashTable *tab, size_t *n)
 {
     size_t k = 0, total = g_hash_table_size(tab);
-    struct kind_row *rows = g_new(struct kind_row, total ? total : 1);
+    struct row *rows = g_new(struct row, total ? total : 1);
     GHashTableIter it;
     gpointer key;
 
@@ -521,20 +515,9 @@ static struct kind_row *kind_rows(GHashTable *tab, size_t *n)
     while (g_hash_table_iter_next(&it, &key, NULL)) {
         const struct kind *kd = key;
 
-        rows[k].name = kind_name(kd);
-        rows[k].count = kd->count;
-        k++;
+        rows[k++] = (struct row){kind_name(kd), kd->count, NULL};
     }
-    qsort(rows, k, sizeof(*rows), kind_row_cmp);
-    *n = k;
-    return rows;
-}
-
-static void kinds_free(struct kind_row *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        g_free(rows[i].name);
-    g_free(rows);
+    return rows_sorted(rows, k, n);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
@@ -570,46 +553,12 @@ static void json_latency(struct tbbt_json *j, const struct tbbt_hist *h)
 static void json_ops(struct tbbt_json *j, const struct tbbt_report *r,
                      const struct tbbt_report_counts *c)
 {
-    tbbt_json_kv_uint(j, "trace_ops", c->trace_ops);
-    tbbt_json_kv_uint(j, "ops_issued", c->ops_issued);
-    tbbt_json_kv_uint(j, "ops_completed", c->ops_completed);
-    tbbt_json_kv_uint(j, "ops_skipped", c->ops_skipped);
-    tbbt_json_kv_uint(j, "ops_unknown", c->ops_unknown);
-    tbbt_json_kv_uint(j, "corrective_ops", c->corrective_ops);
-    tbbt_json_kv_object(j, "skipped_by_reason");
-    tbbt_json_kv_uint(j, "no_handle", c->skipped_no_handle);
-    tbbt_json_kv_uint(j, "dependency", c->skipped_dependency);
-    tbbt_json_kv_uint(j, "not_nfs", c->skipped_not_nfs);
-    tbbt_json_kv_uint(j, "incomplete", c->skipped_incomplete);
-    tbbt_json_kv_uint(j, "unsendable", c->skipped_unsendable);
-    tbbt_json_kv_uint(j, "filtered", c->skipped_filtered);
-    tbbt_json_kv_uint(j, "stopped", c->skipped_stopped);
-    tbbt_json_end_object(j);
-    tbbt_json_kv_uint(j, "replay_failures", r->failures);
-    tbbt_json_kv_uint(j, "retries", c->retries);
-    tbbt_json_kv_uint(j, "reconnects", c->reconnects);
-    tbbt_json_kv_uint(j, "timeouts", c->timeouts);
-    tbbt_json_kv_uint(j, "retransmits", c->retransmits);
-    tbbt_json_kv_uint(j, "retransmit_dup_ok", c->retransmit_dup_ok);
-    tbbt_json_kv_uint(j, "unchecked", c->unchecked);
-    tbbt_json_kv_uint(j, "window_stalls", c->window_stalls);
-    tbbt_json_kv_uint(j, "peak_outstanding", c->peak_outstanding);
-    tbbt_json_kv_uint(j, "reordered_reads", c->reordered_reads);
-    tbbt_json_kv_uint(j, "client_stalls", c->client_stalls);
-    tbbt_json_kv_uint(j, "read_bytes", c->read_bytes);
-    tbbt_json_kv_uint(j, "reply_mismatches", r->nmismatches);
-    tbbt_json_kv_uint(j, "replies_racy", c->replies_racy);
-    tbbt_json_kv_object(j, "jukebox");
-    tbbt_json_kv_uint(j, "replies", c->jukebox_replies);
-    tbbt_json_kv_uint(j, "ops", c->jukebox_ops);
-    tbbt_json_kv_uint(j, "gave_up", c->jukebox_gave_up);
-    tbbt_json_kv_double(j, "wait_seconds", c->jukebox_wait_seconds);
-    tbbt_json_kv_double(j, "wait_max_seconds", c->jukebox_wait_max_seconds);
-    tbbt_json_end_object(j);
-    tbbt_json_kv_object(j, "grace");
-    tbbt_json_kv_string(j, "state", c->grace);
-    tbbt_json_kv_double(j, "waited_seconds", c->grace_wait_seconds);
-    tbbt_json_end_object(j);
+#define PLAY_COUNT(key, member) tbbt_json_kv(j, key, c->member);
+#define PLAY_RECORDED(key, member) tbbt_json_kv(j, key, r->member);
+#define PLAY_OBJECT(key) tbbt_json_kv_object(j, key);
+#define PLAY_END() tbbt_json_end_object(j);
+#define PLAY_SKIPPED(key, label, member) tbbt_json_kv(j, key, c->member);
+#include "player/report-keys.def"
 }
 
 #define LAG_BEHIND_NS 1000000u   /* a second whose largest dispatch error exceeds 1 ms */
@@ -676,24 +625,14 @@ static void json_run(struct tbbt_json *j, const struct tbbt_report_counts *c)
     tbbt_json_kv_double(j, "read_mb_per_s", ratio((double)c->read_bytes / 1e6, c->wall_seconds));
     tbbt_json_kv_double(j, "trace_rate_ops", trace_rate(c));
     tbbt_json_kv_double(j, "target_rate_ops", is_timestamp(c) ? trace_rate(c) * c->speed : NAN);
-    tbbt_json_kv_double(j, "speed", c->speed);
-    tbbt_json_kv_string(j, "order", c->order);
-    tbbt_json_kv_string(j, "timing", c->timing);
-    tbbt_json_kv_string(j, "transport", c->transport);
-    tbbt_json_kv_uint(j, "clones", c->clones);
-    tbbt_json_kv_uint(j, "connections", c->connections);
-    tbbt_json_kv_uint(j, "window", c->window);
-    tbbt_json_kv_uint(j, "max_outstanding", c->max_outstanding);
-    tbbt_json_kv_double(j, "causal_slack_us", c->causal_slack_us);
-    tbbt_json_kv_bool(j, "finished", c->finished);
-    tbbt_json_kv_string(j, "error", c->error);
-    tbbt_json_kv_string(j, "stop_reason", c->stop_reason);
+#define PLAY_RUN(key, member) tbbt_json_kv(j, key, c->member);
+#include "player/report-keys.def"
 }
 
 static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
 {
     const struct tbbt_hist *d = &r->dispatch;
-    struct proc_row *rows;
+    struct row *rows;
     size_t n;
 
     tbbt_json_kv_object(j, "dispatch_error_us");
@@ -708,7 +647,7 @@ static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
     rows = proc_rows(r, &n);
     tbbt_json_kv_object(j, "procedures");
     for (size_t i = 0; i < n; i++) {
-        tbbt_json_key(j, rows[i].label);
+        tbbt_json_key(j, rows[i].name);
         json_latency(j, rows[i].h);
     }
     tbbt_json_end_object(j);
@@ -719,13 +658,13 @@ static void json_latencies(struct tbbt_json *j, const struct tbbt_report *r)
 static void json_kinds(struct tbbt_json *j, const char *key, GHashTable *tab)
 {
     size_t n;
-    struct kind_row *rows = kind_rows(tab, &n);
+    struct row *rows = kind_rows(tab, &n);
 
     tbbt_json_kv_object(j, key);
     for (size_t i = 0; i < n; i++)
         tbbt_json_kv_uint(j, rows[i].name, rows[i].count);
     tbbt_json_end_object(j);
-    kinds_free(rows, n);
+    rows_free(rows, n);
 }
 
 char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_counts *c,
@@ -773,6 +712,23 @@ static void text_rate(FILE *out, const char *what, double v)
         fprintf(out, "%s - ops/s", what);
 }
 
+/* The "skipped" line: the reasons of report-keys.def, in its order. */
+static void text_skipped(FILE *out, const struct tbbt_report_counts *c)
+{
+    const struct {
+        const char *label;
+        uint64_t n;
+    } reasons[] = {
+#define PLAY_SKIPPED(key, label, member) {label, c->member},
+#include "player/report-keys.def"
+    };
+
+    fputs("  skipped      ", out);
+    for (size_t i = 0; i < G_N_ELEMENTS(reasons); i++)
+        fprintf(out, "%s%s %" PRIu64, i ? ", " : "", reasons[i].label, reasons[i].n);
+    fputc('\n', out);
+}
+
 static void text_header(FILE *out, const struct tbbt_report *r, const struct tbbt_report_counts *c)
 {
     const struct tbbt_hist *d = &r->dispatch;
@@ -805,12 +761,7 @@ static void text_header(FILE *out, const struct tbbt_report *r, const struct tbb
                  ", skipped %" PRIu64 ", unknown %" PRIu64 ", corrective %" PRIu64 "\n",
             c->trace_ops, c->ops_issued, c->ops_completed, c->ops_skipped, c->ops_unknown,
             c->corrective_ops);
-    fprintf(out, "  skipped      no handle %" PRIu64 ", dependency %" PRIu64 ", not nfs %" PRIu64
-                 ", incomplete %" PRIu64 ", unsendable %" PRIu64 ", filtered %" PRIu64
-                 ", stopped %" PRIu64 "\n",
-            c->skipped_no_handle, c->skipped_dependency, c->skipped_not_nfs,
-            c->skipped_incomplete, c->skipped_unsendable, c->skipped_filtered,
-            c->skipped_stopped);
+    text_skipped(out, c);
     fprintf(out, "  failures     %" PRIu64 " replay failures, %" PRIu64 " unchecked replies\n",
             r->failures, c->unchecked);
     fprintf(out, "  retries      %" PRIu64 " retries, %" PRIu64 " reconnects, %" PRIu64
@@ -859,12 +810,12 @@ static void text_row(FILE *out, const char *label, const struct tbbt_hist *h)
 static void text_procs(FILE *out, const struct tbbt_report *r)
 {
     size_t n;
-    struct proc_row *rows = proc_rows(r, &n);
+    struct row *rows = proc_rows(r, &n);
 
     fprintf(out, "\n  %-18s %10s %9s %9s %9s %9s %9s\n", "procedure (ms)", "count", "mean",
             "p50", "p90", "p99", "max");
     for (size_t i = 0; i < n; i++)
-        text_row(out, rows[i].label, rows[i].h);
+        text_row(out, rows[i].name, rows[i].h);
     text_row(out, "all", &r->all);
     rows_free(rows, n);
 }
@@ -873,7 +824,7 @@ static void text_procs(FILE *out, const struct tbbt_report *r)
 static void text_kinds(FILE *out, const char *what, GHashTable *tab, bool more)
 {
     size_t n;
-    struct kind_row *rows = kind_rows(tab, &n);
+    struct row *rows = kind_rows(tab, &n);
 
     if (n) {
         fprintf(out, "\n  %s by kind%s\n", what, n > TEXT_TOP_KINDS ? " (top 20)" : "");
@@ -882,7 +833,7 @@ static void text_kinds(FILE *out, const char *what, GHashTable *tab, bool more)
         if (more && n > TEXT_TOP_KINDS)
             fprintf(out, "  ... and %zu more kinds\n", n - TEXT_TOP_KINDS);
     }
-    kinds_free(rows, n);
+    rows_free(rows, n);
 }
 
 void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_report_counts *c,

@@ -2,6 +2,7 @@
 /*
  * tbbt-stats output: the readable text sections and the JSON document.  The JSON keys
  * are a stable interface, listed in docs/tbbt-stats.md "JSON"; add keys, never rename.
+ * Those that are a counter's value come from the table report-keys.def.
  */
 #include "stats/stats.h"
 
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "util/json.h"
+#include "util/json-fields.h"
 #include "tbbt-version.h"
 
 #define TEXT_TOP 10         /* hottest files listed in the text */
@@ -270,13 +272,8 @@ static void json_head(struct tbbt_json *j, const struct tbbt_stats *st, const ch
     tbbt_json_kv_string(j, "version", TBBT_VERSION);
     tbbt_json_kv_string(j, "trace", trace);
     tbbt_json_kv_object(j, "records");
-    tbbt_json_kv_uint(j, "total", st->records);
-    tbbt_json_kv_uint(j, "nfs", st->nfs_ops);
-    tbbt_json_kv_uint(j, "mount", st->mount_ops);
-    tbbt_json_kv_uint(j, "other", st->other_ops);
-    tbbt_json_kv_uint(j, "no_call", st->no_call);
-    tbbt_json_kv_uint(j, "files", st->n_files);
-    tbbt_json_kv_uint(j, "clients", st->clients->len);
+#define STATS_RECORDS(key, member) tbbt_json_kv(j, key, st->member);
+#include "stats/report-keys.def"
     tbbt_json_end_object(j);
     tbbt_json_kv_object(j, "time");
     tbbt_json_kv_uint(j, "first_ns", st->t_first);
@@ -327,22 +324,27 @@ static void json_rate(struct tbbt_json *j, const struct tbbt_stats *st)
     tbbt_json_end_object(j);
 }
 
-static void json_clients(struct tbbt_json *j, const struct tbbt_stats *st)
+/* The keys of the records of the JSON's arrays, from report-keys.def. */
+static const struct tbbt_json_field client_keys[] = {
+#define STATS_CLIENT(key, member) TBBT_JSON_FIELD(struct tbbt_stats_client, member, key),
+#include "stats/report-keys.def"
+};
+static const struct tbbt_json_field temp_top_keys[] = {
+#define STATS_TEMP_RANK(key) TBBT_JSON_RANK(key),
+#define STATS_TEMP_TOP(key, member) TBBT_JSON_FIELD(struct tbbt_stats_temp, member, key),
+#include "stats/report-keys.def"
+};
+static const struct tbbt_json_field hot_pair_keys[] = {
+#define STATS_HOT_PAIR(key, member) TBBT_JSON_FIELD(struct tbbt_stats_hot_pair, member, key),
+#include "stats/report-keys.def"
+};
+
+/* Writes key: the records of a (borrowed), at most max of them, with the given keys. */
+static void json_records(struct tbbt_json *j, const char *key, GArray *a, guint max,
+                         const struct tbbt_json_field *keys, size_t nkeys)
 {
-    tbbt_json_kv_array(j, "clients");
-    for (guint i = 0; i < st->clients->len; i++) {
-        const struct tbbt_stats_client *c =
-            &g_array_index(st->clients, struct tbbt_stats_client, i);
-        tbbt_json_begin_object(j);
-        tbbt_json_kv_string(j, "client", c->addr);
-        tbbt_json_kv_uint(j, "ops", c->ops);
-        tbbt_json_kv_uint(j, "reads", c->reads);
-        tbbt_json_kv_uint(j, "writes", c->writes);
-        tbbt_json_kv_uint(j, "bytes_read", c->bytes_read);
-        tbbt_json_kv_uint(j, "bytes_written", c->bytes_written);
-        tbbt_json_end_object(j);
-    }
-    tbbt_json_end_array(j);
+    tbbt_json_kv_records(j, key, a->data, MIN(a->len, max), g_array_get_element_size(a), keys,
+                         nkeys);
 }
 
 static void json_hist(struct tbbt_json *j, const char *key, const uint64_t *runs,
@@ -392,19 +394,7 @@ static void json_seq(struct tbbt_json *j, const struct tbbt_stats *st)
 
 static void json_temp_top(struct tbbt_json *j, const struct tbbt_stats *st)
 {
-    tbbt_json_kv_array(j, "top");
-    for (guint i = 0; i < st->temps->len && i < JSON_TOP; i++) {
-        const struct tbbt_stats_temp *t = &g_array_index(st->temps, struct tbbt_stats_temp, i);
-        tbbt_json_begin_object(j);
-        tbbt_json_kv_uint(j, "rank", i + 1);
-        tbbt_json_kv_uint(j, "fh", t->fh);
-        tbbt_json_kv_uint(j, "id", t->id);
-        tbbt_json_kv_uint(j, "size", t->size);
-        tbbt_json_kv_uint(j, "bytes", t->bytes);
-        tbbt_json_kv_double(j, "temperature", t->temp);
-        tbbt_json_end_object(j);
-    }
-    tbbt_json_end_array(j);
+    json_records(j, "top", st->temps, JSON_TOP, temp_top_keys, G_N_ELEMENTS(temp_top_keys));
     /* The curve: ranks 1..n, log-spaced, at most about CURVE_POINTS of them. */
     tbbt_json_kv_array(j, "curve");
     guint n = st->temps->len, last = 0;
@@ -435,22 +425,8 @@ static void json_hot(struct tbbt_json *j, const struct tbbt_stats *st)
     tbbt_json_kv_double(j, "mean_overlap_top_percent", m.op);
     tbbt_json_kv_double(j, "mean_persistence_top_k", m.pk);
     tbbt_json_kv_double(j, "mean_persistence_top_percent", m.pp);
-    tbbt_json_kv_array(j, "pairs");
-    for (guint i = 0; i < st->hot_pairs->len; i++) {
-        const struct tbbt_stats_hot_pair *p =
-            &g_array_index(st->hot_pairs, struct tbbt_stats_hot_pair, i);
-        tbbt_json_begin_object(j);
-        tbbt_json_kv_uint(j, "period", p->period);
-        tbbt_json_kv_uint(j, "next", p->next);
-        tbbt_json_kv_uint(j, "top_k_size", p->k_prev);
-        tbbt_json_kv_uint(j, "top_percent_size", p->p_prev);
-        tbbt_json_kv_double(j, "overlap_top_k", p->overlap_k);
-        tbbt_json_kv_double(j, "overlap_top_percent", p->overlap_p);
-        tbbt_json_kv_double(j, "persistence_top_k", p->persist_k);
-        tbbt_json_kv_double(j, "persistence_top_percent", p->persist_p);
-        tbbt_json_end_object(j);
-    }
-    tbbt_json_end_array(j);
+    json_records(j, "pairs", st->hot_pairs, G_MAXUINT, hot_pair_keys,
+                 G_N_ELEMENTS(hot_pair_keys));
     tbbt_json_end_object(j);
 }
 
@@ -472,15 +448,8 @@ static void json_share(struct tbbt_json *j, const struct tbbt_stats *st)
 {
     const struct tbbt_stats_share *s = &st->share;
     tbbt_json_kv_object(j, "sharing");
-    tbbt_json_kv_uint(j, "objects", s->objects);
-    tbbt_json_kv_uint(j, "objects_shared", s->shared);
-    tbbt_json_kv_uint(j, "files", s->files);
-    tbbt_json_kv_uint(j, "files_shared", s->files_shared);
-    tbbt_json_kv_uint(j, "data_files", s->data_files);
-    tbbt_json_kv_uint(j, "read_shared", s->read_shared);
-    tbbt_json_kv_uint(j, "write_shared", s->write_shared);
-    tbbt_json_kv_uint(j, "bytes_read_shared", s->bytes_read_shared);
-    tbbt_json_kv_uint(j, "bytes_write_shared", s->bytes_write_shared);
+#define STATS_SHARE(key, member) tbbt_json_kv(j, key, s->member);
+#include "stats/report-keys.def"
     tbbt_json_end_object(j);
 }
 
@@ -529,7 +498,7 @@ char *tbbt_stats_json(const struct tbbt_stats *st, const char *trace)
     json_head(&j, st, trace);
     json_mix(&j, st);
     json_rate(&j, st);
-    json_clients(&j, st);
+    json_records(&j, "clients", st->clients, G_MAXUINT, client_keys, G_N_ELEMENTS(client_keys));
     json_seq(&j, st);
     json_temp(&j, st);
     json_share(&j, st);

@@ -136,6 +136,12 @@ void tbbt_json_kv_bool(struct tbbt_json *j, const char *key, bool v)
     tbbt_json_bool(j, v);
 }
 
+void tbbt_json_kv_null(struct tbbt_json *j, const char *key)
+{
+    tbbt_json_key(j, key);
+    tbbt_json_null(j);
+}
+
 void tbbt_json_kv_object(struct tbbt_json *j, const char *key)
 {
     tbbt_json_key(j, key);

@@ -39,6 +39,25 @@ void tbbt_json_kv_double(struct tbbt_json *j, const char *key, double v);
 void tbbt_json_kv_string(struct tbbt_json *j, const char *key, const char *s);
 /* Shorthand for tbbt_json_key(j, key) then tbbt_json_bool(j, v). */
 void tbbt_json_kv_bool(struct tbbt_json *j, const char *key, bool v);
+/* Shorthand for tbbt_json_key(j, key) then tbbt_json_null(j). */
+void tbbt_json_kv_null(struct tbbt_json *j, const char *key);
+/*
+ * tbbt_json_kv(j, key, v): the shorthand above that fits v's type: unsigned integers as
+ * tbbt_json_kv_uint(), double, bool, and strings (char arrays included) as
+ * tbbt_json_kv_string().  Another type does not compile.  v is evaluated once.  For key
+ * tables (*-keys.def) whose rows name a member, not its JSON type.
+ */
+#define tbbt_json_kv(j, key, v)                                                            \
+    _Generic((v),                                                                          \
+        unsigned char: tbbt_json_kv_uint,                                                  \
+        unsigned short: tbbt_json_kv_uint,                                                 \
+        unsigned int: tbbt_json_kv_uint,                                                   \
+        unsigned long: tbbt_json_kv_uint,                                                  \
+        unsigned long long: tbbt_json_kv_uint,                                             \
+        double: tbbt_json_kv_double,                                                       \
+        bool: tbbt_json_kv_bool,                                                           \
+        char *: tbbt_json_kv_string,                                                       \
+        const char *: tbbt_json_kv_string)(j, key, v)
 /* Shorthand for tbbt_json_key(j, key) then tbbt_json_begin_object(j) (or _array). */
 void tbbt_json_kv_object(struct tbbt_json *j, const char *key);
 void tbbt_json_kv_array(struct tbbt_json *j, const char *key);
