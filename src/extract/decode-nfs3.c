@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "extract/decode-int.h"
+#include "proto/fattr.h"
 #include "proto/nfs3.h"
 #include "proto/proto.h"
 
@@ -36,16 +37,9 @@ static uint64_t time_ns(const nfstime3 *t)
 
 static void map_fattr(struct tbbt_fattr *o, const fattr3 *a)
 {
-    o->type = a->type;
-    o->mode = a->mode;
-    o->nlink = a->nlink;
-    o->uid = a->uid;
-    o->gid = a->gid;
-    o->size = a->size;
+    TBBT_PROTO_FATTR_COPY(o, a);
     o->used = a->used;
-    o->rdev = (uint64_t)a->rdev.specdata1 << 32 | a->rdev.specdata2;
-    o->fsid = a->fsid;
-    o->fileid = a->fileid;
+    o->rdev = tbbt_proto_specdata(&a->rdev);
     o->atime_ns = time_ns(&a->atime);
     o->mtime_ns = time_ns(&a->mtime);
     o->ctime_ns = time_ns(&a->ctime);
@@ -95,28 +89,6 @@ static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
     if (!ITEM(d, xdr_nfs_fh3, &fh))
         return false;
     tbbt__dec_set_fh(d, buf, fh.data.data_len, dst, field);
-    return true;
-}
-
-static bool dec_u32(struct tbbt__dec *d, xdrproc_t proc, uint32_t *dst, int field)
-{
-    uint32 v;
-
-    if (!tbbt__dec_item(d, proc, &v))
-        return false;
-    *dst = v;
-    TBBT_SET(d->rec, field);
-    return true;
-}
-
-static bool dec_u64(struct tbbt__dec *d, xdrproc_t proc, uint64_t *dst, int field)
-{
-    uint64 v;
-
-    if (!tbbt__dec_item(d, proc, &v))
-        return false;
-    *dst = v;
-    TBBT_SET(d->rec, field);
     return true;
 }
 
@@ -196,18 +168,6 @@ static bool dec_sattr(struct tbbt__dec *d)
     return true;
 }
 
-/* An 8-byte verifier (cookieverf3, createverf3, writeverf3) as a big-endian u64. */
-static bool dec_verf(struct tbbt__dec *d, xdrproc_t proc, uint64_t *dst, int field)
-{
-    char v[8];
-
-    if (!tbbt__dec_item(d, proc, v))
-        return false;
-    *dst = tbbt__dec_be(v, sizeof(v));
-    TBBT_SET(d->rec, field);
-    return true;
-}
-
 /* What v3 decodes its own way in the shapes it shares with v2 (a closed status list). */
 const struct tbbt__dec_vers tbbt__dec_vers3 = {
     dec_fh, (xdrproc_t)xdr_filename3, (xdrproc_t)xdr_nfspath3, dec_attr, TBBT_PROTO_NFS3, true,
@@ -217,12 +177,12 @@ const struct tbbt__dec_vers tbbt__dec_vers3 = {
 
 static bool dec_offset(struct tbbt__dec *d)
 {
-    return dec_u64(d, (xdrproc_t)xdr_offset3, &d->rec->offset, TBBT_F_OFFSET);
+    return tbbt__dec_u64_field(d, &d->rec->offset, TBBT_F_OFFSET);
 }
 
 static bool dec_count(struct tbbt__dec *d)
 {
-    return dec_u32(d, (xdrproc_t)xdr_count3, &d->rec->count, TBBT_F_COUNT);
+    return tbbt__dec_u32_field(d, &d->rec->count, TBBT_F_COUNT);
 }
 
 static bool dec_obj_attr(struct tbbt__dec *d)
@@ -275,7 +235,7 @@ static bool setattr_call(struct tbbt__dec *d)
 static bool access_call(struct tbbt__dec *d)
 {
     return tbbt__dec_obj(d) &&
-           dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access, TBBT_F_ACCESS);
+           tbbt__dec_u32_field(d, &d->rec->access, TBBT_F_ACCESS);
 }
 
 /* READ and COMMIT: file, offset, count. */
@@ -390,8 +350,7 @@ static bool mknod_call(struct tbbt__dec *d)
     case NF3BLK:
         map_sattr(&r->sattr, &m.mknoddata3_u.device.dev_attributes);
         TBBT_SET(r, TBBT_F_SATTR);
-        r->rdev = (uint64_t)m.mknoddata3_u.device.spec.specdata1 << 32 |
-                  m.mknoddata3_u.device.spec.specdata2;
+        r->rdev = tbbt_proto_specdata(&m.mknoddata3_u.device.spec);
         TBBT_SET(r, TBBT_F_RDEV);
         break;
     case NF3SOCK:
@@ -409,8 +368,8 @@ static bool dec_cookie(struct tbbt__dec *d)
 {
     struct tbbt_trace_rec *r = d->rec;
 
-    return dec_u64(d, (xdrproc_t)xdr_cookie3, &r->cookie, TBBT_F_COOKIE) &&
-           dec_verf(d, (xdrproc_t)xdr_cookieverf3, &r->cookieverf, TBBT_F_COOKIEVERF);
+    return tbbt__dec_u64_field(d, &r->cookie, TBBT_F_COOKIE) &&
+           tbbt__dec_u64_field(d, &r->cookieverf, TBBT_F_COOKIEVERF);
 }
 
 static bool readdir_call(struct tbbt__dec *d)
@@ -423,8 +382,8 @@ static bool readdirplus_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
 
     return tbbt__dec_obj(d) && dec_cookie(d) &&
-           dec_u32(d, (xdrproc_t)xdr_count3, &r->dircount, TBBT_F_DIRCOUNT) &&
-           dec_u32(d, (xdrproc_t)xdr_count3, &r->maxcount, TBBT_F_MAXCOUNT);
+           tbbt__dec_u32_field(d, &r->dircount, TBBT_F_DIRCOUNT) &&
+           tbbt__dec_u32_field(d, &r->maxcount, TBBT_F_MAXCOUNT);
 }
 
 /* ---- replies --------------------------------------------------------------- */
@@ -454,7 +413,7 @@ static bool access_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
-    return !ok || dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access_res, TBBT_F_ACCESS_RES);
+    return !ok || tbbt__dec_u32_field(d, &d->rec->access_res, TBBT_F_ACCESS_RES);
 }
 
 static bool readlink_reply(struct tbbt__dec *d)
@@ -486,7 +445,7 @@ static bool read_reply(struct tbbt__dec *d)
         return false;
     if (!ok)
         return true;
-    return dec_u32(d, (xdrproc_t)xdr_count3, &d->rec->res_count, TBBT_F_RES_COUNT) &&
+    return tbbt__dec_u32_field(d, &d->rec->res_count, TBBT_F_RES_COUNT) &&
            dec_eof(d) && tbbt__dec_opaque_len(d, NFS3_MAXDATA, &len) && tbbt__dec_skip(d, len);
 }
 
@@ -499,9 +458,9 @@ static bool write_reply(struct tbbt__dec *d)
         return false;
     if (!ok)
         return true;
-    return dec_u32(d, (xdrproc_t)xdr_count3, &r->res_count, TBBT_F_RES_COUNT) &&
+    return tbbt__dec_u32_field(d, &r->res_count, TBBT_F_RES_COUNT) &&
            dec_stable(d, &r->committed, TBBT_F_COMMITTED) &&
-           dec_verf(d, (xdrproc_t)xdr_writeverf3, &r->writeverf, TBBT_F_WRITEVERF);
+           tbbt__dec_u64_field(d, &r->writeverf, TBBT_F_WRITEVERF);
 }
 
 /* CREATE, MKDIR, SYMLINK and MKNOD: new handle and attributes, directory wcc. */
@@ -684,7 +643,7 @@ static bool commit_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok) || !dec_obj_wcc(d))
         return false;
-    return !ok || dec_verf(d, (xdrproc_t)xdr_writeverf3, &d->rec->writeverf, TBBT_F_WRITEVERF);
+    return !ok || tbbt__dec_u64_field(d, &d->rec->writeverf, TBBT_F_WRITEVERF);
 }
 
 
