@@ -187,10 +187,8 @@ static bool diropres_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!tbbt__dec_status(d, &ok))
-        return false;
-    return !ok || (dec_fh(d, &d->rec->new_fh, TBBT_F_NEW_FH) &&
-                   dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR));
+    return tbbt__dec_status(d, &ok) && (!ok || (dec_fh(d, &d->rec->new_fh, TBBT_F_NEW_FH) &&
+                                                dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR)));
 }
 
 /* A bare stat: REMOVE, RENAME, LINK, SYMLINK, RMDIR. */
@@ -205,9 +203,7 @@ static bool readlink_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!tbbt__dec_status(d, &ok))
-        return false;
-    return !ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
+    return tbbt__dec_status(d, &ok) && (!ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET));
 }
 
 static bool read_reply(struct tbbt__dec *d)
@@ -255,9 +251,7 @@ static bool readdir_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!tbbt__dec_status(d, &ok))
-        return false;
-    return !ok || tbbt__dec_dirlist(d, dec_entry, false);
+    return tbbt__dec_status(d, &ok) && (!ok || tbbt__dec_dirlist(d, dec_entry, false));
 }
 
 static bool statfs_reply(struct tbbt__dec *d)
@@ -267,9 +261,7 @@ static bool statfs_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok))
         return false;
-    if (!ok)
-        return true;
-    for (int i = 0; i < 5; i++) {   /* tsize bsize blocks bfree bavail */
+    for (int i = 0; ok && i < 5; i++) {     /* tsize bsize blocks bfree bavail */
         if (!tbbt__dec_u32(d, &v))
             return false;
         tbbt__dec_add_info(d, v);

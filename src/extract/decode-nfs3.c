@@ -56,21 +56,24 @@ static void map_time_how(uint32_t *mask, uint64_t *ns, time_how how, const nfsti
     }
 }
 
+/*
+ * A 32-bit sattr3 value (set_mode3, set_uid3, set_gid3): bit into *mask and *v when
+ * set, else 0 (*v is not read: the union arm was not decoded).
+ */
+static uint32_t map_set32(uint32_t *mask, uint32_t bit, bool_t set, const uint32 *v)
+{
+    if (!set)
+        return 0;
+    *mask |= bit;
+    return *v;
+}
+
 static void map_sattr(struct tbbt_sattr *o, const sattr3 *s)
 {
     memset(o, 0, sizeof(*o));
-    if (s->mode.set_it) {
-        o->mask |= TBBT_SA_MODE;
-        o->mode = s->mode.set_mode3_u.mode;
-    }
-    if (s->uid.set_it) {
-        o->mask |= TBBT_SA_UID;
-        o->uid = s->uid.set_uid3_u.uid;
-    }
-    if (s->gid.set_it) {
-        o->mask |= TBBT_SA_GID;
-        o->gid = s->gid.set_gid3_u.gid;
-    }
+    o->mode = map_set32(&o->mask, TBBT_SA_MODE, s->mode.set_it, &s->mode.set_mode3_u.mode);
+    o->uid = map_set32(&o->mask, TBBT_SA_UID, s->uid.set_it, &s->uid.set_uid3_u.uid);
+    o->gid = map_set32(&o->mask, TBBT_SA_GID, s->gid.set_it, &s->gid.set_gid3_u.gid);
     if (s->size.set_it) {
         o->mask |= TBBT_SA_SIZE;
         o->size = s->size.set_size3_u.size;
@@ -93,8 +96,7 @@ static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
 }
 
 /* Discriminants of the optional items (RFC 1813 2.5, 2.6, 3.3.2): bools, time_how. */
-static const struct tbbt__dec_arm BOOL_ATTR = {1, 1, 84};     /* post_op_attr */
-static const struct tbbt__dec_arm BOOL_WCC = {1, 1, 24};      /* pre_op_attr */
+static const struct tbbt__dec_arm BOOL_ATTR = {1, 1, 84};     /* post_op_attr (of an entry) */
 static const struct tbbt__dec_arm BOOL_TIME = {1, 1, 8};      /* sattrguard3 */
 static const struct tbbt__dec_arm BOOL_FH = {1, 0, 0};        /* post_op_fh3 (checked alone) */
 static const struct tbbt__dec_arm SATTR3[6] = {
@@ -120,34 +122,36 @@ static bool dec_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field)
     return true;
 }
 
+/* wcc_attr: size and times before the operation. */
+static bool dec_wcc_attr(struct tbbt__dec *d, struct tbbt_wcc_pre *dst, int field)
+{
+    wcc_attr a;
+
+    if (!ITEM(d, xdr_wcc_attr, &a))
+        return false;
+    dst->size = a.size;
+    dst->mtime_ns = time_ns(&a.mtime);
+    dst->ctime_ns = time_ns(&a.ctime);
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+/*
+ * post_op_attr and pre_op_attr: "attributes follow" (0 or 1), then the
+ * attributes when they do.
+ */
 static bool dec_post_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field)
 {
-    post_op_attr a;
+    bool follows;
 
-    if (!tbbt__dec_bools_ok(d, &BOOL_ATTR, 1) || !ITEM(d, xdr_post_op_attr, &a))
-        return false;
-    if (a.attributes_follow && !ftype_ok(d, a.post_op_attr_u.attributes.type))
-        return false;
-    if (a.attributes_follow) {
-        map_fattr(dst, &a.post_op_attr_u.attributes);
-        TBBT_SET(d->rec, field);
-    }
-    return true;
+    return tbbt__dec_follows(d, &follows) && (!follows || dec_attr(d, dst, field));
 }
 
 static bool dec_pre_attr(struct tbbt__dec *d, struct tbbt_wcc_pre *dst, int field)
 {
-    pre_op_attr a;
+    bool follows;
 
-    if (!tbbt__dec_bools_ok(d, &BOOL_WCC, 1) || !ITEM(d, xdr_pre_op_attr, &a))
-        return false;
-    if (a.attributes_follow) {
-        dst->size = a.pre_op_attr_u.attributes.size;
-        dst->mtime_ns = time_ns(&a.pre_op_attr_u.attributes.mtime);
-        dst->ctime_ns = time_ns(&a.pre_op_attr_u.attributes.ctime);
-        TBBT_SET(d->rec, field);
-    }
-    return true;
+    return tbbt__dec_follows(d, &follows) && (!follows || dec_wcc_attr(d, dst, field));
 }
 
 /* wcc_data: before and after, each kept once it decoded. */
@@ -443,10 +447,8 @@ static bool read_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
-    if (!ok)
-        return true;
-    return tbbt__dec_u32_field(d, &d->rec->res_count, TBBT_F_RES_COUNT) &&
-           dec_eof(d) && tbbt__dec_opaque_len(d, NFS3_MAXDATA, &len) && tbbt__dec_skip(d, len);
+    return !ok || (tbbt__dec_u32_field(d, &d->rec->res_count, TBBT_F_RES_COUNT) && dec_eof(d) &&
+                   tbbt__dec_opaque_len(d, NFS3_MAXDATA, &len) && tbbt__dec_skip(d, len));
 }
 
 static bool write_reply(struct tbbt__dec *d)
@@ -456,11 +458,9 @@ static bool write_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok) || !dec_obj_wcc(d))
         return false;
-    if (!ok)
-        return true;
-    return tbbt__dec_u32_field(d, &r->res_count, TBBT_F_RES_COUNT) &&
-           dec_stable(d, &r->committed, TBBT_F_COMMITTED) &&
-           tbbt__dec_u64_field(d, &r->writeverf, TBBT_F_WRITEVERF);
+    return !ok || (tbbt__dec_u32_field(d, &r->res_count, TBBT_F_RES_COUNT) &&
+                   dec_stable(d, &r->committed, TBBT_F_COMMITTED) &&
+                   tbbt__dec_u64_field(d, &r->writeverf, TBBT_F_WRITEVERF));
 }
 
 /* CREATE, MKDIR, SYMLINK and MKNOD: new handle and attributes, directory wcc. */
@@ -551,9 +551,7 @@ static bool dec_readdir_reply(struct tbbt__dec *d, bool plus)
 
     if (!tbbt__dec_status(d, &ok) || !dec_dir_attr(d))
         return false;
-    if (!ok)
-        return true;
-    return ITEM(d, xdr_cookieverf3, verf) && tbbt__dec_dirlist(d, dec_entry, plus);
+    return !ok || (ITEM(d, xdr_cookieverf3, verf) && tbbt__dec_dirlist(d, dec_entry, plus));
 }
 
 static bool readdir_reply(struct tbbt__dec *d)

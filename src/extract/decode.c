@@ -219,9 +219,7 @@ bool tbbt__dec_attrstat(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!tbbt__dec_status(d, &ok))
-        return false;
-    return !ok || d->v->attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
+    return tbbt__dec_status(d, &ok) && (!ok || d->v->attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR));
 }
 
 bool tbbt__dec_dirlist(struct tbbt__dec *d, bool (*entry)(struct tbbt__dec *d, bool plus),
