@@ -328,14 +328,23 @@ static enum effect effect_on(const struct item *it, int j)
     }
 }
 
-/* The entry of listing r that c's entry j names, if c's entry j is in r's directory:
- * *in true then, and the entry or NULL. */
-static const struct tbbt_entry *entry_in(const struct item *r, const struct item *c, int j,
-                                         bool *in)
+/*
+ * The effect of c on its entry j (effect_on()) as listing l may show it: EFF_NONE
+ * unless the entry is in l's directory and no held record in [from, to) other than
+ * the one at skip names it.  Then *e is l's entry of that name, or NULL.
+ */
+static enum effect listed_effect(const struct tbbt__xorder *x, const struct item *l,
+                                 const struct item *c, int j, guint from, guint to, guint skip,
+                                 const struct tbbt_entry **e)
 {
+    enum effect eff = effect_on(c, j);
     bool second = c->second[j];
-    *in = (second ? c->rec.fh2 : c->rec.fh) == r->ldir;
-    return *in ? listed(&r->rec, second ? &c->rec.name2 : &c->rec.name) : NULL;
+
+    if (!eff || (second ? c->rec.fh2 : c->rec.fh) != l->ldir ||
+        held_names(x, from, to, skip, c->keys[j]))
+        return EFF_NONE;
+    *e = listed(&l->rec, second ? &c->rec.name2 : &c->rec.name);
+    return eff;
 }
 
 /*
@@ -346,10 +355,9 @@ static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r
                           guint bi, const struct item *b)
 {
     for (int j = 0; j < 2; j++) {
-        enum effect eff = effect_on(b, j);
-        bool in;
-        const struct tbbt_entry *e = eff ? entry_in(r, b, j, &in) : NULL;
-        if (!eff || !in || held_names(x, 0, bi, ri, b->keys[j]))
+        const struct tbbt_entry *e;
+        enum effect eff = listed_effect(x, r, b, j, 0, bi, ri, &e);
+        if (!eff)
             continue;
         int before = x->probe ? x->probe(x->arg, &b->rec, b->second[j]) : -1;
         if (eff == EFF_REMOVED ? !e && whole_listing(&r->rec) && before != 0
@@ -373,10 +381,9 @@ static bool listing_predates(struct tbbt__xorder *x, guint ai, const struct item
                              guint bi, const struct item *b)
 {
     for (int j = 0; j < 2; j++) {
-        enum effect eff = effect_on(a, j);
-        bool in;
-        const struct tbbt_entry *e = eff ? entry_in(b, a, j, &in) : NULL;
-        if (!eff || !in || held_names(x, ai + 1, bi, bi, a->keys[j]))
+        const struct tbbt_entry *e;
+        enum effect eff = listed_effect(x, b, a, j, ai + 1, bi, bi, &e);
+        if (!eff)
             continue;
         if (eff == EFF_REMOVED ? e != NULL
                                : eff == EFF_MADE_NEW && !e && whole_listing(&b->rec))
