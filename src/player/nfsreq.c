@@ -802,6 +802,13 @@ uint32_t tbbt_nfsreq_new_fh(uint32_t vers, uint32_t proc, const union tbbt_nfsre
     return copy_fh(fh, res->dirop2.nfs2_diropres_u.diropok.file, NFS2_FHSIZE);
 }
 
+/* What READDIR3resok and READDIRPLUS3resok end with alike: the verifier, EOF. */
+static void listing3_end(struct tbbt_nfsreq_listing *l, const char *verf, bool_t eof)
+{
+    l->verf = get_be(verf, NFS3_COOKIEVERFSIZE);
+    l->eof = eof != 0;
+}
+
 bool tbbt_nfsreq_readdir(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
                          struct tbbt_nfsreq_listing *l)
 {
@@ -810,14 +817,12 @@ bool tbbt_nfsreq_readdir(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_r
         const READDIR3resok *ok = &res->readdir3.READDIR3res_u.resok;
         for (const entry3 *e = ok->reply.entries; e; e = e->nextentry, l->n++)
             l->last_cookie = e->cookie;
-        l->verf = get_be(ok->cookieverf, NFS3_COOKIEVERFSIZE);
-        l->eof = ok->reply.eof != 0;
+        listing3_end(l, ok->cookieverf, ok->reply.eof);
     } else if (vers == 3 && proc == NFSPROC3_READDIRPLUS && res->readdirplus3.status == NFS3_OK) {
         const READDIRPLUS3resok *ok = &res->readdirplus3.READDIRPLUS3res_u.resok;
         for (const entryplus3 *e = ok->reply.entries; e; e = e->nextentry, l->n++)
             l->last_cookie = e->cookie;
-        l->verf = get_be(ok->cookieverf, NFS3_COOKIEVERFSIZE);
-        l->eof = ok->reply.eof != 0;
+        listing3_end(l, ok->cookieverf, ok->reply.eof);
     } else if (vers == 2 && proc == NFSPROC_READDIR && res->readdir2.status == NFS_OK) {
         const nfs2_readdirok *ok = &res->readdir2.nfs2_readdirres_u.readdirok;
         for (const nfs2_entry *e = ok->entries; e; e = e->nextentry, l->n++)
