@@ -347,27 +347,49 @@ static enum effect listed_effect(const struct tbbt__xorder *x, const struct item
     return eff;
 }
 
+/* Listing r shows b's effect eff on b's entry j (r's entry e, or NULL) as b left it. */
+static bool shows_after(const struct tbbt__xorder *x, const struct item *r, const struct item *b,
+                        int j, enum effect eff, const struct tbbt_entry *e)
+{
+    int before = x->probe ? x->probe(x->arg, &b->rec, b->second[j]) : -1;
+
+    if (eff == EFF_REMOVED ? !e && whole_listing(&r->rec) && before != 0
+                           : e && (eff == EFF_MADE_NEW || before == 0))
+        return true;
+    return eff == EFF_MADE && e && tbbt_ns_op(&b->rec) == TBBT_NS_OP_RENAME && before != 1 &&
+           x->same && x->same(x->arg, &b->rec, e) == 1;
+}
+
+/* Listing b shows the entry a had effect eff on (b's entry e, or NULL) as it was before a. */
+static bool shows_before(const struct item *b, enum effect eff, const struct tbbt_entry *e)
+{
+    return eff == EFF_REMOVED ? e != NULL : eff == EFF_MADE_NEW && !e && whole_listing(&b->rec);
+}
+
+/*
+ * Listing l shows one of the entries c changed as c left it (after) or as it was
+ * before c (!after), no held record in [from, to) other than the one at skip naming it.
+ */
+static bool listing_sees(const struct tbbt__xorder *x, const struct item *l, const struct item *c,
+                         guint from, guint to, guint skip, bool after)
+{
+    for (int j = 0; j < 2; j++) {
+        const struct tbbt_entry *e;
+        enum effect eff = listed_effect(x, l, c, j, from, to, skip, &e);
+        if (eff && (after ? shows_after(x, l, c, j, eff, e) : shows_before(l, eff, e)))
+            return true;
+    }
+    return false;
+}
+
 /*
  * A listing r (held at ri) that overlapped b, called after it, shows b's effect on an
  * entry of r's directory (execorder.h), no held record before b naming that entry.
  */
-static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r,
+static bool listing_shows(const struct tbbt__xorder *x, guint ri, const struct item *r,
                           guint bi, const struct item *b)
 {
-    for (int j = 0; j < 2; j++) {
-        const struct tbbt_entry *e;
-        enum effect eff = listed_effect(x, r, b, j, 0, bi, ri, &e);
-        if (!eff)
-            continue;
-        int before = x->probe ? x->probe(x->arg, &b->rec, b->second[j]) : -1;
-        if (eff == EFF_REMOVED ? !e && whole_listing(&r->rec) && before != 0
-                               : e && (eff == EFF_MADE_NEW || before == 0))
-            return true;
-        if (eff == EFF_MADE && e && tbbt_ns_op(&b->rec) == TBBT_NS_OP_RENAME && before != 1 &&
-            x->same && x->same(x->arg, &b->rec, e) == 1)
-            return true;
-    }
-    return false;
+    return listing_sees(x, r, b, 0, bi, ri, true);
 }
 
 /*
@@ -377,19 +399,10 @@ static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r
  * and no held record between them names that entry: the server listed the directory
  * before it ran a.
  */
-static bool listing_predates(struct tbbt__xorder *x, guint ai, const struct item *a,
+static bool listing_predates(const struct tbbt__xorder *x, guint ai, const struct item *a,
                              guint bi, const struct item *b)
 {
-    for (int j = 0; j < 2; j++) {
-        const struct tbbt_entry *e;
-        enum effect eff = listed_effect(x, b, a, j, ai + 1, bi, bi, &e);
-        if (!eff)
-            continue;
-        if (eff == EFF_REMOVED ? e != NULL
-                               : eff == EFF_MADE_NEW && !e && whole_listing(&b->rec))
-            return true;
-    }
-    return false;
+    return listing_sees(x, b, a, ai + 1, bi, bi, false);
 }
 
 /* What an op item's reply time says about passing it: its reply, else its call. */
