@@ -32,7 +32,7 @@ struct frag_piece {
 
 struct dgram {
     struct frag_key key;            /* hash key: first member */
-    struct dgram *older, *newer;
+    struct tbbt__cap_age age;       /* in tbbt__cap_frags.ages */
     uint64_t first_ts;              /* arrival of its first fragment (expiry) */
     uint64_t ts0;                   /* time of the fragment at offset 0 */
     uint32_t total;                 /* payload length, once the last fragment came */
@@ -46,7 +46,7 @@ struct dgram {
 
 struct tbbt__cap_frags {
     GHashTable *h;                  /* &key -> struct dgram */
-    struct dgram *oldest, *newest;
+    struct tbbt__cap_ages ages;     /* the datagrams, oldest first */
     uint32_t count;
     size_t bytes;
 };
@@ -74,18 +74,17 @@ struct tbbt__cap_frags *tbbt__cap_frags_new(void)
     return f;
 }
 
+/* The datagram waiting longest, or NULL. */
+static struct dgram *oldest(const struct tbbt__cap_frags *f)
+{
+    return TBBT__CAP_AGE_ENTRY(f->ages.oldest, struct dgram, age);
+}
+
 /* Unlinks and frees a datagram. */
 static void dgram_free(struct tbbt__cap_frags *f, struct dgram *g)
 {
     g_hash_table_remove(f->h, &g->key);
-    if (g->older)
-        g->older->newer = g->newer;
-    else
-        f->oldest = g->newer;
-    if (g->newer)
-        g->newer->older = g->older;
-    else
-        f->newest = g->older;
+    tbbt__cap_ages_unlink(&f->ages, &g->age);
     f->count--;
     f->bytes -= g->buf_len;
     g_free(g->buf);
@@ -100,8 +99,8 @@ static void dgram_drop(struct tbbt_capdec *d, struct dgram *g)
 
 void tbbt__cap_frags_flush(struct tbbt_capdec *d)
 {
-    while (d->frags->oldest)
-        dgram_drop(d, d->frags->oldest);
+    while (d->frags->ages.oldest)
+        dgram_drop(d, oldest(d->frags));
 }
 
 void tbbt__cap_frags_free(struct tbbt_capdec *d, struct tbbt__cap_frags *f)
@@ -120,17 +119,12 @@ static struct dgram *dgram_get(struct tbbt_capdec *d, const struct frag_key *k, 
 
     if (g)
         return g;
-    while (f->oldest && (f->count >= TBBT__CAP_FRAG_DGRAMS || f->bytes > TBBT__CAP_FRAG_BYTES))
-        dgram_drop(d, f->oldest);
+    while (oldest(f) && (f->count >= TBBT__CAP_FRAG_DGRAMS || f->bytes > TBBT__CAP_FRAG_BYTES))
+        dgram_drop(d, oldest(f));
     g = g_new0(struct dgram, 1);
     g->key = *k;
     g->first_ts = ts;
-    g->older = f->newest;
-    if (f->newest)
-        f->newest->newer = g;
-    else
-        f->oldest = g;
-    f->newest = g;
+    tbbt__cap_ages_push(&f->ages, &g->age);
     f->count++;
     g_hash_table_insert(f->h, &g->key, g);
     return g;
@@ -205,9 +199,10 @@ static void complete(struct tbbt_capdec *d, struct dgram *g)
 static void expire(struct tbbt_capdec *d, uint64_t ts)
 {
     struct tbbt__cap_frags *f = d->frags;
+    struct dgram *g;
 
-    while (f->oldest && ts > f->oldest->first_ts + TBBT__CAP_FRAG_NS)
-        dgram_drop(d, f->oldest);
+    while ((g = oldest(f)) && ts > g->first_ts + TBBT__CAP_FRAG_NS)
+        dgram_drop(d, g);
 }
 
 void tbbt__cap_frag_add(struct tbbt_capdec *d, const struct tbbt__cap_ip *ip, uint32_t id,

@@ -51,37 +51,16 @@ void tbbt__cap_tcp_init(struct tbbt_capdec *d)
 
 /* ---- stream list --------------------------------------------------------- */
 
-static void lru_unlink(struct tbbt_capdec *d, struct tbbt__cap_stream *s)
+/* The least recently used stream, or NULL. */
+static struct tbbt__cap_stream *lru_oldest(const struct tbbt_capdec *d)
 {
-    if (s->lru_prev)
-        s->lru_prev->lru_next = s->lru_next;
-    else
-        d->lru_head = s->lru_next;
-    if (s->lru_next)
-        s->lru_next->lru_prev = s->lru_prev;
-    else
-        d->lru_tail = s->lru_prev;
-    s->lru_prev = s->lru_next = NULL;
-}
-
-static void lru_push(struct tbbt_capdec *d, struct tbbt__cap_stream *s)
-{
-    s->lru_prev = NULL;
-    s->lru_next = d->lru_head;
-    if (d->lru_head)
-        d->lru_head->lru_prev = s;
-    else
-        d->lru_tail = s;
-    d->lru_head = s;
+    return TBBT__CAP_AGE_ENTRY(d->ages.oldest, struct tbbt__cap_stream, age);
 }
 
 static void touch(struct tbbt_capdec *d, struct tbbt__cap_stream *s, uint64_t ts)
 {
     s->last_ts = ts;
-    if (d->lru_head != s) {
-        lru_unlink(d, s);
-        lru_push(d, s);
-    }
+    tbbt__cap_ages_touch(&d->ages, &s->age);
 }
 
 /* ---- ordering -------------------------------------------------------------- */
@@ -237,7 +216,7 @@ static void teardown(struct tbbt_capdec *d, struct tbbt__cap_stream *s)
     if (d->front[front_slot(&s->key)] == s)
         d->front[front_slot(&s->key)] = NULL;
     g_hash_table_remove(d->streams, &s->key);
-    lru_unlink(d, s);
+    tbbt__cap_ages_unlink(&d->ages, &s->age);
     d->nstreams--;
     g_free(s->rec.buf);
     g_free(s);
@@ -248,27 +227,29 @@ static struct tbbt__cap_stream *create(struct tbbt_capdec *d, const struct tbbt_
 {
     struct tbbt__cap_stream *s;
 
-    if (d->nstreams >= TBBT__CAP_MAX_STREAMS && d->lru_tail)
-        teardown(d, d->lru_tail);
+    if (d->nstreams >= TBBT__CAP_MAX_STREAMS && d->ages.oldest)
+        teardown(d, lru_oldest(d));
     s = g_new0(struct tbbt__cap_stream, 1);
     s->key = *key;
     s->last_ts = ts;
     g_hash_table_insert(d->streams, &s->key, s);
-    lru_push(d, s);
+    tbbt__cap_ages_push(&d->ages, &s->age);
     d->nstreams++;
     return s;
 }
 
 static void expire_idle(struct tbbt_capdec *d, uint64_t ts)
 {
-    while (d->lru_tail && ts > d->lru_tail->last_ts + TBBT__CAP_IDLE_NS)
-        teardown(d, d->lru_tail);
+    struct tbbt__cap_stream *s;
+
+    while ((s = lru_oldest(d)) && ts > s->last_ts + TBBT__CAP_IDLE_NS)
+        teardown(d, s);
 }
 
 void tbbt__cap_tcp_flush(struct tbbt_capdec *d)
 {
-    while (d->lru_tail)
-        teardown(d, d->lru_tail);
+    while (d->ages.oldest)
+        teardown(d, lru_oldest(d));
 }
 
 void tbbt__cap_tcp_fini(struct tbbt_capdec *d)

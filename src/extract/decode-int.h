@@ -139,8 +139,16 @@ bool tbbt__dec_dirlist(struct tbbt__dec *d, bool (*entry)(struct tbbt__dec *d, b
  */
 bool tbbt__dec_item(struct tbbt__dec *d, xdrproc_t proc, void *obj);
 
-/* An unsigned int (xdr_u_int). */
+/*
+ * An unsigned int (xdr_u_int), an unsigned hyper (xdr_u_quad_t: any 64-bit
+ * typedef of nfs3.x, or an 8-byte opaque verifier as its big-endian value).
+ * *v is written only when the item decoded.
+ */
 bool tbbt__dec_u32(struct tbbt__dec *d, uint32_t *v);
+bool tbbt__dec_u64(struct tbbt__dec *d, uint64_t *v);
+/* The same into a record field, setting its bit (any 32- or 64-bit typedef of nfs*.x). */
+bool tbbt__dec_u32_field(struct tbbt__dec *d, uint32_t *dst, int field);
+bool tbbt__dec_u64_field(struct tbbt__dec *d, uint64_t *dst, int field);
 
 /*
  * The "value follows" boolean of an XDR optional-data list; anything but 0

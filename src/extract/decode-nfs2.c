@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "extract/decode-int.h"
+#include "proto/fattr.h"
 #include "proto/nfs2.h"
 #include "proto/proto.h"
 
@@ -36,16 +37,9 @@ static uint64_t time_ns(const nfs2_timeval *t)
 
 static void map_fattr(struct tbbt_fattr *o, const nfs2_fattr *a)
 {
-    o->type = a->type;
-    o->mode = a->mode;
-    o->nlink = a->nlink;
-    o->uid = a->uid;
-    o->gid = a->gid;
-    o->size = a->size;
+    TBBT_PROTO_FATTR_COPY(o, a);
     o->used = (uint64_t)a->blocks * a->blocksize;
     o->rdev = a->rdev;
-    o->fsid = a->fsid;
-    o->fileid = a->fileid;
     o->atime_ns = time_ns(&a->atime);
     o->mtime_ns = time_ns(&a->mtime);
     o->ctime_ns = time_ns(&a->ctime);
@@ -64,25 +58,22 @@ static void map_stime(uint32_t *mask, uint64_t *ns, const nfs2_timeval *t, uint3
     *ns = time_ns(t);
 }
 
+/* A sattr value: bit into *mask and the value, or 0 if it is not set (all ones). */
+static uint32_t map_sval(uint32_t *mask, uint32_t bit, uint32_t v)
+{
+    if (v == UNSET)
+        return 0;
+    *mask |= bit;
+    return v;
+}
+
 static void map_sattr(struct tbbt_sattr *o, const nfs2_sattr *s)
 {
     memset(o, 0, sizeof(*o));
-    if (s->mode != UNSET) {
-        o->mask |= TBBT_SA_MODE;
-        o->mode = s->mode;
-    }
-    if (s->uid != UNSET) {
-        o->mask |= TBBT_SA_UID;
-        o->uid = s->uid;
-    }
-    if (s->gid != UNSET) {
-        o->mask |= TBBT_SA_GID;
-        o->gid = s->gid;
-    }
-    if (s->size != UNSET) {
-        o->mask |= TBBT_SA_SIZE;
-        o->size = s->size;
-    }
+    o->mode = map_sval(&o->mask, TBBT_SA_MODE, s->mode);
+    o->uid = map_sval(&o->mask, TBBT_SA_UID, s->uid);
+    o->gid = map_sval(&o->mask, TBBT_SA_GID, s->gid);
+    o->size = map_sval(&o->mask, TBBT_SA_SIZE, s->size);
     map_stime(&o->mask, &o->atime_ns, &s->atime, TBBT_SA_ATIME, TBBT_SA_ATIME_SERVER);
     map_stime(&o->mask, &o->mtime_ns, &s->mtime, TBBT_SA_MTIME, TBBT_SA_MTIME_SERVER);
 }
@@ -94,14 +85,6 @@ static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
     if (!ITEM(d, xdr_nfs2_fhandle, fh))
         return false;
     tbbt__dec_set_fh(d, fh, NFS2_FHSIZE, dst, field);
-    return true;
-}
-
-static bool dec_u32(struct tbbt__dec *d, uint32_t *dst, int field)
-{
-    if (!tbbt__dec_u32(d, dst))
-        return false;
-    TBBT_SET(d->rec, field);
     return true;
 }
 
@@ -154,7 +137,7 @@ static bool read_call(struct tbbt__dec *d)
         return false;
     r->offset = offset;
     TBBT_SET(r, TBBT_F_OFFSET);
-    return dec_u32(d, &r->count, TBBT_F_COUNT) && tbbt__dec_u32(d, &totalcount);
+    return tbbt__dec_u32_field(d, &r->count, TBBT_F_COUNT) && tbbt__dec_u32(d, &totalcount);
 }
 
 /* beginoffset and totalcount are unused (RFC 1094 2.2.9); count is the data length. */
@@ -194,7 +177,7 @@ static bool readdir_call(struct tbbt__dec *d)
         return false;
     r->cookie = tbbt__dec_be(cookie, NFS2_COOKIESIZE);
     TBBT_SET(r, TBBT_F_COOKIE);
-    return dec_u32(d, &r->count, TBBT_F_COUNT);
+    return tbbt__dec_u32_field(d, &r->count, TBBT_F_COUNT);
 }
 
 /* ---- replies --------------------------------------------------------------- */
@@ -204,10 +187,8 @@ static bool diropres_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!tbbt__dec_status(d, &ok))
-        return false;
-    return !ok || (dec_fh(d, &d->rec->new_fh, TBBT_F_NEW_FH) &&
-                   dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR));
+    return tbbt__dec_status(d, &ok) && (!ok || (dec_fh(d, &d->rec->new_fh, TBBT_F_NEW_FH) &&
+                                                dec_attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR)));
 }
 
 /* A bare stat: REMOVE, RENAME, LINK, SYMLINK, RMDIR. */
@@ -222,9 +203,7 @@ static bool readlink_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!tbbt__dec_status(d, &ok))
-        return false;
-    return !ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET);
+    return tbbt__dec_status(d, &ok) && (!ok || tbbt__dec_path(d, &d->rec->target, TBBT_F_TARGET));
 }
 
 static bool read_reply(struct tbbt__dec *d)
@@ -272,9 +251,7 @@ static bool readdir_reply(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!tbbt__dec_status(d, &ok))
-        return false;
-    return !ok || tbbt__dec_dirlist(d, dec_entry, false);
+    return tbbt__dec_status(d, &ok) && (!ok || tbbt__dec_dirlist(d, dec_entry, false));
 }
 
 static bool statfs_reply(struct tbbt__dec *d)
@@ -284,9 +261,7 @@ static bool statfs_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok))
         return false;
-    if (!ok)
-        return true;
-    for (int i = 0; i < 5; i++) {   /* tsize bsize blocks bfree bavail */
+    for (int i = 0; ok && i < 5; i++) {     /* tsize bsize blocks bfree bavail */
         if (!tbbt__dec_u32(d, &v))
             return false;
         tbbt__dec_add_info(d, v);

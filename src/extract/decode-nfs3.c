@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "extract/decode-int.h"
+#include "proto/fattr.h"
 #include "proto/nfs3.h"
 #include "proto/proto.h"
 
@@ -36,16 +37,9 @@ static uint64_t time_ns(const nfstime3 *t)
 
 static void map_fattr(struct tbbt_fattr *o, const fattr3 *a)
 {
-    o->type = a->type;
-    o->mode = a->mode;
-    o->nlink = a->nlink;
-    o->uid = a->uid;
-    o->gid = a->gid;
-    o->size = a->size;
+    TBBT_PROTO_FATTR_COPY(o, a);
     o->used = a->used;
-    o->rdev = (uint64_t)a->rdev.specdata1 << 32 | a->rdev.specdata2;
-    o->fsid = a->fsid;
-    o->fileid = a->fileid;
+    o->rdev = tbbt_proto_specdata(&a->rdev);
     o->atime_ns = time_ns(&a->atime);
     o->mtime_ns = time_ns(&a->mtime);
     o->ctime_ns = time_ns(&a->ctime);
@@ -62,21 +56,24 @@ static void map_time_how(uint32_t *mask, uint64_t *ns, time_how how, const nfsti
     }
 }
 
+/*
+ * A 32-bit sattr3 value (set_mode3, set_uid3, set_gid3): bit into *mask and *v when
+ * set, else 0 (*v is not read: the union arm was not decoded).
+ */
+static uint32_t map_set32(uint32_t *mask, uint32_t bit, bool_t set, const uint32 *v)
+{
+    if (!set)
+        return 0;
+    *mask |= bit;
+    return *v;
+}
+
 static void map_sattr(struct tbbt_sattr *o, const sattr3 *s)
 {
     memset(o, 0, sizeof(*o));
-    if (s->mode.set_it) {
-        o->mask |= TBBT_SA_MODE;
-        o->mode = s->mode.set_mode3_u.mode;
-    }
-    if (s->uid.set_it) {
-        o->mask |= TBBT_SA_UID;
-        o->uid = s->uid.set_uid3_u.uid;
-    }
-    if (s->gid.set_it) {
-        o->mask |= TBBT_SA_GID;
-        o->gid = s->gid.set_gid3_u.gid;
-    }
+    o->mode = map_set32(&o->mask, TBBT_SA_MODE, s->mode.set_it, &s->mode.set_mode3_u.mode);
+    o->uid = map_set32(&o->mask, TBBT_SA_UID, s->uid.set_it, &s->uid.set_uid3_u.uid);
+    o->gid = map_set32(&o->mask, TBBT_SA_GID, s->gid.set_it, &s->gid.set_gid3_u.gid);
     if (s->size.set_it) {
         o->mask |= TBBT_SA_SIZE;
         o->size = s->size.set_size3_u.size;
@@ -98,31 +95,8 @@ static bool dec_fh(struct tbbt__dec *d, uint32_t *dst, int field)
     return true;
 }
 
-static bool dec_u32(struct tbbt__dec *d, xdrproc_t proc, uint32_t *dst, int field)
-{
-    uint32 v;
-
-    if (!tbbt__dec_item(d, proc, &v))
-        return false;
-    *dst = v;
-    TBBT_SET(d->rec, field);
-    return true;
-}
-
-static bool dec_u64(struct tbbt__dec *d, xdrproc_t proc, uint64_t *dst, int field)
-{
-    uint64 v;
-
-    if (!tbbt__dec_item(d, proc, &v))
-        return false;
-    *dst = v;
-    TBBT_SET(d->rec, field);
-    return true;
-}
-
 /* Discriminants of the optional items (RFC 1813 2.5, 2.6, 3.3.2): bools, time_how. */
-static const struct tbbt__dec_arm BOOL_ATTR = {1, 1, 84};     /* post_op_attr */
-static const struct tbbt__dec_arm BOOL_WCC = {1, 1, 24};      /* pre_op_attr */
+static const struct tbbt__dec_arm BOOL_ATTR = {1, 1, 84};     /* post_op_attr (of an entry) */
 static const struct tbbt__dec_arm BOOL_TIME = {1, 1, 8};      /* sattrguard3 */
 static const struct tbbt__dec_arm BOOL_FH = {1, 0, 0};        /* post_op_fh3 (checked alone) */
 static const struct tbbt__dec_arm SATTR3[6] = {
@@ -148,34 +122,36 @@ static bool dec_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field)
     return true;
 }
 
+/* wcc_attr: size and times before the operation. */
+static bool dec_wcc_attr(struct tbbt__dec *d, struct tbbt_wcc_pre *dst, int field)
+{
+    wcc_attr a;
+
+    if (!ITEM(d, xdr_wcc_attr, &a))
+        return false;
+    dst->size = a.size;
+    dst->mtime_ns = time_ns(&a.mtime);
+    dst->ctime_ns = time_ns(&a.ctime);
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+/*
+ * post_op_attr and pre_op_attr: "attributes follow" (0 or 1), then the
+ * attributes when they do.
+ */
 static bool dec_post_attr(struct tbbt__dec *d, struct tbbt_fattr *dst, int field)
 {
-    post_op_attr a;
+    bool follows;
 
-    if (!tbbt__dec_bools_ok(d, &BOOL_ATTR, 1) || !ITEM(d, xdr_post_op_attr, &a))
-        return false;
-    if (a.attributes_follow && !ftype_ok(d, a.post_op_attr_u.attributes.type))
-        return false;
-    if (a.attributes_follow) {
-        map_fattr(dst, &a.post_op_attr_u.attributes);
-        TBBT_SET(d->rec, field);
-    }
-    return true;
+    return tbbt__dec_follows(d, &follows) && (!follows || dec_attr(d, dst, field));
 }
 
 static bool dec_pre_attr(struct tbbt__dec *d, struct tbbt_wcc_pre *dst, int field)
 {
-    pre_op_attr a;
+    bool follows;
 
-    if (!tbbt__dec_bools_ok(d, &BOOL_WCC, 1) || !ITEM(d, xdr_pre_op_attr, &a))
-        return false;
-    if (a.attributes_follow) {
-        dst->size = a.pre_op_attr_u.attributes.size;
-        dst->mtime_ns = time_ns(&a.pre_op_attr_u.attributes.mtime);
-        dst->ctime_ns = time_ns(&a.pre_op_attr_u.attributes.ctime);
-        TBBT_SET(d->rec, field);
-    }
-    return true;
+    return tbbt__dec_follows(d, &follows) && (!follows || dec_wcc_attr(d, dst, field));
 }
 
 /* wcc_data: before and after, each kept once it decoded. */
@@ -196,18 +172,6 @@ static bool dec_sattr(struct tbbt__dec *d)
     return true;
 }
 
-/* An 8-byte verifier (cookieverf3, createverf3, writeverf3) as a big-endian u64. */
-static bool dec_verf(struct tbbt__dec *d, xdrproc_t proc, uint64_t *dst, int field)
-{
-    char v[8];
-
-    if (!tbbt__dec_item(d, proc, v))
-        return false;
-    *dst = tbbt__dec_be(v, sizeof(v));
-    TBBT_SET(d->rec, field);
-    return true;
-}
-
 /* What v3 decodes its own way in the shapes it shares with v2 (a closed status list). */
 const struct tbbt__dec_vers tbbt__dec_vers3 = {
     dec_fh, (xdrproc_t)xdr_filename3, (xdrproc_t)xdr_nfspath3, dec_attr, TBBT_PROTO_NFS3, true,
@@ -217,12 +181,12 @@ const struct tbbt__dec_vers tbbt__dec_vers3 = {
 
 static bool dec_offset(struct tbbt__dec *d)
 {
-    return dec_u64(d, (xdrproc_t)xdr_offset3, &d->rec->offset, TBBT_F_OFFSET);
+    return tbbt__dec_u64_field(d, &d->rec->offset, TBBT_F_OFFSET);
 }
 
 static bool dec_count(struct tbbt__dec *d)
 {
-    return dec_u32(d, (xdrproc_t)xdr_count3, &d->rec->count, TBBT_F_COUNT);
+    return tbbt__dec_u32_field(d, &d->rec->count, TBBT_F_COUNT);
 }
 
 static bool dec_obj_attr(struct tbbt__dec *d)
@@ -275,7 +239,7 @@ static bool setattr_call(struct tbbt__dec *d)
 static bool access_call(struct tbbt__dec *d)
 {
     return tbbt__dec_obj(d) &&
-           dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access, TBBT_F_ACCESS);
+           tbbt__dec_u32_field(d, &d->rec->access, TBBT_F_ACCESS);
 }
 
 /* READ and COMMIT: file, offset, count. */
@@ -390,8 +354,7 @@ static bool mknod_call(struct tbbt__dec *d)
     case NF3BLK:
         map_sattr(&r->sattr, &m.mknoddata3_u.device.dev_attributes);
         TBBT_SET(r, TBBT_F_SATTR);
-        r->rdev = (uint64_t)m.mknoddata3_u.device.spec.specdata1 << 32 |
-                  m.mknoddata3_u.device.spec.specdata2;
+        r->rdev = tbbt_proto_specdata(&m.mknoddata3_u.device.spec);
         TBBT_SET(r, TBBT_F_RDEV);
         break;
     case NF3SOCK:
@@ -409,8 +372,8 @@ static bool dec_cookie(struct tbbt__dec *d)
 {
     struct tbbt_trace_rec *r = d->rec;
 
-    return dec_u64(d, (xdrproc_t)xdr_cookie3, &r->cookie, TBBT_F_COOKIE) &&
-           dec_verf(d, (xdrproc_t)xdr_cookieverf3, &r->cookieverf, TBBT_F_COOKIEVERF);
+    return tbbt__dec_u64_field(d, &r->cookie, TBBT_F_COOKIE) &&
+           tbbt__dec_u64_field(d, &r->cookieverf, TBBT_F_COOKIEVERF);
 }
 
 static bool readdir_call(struct tbbt__dec *d)
@@ -423,8 +386,8 @@ static bool readdirplus_call(struct tbbt__dec *d)
     struct tbbt_trace_rec *r = d->rec;
 
     return tbbt__dec_obj(d) && dec_cookie(d) &&
-           dec_u32(d, (xdrproc_t)xdr_count3, &r->dircount, TBBT_F_DIRCOUNT) &&
-           dec_u32(d, (xdrproc_t)xdr_count3, &r->maxcount, TBBT_F_MAXCOUNT);
+           tbbt__dec_u32_field(d, &r->dircount, TBBT_F_DIRCOUNT) &&
+           tbbt__dec_u32_field(d, &r->maxcount, TBBT_F_MAXCOUNT);
 }
 
 /* ---- replies --------------------------------------------------------------- */
@@ -454,7 +417,7 @@ static bool access_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
-    return !ok || dec_u32(d, (xdrproc_t)xdr_uint32, &d->rec->access_res, TBBT_F_ACCESS_RES);
+    return !ok || tbbt__dec_u32_field(d, &d->rec->access_res, TBBT_F_ACCESS_RES);
 }
 
 static bool readlink_reply(struct tbbt__dec *d)
@@ -484,10 +447,8 @@ static bool read_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok) || !dec_obj_attr(d))
         return false;
-    if (!ok)
-        return true;
-    return dec_u32(d, (xdrproc_t)xdr_count3, &d->rec->res_count, TBBT_F_RES_COUNT) &&
-           dec_eof(d) && tbbt__dec_opaque_len(d, NFS3_MAXDATA, &len) && tbbt__dec_skip(d, len);
+    return !ok || (tbbt__dec_u32_field(d, &d->rec->res_count, TBBT_F_RES_COUNT) && dec_eof(d) &&
+                   tbbt__dec_opaque_len(d, NFS3_MAXDATA, &len) && tbbt__dec_skip(d, len));
 }
 
 static bool write_reply(struct tbbt__dec *d)
@@ -497,11 +458,9 @@ static bool write_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok) || !dec_obj_wcc(d))
         return false;
-    if (!ok)
-        return true;
-    return dec_u32(d, (xdrproc_t)xdr_count3, &r->res_count, TBBT_F_RES_COUNT) &&
-           dec_stable(d, &r->committed, TBBT_F_COMMITTED) &&
-           dec_verf(d, (xdrproc_t)xdr_writeverf3, &r->writeverf, TBBT_F_WRITEVERF);
+    return !ok || (tbbt__dec_u32_field(d, &r->res_count, TBBT_F_RES_COUNT) &&
+                   dec_stable(d, &r->committed, TBBT_F_COMMITTED) &&
+                   tbbt__dec_u64_field(d, &r->writeverf, TBBT_F_WRITEVERF));
 }
 
 /* CREATE, MKDIR, SYMLINK and MKNOD: new handle and attributes, directory wcc. */
@@ -592,9 +551,7 @@ static bool dec_readdir_reply(struct tbbt__dec *d, bool plus)
 
     if (!tbbt__dec_status(d, &ok) || !dec_dir_attr(d))
         return false;
-    if (!ok)
-        return true;
-    return ITEM(d, xdr_cookieverf3, verf) && tbbt__dec_dirlist(d, dec_entry, plus);
+    return !ok || (ITEM(d, xdr_cookieverf3, verf) && tbbt__dec_dirlist(d, dec_entry, plus));
 }
 
 static bool readdir_reply(struct tbbt__dec *d)
@@ -684,7 +641,7 @@ static bool commit_reply(struct tbbt__dec *d)
 
     if (!tbbt__dec_status(d, &ok) || !dec_obj_wcc(d))
         return false;
-    return !ok || dec_verf(d, (xdrproc_t)xdr_writeverf3, &d->rec->writeverf, TBBT_F_WRITEVERF);
+    return !ok || tbbt__dec_u64_field(d, &d->rec->writeverf, TBBT_F_WRITEVERF);
 }
 
 

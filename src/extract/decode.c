@@ -62,11 +62,16 @@ static const struct tbbt__dec_proc *find_proc(int prog, int proc,
     return &progs[prog].procs[proc];
 }
 
-/* Decodes p[0..len) with fn; on failure flags the record and returns the error. */
-static int run(struct tbbt_trace_rec *rec, tbbt__dec_fn fn, const struct tbbt__dec_vers *v,
-               const uint8_t *p, size_t len, bool trunc, struct tbbt_fhtab *fh,
-               uint16_t trunc_flag, uint16_t bad_flag)
+/*
+ * Decodes p[0..len), the call or (reply) the reply of rec's procedure; on
+ * failure flags the record and returns the error.
+ */
+static int run(struct tbbt_trace_rec *rec, bool reply, const uint8_t *p, size_t len, bool trunc,
+               struct tbbt_fhtab *fh, uint16_t trunc_flag, uint16_t bad_flag)
 {
+    const struct tbbt__dec_vers *v = NULL;
+    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc, &v);
+    tbbt__dec_fn fn = !op ? NULL : reply ? op->reply : op->call;
     struct tbbt__dec d = {
         .v = v,
         .p = p,
@@ -95,21 +100,13 @@ static int run(struct tbbt_trace_rec *rec, tbbt__dec_fn fn, const struct tbbt__d
 int tbbt__decode_call(struct tbbt_trace_rec *rec, const uint8_t *p, size_t len, bool trunc,
                       struct tbbt_fhtab *fh)
 {
-    const struct tbbt__dec_vers *v = NULL;
-    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc, &v);
-
-    return run(rec, op ? op->call : NULL, v, p, len, trunc, fh, TBBT_RF_CALL_TRUNC,
-               TBBT_RF_CALL_BAD);
+    return run(rec, false, p, len, trunc, fh, TBBT_RF_CALL_TRUNC, TBBT_RF_CALL_BAD);
 }
 
 int tbbt__decode_reply(struct tbbt_trace_rec *rec, const uint8_t *p, size_t len, bool trunc,
                        struct tbbt_fhtab *fh)
 {
-    const struct tbbt__dec_vers *v = NULL;
-    const struct tbbt__dec_proc *op = find_proc(rec->prog, rec->proc, &v);
-
-    return run(rec, op ? op->reply : NULL, v, p, len, trunc, fh, TBBT_RF_REPLY_TRUNC,
-               TBBT_RF_REPLY_BAD);
+    return run(rec, true, p, len, trunc, fh, TBBT_RF_REPLY_TRUNC, TBBT_RF_REPLY_BAD);
 }
 
 bool tbbt__dec_void(struct tbbt__dec *d)
@@ -150,26 +147,30 @@ static int classify(struct tbbt__dec *d, u_int pos, xdrproc_t proc, void *obj)
 _Static_assert(NFS2_MAXNAMLEN <= NFS3_MAXNAMLEN && NFS2_MAXPATHLEN <= NFS3_MAXPATHLEN,
                "v2 names or paths longer than v3's");
 
-bool tbbt__dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field)
+/* A string of routine proc into the record with field bit; buf holds its bound + 1 bytes. */
+static inline bool dec_str(struct tbbt__dec *d, xdrproc_t proc, char *buf,
+                           struct tbbt_str *dst, int field)
 {
-    char buf[NAME_BUF];
     uint32_t len;
 
-    if (!tbbt__dec_string(d, d->v->name, buf, &len))
+    if (!tbbt__dec_string(d, proc, buf, &len))
         return false;
     tbbt__dec_set_str(d, buf, len, dst, field);
     return true;
 }
 
+bool tbbt__dec_name(struct tbbt__dec *d, struct tbbt_str *dst, int field)
+{
+    char buf[NAME_BUF];
+
+    return dec_str(d, d->v->name, buf, dst, field);
+}
+
 bool tbbt__dec_path(struct tbbt__dec *d, struct tbbt_str *dst, int field)
 {
     char buf[PATH_BUF];
-    uint32_t len;
 
-    if (!tbbt__dec_string(d, d->v->path, buf, &len))
-        return false;
-    tbbt__dec_set_str(d, buf, len, dst, field);
-    return true;
+    return dec_str(d, d->v->path, buf, dst, field);
 }
 
 bool tbbt__dec_obj(struct tbbt__dec *d)
@@ -218,9 +219,7 @@ bool tbbt__dec_attrstat(struct tbbt__dec *d)
 {
     bool ok;
 
-    if (!tbbt__dec_status(d, &ok))
-        return false;
-    return !ok || d->v->attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR);
+    return tbbt__dec_status(d, &ok) && (!ok || d->v->attr(d, &d->rec->obj_attr, TBBT_F_OBJ_ATTR));
 }
 
 bool tbbt__dec_dirlist(struct tbbt__dec *d, bool (*entry)(struct tbbt__dec *d, bool plus),
@@ -268,6 +267,33 @@ bool tbbt__dec_u32(struct tbbt__dec *d, uint32_t *v)
         return false;
     }
     *v = x;
+    return true;
+}
+
+/* An unsigned hyper is two words, the high one first (RFC 4506 4.5). */
+bool tbbt__dec_u64(struct tbbt__dec *d, uint64_t *v)
+{
+    uint32_t hi, lo;
+
+    if (!tbbt__dec_u32(d, &hi) || !tbbt__dec_u32(d, &lo))
+        return false;
+    *v = (uint64_t)hi << 32 | lo;
+    return true;
+}
+
+bool tbbt__dec_u32_field(struct tbbt__dec *d, uint32_t *dst, int field)
+{
+    if (!tbbt__dec_u32(d, dst))
+        return false;
+    TBBT_SET(d->rec, field);
+    return true;
+}
+
+bool tbbt__dec_u64_field(struct tbbt__dec *d, uint64_t *dst, int field)
+{
+    if (!tbbt__dec_u64(d, dst))
+        return false;
+    TBBT_SET(d->rec, field);
     return true;
 }
 

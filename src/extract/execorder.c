@@ -328,38 +328,68 @@ static enum effect effect_on(const struct item *it, int j)
     }
 }
 
-/* The entry of listing r that c's entry j names, if c's entry j is in r's directory:
- * *in true then, and the entry or NULL. */
-static const struct tbbt_entry *entry_in(const struct item *r, const struct item *c, int j,
-                                         bool *in)
+/*
+ * The effect of c on its entry j (effect_on()) as listing l may show it: EFF_NONE
+ * unless the entry is in l's directory and no held record in [from, to) other than
+ * the one at skip names it.  Then *e is l's entry of that name, or NULL.
+ */
+static enum effect listed_effect(const struct tbbt__xorder *x, const struct item *l,
+                                 const struct item *c, int j, guint from, guint to, guint skip,
+                                 const struct tbbt_entry **e)
 {
+    enum effect eff = effect_on(c, j);
     bool second = c->second[j];
-    *in = (second ? c->rec.fh2 : c->rec.fh) == r->ldir;
-    return *in ? listed(&r->rec, second ? &c->rec.name2 : &c->rec.name) : NULL;
+
+    if (!eff || (second ? c->rec.fh2 : c->rec.fh) != l->ldir ||
+        held_names(x, from, to, skip, c->keys[j]))
+        return EFF_NONE;
+    *e = listed(&l->rec, second ? &c->rec.name2 : &c->rec.name);
+    return eff;
+}
+
+/* Listing r shows b's effect eff on b's entry j (r's entry e, or NULL) as b left it. */
+static bool shows_after(const struct tbbt__xorder *x, const struct item *r, const struct item *b,
+                        int j, enum effect eff, const struct tbbt_entry *e)
+{
+    int before = x->probe ? x->probe(x->arg, &b->rec, b->second[j]) : -1;
+
+    if (eff == EFF_REMOVED ? !e && whole_listing(&r->rec) && before != 0
+                           : e && (eff == EFF_MADE_NEW || before == 0))
+        return true;
+    return eff == EFF_MADE && e && tbbt_ns_op(&b->rec) == TBBT_NS_OP_RENAME && before != 1 &&
+           x->same && x->same(x->arg, &b->rec, e) == 1;
+}
+
+/* Listing b shows the entry a had effect eff on (b's entry e, or NULL) as it was before a. */
+static bool shows_before(const struct item *b, enum effect eff, const struct tbbt_entry *e)
+{
+    return eff == EFF_REMOVED ? e != NULL : eff == EFF_MADE_NEW && !e && whole_listing(&b->rec);
+}
+
+/*
+ * Listing l shows one of the entries c changed as c left it (after) or as it was
+ * before c (!after), no held record in [from, to) other than the one at skip naming it.
+ */
+static bool listing_sees(const struct tbbt__xorder *x, const struct item *l, const struct item *c,
+                         guint from, guint to, guint skip, bool after)
+{
+    for (int j = 0; j < 2; j++) {
+        const struct tbbt_entry *e;
+        enum effect eff = listed_effect(x, l, c, j, from, to, skip, &e);
+        if (eff && (after ? shows_after(x, l, c, j, eff, e) : shows_before(l, eff, e)))
+            return true;
+    }
+    return false;
 }
 
 /*
  * A listing r (held at ri) that overlapped b, called after it, shows b's effect on an
  * entry of r's directory (execorder.h), no held record before b naming that entry.
  */
-static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r,
+static bool listing_shows(const struct tbbt__xorder *x, guint ri, const struct item *r,
                           guint bi, const struct item *b)
 {
-    for (int j = 0; j < 2; j++) {
-        enum effect eff = effect_on(b, j);
-        bool in;
-        const struct tbbt_entry *e = eff ? entry_in(r, b, j, &in) : NULL;
-        if (!eff || !in || held_names(x, 0, bi, ri, b->keys[j]))
-            continue;
-        int before = x->probe ? x->probe(x->arg, &b->rec, b->second[j]) : -1;
-        if (eff == EFF_REMOVED ? !e && whole_listing(&r->rec) && before != 0
-                               : e && (eff == EFF_MADE_NEW || before == 0))
-            return true;
-        if (eff == EFF_MADE && e && tbbt_ns_op(&b->rec) == TBBT_NS_OP_RENAME && before != 1 &&
-            x->same && x->same(x->arg, &b->rec, e) == 1)
-            return true;
-    }
-    return false;
+    return listing_sees(x, r, b, 0, bi, ri, true);
 }
 
 /*
@@ -369,20 +399,10 @@ static bool listing_shows(struct tbbt__xorder *x, guint ri, const struct item *r
  * and no held record between them names that entry: the server listed the directory
  * before it ran a.
  */
-static bool listing_predates(struct tbbt__xorder *x, guint ai, const struct item *a,
+static bool listing_predates(const struct tbbt__xorder *x, guint ai, const struct item *a,
                              guint bi, const struct item *b)
 {
-    for (int j = 0; j < 2; j++) {
-        enum effect eff = effect_on(a, j);
-        bool in;
-        const struct tbbt_entry *e = eff ? entry_in(b, a, j, &in) : NULL;
-        if (!eff || !in || held_names(x, ai + 1, bi, bi, a->keys[j]))
-            continue;
-        if (eff == EFF_REMOVED ? e != NULL
-                               : eff == EFF_MADE_NEW && !e && whole_listing(&b->rec))
-            return true;
-    }
-    return false;
+    return listing_sees(x, b, a, ai + 1, bi, bi, false);
 }
 
 /* What an op item's reply time says about passing it: its reply, else its call. */

@@ -288,7 +288,6 @@ bool tbbt__pairer_call_flow(struct tbbt__pairer *p, uint32_t flow, uint32_t xid,
     struct flow *f = flow_at(p, flow);
     uint64_t fx = exchange(flow, xid);
     uint32_t slot = recent_slot(f, xid);
-    struct pending *e;
 
     p->st.calls++;
     if (ts_ns > p->now_ns)
@@ -302,13 +301,8 @@ bool tbbt__pairer_call_flow(struct tbbt__pairer *p, uint32_t flow, uint32_t xid,
         __builtin_prefetch(&p->recent[recent_slot(f, xid + 4)]);
     if (p->tail - p->head > p->ring_mask)
         ring_grow(p);
-    e = at(p, p->tail);
-    e->fx = fx;
-    e->slot = slot;
-    e->call_ns = ts_ns;
-    e->tag = tag;
-    e->done = false;
-    e->in_hash = true;
+    *at(p, p->tail) = (struct pending){ .fx = fx, .call_ns = ts_ns, .tag = tag, .slot = slot,
+                                        .in_hash = true };
     open_put(p, fx, p->tail);
     p->tail++;
     return true;

@@ -17,6 +17,7 @@
 
 #include <glib.h>
 
+#include "proto/fattr.h"
 #include "proto/proto.h"
 
 #define F(f) ((uint64_t)1 << (f))
@@ -310,18 +311,21 @@ static int b3_link(struct bctx *c)
     return 0;
 }
 
-static uint64_t rec_verf(const struct tbbt_trace_rec *r)
+/* What READDIR and READDIRPLUS ask alike: the directory, where to start, the verifier. */
+static void readdir3_from(struct bctx *c, nfs_fh3 *dir, cookie3 *cookie, cookieverf3 verf)
 {
-    return TBBT_HAS(r, TBBT_F_COOKIEVERF) ? r->cookieverf : 0;
+    const struct tbbt_trace_rec *r = c->rec;
+
+    *dir = fh3(c, 0);
+    *cookie = r->cookie;
+    put_be(verf, TBBT_HAS(r, TBBT_F_COOKIEVERF) ? r->cookieverf : 0, NFS3_COOKIEVERFSIZE);
 }
 
 static int b3_readdir(struct bctx *c)
 {
     READDIR3args *a = &c->q->args.readdir3;
 
-    a->dir = fh3(c, 0);
-    a->cookie = c->rec->cookie;
-    put_be(a->cookieverf, rec_verf(c->rec), NFS3_COOKIEVERFSIZE);
+    readdir3_from(c, &a->dir, &a->cookie, a->cookieverf);
     a->count = c->rec->count;
     return 0;
 }
@@ -330,9 +334,7 @@ static int b3_readdirplus(struct bctx *c)
 {
     READDIRPLUS3args *a = &c->q->args.readdirplus3;
 
-    a->dir = fh3(c, 0);
-    a->cookie = c->rec->cookie;
-    put_be(a->cookieverf, rec_verf(c->rec), NFS3_COOKIEVERFSIZE);
+    readdir3_from(c, &a->dir, &a->cookie, a->cookieverf);
     a->dircount = c->rec->dircount;
     a->maxcount = c->rec->maxcount;
     return 0;
@@ -800,6 +802,13 @@ uint32_t tbbt_nfsreq_new_fh(uint32_t vers, uint32_t proc, const union tbbt_nfsre
     return copy_fh(fh, res->dirop2.nfs2_diropres_u.diropok.file, NFS2_FHSIZE);
 }
 
+/* What READDIR3resok and READDIRPLUS3resok end with alike: the verifier, EOF. */
+static void listing3_end(struct tbbt_nfsreq_listing *l, const char *verf, bool_t eof)
+{
+    l->verf = get_be(verf, NFS3_COOKIEVERFSIZE);
+    l->eof = eof != 0;
+}
+
 bool tbbt_nfsreq_readdir(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,
                          struct tbbt_nfsreq_listing *l)
 {
@@ -808,14 +817,12 @@ bool tbbt_nfsreq_readdir(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_r
         const READDIR3resok *ok = &res->readdir3.READDIR3res_u.resok;
         for (const entry3 *e = ok->reply.entries; e; e = e->nextentry, l->n++)
             l->last_cookie = e->cookie;
-        l->verf = get_be(ok->cookieverf, NFS3_COOKIEVERFSIZE);
-        l->eof = ok->reply.eof != 0;
+        listing3_end(l, ok->cookieverf, ok->reply.eof);
     } else if (vers == 3 && proc == NFSPROC3_READDIRPLUS && res->readdirplus3.status == NFS3_OK) {
         const READDIRPLUS3resok *ok = &res->readdirplus3.READDIRPLUS3res_u.resok;
         for (const entryplus3 *e = ok->reply.entries; e; e = e->nextentry, l->n++)
             l->last_cookie = e->cookie;
-        l->verf = get_be(ok->cookieverf, NFS3_COOKIEVERFSIZE);
-        l->eof = ok->reply.eof != 0;
+        listing3_end(l, ok->cookieverf, ok->reply.eof);
     } else if (vers == 2 && proc == NFSPROC_READDIR && res->readdir2.status == NFS_OK) {
         const nfs2_readdirok *ok = &res->readdir2.nfs2_readdirres_u.readdirok;
         for (const nfs2_entry *e = ok->entries; e; e = e->nextentry, l->n++)
@@ -861,16 +868,9 @@ static const post_op_attr *post_attr3(uint32_t proc, const union tbbt_nfsreq_res
 static void fattr_of(const fattr3 *a, struct tbbt_fattr *out)
 {
     memset(out, 0, sizeof(*out));
-    out->type = a->type;
-    out->mode = a->mode;
-    out->nlink = a->nlink;
-    out->uid = a->uid;
-    out->gid = a->gid;
-    out->size = a->size;
+    TBBT_PROTO_FATTR_COPY(out, a);
     out->used = a->used;
-    out->rdev = (uint64_t)a->rdev.specdata1 << 32 | a->rdev.specdata2;
-    out->fsid = a->fsid;
-    out->fileid = a->fileid;
+    out->rdev = tbbt_proto_specdata(&a->rdev);
 }
 
 bool tbbt_nfsreq_post_attr(uint32_t vers, uint32_t proc, const union tbbt_nfsreq_res *res,

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -368,14 +369,48 @@ static void found(struct vrun *v, const char *dir, const struct ent *en)
 
 /* ---- RPCs --------------------------------------------------------------------------------- */
 
+static int nfs_failed(struct vrun *v, const char *what, const char *path, int status)
+{
+    const char *name = tbbt_proto_status_name(v->vers == 3 ? TBBT_PROTO_NFS3 : TBBT_PROTO_NFS2,
+                                              status);
+
+    if (name)
+        tbbt_errbuf(v->err, v->errlen, "%s '%s': %s", what, path, name);
+    else
+        tbbt_errbuf(v->err, v->errlen, "%s '%s': status %d", what, path, status);
+    return -EIO;
+}
+
+/* Statuses a look-up takes as "the entry is gone" (call()). */
+enum { GONE_NOENT = 1, GONE_STALE = 2 };
+_Static_assert((int)NFS3_OK == (int)NFS_OK && (int)NFS3ERR_NOENT == (int)NFSERR_NOENT &&
+                   (int)NFS3ERR_STALE == (int)NFSERR_STALE,
+               "NFSv2 and NFSv3 number these statuses alike");
+/*
+ * Every NFS result (RFC 1094 2.2, RFC 1813 3.3) is a union switched on its status:
+ * rpcgen makes that enum its first member.
+ */
+_Static_assert(sizeof(nfsstat3) == sizeof(int) && sizeof(nfs2_stat) == sizeof(int) &&
+                   offsetof(LOOKUP3res, status) == 0 && offsetof(GETATTR3res, status) == 0 &&
+                   offsetof(READDIRPLUS3res, status) == 0 &&
+                   offsetof(nfs2_diropres, status) == 0 && offsetof(nfs2_readdirres, status) == 0,
+               "an NFS result does not start with its status");
+
+/*
+ * Calls procedure proc (arguments a, result into res, of res_size bytes, for what on
+ * path).  0 with res decoded and its NFS status OK: the caller frees it with xr.  Else
+ * res needs no freeing, and the result is 1 if the entry is gone (one of the GONE_*
+ * statuses in gone), or a negative error with v->err set.
+ */
 static int call(struct vrun *v, uint32_t proc, xdrproc_t xa, const void *a, xdrproc_t xr,
-                void *res, size_t res_size, const char *what, const char *path)
+                void *res, size_t res_size, const char *what, const char *path, int gone)
 {
     struct tbbt_rpcconn_call c = { .prog = NFS3_PROGRAM, .vers = v->vers, .proc = proc,
                                    .xargs = xa, .args = a, .xres = xr, .res = res,
                                    .res_size = res_size };
     struct tbbt_rpcconn_reply rep;
     int rc = tbbt_rpcconn_call_sync(v->c, &c, CALL_TIMEOUT_MS, &rep);
+    int status;
 
     v->res->calls++;
     if (rc < 0) {
@@ -387,19 +422,14 @@ static int call(struct vrun *v, uint32_t proc, xdrproc_t xa, const void *a, xdrp
                tbbt_rpcconn_status_name(rep.status), rep.detail);
         return -EPROTO;
     }
-    return 0;
-}
-
-static int nfs_failed(struct vrun *v, const char *what, const char *path, int status)
-{
-    const char *name = tbbt_proto_status_name(v->vers == 3 ? TBBT_PROTO_NFS3 : TBBT_PROTO_NFS2,
-                                              status);
-
-    if (name)
-        tbbt_errbuf(v->err, v->errlen, "%s '%s': %s", what, path, name);
-    else
-        tbbt_errbuf(v->err, v->errlen, "%s '%s': status %d", what, path, status);
-    return -EIO;
+    memcpy(&status, res, sizeof(status));
+    if (status == NFS3_OK)
+        return 0;
+    xdr_free(xr, res);
+    if ((status == NFS3ERR_NOENT && (gone & GONE_NOENT)) ||
+        (status == NFS3ERR_STALE && (gone & GONE_STALE)))
+        return 1;
+    return nfs_failed(v, what, path, status);
 }
 
 static void fh_set(struct tbbt_rpcconn_fh *fh, const void *p, uint32_t len)
@@ -415,43 +445,32 @@ static int lookup3(struct vrun *v, const struct dir *d, struct ent *en)
                                 .name = en->name } };
     LOOKUP3res r;
     int rc = call(v, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args, &a, (xdrproc_t)xdr_LOOKUP3res,
-                  &r, sizeof(r), "LOOKUP", en->name);
+                  &r, sizeof(r), "LOOKUP", en->name, GONE_NOENT);
 
-    if (rc < 0)
+    if (rc != 0)
         return rc;
-    if (r.status == NFS3ERR_NOENT)
-        rc = 1;
-    else if (r.status != NFS3_OK)
-        rc = nfs_failed(v, "LOOKUP", en->name, r.status);
-    else {
-        LOOKUP3resok *ok = &r.LOOKUP3res_u.resok;
-        fh_set(&en->fh, ok->object.data.data_val, ok->object.data.data_len);
-        en->has_fh = true;
-        if (ok->obj_attributes.attributes_follow) {
-            en->attrs = true;
-            en->ftype = ok->obj_attributes.post_op_attr_u.attributes.type;
-            en->size = ok->obj_attributes.post_op_attr_u.attributes.size;
-        }
+    LOOKUP3resok *ok = &r.LOOKUP3res_u.resok;
+    fh_set(&en->fh, ok->object.data.data_val, ok->object.data.data_len);
+    en->has_fh = true;
+    if (ok->obj_attributes.attributes_follow) {
+        en->attrs = true;
+        en->ftype = ok->obj_attributes.post_op_attr_u.attributes.type;
+        en->size = ok->obj_attributes.post_op_attr_u.attributes.size;
     }
     xdr_free((xdrproc_t)xdr_LOOKUP3res, &r);
-    if (rc != 0 || en->attrs)
-        return rc;
+    if (en->attrs)
+        return 0;
     GETATTR3args ga = { .object = { .data = { en->fh.len, (char *)en->fh.data } } };
     GETATTR3res gr;
     if ((rc = call(v, NFSPROC3_GETATTR, (xdrproc_t)xdr_GETATTR3args, &ga,
-                   (xdrproc_t)xdr_GETATTR3res, &gr, sizeof(gr), "GETATTR", en->name)) < 0)
+                   (xdrproc_t)xdr_GETATTR3res, &gr, sizeof(gr), "GETATTR", en->name,
+                   GONE_NOENT | GONE_STALE)) != 0)
         return rc;
-    if (gr.status == NFS3ERR_NOENT || gr.status == NFS3ERR_STALE)
-        rc = 1;
-    else if (gr.status != NFS3_OK)
-        rc = nfs_failed(v, "GETATTR", en->name, gr.status);
-    else {
-        en->attrs = true;
-        en->ftype = gr.GETATTR3res_u.resok.obj_attributes.type;
-        en->size = gr.GETATTR3res_u.resok.obj_attributes.size;
-    }
+    en->attrs = true;
+    en->ftype = gr.GETATTR3res_u.resok.obj_attributes.type;
+    en->size = gr.GETATTR3res_u.resok.obj_attributes.size;
     xdr_free((xdrproc_t)xdr_GETATTR3res, &gr);
-    return rc;
+    return 0;
 }
 
 /* v2: LOOKUP (diropres: handle and attributes).  0, 1 if gone, or error. */
@@ -467,20 +486,15 @@ static int lookup2(struct vrun *v, const struct dir *d, struct ent *en)
     }
     memcpy(a.dir, d->fh.data, NFS2_FHSIZE);
     if ((rc = call(v, NFSPROC_LOOKUP, (xdrproc_t)xdr_nfs2_diropargs, &a,
-                   (xdrproc_t)xdr_nfs2_diropres, &r, sizeof(r), "LOOKUP", en->name)) < 0)
+                   (xdrproc_t)xdr_nfs2_diropres, &r, sizeof(r), "LOOKUP", en->name,
+                   GONE_NOENT)) != 0)
         return rc;
-    if (r.status == NFSERR_NOENT)
-        rc = 1;
-    else if (r.status != NFS_OK)
-        rc = nfs_failed(v, "LOOKUP", en->name, r.status);
-    else {
-        fh_set(&en->fh, r.nfs2_diropres_u.diropok.file, NFS2_FHSIZE);
-        en->has_fh = en->attrs = true;
-        en->ftype = r.nfs2_diropres_u.diropok.attributes.type;
-        en->size = r.nfs2_diropres_u.diropok.attributes.size;
-    }
+    fh_set(&en->fh, r.nfs2_diropres_u.diropok.file, NFS2_FHSIZE);
+    en->has_fh = en->attrs = true;
+    en->ftype = r.nfs2_diropres_u.diropok.attributes.type;
+    en->size = r.nfs2_diropres_u.diropok.attributes.size;
     xdr_free((xdrproc_t)xdr_nfs2_diropres, &r);
-    return rc;
+    return 0;
 }
 
 static bool dot_name(const char *n)
@@ -500,13 +514,8 @@ static int readdirplus_page(struct vrun *v, const struct dir *d, uint64_t *cooki
 
     memcpy(a.cookieverf, verf, NFS3_COOKIEVERFSIZE);
     if ((rc = call(v, NFSPROC3_READDIRPLUS, (xdrproc_t)xdr_READDIRPLUS3args, &a,
-                   (xdrproc_t)xdr_READDIRPLUS3res, &r, sizeof(r), "READDIRPLUS", d->path)) < 0)
+                   (xdrproc_t)xdr_READDIRPLUS3res, &r, sizeof(r), "READDIRPLUS", d->path, 0)) < 0)
         return rc;
-    if (r.status != NFS3_OK) {
-        rc = nfs_failed(v, "READDIRPLUS", d->path, r.status);
-        xdr_free((xdrproc_t)xdr_READDIRPLUS3res, &r);
-        return rc;
-    }
     READDIRPLUS3resok *ok = &r.READDIRPLUS3res_u.resok;
     memcpy(verf, ok->cookieverf, NFS3_COOKIEVERFSIZE);
     *eof = ok->reply.eof;
@@ -547,13 +556,8 @@ static int readdir2_page(struct vrun *v, const struct dir *d, uint64_t *cookie, 
     memcpy(a.dir, d->fh.data, NFS2_FHSIZE);
     memcpy(a.cookie, &ck, sizeof(ck));      /* opaque: the server's bytes as they came */
     if ((rc = call(v, NFSPROC_READDIR, (xdrproc_t)xdr_nfs2_readdirargs, &a,
-                   (xdrproc_t)xdr_nfs2_readdirres, &r, sizeof(r), "READDIR", d->path)) < 0)
+                   (xdrproc_t)xdr_nfs2_readdirres, &r, sizeof(r), "READDIR", d->path, 0)) < 0)
         return rc;
-    if (r.status != NFS_OK) {
-        rc = nfs_failed(v, "READDIR", d->path, r.status);
-        xdr_free((xdrproc_t)xdr_nfs2_readdirres, &r);
-        return rc;
-    }
     *eof = r.nfs2_readdirres_u.readdirok.eof;
     for (nfs2_entry *p = r.nfs2_readdirres_u.readdirok.entries; p; p = p->nextentry) {
         memcpy(&ck, p->cookie, sizeof(ck));

@@ -71,77 +71,44 @@ static inline bool_t tbbt__xdrmem_word(XDR *x, uint32_t *v)
 /* x_op first: xdr_free() runs the generated code on a stream whose x_ops it never sets. */
 #define TBBT__XDRMEM_FAST(x) ((x)->x_op == XDR_DECODE && (x)->x_ops == &tbbt_xdrmem_ops)
 
-static inline bool_t tbbt_xdr_u_int(XDR *x, u_int *up)
-{
-    uint32_t v;
-
-    if (!TBBT__XDRMEM_FAST(x))
-        return xdr_u_int(x, up);
-    if (!tbbt__xdrmem_word(x, &v))
-        return FALSE;
-    *up = v;
-    return TRUE;
-}
-
-static inline bool_t tbbt_xdr_int(XDR *x, int *ip)
-{
-    uint32_t v;
-
-    if (!TBBT__XDRMEM_FAST(x))
-        return xdr_int(x, ip);
-    if (!tbbt__xdrmem_word(x, &v))
-        return FALSE;
-    *ip = (int)v;
-    return TRUE;
-}
-
-static inline bool_t tbbt_xdr_enum(XDR *x, enum_t *ep)
-{
-    uint32_t v;
-
-    if (!TBBT__XDRMEM_FAST(x))
-        return xdr_enum(x, ep);
-    if (!tbbt__xdrmem_word(x, &v))
-        return FALSE;
-    *ep = (enum_t)v;
-    return TRUE;
-}
-
-static inline bool_t tbbt_xdr_bool(XDR *x, bool_t *bp)
-{
-    uint32_t v;
-
-    if (!TBBT__XDRMEM_FAST(x))
-        return xdr_bool(x, bp);
-    if (!tbbt__xdrmem_word(x, &v))
-        return FALSE;
-    *bp = v != 0;                  /* as libtirpc: any non-zero word is TRUE */
-    return TRUE;
-}
-
-static inline bool_t tbbt_xdr_u_quad_t(XDR *x, u_quad_t *up)
+/* Reads the next two words (a hyper, high word first) of a tbbt_xdrmem stream. */
+static inline bool_t tbbt__xdrmem_hyper(XDR *x, uint64_t *v)
 {
     uint32_t hi, lo;
 
-    if (!TBBT__XDRMEM_FAST(x))
-        return xdr_u_quad_t(x, up);
     if (!tbbt__xdrmem_word(x, &hi) || !tbbt__xdrmem_word(x, &lo))
         return FALSE;
-    *up = (u_quad_t)hi << 32 | lo;
+    *v = (uint64_t)hi << 32 | lo;
     return TRUE;
 }
 
-static inline bool_t tbbt_xdr_quad_t(XDR *x, quad_t *qp)
-{
-    u_quad_t u;
+/*
+ * tbbt_<prim>(XDR *x, type *p), the inline version of libtirpc's <prim>: on
+ * another stream, <prim> itself; else the next value read (uint32_t or
+ * uint64_t v, by read) and stored as conv.
+ */
+#define TBBT__XDRMEM_PRIM(prim, type, vtype, read, conv)                                        \
+    static inline bool_t tbbt_##prim(XDR *x, type *p)                                          \
+    {                                                                                          \
+        vtype v;                                                                               \
+                                                                                               \
+        if (!TBBT__XDRMEM_FAST(x))                                                             \
+            return prim(x, p);                                                                 \
+        if (!read(x, &v))                                                                      \
+            return FALSE;                                                                      \
+        *p = (conv);                                                                           \
+        return TRUE;                                                                           \
+    }
 
-    if (!TBBT__XDRMEM_FAST(x))
-        return xdr_quad_t(x, qp);
-    if (!tbbt_xdr_u_quad_t(x, &u))
-        return FALSE;
-    *qp = (quad_t)u;
-    return TRUE;
-}
+TBBT__XDRMEM_PRIM(xdr_u_int, u_int, uint32_t, tbbt__xdrmem_word, v)
+TBBT__XDRMEM_PRIM(xdr_int, int, uint32_t, tbbt__xdrmem_word, (int)v)
+TBBT__XDRMEM_PRIM(xdr_enum, enum_t, uint32_t, tbbt__xdrmem_word, (enum_t)v)
+/* As libtirpc: any non-zero word is TRUE. */
+TBBT__XDRMEM_PRIM(xdr_bool, bool_t, uint32_t, tbbt__xdrmem_word, v != 0)
+TBBT__XDRMEM_PRIM(xdr_u_quad_t, u_quad_t, uint64_t, tbbt__xdrmem_hyper, v)
+TBBT__XDRMEM_PRIM(xdr_quad_t, quad_t, uint64_t, tbbt__xdrmem_hyper, (quad_t)v)
+
+#undef TBBT__XDRMEM_PRIM
 
 /* The position of a tbbt_xdrmem stream: bytes from the start. */
 static inline u_int tbbt__xdrmem_pos(const XDR *x)
