@@ -623,23 +623,6 @@ static void on_result(struct tbbt__nfsq *q, struct tbbt__nfsq_req *r, int st)
     }
 }
 
-/* "the server's RPC layer says PROC_UNAVAIL", ... */
-static const char *rpc_failure(const struct tbbt_rpcconn_reply *rep, char *buf, size_t len)
-{
-    static const char *const accept[] = { "SUCCESS", "PROG_UNAVAIL", "PROG_MISMATCH",
-                                          "PROC_UNAVAIL", "GARBAGE_ARGS", "SYSTEM_ERR" };
-
-    if (rep->status == TBBT_RPCCONN_ACCEPT_ERR && rep->detail > 0 &&
-        rep->detail < (int32_t)G_N_ELEMENTS(accept))
-        snprintf(buf, len, "the server's RPC layer says %s", accept[rep->detail]);
-    else if (rep->status == TBBT_RPCCONN_DENIED)
-        snprintf(buf, len, "the server denied the call (AUTH_SYS as root refused?)");
-    else
-        snprintf(buf, len, "%s (detail %" PRId32 ")", tbbt_rpcconn_status_name(rep->status),
-                 rep->detail);
-    return buf;
-}
-
 static void on_reply(struct tbbt__nfsq *q, unsigned k, const struct tbbt_rpcconn_reply *rep)
 {
     struct tbbt__nfsq_req *r = rep->arg;
@@ -665,7 +648,7 @@ static void on_reply(struct tbbt__nfsq *q, unsigned k, const struct tbbt_rpcconn
         return;
     default:
         fatal(q, -EPROTO, "%s '%s': %s", kinds[r->kind].name, req_path(q, r),
-              rpc_failure(rep, why, sizeof(why)));
+              tbbt_rpcconn_reply_why(rep, why, sizeof(why)));
         finish(q, r, -EPROTO);
         return;
     }

@@ -12,7 +12,7 @@
 #ifndef TBBT_CAPTURE_CAPTURE_INT_H
 #define TBBT_CAPTURE_CAPTURE_INT_H
 
-#include "capture/agelist.h"
+#include "util/dlist.h"
 #include "capture/capture.h"
 
 #include <glib.h>
@@ -93,7 +93,7 @@ struct tbbt__cap_seg {
 
 struct tbbt__cap_stream {
     struct tbbt__cap_flow key;              /* hash key: first member */
-    struct tbbt__cap_age age;               /* in tbbt_capdec.ages */
+    struct tbbt_dlink age;               /* in tbbt_capdec.ages */
     uint64_t last_ts;
     uint32_t next_seq;                      /* first sequence number not yet passed */
     bool have_seq;
@@ -112,7 +112,7 @@ struct tbbt_capdec {
     void *arg;
     struct tbbt_cap_stats st;
     GHashTable *streams;                    /* &key -> struct tbbt__cap_stream */
-    struct tbbt__cap_ages ages;             /* the streams, least recently used first */
+    struct tbbt_dlist ages;             /* the streams, least recently used first */
     struct tbbt__cap_stream *front[TBBT__CAP_FRONT]; /* streams by a cheap hash of the key */
     uint32_t nstreams;
     size_t ooo_total;

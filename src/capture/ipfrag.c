@@ -32,7 +32,7 @@ struct frag_piece {
 
 struct dgram {
     struct frag_key key;            /* hash key: first member */
-    struct tbbt__cap_age age;       /* in tbbt__cap_frags.ages */
+    struct tbbt_dlink age;       /* in tbbt__cap_frags.ages */
     uint64_t first_ts;              /* arrival of its first fragment (expiry) */
     uint64_t ts0;                   /* time of the fragment at offset 0 */
     uint32_t total;                 /* payload length, once the last fragment came */
@@ -46,7 +46,7 @@ struct dgram {
 
 struct tbbt__cap_frags {
     GHashTable *h;                  /* &key -> struct dgram */
-    struct tbbt__cap_ages ages;     /* the datagrams, oldest first */
+    struct tbbt_dlist ages;     /* the datagrams, oldest first */
     uint32_t count;
     size_t bytes;
 };
@@ -77,14 +77,14 @@ struct tbbt__cap_frags *tbbt__cap_frags_new(void)
 /* The datagram waiting longest, or NULL. */
 static struct dgram *oldest(const struct tbbt__cap_frags *f)
 {
-    return TBBT__CAP_AGE_ENTRY(f->ages.oldest, struct dgram, age);
+    return TBBT_DLIST_ENTRY(f->ages.first, struct dgram, age);
 }
 
 /* Unlinks and frees a datagram. */
 static void dgram_free(struct tbbt__cap_frags *f, struct dgram *g)
 {
     g_hash_table_remove(f->h, &g->key);
-    tbbt__cap_ages_unlink(&f->ages, &g->age);
+    tbbt_dlist_unlink(&f->ages, &g->age);
     f->count--;
     f->bytes -= g->buf_len;
     g_free(g->buf);
@@ -99,7 +99,7 @@ static void dgram_drop(struct tbbt_capdec *d, struct dgram *g)
 
 void tbbt__cap_frags_flush(struct tbbt_capdec *d)
 {
-    while (d->frags->ages.oldest)
+    while (d->frags->ages.first)
         dgram_drop(d, oldest(d->frags));
 }
 
@@ -124,7 +124,7 @@ static struct dgram *dgram_get(struct tbbt_capdec *d, const struct frag_key *k, 
     g = g_new0(struct dgram, 1);
     g->key = *k;
     g->first_ts = ts;
-    tbbt__cap_ages_push(&f->ages, &g->age);
+    tbbt_dlist_push(&f->ages, &g->age);
     f->count++;
     g_hash_table_insert(f->h, &g->key, g);
     return g;

@@ -54,13 +54,13 @@ void tbbt__cap_tcp_init(struct tbbt_capdec *d)
 /* The least recently used stream, or NULL. */
 static struct tbbt__cap_stream *lru_oldest(const struct tbbt_capdec *d)
 {
-    return TBBT__CAP_AGE_ENTRY(d->ages.oldest, struct tbbt__cap_stream, age);
+    return TBBT_DLIST_ENTRY(d->ages.first, struct tbbt__cap_stream, age);
 }
 
 static void touch(struct tbbt_capdec *d, struct tbbt__cap_stream *s, uint64_t ts)
 {
     s->last_ts = ts;
-    tbbt__cap_ages_touch(&d->ages, &s->age);
+    tbbt_dlist_touch(&d->ages, &s->age);
 }
 
 /* ---- ordering -------------------------------------------------------------- */
@@ -216,7 +216,7 @@ static void teardown(struct tbbt_capdec *d, struct tbbt__cap_stream *s)
     if (d->front[front_slot(&s->key)] == s)
         d->front[front_slot(&s->key)] = NULL;
     g_hash_table_remove(d->streams, &s->key);
-    tbbt__cap_ages_unlink(&d->ages, &s->age);
+    tbbt_dlist_unlink(&d->ages, &s->age);
     d->nstreams--;
     g_free(s->rec.buf);
     g_free(s);
@@ -227,13 +227,13 @@ static struct tbbt__cap_stream *create(struct tbbt_capdec *d, const struct tbbt_
 {
     struct tbbt__cap_stream *s;
 
-    if (d->nstreams >= TBBT__CAP_MAX_STREAMS && d->ages.oldest)
+    if (d->nstreams >= TBBT__CAP_MAX_STREAMS && d->ages.first)
         teardown(d, lru_oldest(d));
     s = g_new0(struct tbbt__cap_stream, 1);
     s->key = *key;
     s->last_ts = ts;
     g_hash_table_insert(d->streams, &s->key, s);
-    tbbt__cap_ages_push(&d->ages, &s->age);
+    tbbt_dlist_push(&d->ages, &s->age);
     d->nstreams++;
     return s;
 }
@@ -248,7 +248,7 @@ static void expire_idle(struct tbbt_capdec *d, uint64_t ts)
 
 void tbbt__cap_tcp_flush(struct tbbt_capdec *d)
 {
-    while (d->ages.oldest)
+    while (d->ages.first)
         teardown(d, lru_oldest(d));
 }
 

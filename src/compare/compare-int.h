@@ -20,6 +20,7 @@
 #include "sched/fsdep.h"
 #include "player/report.h"
 #include "trace/trace.h"
+#include "util/dlist.h"
 
 #define CMP_NO_TURN INT64_MIN   /* op.turn_ns: no turnaround sample */
 
@@ -61,7 +62,7 @@ struct tbbt__cmp_op {
     bool matched;
     const char *name, *name2, *target;
     char *own;                  /* the strings' storage when owned, else NULL */
-    struct tbbt__cmp_op *knext, *kprev;     /* pending operations of the same key */
+    struct tbbt_dlink klink;                /* pending operations of the same key */
 };
 
 /* A matching key: the replay's own IDs (for an original: mapped ones). */

@@ -50,8 +50,11 @@
 
 struct keylist {
     uint64_t key;
-    struct tbbt__cmp_op *first, *last;
+    struct tbbt_dlist ops;      /* pending operations of the key, in trace order */
 };
+
+/* The operation whose klink is l; NULL for NULL. */
+#define KEY_OP(l) TBBT_DLIST_ENTRY(l, struct tbbt__cmp_op, klink)
 
 struct tail_ent {
     uint64_t seq;
@@ -95,13 +98,7 @@ static void key_link(struct matcher *m, struct tbbt__cmp_op *op)
         kl->key = op->key;
         g_hash_table_insert(m->keys, &kl->key, kl);
     }
-    op->kprev = kl->last;
-    op->knext = NULL;
-    if (kl->last)
-        kl->last->knext = op;
-    else
-        kl->first = op;
-    kl->last = op;
+    tbbt_dlist_push(&kl->ops, &op->klink);
 }
 
 static void key_unlink(struct matcher *m, struct tbbt__cmp_op *op)
@@ -109,16 +106,8 @@ static void key_unlink(struct matcher *m, struct tbbt__cmp_op *op)
     struct keylist *kl = g_hash_table_lookup(m->keys, &op->key);
 
     g_assert(kl);
-    if (op->kprev)
-        op->kprev->knext = op->knext;
-    else
-        kl->first = op->knext;
-    if (op->knext)
-        op->knext->kprev = op->kprev;
-    else
-        kl->last = op->kprev;
-    op->knext = op->kprev = NULL;
-    if (!kl->first)
+    tbbt_dlist_unlink(&kl->ops, &op->klink);
+    if (!kl->ops.first)
         g_hash_table_remove(m->keys, &kl->key);
 }
 
@@ -272,7 +261,8 @@ static void resolve_pending(struct matcher *m, uint64_t k)
 {
     struct keylist *kl = g_hash_table_lookup(m->keys, &k);
 
-    for (struct tbbt__cmp_op *op = kl ? kl->first : NULL; op; op = op->knext) {
+    for (struct tbbt__cmp_op *op = kl ? KEY_OP(kl->ops.first) : NULL; op;
+         op = KEY_OP(op->klink.next)) {
         resolve(m, op);
         if (!g_hash_table_contains(m->want, (gpointer)(uintptr_t)k))
             return;
@@ -318,8 +308,8 @@ static struct tbbt__cmp_op *find(struct matcher *m, const struct tbbt__cmp_key *
     struct tbbt__cmp_op *best = NULL;
     int best_rank = 3, seen = 0;
 
-    for (struct tbbt__cmp_op *op = kl ? kl->first : NULL; op && seen < CANDIDATES;
-         op = op->knext) {
+    for (struct tbbt__cmp_op *op = kl ? KEY_OP(kl->ops.first) : NULL; op && seen < CANDIDATES;
+         op = KEY_OP(op->klink.next)) {
         if (op->seq > hi)
             break;
         if (!tbbt__cmp_key_equal(k, op))

@@ -388,4 +388,19 @@ struct tbbt_rpcconn_fh {
 int tbbt_rpcconn_mnt3(struct tbbt_rpcconn *c, const char *path, int timeout_ms,
                       int *mstat, struct tbbt_rpcconn_fh *fh);
 
+/*
+ * MOUNTPROC_MNT of MOUNT v1 (RFC 1094 appendix A, for NFSv2), as tbbt_rpcconn_mnt3():
+ * *mstat is the fhstatus status, *fh the 32-byte handle when it is 0.
+ */
+int tbbt_rpcconn_mnt1(struct tbbt_rpcconn *c, const char *path, int timeout_ms,
+                      int *mstat, struct tbbt_rpcconn_fh *fh);
+
+/*
+ * Why the reply rep (status not TBBT_RPCCONN_OK) failed, for an error line, into buf
+ * (len bytes, truncated): "the server's RPC layer says PROC_UNAVAIL" (RFC 5531
+ * accept_stat), "the server denied the call (...)", or "STATUS (detail D)".  Returns buf.
+ */
+const char *tbbt_rpcconn_reply_why(const struct tbbt_rpcconn_reply *rep, char *buf,
+                                   size_t len);
+
 #endif

@@ -11,6 +11,7 @@
 #include "onc/rpcconn-int.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -228,8 +229,9 @@ static int call_ok(struct tbbt_rpcconn *c, const struct tbbt_rpcconn_call *call,
     if (rc < 0)
         return rc;
     if (rep.status != TBBT_RPCCONN_OK) {
-        tbbt__rpcconn_set_error(c, -EPROTO, "%s failed: %s (detail %d)", what,
-                                tbbt_rpcconn_status_name(rep.status), rep.detail);
+        char why[96];
+        tbbt__rpcconn_set_error(c, -EPROTO, "%s failed: %s", what,
+                                tbbt_rpcconn_reply_why(&rep, why, sizeof(why)));
         return -EPROTO;
     }
     return 0;
@@ -255,6 +257,47 @@ int tbbt_rpcconn_getport(struct tbbt_rpcconn *c, uint32_t prog, uint32_t vers, u
         return -EPROTO;
     }
     *port = (uint16_t)res;
+    return 0;
+}
+
+const char *tbbt_rpcconn_reply_why(const struct tbbt_rpcconn_reply *rep, char *buf,
+                                   size_t len)
+{
+    static const char *const accept[] = { "SUCCESS", "PROG_UNAVAIL", "PROG_MISMATCH",
+                                          "PROC_UNAVAIL", "GARBAGE_ARGS", "SYSTEM_ERR" };
+
+    if (rep->status == TBBT_RPCCONN_ACCEPT_ERR && rep->detail > 0 &&
+        rep->detail < (int32_t)G_N_ELEMENTS(accept))
+        snprintf(buf, len, "the server's RPC layer says %s", accept[rep->detail]);
+    else if (rep->status == TBBT_RPCCONN_DENIED)
+        snprintf(buf, len, "the server denied the call (AUTH_SYS as root refused?)");
+    else
+        snprintf(buf, len, "%s (detail %" PRId32 ")", tbbt_rpcconn_status_name(rep->status),
+                 rep->detail);
+    return buf;
+}
+
+int tbbt_rpcconn_mnt1(struct tbbt_rpcconn *c, const char *path, int timeout_ms, int *mstat,
+                      struct tbbt_rpcconn_fh *fh)
+{
+    dirpath dp = (char *)path;
+    fhstatus res;
+    struct tbbt_rpcconn_call call = {
+        .prog = MOUNT_PROGRAM, .vers = MOUNTVERS, .proc = MOUNTPROC_MNT,
+        .xargs = (xdrproc_t)xdr_dirpath, .args = &dp,
+        .xres = (xdrproc_t)xdr_fhstatus, .res = &res, .res_size = sizeof(res),
+    };
+    char *what = g_strdup_printf("MOUNT v1 MNT '%s'", path);
+    int rc = call_ok(c, &call, timeout_ms, what);
+    g_free(what);
+    if (rc < 0)
+        return rc;
+    *mstat = (int)res.status;
+    if (res.status == 0) {
+        fh->len = FHSIZE;
+        memcpy(fh->data, res.fhstatus_u.directory, FHSIZE);
+    }
+    xdr_free((xdrproc_t)xdr_fhstatus, &res);
     return 0;
 }
 

@@ -119,54 +119,6 @@ static int mount_refused(const char *path, int stat, char *err, size_t errlen)
     return mount_errs[i].text ? -mount_errs[i].err : -EIO;
 }
 
-/* "PROC_UNAVAIL", ... for a reply that is not OK (RFC 5531 accept_stat), into buf. */
-static const char *rpc_failure(const struct tbbt_rpcconn_reply *rep, char *buf, size_t len)
-{
-    static const char *const accept[] = { "SUCCESS", "PROG_UNAVAIL", "PROG_MISMATCH",
-                                          "PROC_UNAVAIL", "GARBAGE_ARGS", "SYSTEM_ERR" };
-
-    if (rep->status == TBBT_RPCCONN_ACCEPT_ERR && rep->detail > 0 &&
-        rep->detail < (int32_t)G_N_ELEMENTS(accept))
-        snprintf(buf, len, "the server's RPC layer says %s", accept[rep->detail]);
-    else
-        snprintf(buf, len, "%s (detail %" PRId32 ")", tbbt_rpcconn_status_name(rep->status),
-                 rep->detail);
-    return buf;
-}
-
-/* MOUNT v1 MNT: fhstatus with a 32-byte handle. */
-static int mount_v1(struct tbbt_rpcconn *c, const char *path, int timeout_ms,
-                    struct tbbt_rpcconn_fh *root, char *err, size_t errlen)
-{
-    dirpath dp = (char *)path;
-    fhstatus res;
-    struct tbbt_rpcconn_call call = {
-        .prog = MOUNT_PROGRAM, .vers = MOUNTVERS, .proc = MOUNTPROC_MNT,
-        .xargs = (xdrproc_t)xdr_dirpath, .args = &dp,
-        .xres = (xdrproc_t)xdr_fhstatus, .res = &res, .res_size = sizeof(res),
-    };
-    struct tbbt_rpcconn_reply rep;
-    int rc = tbbt_rpcconn_call_sync(c, &call, timeout_ms, &rep);
-
-    if (rc < 0) {
-        tbbt_errbuf(err, errlen, "MNT '%s': %s", path, tbbt_rpcconn_error(c));
-        return rc;
-    }
-    if (rep.status != TBBT_RPCCONN_OK) {
-        char why[96];
-        tbbt_errbuf(err, errlen, "MNT '%s' (MOUNT v1): %s", path, rpc_failure(&rep, why, sizeof(why)));
-        return -EPROTO;
-    }
-    if (res.status == 0) {
-        root->len = FHSIZE;
-        memcpy(root->data, res.fhstatus_u.directory, FHSIZE);
-    } else {
-        rc = mount_refused(path, (int)res.status, err, errlen);
-    }
-    xdr_free((xdrproc_t)xdr_fhstatus, &res);
-    return rc;
-}
-
 int tbbt_resolve_mount(struct tbbt_rpcconn *c, uint32_t nfs_vers, const char *path,
                        int timeout_ms, struct tbbt_rpcconn_fh *root, char *err, size_t errlen)
 {
@@ -175,13 +127,13 @@ int tbbt_resolve_mount(struct tbbt_rpcconn *c, uint32_t nfs_vers, const char *pa
 
     if (timeout_ms <= 0)
         timeout_ms = MOUNT_TIMEOUT_MS;
-    if (nfs_vers == 2)
-        return mount_v1(c, path, timeout_ms, root, err, errlen);
-    if (nfs_vers != 3) {
+    if (nfs_vers != 2 && nfs_vers != 3) {
         tbbt_errbuf(err, errlen, "MNT '%s': NFS version %" PRIu32 " is not 2 or 3", path, nfs_vers);
         return -EINVAL;
     }
-    if ((rc = tbbt_rpcconn_mnt3(c, path, timeout_ms, &mstat, &fh)) < 0) {
+    rc = nfs_vers == 2 ? tbbt_rpcconn_mnt1(c, path, timeout_ms, &mstat, &fh)
+                       : tbbt_rpcconn_mnt3(c, path, timeout_ms, &mstat, &fh);
+    if (rc < 0) {
         tbbt_errbuf(err, errlen, "MNT '%s': %s", path, tbbt_rpcconn_error(c));
         return rc;
     }
@@ -600,7 +552,7 @@ static void on_reply(struct run *r, const struct tbbt_rpcconn_reply *rep, bool u
         }
         break;
     default:
-        node_gone(r, q->node, true, rpc_failure(rep, why, sizeof(why)));
+        node_gone(r, q->node, true, tbbt_rpcconn_reply_why(rep, why, sizeof(why)));
         break;
     }
     req_release(r, q);
