@@ -122,21 +122,39 @@ static int predict_lookup(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
     return 1;
 }
 
-static int predict_create(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r, int op,
-                          uint32_t d, int32_t *st)
+/* named_entry()'s outcomes besides "decided" (1, *st set) and "unknown" (0). */
+#define NAME_PRESENT 2
+
+/*
+ * The start of a create or a remove of (d, r->name): 1 and *st when d alone
+ * decides or the name is absent (*st = absent), 0 when the outcome is unknown,
+ * NAME_PRESENT with the object in *x.
+ */
+static int named_entry(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r, uint32_t d,
+                       int32_t absent, uint32_t *x, int32_t *st)
 {
-    uint32_t x;
     int res, rc = dir_check(ns, d, st);
 
     if (rc)
         return rc > 0;
-    if (!TBBT_HAS(r, TBBT_F_NAME) || (res = name_state(ns, d, &r->name, &x)) < 0 ||
+    if (!TBBT_HAS(r, TBBT_F_NAME) || (res = name_state(ns, d, &r->name, x)) < 0 ||
         res == TBBT_NS_UNSURE)
         return 0;
     if (res == TBBT_NS_ABSENT) {
-        *st = NFS3_OK;
+        *st = absent;
         return 1;
     }
+    return NAME_PRESENT;
+}
+
+static int predict_create(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r, int op,
+                          uint32_t d, int32_t *st)
+{
+    uint32_t x;
+    int rc = named_entry(ns, r, d, NFS3_OK, &x, st);
+
+    if (rc != NAME_PRESENT)
+        return rc;
     if (op == NS_OP_CREATE && TBBT_HAS(r, TBBT_F_CREATEMODE) &&
         r->createmode == EXCLUSIVE)
         return 0;       /* OK again when the verifier matches */
@@ -160,17 +178,10 @@ static int predict_remove(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
                           uint32_t d, int32_t *st)
 {
     uint32_t x;
-    int res, rc = dir_check(ns, d, st);
+    int rc = named_entry(ns, r, d, NFS3ERR_NOENT, &x, st);
 
-    if (rc)
-        return rc > 0;
-    if (!TBBT_HAS(r, TBBT_F_NAME) || (res = name_state(ns, d, &r->name, &x)) < 0 ||
-        res == TBBT_NS_UNSURE)
-        return 0;
-    if (res == TBBT_NS_ABSENT) {
-        *st = NFS3ERR_NOENT;
-        return 1;
-    }
+    if (rc != NAME_PRESENT)
+        return rc;
     if (op == NS_OP_REMOVE) {
         *st = type_of(ns, x) == TBBT_NS_DIR ? NFS3ERR_ISDIR : NFS3_OK;
         return 1;

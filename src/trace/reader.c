@@ -148,20 +148,13 @@ static void make_room(struct tbbt_trace_reader *r)
 static int fill(struct tbbt_trace_reader *r, size_t need)
 {
     while (r->end - r->start < need) {
-        ssize_t n;
+        int rc;
 
         if (r->eof)
             return TBBT_E_TRUNC;
         make_room(r);
-        n = read(r->fd, r->own + r->end, r->cap - r->end);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (n == 0)
-            r->eof = true;
-        r->end += (size_t)n;
+        if ((rc = tbbt__read_more(r->fd, r->own, &r->end, r->cap, &r->eof)) < 0)
+            return rc;
     }
     return 0;
 }

@@ -36,21 +36,6 @@ struct tbbt_trace_writer {
     struct tbbt_credtab *cred;  /* borrowed */
 };
 
-int tbbt__write_all(int fd, const uint8_t *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int flush(struct tbbt_trace_writer *w)
 {
     int rc;
