@@ -135,10 +135,10 @@ struct tbbt_spill_writer *tbbt_spill_writer_open(const char *path, int *err)
 
 #define FATTR_PACKED_MAX (4 + 8 * TBBT__FATTR_NVALUES)
 /* The size codes of the 32-bit members: none may be 3 (8 bytes). */
-#define U32_CODE(m, i, bits) | ((bits) == 32 ? UINT32_C(1) << (2 * (i)) : 0)
+#define U32_CODE(m, i, bits, ...) | ((bits) == 32 ? UINT32_C(1) << (2 * (i)) : 0)
 static const uint32_t u32_codes = 0 TBBT__FATTR_VALUES(U32_CODE);
 /* packed_len() below counts 13 codes in a word */
-#define ONE_VALUE(m, i, bits) + 1
+#define ONE_VALUE(m, i, bits, ...) + 1
 G_STATIC_ASSERT((0 TBBT__FATTR_VALUES(ONE_VALUE)) == TBBT__FATTR_NVALUES &&
                 TBBT__FATTR_NVALUES == 13);
 
@@ -164,7 +164,7 @@ static uint8_t *put_fattr(uint8_t *p, const struct tbbt_fattr *a)
     uint8_t *q = p + 4;
     uint32_t codes = 0;
 
-#define PUT_VALUE(m, i, bits) q = put_packed(q, a->m, &codes, i);
+#define PUT_VALUE(m, i, bits, ...) q = put_packed(q, a->m, &codes, i);
     TBBT__FATTR_VALUES(PUT_VALUE)
 #undef PUT_VALUE
     memcpy(p, &codes, 4);
@@ -471,7 +471,7 @@ static bool take_fattr(struct cur *c, struct tbbt_fattr *a)
         memcpy(tail, c->p, need);
         p = tail;
     }
-#define GET_VALUE(m, i, bits) a->m = (uint##bits##_t)get_packed(&p, codes, i);
+#define GET_VALUE(m, i, bits, ...) a->m = (uint##bits##_t)get_packed(&p, codes, i);
     TBBT__FATTR_VALUES(GET_VALUE)
 #undef GET_VALUE
     c->p += need;
