@@ -534,6 +534,35 @@ static bool take_value(struct cur *c, struct tbbt_trace_rec *rec, unsigned f)
     return false;
 }
 
+/*
+ * The next record's body length into *blen: 1, or 0 at the end (the end mark,
+ * *blen SPILL_END, or after it, *blen 0), or an error.
+ */
+static int next_len(struct tbbt_spill_reader *r, uint32_t *blen)
+{
+    int rc;
+
+    *blen = 0;
+    if (r->ended)
+        return 0;
+    if ((rc = fill(r, 4)) < 0)
+        return rc;
+    memcpy(blen, r->io.buf + r->pos, 4);
+    return *blen != SPILL_END;
+}
+
+/* Consumes the end mark next_len() found: 0, or TBBT_E_TRUNC / -errno if it is cut short. */
+static int take_end(struct tbbt_spill_reader *r)
+{
+    int rc = fill(r, 12);
+
+    if (rc < 0)
+        return rc;
+    r->pos += 12;
+    r->ended = true;
+    return 0;
+}
+
 int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec,
                     struct tbbt_spill_defs *defs)
 {
@@ -543,18 +572,8 @@ int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec,
     struct cur c;
     int rc;
 
-    if (r->ended)
-        return 0;
-    if ((rc = fill(r, 4)) < 0)
-        return rc;
-    memcpy(&blen, r->io.buf + r->pos, 4);
-    if (blen == SPILL_END) {
-        if ((rc = fill(r, 12)) < 0)
-            return rc;
-        r->pos += 12;
-        r->ended = true;
-        return 0;
-    }
+    if ((rc = next_len(r, &blen)) <= 0)
+        return rc == 0 && blen == SPILL_END ? take_end(r) : rc;
     if (blen > SPILL_REC_MAX || blen < DEFS_LEN + sizeof(h) + 8)
         return TBBT_E_BADREC;
     if ((rc = fill(r, 4 + (size_t)blen)) < 0)
@@ -595,13 +614,8 @@ int tbbt_spill_peek(struct tbbt_spill_reader *r, struct tbbt_spill_defs *defs)
     uint32_t blen;
     int rc;
 
-    if (r->ended)
-        return 0;
-    if ((rc = fill(r, 4)) < 0)
+    if ((rc = next_len(r, &blen)) <= 0)
         return rc;
-    memcpy(&blen, r->io.buf + r->pos, 4);
-    if (blen == SPILL_END)
-        return 0;
     if ((rc = fill(r, 4 + DEFS_LEN)) < 0)
         return rc;
     memcpy(&defs->nfh, r->io.buf + r->pos + 4, 4);
