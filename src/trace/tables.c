@@ -7,9 +7,11 @@
  * for the definition records).
  *
  * Handles live back to back in one byte pool with an offset per reference;
- * an open-addressing index of references and their hashes (linear
- * probing, load <= 1/2) finds a value's reference.  Nothing here checks more than the bounds the
- * file format enforces.
+ * endpoints and credentials, values of a fixed size, in one generic value
+ * table (struct valtab, with each kind's normalize, hash and equality).  An
+ * open-addressing index of references and their hashes (linear probing,
+ * load <= 1/2) finds a value's reference.  Nothing here checks more than the
+ * bounds the file format enforces.
  */
 #include "trace/trace-int.h"
 
