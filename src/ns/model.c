@@ -40,6 +40,25 @@ static inline uint32_t slot_hash(uint64_t s)
     return (uint32_t)(s >> 32);
 }
 
+/*
+ * The slot of x holding the member with hash h for which same(ns, value, a, b)
+ * holds, or the empty slot to fill.  Always inline, so that each index's
+ * same() is called directly.
+ */
+static inline __attribute__((always_inline)) uint64_t *
+index_probe(const struct ns_index *x, uint32_t h,
+            bool (*same)(const struct tbbt_ns *ns, uint32_t v, uint64_t a, uint64_t b),
+            const struct tbbt_ns *ns, uint64_t a, uint64_t b)
+{
+    uint32_t i = h & x->mask;
+
+    for (;; i = (i + 1) & x->mask) {
+        uint64_t v = x->slots[i];
+        if (!v || (slot_hash(v) == h && same(ns, (uint32_t)v, a, b)))
+            return &x->slots[i];
+    }
+}
+
 /* Counts a new member; doubles x at load 3/4. */
 static void index_added(struct ns_index *x)
 {
@@ -369,30 +388,22 @@ void tbbt__ns_handle_reserve(struct tbbt_ns *ns, uint32_t ref)
     ns->nh = ref + 1;
 }
 
-static uint64_t *key_slot(const struct tbbt_ns *ns, uint64_t fsid, uint64_t fileid, uint32_t h)
+static bool key_is(const struct tbbt_ns *ns, uint32_t key, uint64_t fsid, uint64_t fileid)
 {
-    uint32_t i = h & ns->keyidx.mask;
+    const struct ns_key *k = ns_key(ns, key);
 
-    for (;; i = (i + 1) & ns->keyidx.mask) {
-        uint64_t v = ns->keyidx.slots[i];
-        const struct ns_key *k;
-        if (!v)
-            return &ns->keyidx.slots[i];
-        k = ns_key(ns, (uint32_t)v);
-        if (slot_hash(v) == h && k->fsid == fsid && k->fileid == fileid)
-            return &ns->keyidx.slots[i];
-    }
+    return k->fsid == fsid && k->fileid == fileid;
 }
 
 uint32_t tbbt__ns_key_find(const struct tbbt_ns *ns, uint64_t fsid, uint64_t fileid)
 {
-    return (uint32_t)*key_slot(ns, fsid, fileid, mix2(fsid, fileid));
+    return (uint32_t)*index_probe(&ns->keyidx, mix2(fsid, fileid), key_is, ns, fsid, fileid);
 }
 
 uint32_t tbbt__ns_key_intern(struct tbbt_ns *ns, uint64_t fsid, uint64_t fileid)
 {
     uint32_t h = mix2(fsid, fileid), k;
-    uint64_t *slot = key_slot(ns, fsid, fileid, h);
+    uint64_t *slot = index_probe(&ns->keyidx, h, key_is, ns, fsid, fileid);
     struct ns_key *e;
 
     if (*slot)
@@ -467,24 +478,16 @@ uint32_t tbbt__ns_fh_resolve(struct tbbt_ns *ns, uint32_t ref)
 
 /* ---- names --------------------------------------------------------------------------- */
 
-static uint64_t *dent_slot(const struct tbbt_ns *ns, uint32_t dir, uint32_t name, uint32_t h)
+static bool link_is(const struct tbbt_ns *ns, uint32_t link, uint64_t dir, uint64_t name)
 {
-    uint32_t i = h & ns->dents.mask;
+    const struct ns_link *l = ns_link(ns, link);
 
-    for (;; i = (i + 1) & ns->dents.mask) {
-        uint64_t v = ns->dents.slots[i];
-        const struct ns_link *k;
-        if (!v)
-            return &ns->dents.slots[i];
-        k = ns_link(ns, (uint32_t)v);
-        if (slot_hash(v) == h && k->parent == dir && k->name == name)
-            return &ns->dents.slots[i];
-    }
+    return l->parent == dir && l->name == name;
 }
 
 uint32_t tbbt__ns_dent_find(const struct tbbt_ns *ns, uint32_t dir, uint32_t name)
 {
-    return (uint32_t)*dent_slot(ns, dir, name, mix2(dir, name));
+    return (uint32_t)*index_probe(&ns->dents, mix2(dir, name), link_is, ns, dir, name);
 }
 
 uint32_t tbbt__ns_dent_child(const struct tbbt_ns *ns, uint32_t dir, uint32_t name)
@@ -499,7 +502,7 @@ static void dent_set(struct tbbt_ns *ns, uint32_t l)
 {
     struct ns_link *k = ns_link(ns, l);
     uint32_t h = mix2(k->parent, k->name);
-    uint64_t *slot = dent_slot(ns, k->parent, k->name, h);
+    uint64_t *slot = index_probe(&ns->dents, h, link_is, ns, k->parent, k->name);
     uint32_t old = (uint32_t)*slot;
 
     *slot = (uint64_t)h << 32 | l;
@@ -638,8 +641,8 @@ void tbbt__ns_link_move(struct tbbt_ns *ns, uint32_t l, uint32_t dir, uint32_t n
 {
     struct ns_link *k = ns_link(ns, l);
     struct ns_obj *o = ns_obj(ns, k->child);
-    uint64_t *slot = dent_slot(ns, k->parent, k->name, mix2(k->parent, k->name));
     uint32_t from = k->parent, from_name = k->name;
+    uint64_t *slot = index_probe(&ns->dents, mix2(from, from_name), link_is, ns, from, from_name);
 
     g_assert((uint32_t)*slot == l);
     /* Directories (and objects that may be one) keep where they were: their

@@ -122,21 +122,10 @@ static int predict_lookup(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
     return 1;
 }
 
-static int predict_create(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r, int op,
-                          uint32_t d, int32_t *st)
+/* A create (or mkdir, symlink, mknod) that finds x under its name. */
+static int create_over(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r, int op,
+                       uint32_t x, int32_t *st)
 {
-    uint32_t x;
-    int res, rc = dir_check(ns, d, st);
-
-    if (rc)
-        return rc > 0;
-    if (!TBBT_HAS(r, TBBT_F_NAME) || (res = name_state(ns, d, &r->name, &x)) < 0 ||
-        res == TBBT_NS_UNSURE)
-        return 0;
-    if (res == TBBT_NS_ABSENT) {
-        *st = NFS3_OK;
-        return 1;
-    }
     if (op == NS_OP_CREATE && TBBT_HAS(r, TBBT_F_CREATEMODE) &&
         r->createmode == EXCLUSIVE)
         return 0;       /* OK again when the verifier matches */
@@ -156,21 +145,9 @@ static int dir_empty(const struct tbbt_ns *ns, uint32_t x, int32_t *st)
     return 1;
 }
 
-static int predict_remove(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r, int op,
-                          uint32_t d, int32_t *st)
+/* A remove or rmdir of x. */
+static int remove_of(const struct tbbt_ns *ns, int op, uint32_t x, int32_t *st)
 {
-    uint32_t x;
-    int res, rc = dir_check(ns, d, st);
-
-    if (rc)
-        return rc > 0;
-    if (!TBBT_HAS(r, TBBT_F_NAME) || (res = name_state(ns, d, &r->name, &x)) < 0 ||
-        res == TBBT_NS_UNSURE)
-        return 0;
-    if (res == TBBT_NS_ABSENT) {
-        *st = NFS3ERR_NOENT;
-        return 1;
-    }
     if (op == NS_OP_REMOVE) {
         *st = type_of(ns, x) == TBBT_NS_DIR ? NFS3ERR_ISDIR : NFS3_OK;
         return 1;
@@ -180,6 +157,29 @@ static int predict_remove(const struct tbbt_ns *ns, const struct tbbt_trace_rec 
         return 1;
     }
     return dir_empty(ns, x, st);
+}
+
+/*
+ * A create or remove of (d, r->name): d's check, then the name's state; an
+ * absent name is OK to create and NOENT to remove.
+ */
+static int predict_named(const struct tbbt_ns *ns, const struct tbbt_trace_rec *r, int op,
+                         uint32_t d, int32_t *st)
+{
+    bool remove = op == NS_OP_REMOVE || op == NS_OP_RMDIR;
+    uint32_t x;
+    int res, rc = dir_check(ns, d, st);
+
+    if (rc)
+        return rc > 0;
+    if (!TBBT_HAS(r, TBBT_F_NAME) || (res = name_state(ns, d, &r->name, &x)) < 0 ||
+        res == TBBT_NS_UNSURE)
+        return 0;
+    if (res == TBBT_NS_ABSENT) {
+        *st = remove ? NFS3ERR_NOENT : NFS3_OK;
+        return 1;
+    }
+    return remove ? remove_of(ns, op, x, st) : create_over(ns, r, op, x, st);
 }
 
 /* Rename of x over y (0: nothing there, -1: unknown). */
@@ -262,9 +262,8 @@ int tbbt_ns_predict(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
     case NS_OP_LOOKUP:
         return predict_lookup(ns, rec, d, status);
     case NS_OP_CREATE: case NS_OP_MKDIR: case NS_OP_SYMLINK: case NS_OP_MKNOD:
-        return predict_create(ns, rec, op, d, status);
     case NS_OP_REMOVE: case NS_OP_RMDIR:
-        return predict_remove(ns, rec, op, d, status);
+        return predict_named(ns, rec, op, d, status);
     case NS_OP_RENAME:
         return predict_rename(ns, rec, d, d2, status);
     case NS_OP_LINK:

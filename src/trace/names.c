@@ -65,38 +65,22 @@ const struct tbbt__field tbbt__trace_fields[TBBT_F_NFIELDS] = {
 #define S(type, name, kind, member, bit)                                                          \
     {name, TBBT__S_##kind, offsetof(type, member), bit}
 
+#define FATTR_SUB(m, i, bits, name, kind, bit) S(struct tbbt_fattr, name, kind, m, bit),
+#define SATTR_SUB(m, i, bits, name, kind, bit) S(struct tbbt_sattr, name, kind, m, bit),
+#define WCC_SUB(m, i, bits, name, kind, bit) S(struct tbbt_wcc_pre, name, kind, m, bit),
+
 const struct tbbt__sub tbbt__fattr_subs[] = {
-    S(struct tbbt_fattr, "type", U32, type, 0),
-    S(struct tbbt_fattr, "mode", MODE, mode, 0),
-    S(struct tbbt_fattr, "nlink", U32, nlink, 0),
-    S(struct tbbt_fattr, "uid", U32, uid, 0),
-    S(struct tbbt_fattr, "gid", U32, gid, 0),
-    S(struct tbbt_fattr, "size", U64, size, 0),
-    S(struct tbbt_fattr, "used", U64, used, 0),
-    S(struct tbbt_fattr, "rdev", U64, rdev, 0),
-    S(struct tbbt_fattr, "fsid", U64, fsid, 0),
-    S(struct tbbt_fattr, "fileid", U64, fileid, 0),
-    S(struct tbbt_fattr, "atime", TIME, atime_ns, 0),
-    S(struct tbbt_fattr, "mtime", TIME, mtime_ns, 0),
-    S(struct tbbt_fattr, "ctime", TIME, ctime_ns, 0),
+    TBBT__FATTR_VALUES(FATTR_SUB)
     {NULL, 0, 0, 0},
 };
 
 const struct tbbt__sub tbbt__sattr_subs[] = {
-    S(struct tbbt_sattr, "mask", MASK, mask, 0),
-    S(struct tbbt_sattr, "mode", MODE, mode, TBBT_SA_MODE),
-    S(struct tbbt_sattr, "uid", U32, uid, TBBT_SA_UID),
-    S(struct tbbt_sattr, "gid", U32, gid, TBBT_SA_GID),
-    S(struct tbbt_sattr, "size", U64, size, TBBT_SA_SIZE),
-    S(struct tbbt_sattr, "atime", TIME, atime_ns, TBBT_SA_ATIME),
-    S(struct tbbt_sattr, "mtime", TIME, mtime_ns, TBBT_SA_MTIME),
+    TBBT__SATTR_VALUES(SATTR_SUB)
     {NULL, 0, 0, 0},
 };
 
 const struct tbbt__sub tbbt__wcc_subs[] = {
-    S(struct tbbt_wcc_pre, "size", U64, size, 0),
-    S(struct tbbt_wcc_pre, "mtime", TIME, mtime_ns, 0),
-    S(struct tbbt_wcc_pre, "ctime", TIME, ctime_ns, 0),
+    TBBT__WCC_VALUES(WCC_SUB)
     {NULL, 0, 0, 0},
 };
 

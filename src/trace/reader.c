@@ -148,20 +148,13 @@ static void make_room(struct tbbt_trace_reader *r)
 static int fill(struct tbbt_trace_reader *r, size_t need)
 {
     while (r->end - r->start < need) {
-        ssize_t n;
+        int rc;
 
         if (r->eof)
             return TBBT_E_TRUNC;
         make_room(r);
-        n = read(r->fd, r->own + r->end, r->cap - r->end);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (n == 0)
-            r->eof = true;
-        r->end += (size_t)n;
+        if ((rc = tbbt__read_more(r->fd, r->own, &r->end, r->cap, &r->eof)) < 0)
+            return rc;
     }
     return 0;
 }
@@ -193,9 +186,9 @@ static int check_header(struct tbbt_trace_reader *r)
         return rc;
     if (memcmp(r->buf, TBBT__TRACE_MAGIC, TBBT__TRACE_MAGIC_LEN) != 0)
         return TBBT_E_MAGIC;
-    r->major = (uint16_t)(r->buf[8] | r->buf[9] << 8);
-    r->minor = (uint16_t)(r->buf[10] | r->buf[11] << 8);
-    hlen = tbbt__le32(r->buf + 12);
+    r->major = tbbt_le16(r->buf + 8);
+    r->minor = tbbt_le16(r->buf + 10);
+    hlen = tbbt_le32(r->buf + 12);
     if (r->major != TBBT_TRACE_MAJOR)
         return TBBT_E_VERSION;
     if (hlen < TBBT__TRACE_HDR_LEN || hlen > TBBT__TRACE_HDR_MAX)
@@ -361,31 +354,27 @@ static void dec_fixed(struct tbbt_buf *b, struct tbbt_trace_rec *rec)
     rec->status = (int32_t)tbbt_buf_get_le32(b);
 }
 
-/* What writer.c's enc_fattr() wrote; false if it does not decode. */
-static bool dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a)
-{
+/* What writer.c's enc_fattr(), enc_sattr() and enc_wcc() wrote; false if it does not decode. */
 #define DEC_32(p) tbbt__get_uv32(b, p)
 #define DEC_64(p) tbbt__get_uv(b, p)
-#define DEC_VALUE(m, i, bits) && DEC_##bits(&a->m)
+#define DEC_VALUE(m, i, bits, ...) && DEC_##bits(&a->m)
+static bool dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a)
+{
     return true TBBT__FATTR_VALUES(DEC_VALUE);
+}
+
+static bool dec_sattr(struct tbbt_buf *b, struct tbbt_sattr *a)
+{
+    return true TBBT__SATTR_VALUES(DEC_VALUE);
+}
+
+static bool dec_wcc(struct tbbt_buf *b, struct tbbt_wcc_pre *a)
+{
+    return true TBBT__WCC_VALUES(DEC_VALUE);
+}
 #undef DEC_VALUE
 #undef DEC_64
 #undef DEC_32
-}
-
-static bool dec_sattr(struct tbbt_buf *b, struct tbbt_sattr *s)
-{
-    return tbbt__get_uv32(b, &s->mask) && tbbt__get_uv32(b, &s->mode) &&
-           tbbt__get_uv32(b, &s->uid) && tbbt__get_uv32(b, &s->gid) &&
-           tbbt__get_uv(b, &s->size) && tbbt__get_uv(b, &s->atime_ns) &&
-           tbbt__get_uv(b, &s->mtime_ns);
-}
-
-static bool dec_wcc(struct tbbt_buf *b, struct tbbt_wcc_pre *w)
-{
-    return tbbt__get_uv(b, &w->size) && tbbt__get_uv(b, &w->mtime_ns) &&
-           tbbt__get_uv(b, &w->ctime_ns);
-}
 
 static bool dec_str(struct tbbt_buf *b, struct tbbt_trace_rec *rec, struct tbbt_str *s,
                     uint32_t max)
@@ -605,7 +594,7 @@ int tbbt_trace_reader_next_any(struct tbbt_trace_reader *r, struct tbbt_trace_re
         if (rc < 0)
             return fail(r, rc, off);
         type = r->buf[r->start];
-        len = tbbt__le32(r->buf + r->start + 1);
+        len = tbbt_le32(r->buf + r->start + 1);
         if (len > TBBT_TRACE_REC_MAX)
             return fail(r, TBBT_E_BADREC, off);
         if ((rc = fill(r, TBBT__TRACE_PREFIX + (size_t)len)) < 0)
@@ -700,8 +689,7 @@ int tbbt_trace_ident_read(const char *path, struct tbbt_trace_ident *id)
         id->ops = 0;
         for (int i = 7; i >= 0; i--)
             id->ops = id->ops << 8 | end[5 + i];
-        id->crc = (uint32_t)end[21] | (uint32_t)end[22] << 8 | (uint32_t)end[23] << 16 |
-                  (uint32_t)end[24] << 24;
+        id->crc = tbbt_le32(end + 21);
     }
     close(fd);
     return rc;

@@ -48,31 +48,77 @@ struct hdr {
     uint8_t prog, proc, rpc_stat;
 };
 
-struct tbbt_spill_writer {
+/*
+ * What a spill writer and reader both hold, as their first member: the file
+ * and one buffer of cap bytes.
+ */
+struct spill_io {
     int fd;
     uint8_t *buf;
-    size_t len, cap;
+    size_t cap;
+};
+
+struct tbbt_spill_writer {
+    struct spill_io io;
+    size_t len;
     uint64_t count;
     int err;
 };
 
 struct tbbt_spill_reader {
-    int fd;
-    uint8_t *buf;
-    size_t pos, len, cap;   /* unread bytes: buf[pos, len) */
-    uint64_t off;           /* file offset of buf[0] */
+    struct spill_io io;
+    size_t pos, len;        /* unread bytes: io.buf[pos, len) */
+    uint64_t off;           /* file offset of io.buf[0] */
     uint64_t punched;       /* consume: [0, punched) is a hole */
     bool consume;           /* punch holes behind the reader */
     bool eof, ended;        /* the file is read to its end; the end mark was seen */
 };
 
+G_STATIC_ASSERT(offsetof(struct tbbt_spill_writer, io) == 0 &&
+                offsetof(struct tbbt_spill_reader, io) == 0);
+
 static const uint64_t field_mask = (UINT64_C(1) << TBBT_F_NFIELDS) - 1;
+
+/*
+ * Opens path (flags besides O_CLOEXEC; a file it creates is private) and gives
+ * a zeroed object of size bytes, a struct whose first member is its
+ * struct spill_io, with a SPILL_BUF buffer; NULL and *err (-errno) on failure.
+ */
+static void *io_new(size_t size, const char *path, int flags, int *err)
+{
+    struct spill_io *io;
+    int fd = open(path, flags | O_CLOEXEC, 0600);
+
+    if (fd < 0) {
+        *err = -errno;
+        return NULL;
+    }
+    io = g_malloc0(size);
+    io->fd = fd;
+    io->cap = SPILL_BUF;
+    io->buf = g_malloc(io->cap);
+    return io;
+}
+
+/* Closes and frees an object from io_new() (NULL: nothing); 0 or close(2)'s -errno. */
+static int io_free(void *obj)
+{
+    struct spill_io *io = obj;
+    int rc;
+
+    if (!io)
+        return 0;
+    rc = close(io->fd) < 0 ? -errno : 0;
+    g_free(io->buf);
+    g_free(io);
+    return rc;
+}
 
 /* ---- writing ---------------------------------------------------------------------- */
 
 static int flush(struct tbbt_spill_writer *w)
 {
-    int rc = w->err ? w->err : tbbt__write_all(w->fd, w->buf, w->len);
+    int rc = w->err ? w->err : tbbt__write_all(w->io.fd, w->io.buf, w->len);
 
     w->len = 0;
     if (rc < 0)
@@ -82,28 +128,17 @@ static int flush(struct tbbt_spill_writer *w)
 
 struct tbbt_spill_writer *tbbt_spill_writer_open(const char *path, int *err)
 {
-    struct tbbt_spill_writer *w;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-    if (fd < 0) {
-        *err = -errno;
-        return NULL;
-    }
-    w = g_new0(struct tbbt_spill_writer, 1);
-    w->fd = fd;
-    w->cap = SPILL_BUF;
-    w->buf = g_malloc(w->cap);
-    return w;
+    return io_new(sizeof(struct tbbt_spill_writer), path, O_WRONLY | O_CREAT | O_TRUNC, err);
 }
 
 /* ---- packed attributes (see the file comment) ---------------------------------------- */
 
 #define FATTR_PACKED_MAX (4 + 8 * TBBT__FATTR_NVALUES)
 /* The size codes of the 32-bit members: none may be 3 (8 bytes). */
-#define U32_CODE(m, i, bits) | ((bits) == 32 ? UINT32_C(1) << (2 * (i)) : 0)
+#define U32_CODE(m, i, bits, ...) | ((bits) == 32 ? UINT32_C(1) << (2 * (i)) : 0)
 static const uint32_t u32_codes = 0 TBBT__FATTR_VALUES(U32_CODE);
 /* packed_len() below counts 13 codes in a word */
-#define ONE_VALUE(m, i, bits) + 1
+#define ONE_VALUE(m, i, bits, ...) + 1
 G_STATIC_ASSERT((0 TBBT__FATTR_VALUES(ONE_VALUE)) == TBBT__FATTR_NVALUES &&
                 TBBT__FATTR_NVALUES == 13);
 
@@ -129,7 +164,7 @@ static uint8_t *put_fattr(uint8_t *p, const struct tbbt_fattr *a)
     uint8_t *q = p + 4;
     uint32_t codes = 0;
 
-#define PUT_VALUE(m, i, bits) q = put_packed(q, a->m, &codes, i);
+#define PUT_VALUE(m, i, bits, ...) q = put_packed(q, a->m, &codes, i);
     TBBT__FATTR_VALUES(PUT_VALUE)
 #undef PUT_VALUE
     memcpy(p, &codes, 4);
@@ -254,15 +289,15 @@ int tbbt_spill_put(struct tbbt_spill_writer *w, const struct tbbt_trace_rec *rec
     bound += values_bound(rec, present);
     if (bound > SPILL_REC_MAX)
         return w->err = TBBT_E_RANGE;
-    if (w->cap - w->len < bound) {
+    if (w->io.cap - w->len < bound) {
         if (flush(w) < 0)
             return w->err;
-        if (w->cap < bound) {
-            w->cap = bound;
-            w->buf = g_realloc(w->buf, w->cap);
+        if (w->io.cap < bound) {
+            w->io.cap = bound;
+            w->io.buf = g_realloc(w->io.buf, w->io.cap);
         }
     }
-    start = w->buf + w->len;
+    start = w->io.buf + w->len;
     p = start + 4;                  /* the length goes there once known */
     p = PUT(p, defs->nfh);
     p = PUT(p, defs->nep);
@@ -286,12 +321,12 @@ uint64_t tbbt_spill_writer_count(const struct tbbt_spill_writer *w)
 int tbbt_spill_writer_close(struct tbbt_spill_writer *w)
 {
     uint32_t end = SPILL_END;
-    int rc = 0;
+    int rc = 0, close_rc;
 
-    if (w->cap - w->len < 12)
+    if (w->io.cap - w->len < 12)
         rc = flush(w);
     if (rc == 0 && w->err == 0) {
-        uint8_t *p = w->buf + w->len;
+        uint8_t *p = w->io.buf + w->len;
         p = PUT(p, end);
         memcpy(p, &w->count, sizeof w->count);
         w->len += 12;
@@ -299,38 +334,23 @@ int tbbt_spill_writer_close(struct tbbt_spill_writer *w)
     }
     if (rc == 0)
         rc = w->err;
-    if (close(w->fd) < 0 && rc == 0)
-        rc = -errno;
-    g_free(w->buf);
-    g_free(w);
-    return rc;
+    close_rc = io_free(w);
+    return rc ? rc : close_rc;
 }
 
 void tbbt_spill_writer_abort(struct tbbt_spill_writer *w)
 {
-    if (!w)
-        return;
-    close(w->fd);
-    g_free(w->buf);
-    g_free(w);
+    io_free(w);
 }
 
 /* ---- reading ---------------------------------------------------------------------- */
 
 struct tbbt_spill_reader *tbbt_spill_reader_open(const char *path, bool consume, int *err)
 {
-    struct tbbt_spill_reader *r;
-    int fd = open(path, (consume ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    struct tbbt_spill_reader *r = io_new(sizeof(*r), path, consume ? O_RDWR : O_RDONLY, err);
 
-    if (fd < 0) {
-        *err = -errno;
-        return NULL;
-    }
-    r = g_new0(struct tbbt_spill_reader, 1);
-    r->fd = fd;
-    r->consume = consume;
-    r->cap = SPILL_BUF;
-    r->buf = g_malloc(r->cap);
+    if (r)
+        r->consume = consume;
     return r;
 }
 
@@ -341,7 +361,7 @@ static void punch(struct tbbt_spill_reader *r)
 
     if (!r->consume || to < r->punched + SPILL_PUNCH)
         return;
-    if (fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->punched,
+    if (fallocate(r->io.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->punched,
                   (off_t)(to - r->punched)) != 0)
         r->consume = false;        /* not on this file system: nothing lost but the reuse */
     r->punched = to;
@@ -350,30 +370,24 @@ static void punch(struct tbbt_spill_reader *r)
 /* Makes at least need unread bytes available: 0, or TBBT_E_TRUNC at the end, or -errno. */
 static int fill(struct tbbt_spill_reader *r, size_t need)
 {
+    int rc;
+
     if (r->len - r->pos >= need)
         return 0;
     if (r->pos > 0) {
-        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+        memmove(r->io.buf, r->io.buf + r->pos, r->len - r->pos);
         r->off += r->pos;
         r->len -= r->pos;
         r->pos = 0;
         punch(r);
     }
-    if (r->cap < need) {
-        r->cap = need;
-        r->buf = g_realloc(r->buf, r->cap);
+    if (r->io.cap < need) {
+        r->io.cap = need;
+        r->io.buf = g_realloc(r->io.buf, r->io.cap);
     }
-    while (r->len < need && !r->eof) {
-        ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (n == 0)
-            r->eof = true;
-        r->len += (size_t)n;
-    }
+    while (r->len < need && !r->eof)
+        if ((rc = tbbt__read_more(r->io.fd, r->io.buf, &r->len, r->io.cap, &r->eof)) < 0)
+            return rc;
     return r->len >= need ? 0 : TBBT_E_TRUNC;
 }
 
@@ -457,7 +471,7 @@ static bool take_fattr(struct cur *c, struct tbbt_fattr *a)
         memcpy(tail, c->p, need);
         p = tail;
     }
-#define GET_VALUE(m, i, bits) a->m = (uint##bits##_t)get_packed(&p, codes, i);
+#define GET_VALUE(m, i, bits, ...) a->m = (uint##bits##_t)get_packed(&p, codes, i);
     TBBT__FATTR_VALUES(GET_VALUE)
 #undef GET_VALUE
     c->p += need;
@@ -520,6 +534,35 @@ static bool take_value(struct cur *c, struct tbbt_trace_rec *rec, unsigned f)
     return false;
 }
 
+/*
+ * The next record's body length into *blen: 1, or 0 at the end (the end mark,
+ * *blen SPILL_END, or after it, *blen 0), or an error.
+ */
+static int next_len(struct tbbt_spill_reader *r, uint32_t *blen)
+{
+    int rc;
+
+    *blen = 0;
+    if (r->ended)
+        return 0;
+    if ((rc = fill(r, 4)) < 0)
+        return rc;
+    memcpy(blen, r->io.buf + r->pos, 4);
+    return *blen != SPILL_END;
+}
+
+/* Consumes the end mark next_len() found: 0, or TBBT_E_TRUNC / -errno if it is cut short. */
+static int take_end(struct tbbt_spill_reader *r)
+{
+    int rc = fill(r, 12);
+
+    if (rc < 0)
+        return rc;
+    r->pos += 12;
+    r->ended = true;
+    return 0;
+}
+
 int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec,
                     struct tbbt_spill_defs *defs)
 {
@@ -529,23 +572,13 @@ int tbbt_spill_next(struct tbbt_spill_reader *r, struct tbbt_trace_rec *rec,
     struct cur c;
     int rc;
 
-    if (r->ended)
-        return 0;
-    if ((rc = fill(r, 4)) < 0)
-        return rc;
-    memcpy(&blen, r->buf + r->pos, 4);
-    if (blen == SPILL_END) {
-        if ((rc = fill(r, 12)) < 0)
-            return rc;
-        r->pos += 12;
-        r->ended = true;
-        return 0;
-    }
+    if ((rc = next_len(r, &blen)) <= 0)
+        return rc == 0 && blen == SPILL_END ? take_end(r) : rc;
     if (blen > SPILL_REC_MAX || blen < DEFS_LEN + sizeof(h) + 8)
         return TBBT_E_BADREC;
     if ((rc = fill(r, 4 + (size_t)blen)) < 0)
         return rc;
-    c.p = r->buf + r->pos + 4;
+    c.p = r->io.buf + r->pos + 4;
     c.left = blen;
     take(&c, &defs->nfh, 4);
     take(&c, &defs->nep, 4);
@@ -581,18 +614,13 @@ int tbbt_spill_peek(struct tbbt_spill_reader *r, struct tbbt_spill_defs *defs)
     uint32_t blen;
     int rc;
 
-    if (r->ended)
-        return 0;
-    if ((rc = fill(r, 4)) < 0)
+    if ((rc = next_len(r, &blen)) <= 0)
         return rc;
-    memcpy(&blen, r->buf + r->pos, 4);
-    if (blen == SPILL_END)
-        return 0;
     if ((rc = fill(r, 4 + DEFS_LEN)) < 0)
         return rc;
-    memcpy(&defs->nfh, r->buf + r->pos + 4, 4);
-    memcpy(&defs->nep, r->buf + r->pos + 8, 4);
-    memcpy(&defs->ncred, r->buf + r->pos + 12, 4);
+    memcpy(&defs->nfh, r->io.buf + r->pos + 4, 4);
+    memcpy(&defs->nep, r->io.buf + r->pos + 8, 4);
+    memcpy(&defs->ncred, r->io.buf + r->pos + 12, 4);
     return 1;
 }
 
@@ -603,9 +631,5 @@ uint64_t tbbt_spill_reader_offset(const struct tbbt_spill_reader *r)
 
 void tbbt_spill_reader_close(struct tbbt_spill_reader *r)
 {
-    if (!r)
-        return;
-    close(r->fd);
-    g_free(r->buf);
-    g_free(r);
+    io_free(r);
 }

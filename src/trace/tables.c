@@ -7,9 +7,11 @@
  * for the definition records).
  *
  * Handles live back to back in one byte pool with an offset per reference;
- * an open-addressing index of references and their hashes (linear
- * probing, load <= 1/2) finds a value's reference.  Nothing here checks more than the bounds the
- * file format enforces.
+ * endpoints and credentials, values of a fixed size, in one generic value
+ * table (struct valtab, with each kind's normalize, hash and equality).  An
+ * open-addressing index of references and their hashes (linear probing,
+ * load <= 1/2) finds a value's reference.  Nothing here checks more than the
+ * bounds the file format enforces.
  */
 #include "trace/trace-int.h"
 
@@ -228,17 +230,115 @@ const uint8_t *tbbt_fhtab_get(const struct tbbt_fhtab *t, uint32_t ref, uint32_t
     return t->pool + t->off[ref];
 }
 
-/* ---- endpoints -------------------------------------------------------------- */
+/* ---- tables of fixed-size values (endpoints, credentials) --------------------------- */
 
-struct tbbt_eptab {
-    struct tbbt_endpoint *eps;
+/* What a kind of value brings to a struct valtab. */
+struct val_ops {
+    size_t size;
+    /* Copies src cut to its bounds, every byte past them zeroed. */
+    void (*normalize)(void *dst, const void *src);
+    uint32_t (*hash)(const void *val);
+    /* index_find()'s equality: value ref of the struct valtab tab against key. */
+    bool (*eq)(const void *tab, uint32_t ref, const void *key);
+};
+
+/* A value of any kind, normalized, on the stack. */
+union val_buf {
+    struct tbbt_endpoint ep;
+    struct tbbt_cred cred;
+};
+
+/*
+ * Values of one kind in an array by reference, and the index over them: the
+ * first member of struct tbbt_eptab and struct tbbt_credtab.
+ */
+struct valtab {
+    uint8_t *vals;          /* count values, ops->size bytes each */
     uint32_t count, cap;
     struct refindex index;
 };
 
-/* Copies ep with both addresses cut to 47 bytes and zero-padded. */
-static void ep_normalize(struct tbbt_endpoint *dst, const struct tbbt_endpoint *ep)
+/* A zeroed table of size bytes whose first member is its struct valtab; cap: first room. */
+static void *valtab_new(size_t size, const struct val_ops *ops, uint32_t cap)
 {
+    struct valtab *v = g_malloc0(size);
+
+    v->cap = cap;
+    v->vals = g_malloc_n(cap, ops->size);
+    index_init(&v->index);
+    return v;
+}
+
+/* Frees a table from valtab_new(); NULL is a no-op. */
+static void valtab_free(void *tab)
+{
+    struct valtab *v = tab;
+
+    if (!v)
+        return;
+    g_free(v->vals);
+    g_free(v->index.slots);
+    g_free(v);
+}
+
+static inline const void *valtab_get(const struct valtab *v, const struct val_ops *ops,
+                                     uint32_t ref)
+{
+    return ref < v->count ? v->vals + (size_t)ref * ops->size : NULL;
+}
+
+/* Value ref of the table tab, for the ops' eq(). */
+static inline const void *valtab_at(const void *tab, size_t size, uint32_t ref)
+{
+    return ((const struct valtab *)tab)->vals + (size_t)ref * size;
+}
+
+/*
+ * The reference of val (normalized first): the one it has, or the next one,
+ * the value appended.  Always inline, so that each table's ops are called
+ * directly (as they were when each table had its own copy of this).
+ */
+static inline __attribute__((always_inline)) uint32_t
+valtab_intern(struct valtab *v, const struct val_ops *ops, const void *val)
+{
+    union val_buf n;
+    uint32_t h;
+    uint64_t *slot;
+
+    ops->normalize(&n, val);
+    h = ops->hash(&n);
+    slot = index_find(&v->index, h, ops->eq, v, &n);
+    if (*slot != EMPTY)
+        return slot_ref(*slot);
+    if (v->count == v->cap) {
+        v->cap *= 2;
+        v->vals = g_realloc_n(v->vals, v->cap, ops->size);
+    }
+    memcpy(v->vals + (size_t)v->count * ops->size, &n, ops->size);
+    v->count++;
+    index_put(&v->index, slot, h, v->count - 1, v->count);
+    return v->count - 1;
+}
+
+/* Defines reference ref as val: 0, or TBBT_E_BADREC if ref is not the next one or val is known. */
+static int valtab_add(struct valtab *v, const struct val_ops *ops, uint32_t ref, const void *val)
+{
+    if (ref != v->count)
+        return TBBT_E_BADREC;
+    return valtab_intern(v, ops, val) == ref ? 0 : TBBT_E_BADREC;   /* known: an older ref */
+}
+
+/* ---- endpoints -------------------------------------------------------------- */
+
+struct tbbt_eptab {
+    struct valtab v;        /* first: valtab_new(), valtab_free() */
+};
+
+/* Copies ep with both addresses cut to 47 bytes and zero-padded. */
+static void ep_normalize(void *d, const void *src)
+{
+    struct tbbt_endpoint *dst = d;
+    const struct tbbt_endpoint *ep = src;
     size_t c = strnlen(ep->client, TBBT__TRACE_ADDR_MAX);
     size_t s = strnlen(ep->server, TBBT__TRACE_ADDR_MAX);
 
@@ -250,8 +350,9 @@ static void ep_normalize(struct tbbt_endpoint *dst, const struct tbbt_endpoint *
     dst->tcp = ep->tcp;
 }
 
-static uint32_t ep_hash(const struct tbbt_endpoint *e)
+static uint32_t ep_hash(const void *val)
 {
+    const struct tbbt_endpoint *e = val;
     uint64_t seed = (uint64_t)e->client_port << 32 | (uint64_t)e->server_port << 1 | e->tcp;
     uint32_t h = hash_bytes((const uint8_t *)e->client, strlen(e->client), seed);
 
@@ -260,7 +361,7 @@ static uint32_t ep_hash(const struct tbbt_endpoint *e)
 
 static bool ep_eq(const void *tab, uint32_t ref, const void *key)
 {
-    const struct tbbt_endpoint *a = &((const struct tbbt_eptab *)tab)->eps[ref];
+    const struct tbbt_endpoint *a = valtab_at(tab, sizeof(*a), ref);
     const struct tbbt_endpoint *b = key;
 
     return a->client_port == b->client_port && a->server_port == b->server_port &&
@@ -268,95 +369,52 @@ static bool ep_eq(const void *tab, uint32_t ref, const void *key)
            strcmp(a->server, b->server) == 0;
 }
 
+static const struct val_ops ep_ops = {sizeof(struct tbbt_endpoint), ep_normalize, ep_hash, ep_eq};
+
 struct tbbt_eptab *tbbt_eptab_new(void)
 {
-    struct tbbt_eptab *t = g_new0(struct tbbt_eptab, 1);
-
-    t->cap = 16;
-    t->eps = g_new(struct tbbt_endpoint, t->cap);
-    index_init(&t->index);
-    return t;
+    return valtab_new(sizeof(struct tbbt_eptab), &ep_ops, 16);
 }
 
 void tbbt_eptab_free(struct tbbt_eptab *t)
 {
-    if (!t)
-        return;
-    g_free(t->eps);
-    g_free(t->index.slots);
-    g_free(t);
-}
-
-static uint32_t ep_append(struct tbbt_eptab *t, uint64_t *slot, const struct tbbt_endpoint *e,
-                          uint32_t h)
-{
-    uint32_t ref = t->count;
-
-    if (t->count == t->cap) {
-        t->cap *= 2;
-        t->eps = g_renew(struct tbbt_endpoint, t->eps, t->cap);
-    }
-    t->eps[ref] = *e;
-    t->count++;
-    index_put(&t->index, slot, h, ref, t->count);
-    return ref;
+    valtab_free(t);
 }
 
 uint32_t tbbt_eptab_intern(struct tbbt_eptab *t, const struct tbbt_endpoint *ep)
 {
-    struct tbbt_endpoint e;
-    uint64_t *slot;
-    uint32_t h;
-
-    ep_normalize(&e, ep);
-    h = ep_hash(&e);
-    slot = index_find(&t->index, h, ep_eq, t, &e);
-    if (*slot != EMPTY)
-        return slot_ref(*slot);
-    return ep_append(t, slot, &e, h);
+    return valtab_intern(&t->v, &ep_ops, ep);
 }
 
 int tbbt_eptab_add(struct tbbt_eptab *t, uint32_t ref, const struct tbbt_endpoint *ep)
 {
-    struct tbbt_endpoint e;
-    uint64_t *slot;
-    uint32_t h;
-
-    if (ref != t->count)
-        return TBBT_E_BADREC;
     if (!tbbt__addr_valid(ep->client, strnlen(ep->client, sizeof(ep->client))) ||
         !tbbt__addr_valid(ep->server, strnlen(ep->server, sizeof(ep->server))))
         return TBBT_E_BADREC;
-    ep_normalize(&e, ep);
-    h = ep_hash(&e);
-    slot = index_find(&t->index, h, ep_eq, t, &e);
-    if (*slot != EMPTY)
-        return TBBT_E_BADREC;
-    ep_append(t, slot, &e, h);
-    return 0;
+    return valtab_add(&t->v, &ep_ops, ref, ep);
 }
 
 uint32_t tbbt_eptab_count(const struct tbbt_eptab *t)
 {
-    return t->count;
+    return t->v.count;
 }
 
 const struct tbbt_endpoint *tbbt_eptab_get(const struct tbbt_eptab *t, uint32_t ref)
 {
-    return ref < t->count ? &t->eps[ref] : NULL;
+    return valtab_get(&t->v, &ep_ops, ref);
 }
 
 /* ---- credentials -------------------------------------------------------------- */
 
 struct tbbt_credtab {
-    struct tbbt_cred *creds;
-    uint32_t count, cap;
-    struct refindex index;
+    struct valtab v;        /* first: valtab_new(), valtab_free() */
 };
 
 /* Copies cred cut to its bounds, every member past them zeroed. */
-static void cred_normalize(struct tbbt_cred *dst, const struct tbbt_cred *c)
+static void cred_normalize(void *d, const void *src)
 {
+    struct tbbt_cred *dst = d;
+    const struct tbbt_cred *c = src;
     uint32_t m = c->machine_len > TBBT_MACHINE_MAX ? TBBT_MACHINE_MAX : c->machine_len;
     uint32_t n = c->ngids > TBBT_CRED_GIDS_MAX ? TBBT_CRED_GIDS_MAX : c->ngids;
 
@@ -371,8 +429,9 @@ static void cred_normalize(struct tbbt_cred *dst, const struct tbbt_cred *c)
         memcpy(dst->machine, c->machine, m);
 }
 
-static uint32_t cred_hash(const struct tbbt_cred *c)
+static uint32_t cred_hash(const void *val)
 {
+    const struct tbbt_cred *c = val;
     uint64_t seed = (uint64_t)c->uid << 32 | c->gid;
     uint32_t h = hash_bytes((const uint8_t *)c->machine, c->machine_len, seed);
 
@@ -390,81 +449,40 @@ bool tbbt_cred_equal(const struct tbbt_cred *a, const struct tbbt_cred *b)
 
 static bool cred_eq(const void *tab, uint32_t ref, const void *key)
 {
-    return tbbt_cred_equal(&((const struct tbbt_credtab *)tab)->creds[ref], key);
+    return tbbt_cred_equal(valtab_at(tab, sizeof(struct tbbt_cred), ref), key);
 }
+
+static const struct val_ops cred_ops = {sizeof(struct tbbt_cred), cred_normalize, cred_hash,
+                                        cred_eq};
 
 struct tbbt_credtab *tbbt_credtab_new(void)
 {
-    struct tbbt_credtab *t = g_new0(struct tbbt_credtab, 1);
-
-    t->cap = 4;
-    t->creds = g_new(struct tbbt_cred, t->cap);
-    index_init(&t->index);
-    return t;
+    return valtab_new(sizeof(struct tbbt_credtab), &cred_ops, 4);
 }
 
 void tbbt_credtab_free(struct tbbt_credtab *t)
 {
-    if (!t)
-        return;
-    g_free(t->creds);
-    g_free(t->index.slots);
-    g_free(t);
-}
-
-static uint32_t cred_append(struct tbbt_credtab *t, uint64_t *slot, const struct tbbt_cred *c,
-                            uint32_t h)
-{
-    uint32_t ref = t->count;
-
-    if (t->count == t->cap) {
-        t->cap *= 2;
-        t->creds = g_renew(struct tbbt_cred, t->creds, t->cap);
-    }
-    t->creds[ref] = *c;
-    t->count++;
-    index_put(&t->index, slot, h, ref, t->count);
-    return ref;
+    valtab_free(t);
 }
 
 uint32_t tbbt_credtab_intern(struct tbbt_credtab *t, const struct tbbt_cred *cred)
 {
-    struct tbbt_cred c;
-    uint64_t *slot;
-    uint32_t h;
-
-    cred_normalize(&c, cred);
-    h = cred_hash(&c);
-    slot = index_find(&t->index, h, cred_eq, t, &c);
-    if (*slot != EMPTY)
-        return slot_ref(*slot);
-    return cred_append(t, slot, &c, h);
+    return valtab_intern(&t->v, &cred_ops, cred);
 }
 
 int tbbt_credtab_add(struct tbbt_credtab *t, uint32_t ref, const struct tbbt_cred *cred)
 {
-    struct tbbt_cred c;
-    uint64_t *slot;
-    uint32_t h;
-
-    if (ref != t->count || cred->machine_len > TBBT_MACHINE_MAX ||
-        cred->ngids > TBBT_CRED_GIDS_MAX)
+    if (cred->machine_len > TBBT_MACHINE_MAX || cred->ngids > TBBT_CRED_GIDS_MAX)
         return TBBT_E_BADREC;
-    cred_normalize(&c, cred);
-    h = cred_hash(&c);
-    slot = index_find(&t->index, h, cred_eq, t, &c);
-    if (*slot != EMPTY)
-        return TBBT_E_BADREC;
-    cred_append(t, slot, &c, h);
-    return 0;
+    return valtab_add(&t->v, &cred_ops, ref, cred);
 }
 
 uint32_t tbbt_credtab_count(const struct tbbt_credtab *t)
 {
-    return t->count;
+    return t->v.count;
 }
 
 const struct tbbt_cred *tbbt_credtab_get(const struct tbbt_credtab *t, uint32_t ref)
 {
-    return ref < t->count ? &t->creds[ref] : NULL;
+    return valtab_get(&t->v, &cred_ops, ref);
 }

@@ -14,17 +14,26 @@
 /* Number formatting by hand: printf is most of a dump's time otherwise. */
 static const char hexdig[] = "0123456789abcdef";
 
-/* Decimal, at least `width` digits (zero-padded). */
-static void put_dec(GString *s, uint64_t v, int width)
+/*
+ * v in base 8, 10 or 16, at least `width` digits (zero-padded).  Inline, so
+ * that each caller's base is a constant (no division instruction for 10).
+ */
+static inline void put_digits(GString *s, uint64_t v, unsigned base, int width)
 {
     char b[24];
     int i = (int)sizeof(b);
 
     do {
-        b[--i] = (char)('0' + v % 10);
-        v /= 10;
+        b[--i] = hexdig[v % base];
+        v /= base;
     } while (v || (int)sizeof(b) - i < width);
     g_string_append_len(s, b + i, (gssize)sizeof(b) - i);
+}
+
+/* Decimal, at least `width` digits (zero-padded). */
+static void put_dec(GString *s, uint64_t v, int width)
+{
+    put_digits(s, v, 10, width);
 }
 
 static void put_u64(GString *s, uint64_t v)
@@ -42,29 +51,16 @@ static void put_int(GString *s, int64_t v)
 /* "0x" and hex digits, at least `width` of them. */
 static void put_hex(GString *s, uint64_t v, int width)
 {
-    char b[16];
-    int i = (int)sizeof(b);
-
-    do {
-        b[--i] = hexdig[v & 15];
-        v >>= 4;
-    } while (v || (int)sizeof(b) - i < width);
     g_string_append(s, "0x");
-    g_string_append_len(s, b + i, (gssize)sizeof(b) - i);
+    put_digits(s, v, 16, width);
 }
 
 /* Octal with a leading 0 ("0644"; "0" for zero), as printf's %#o. */
 static void put_oct(GString *s, uint64_t v)
 {
-    char b[24];
-    int i = (int)sizeof(b);
-
-    while (v) {
-        b[--i] = (char)('0' + (v & 7));
-        v >>= 3;
-    }
-    b[--i] = '0';
-    g_string_append_len(s, b + i, (gssize)sizeof(b) - i);
+    g_string_append_c(s, '0');
+    if (v)
+        put_digits(s, v, 8, 1);
 }
 
 static void put_time(GString *s, uint64_t ns)
@@ -123,11 +119,10 @@ static void put_str(GString *s, const char *p, uint32_t len)
     g_string_append_c(s, '"');
 }
 
-static void put_sub(GString *s, const struct tbbt__sub *d, const void *base)
+/* A number at v as kind (enum tbbt__subkind) says. */
+static void put_scalar(GString *s, int kind, const void *v)
 {
-    const char *v = (const char *)base + d->off;
-
-    switch (d->kind) {
+    switch (kind) {
     case TBBT__S_U32:
         put_u64(s, *(const uint32_t *)v);
         break;
@@ -144,6 +139,11 @@ static void put_sub(GString *s, const struct tbbt__sub *d, const void *base)
         put_bits(s, tbbt__sa_names, *(const uint32_t *)v);
         break;
     }
+}
+
+static void put_sub(GString *s, const struct tbbt__sub *d, const void *base)
+{
+    put_scalar(s, d->kind, (const char *)base + d->off);
 }
 
 static bool sub_is_zero(const struct tbbt__sub *d, const void *base)
@@ -212,13 +212,13 @@ static void put_field(GString *s, const struct tbbt_trace_rec *rec, unsigned f)
     case TBBT__K_REF:
     case TBBT__K_CRED:
     case TBBT__K_U32:
-        put_u64(s, *(const uint32_t *)v);
+        put_scalar(s, TBBT__S_U32, v);
         break;
     case TBBT__K_U64:
-        put_u64(s, *(const uint64_t *)v);
+        put_scalar(s, TBBT__S_U64, v);
         break;
     case TBBT__K_TIME:
-        put_time(s, *(const uint64_t *)v);
+        put_scalar(s, TBBT__S_TIME, v);
         break;
     case TBBT__K_VERF:
         put_hex(s, *(const uint64_t *)v, 16);

@@ -136,11 +136,6 @@ static inline uint8_t *tbbt__put_le64(uint8_t *p, uint64_t v)
     return tbbt__put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-static inline uint32_t tbbt__le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static inline uint64_t tbbt__get_le64(struct tbbt_buf *b)
 {
     uint64_t lo = tbbt_buf_get_le32(b);
@@ -231,18 +226,39 @@ static inline bool tbbt__get_uv32(struct tbbt_buf *b, uint32_t *out)
     return true;
 }
 
+/* ---- file descriptors (fdio.c) --------------------------------------------- */
+
 /* Writes all len bytes (retrying short writes and EINTR); 0 or -errno. */
 int tbbt__write_all(int fd, const uint8_t *p, size_t len);
+/*
+ * One read(2) (retrying EINTR) into buf[*len, cap), with *len < cap: adds the
+ * bytes read to *len and sets *eof when there are none; 0 or -errno.
+ */
+int tbbt__read_more(int fd, uint8_t *buf, size_t *len, size_t cap, bool *eof);
 
 /*
- * The values of struct tbbt_fattr in the order every encoding of it keeps (the
- * trace's LEB128 in writer.c and reader.c, the spill's packing in spill.c), as
- * X(member, index, bits): one list, so that no two of them can disagree.
+ * The values of struct tbbt_fattr, tbbt_sattr and tbbt_wcc_pre in the order
+ * every encoding of them keeps (the trace's LEB128 in writer.c and reader.c,
+ * the spill's packing in spill.c, the text form's {key=value,...} through
+ * names.c's tables), as X(member, index, bits, text key, enum tbbt__subkind
+ * without its prefix, sattr mask bit that makes text-out print it or 0): one
+ * list per struct, so that no two encodings can disagree.
  */
 #define TBBT__FATTR_VALUES(X) \
-    X(type, 0, 32) X(mode, 1, 32) X(nlink, 2, 32) X(uid, 3, 32) X(gid, 4, 32) \
-    X(size, 5, 64) X(used, 6, 64) X(rdev, 7, 64) X(fsid, 8, 64) X(fileid, 9, 64) \
-    X(atime_ns, 10, 64) X(mtime_ns, 11, 64) X(ctime_ns, 12, 64)
+    X(type, 0, 32, "type", U32, 0) X(mode, 1, 32, "mode", MODE, 0) \
+    X(nlink, 2, 32, "nlink", U32, 0) X(uid, 3, 32, "uid", U32, 0) X(gid, 4, 32, "gid", U32, 0) \
+    X(size, 5, 64, "size", U64, 0) X(used, 6, 64, "used", U64, 0) \
+    X(rdev, 7, 64, "rdev", U64, 0) X(fsid, 8, 64, "fsid", U64, 0) \
+    X(fileid, 9, 64, "fileid", U64, 0) X(atime_ns, 10, 64, "atime", TIME, 0) \
+    X(mtime_ns, 11, 64, "mtime", TIME, 0) X(ctime_ns, 12, 64, "ctime", TIME, 0)
 #define TBBT__FATTR_NVALUES 13
+#define TBBT__SATTR_VALUES(X) \
+    X(mask, 0, 32, "mask", MASK, 0) X(mode, 1, 32, "mode", MODE, TBBT_SA_MODE) \
+    X(uid, 2, 32, "uid", U32, TBBT_SA_UID) X(gid, 3, 32, "gid", U32, TBBT_SA_GID) \
+    X(size, 4, 64, "size", U64, TBBT_SA_SIZE) X(atime_ns, 5, 64, "atime", TIME, TBBT_SA_ATIME) \
+    X(mtime_ns, 6, 64, "mtime", TIME, TBBT_SA_MTIME)
+#define TBBT__WCC_VALUES(X) \
+    X(size, 0, 64, "size", U64, 0) X(mtime_ns, 1, 64, "mtime", TIME, 0) \
+    X(ctime_ns, 2, 64, "ctime", TIME, 0)
 
 #endif

@@ -36,21 +36,6 @@ struct tbbt_trace_writer {
     struct tbbt_credtab *cred;  /* borrowed */
 };
 
-int tbbt__write_all(int fd, const uint8_t *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int flush(struct tbbt_trace_writer *w)
 {
     int rc;
@@ -320,29 +305,23 @@ static uint8_t *enc_fixed(uint8_t *p, const struct tbbt_trace_rec *rec)
 /* The attributes' values as LEB128 (tbbt__put_uv_wide: TBBT__UV_SLACK past the end). */
 static uint8_t *enc_fattr(uint8_t *p, const struct tbbt_fattr *a)
 {
-#define ENC_VALUE(m, i, bits) p = tbbt__put_uv_wide(p, a->m);
+#define ENC_VALUE(m, i, bits, ...) p = tbbt__put_uv_wide(p, a->m);
     TBBT__FATTR_VALUES(ENC_VALUE)
-#undef ENC_VALUE
     return p;
 }
 
-static uint8_t *enc_sattr(uint8_t *p, const struct tbbt_sattr *s)
+static uint8_t *enc_sattr(uint8_t *p, const struct tbbt_sattr *a)
 {
-    p = tbbt__put_uv_wide(p, s->mask);
-    p = tbbt__put_uv_wide(p, s->mode);
-    p = tbbt__put_uv_wide(p, s->uid);
-    p = tbbt__put_uv_wide(p, s->gid);
-    p = tbbt__put_uv_wide(p, s->size);
-    p = tbbt__put_uv_wide(p, s->atime_ns);
-    return tbbt__put_uv_wide(p, s->mtime_ns);
+    TBBT__SATTR_VALUES(ENC_VALUE)
+    return p;
 }
 
-static uint8_t *enc_wcc(uint8_t *p, const struct tbbt_wcc_pre *w)
+static uint8_t *enc_wcc(uint8_t *p, const struct tbbt_wcc_pre *a)
 {
-    p = tbbt__put_uv_wide(p, w->size);
-    p = tbbt__put_uv_wide(p, w->mtime_ns);
-    return tbbt__put_uv_wide(p, w->ctime_ns);
+    TBBT__WCC_VALUES(ENC_VALUE)
+    return p;
 }
+#undef ENC_VALUE
 
 static uint8_t *enc_bytes(uint8_t *p, const struct tbbt_str *s)
 {

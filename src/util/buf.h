@@ -31,6 +31,27 @@ static inline size_t tbbt_buf_left(const struct tbbt_buf *b)
     return b->len;
 }
 
+/* Reads-only helpers on raw bytes whose length the caller already checked. */
+static inline uint16_t tbbt_be16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t tbbt_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint16_t tbbt_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[1] << 8 | p[0]);
+}
+
+static inline uint32_t tbbt_le32(const uint8_t *p)
+{
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
 /* Returns true and advances if n bytes remain; otherwise marks truncation. */
 static inline bool tbbt_buf_skip(struct tbbt_buf *b, size_t n)
 {
@@ -61,13 +82,13 @@ static inline uint8_t tbbt_buf_get_u8(struct tbbt_buf *b)
 static inline uint16_t tbbt_buf_get_be16(struct tbbt_buf *b)
 {
     const uint8_t *p = tbbt_buf_get(b, 2);
-    return p ? (uint16_t)(p[0] << 8 | p[1]) : 0;
+    return p ? tbbt_be16(p) : 0;
 }
 
 static inline uint32_t tbbt_buf_get_be32(struct tbbt_buf *b)
 {
     const uint8_t *p = tbbt_buf_get(b, 4);
-    return p ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3] : 0;
+    return p ? tbbt_be32(p) : 0;
 }
 
 static inline uint64_t tbbt_buf_get_be64(struct tbbt_buf *b)
@@ -79,24 +100,14 @@ static inline uint64_t tbbt_buf_get_be64(struct tbbt_buf *b)
 static inline uint16_t tbbt_buf_get_le16(struct tbbt_buf *b)
 {
     const uint8_t *p = tbbt_buf_get(b, 2);
-    return p ? (uint16_t)(p[1] << 8 | p[0]) : 0;
+    return p ? tbbt_le16(p) : 0;
 }
 
 static inline uint32_t tbbt_buf_get_le32(struct tbbt_buf *b)
 {
     const uint8_t *p = tbbt_buf_get(b, 4);
-    return p ? (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0] : 0;
+    return p ? tbbt_le32(p) : 0;
 }
 
-/* Reads-only helpers on raw bytes whose length the caller already checked. */
-static inline uint16_t tbbt_be16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t tbbt_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 #endif
