@@ -100,22 +100,25 @@ int tbbt__nfsq_errno(int status)
 
 /* ---- lists, objects, the namespace --------------------------------------------------- */
 
-static void push(struct tbbt__nfsq_list *l, struct tbbt__nfsq_req *r)
+/* Queues r, which is in no queue, at the end of l. */
+static void push(struct tbbt_dlist *l, struct tbbt__nfsq_req *r)
 {
-    r->next = NULL;
-    if (l->tail)
-        l->tail->next = r;
-    else
-        l->head = r;
-    l->tail = r;
+    tbbt_dlist_push(l, &r->link);
 }
 
-static struct tbbt__nfsq_req *pop(struct tbbt__nfsq_list *l)
+/* The first request of l, still queued; NULL when l is empty. */
+static struct tbbt__nfsq_req *head(const struct tbbt_dlist *l)
 {
-    struct tbbt__nfsq_req *r = l->head;
+    return TBBT_DLIST_ENTRY(l->first, struct tbbt__nfsq_req, link);
+}
 
-    if (r && !(l->head = r->next))
-        l->tail = NULL;
+/* Takes the first request out of l; NULL when l is empty. */
+static struct tbbt__nfsq_req *pop(struct tbbt_dlist *l)
+{
+    struct tbbt__nfsq_req *r = head(l);
+
+    if (r)
+        tbbt_dlist_unlink(l, &r->link);
     return r;
 }
 
@@ -164,7 +167,7 @@ void tbbt__nfsq_bind(struct tbbt__nfsq *q, uint32_t i, const void *fh, uint32_t 
                      uint32_t type)
 {
     struct tbbt__nfsq_obj *o = OBJ(q, i);
-    struct tbbt__nfsq_list waiting = o->wait;
+    struct tbbt_dlist waiting = o->wait;
     struct tbbt__nfsq_req *r;
 
     o->fh = q->fhs->len;
@@ -173,7 +176,7 @@ void tbbt__nfsq_bind(struct tbbt__nfsq *q, uint32_t i, const void *fh, uint32_t 
     if (type)
         o->type = (uint8_t)type;
     g_byte_array_append(q->fhs, fh, len);
-    o->wait = (struct tbbt__nfsq_list){ NULL, NULL };
+    o->wait = (struct tbbt_dlist){ NULL, NULL };
     while ((r = pop(&waiting)))
         route(q, r);
 }
@@ -186,7 +189,7 @@ static void release(struct tbbt__nfsq_req *r)
 }
 
 /* Empties l, releasing its requests. */
-static void release_all(struct tbbt__nfsq_list *l)
+static void release_all(struct tbbt_dlist *l)
 {
     struct tbbt__nfsq_req *r;
 
@@ -462,7 +465,7 @@ static void issue_ready(struct tbbt__nfsq *q)
 {
     struct tbbt__nfsq_req *r;
 
-    while (!q->fatal && (r = q->ready.head) && q->inflight < q->max_out) {
+    while (!q->fatal && (r = head(&q->ready)) && q->inflight < q->max_out) {
         if (r->kind == TBBT__NFSQ_WRITE && q->wbytes && q->wbytes + r->count > MAX_WBYTES)
             break;
         pop(&q->ready);
@@ -688,7 +691,7 @@ static void recv_all(struct tbbt__nfsq *q)
 static void timers(struct tbbt__nfsq *q, uint64_t now)
 {
     struct tbbt_rpcconn_reply rep[64];
-    struct tbbt__nfsq_list keep = { NULL, NULL };
+    struct tbbt_dlist keep = { NULL, NULL };
     struct tbbt__nfsq_req *r;
     int n;
 
@@ -721,10 +724,10 @@ static void wait_round(struct tbbt__nfsq *q)
         p[k] = (struct pollfd){ .fd = tbbt_rpcconn_fd(q->c[k]),
                                 .events = POLLIN | (blocked ? POLLOUT : 0) };
     if (q->inflight || blocked)
-        poll(p, np, q->delayed.head ? (int)(JUKEBOX_NS / 2000000) : POLL_MS);
-    else if (q->delayed.head)
+        poll(p, np, q->delayed.first ? (int)(JUKEBOX_NS / 2000000) : POLL_MS);
+    else if (q->delayed.first)
         g_usleep(JUKEBOX_NS / 2000);
-    else if (q->queued && !q->ready.head)    /* waiting for handles nothing will bring */
+    else if (q->queued && !q->ready.first)    /* waiting for handles nothing will bring */
         fatal(q, -EDEADLK, "internal error: %u NFS calls wait for handles no call will "
               "bring", q->queued);
     recv_all(q);

@@ -32,6 +32,7 @@
 #include "aging/image-int.h"
 #include "proto/nfs3.h"
 #include "onc/rpcconn.h"
+#include "util/dlist.h"
 
 #define TBBT__NFSQ_NONE UINT32_MAX
 
@@ -69,7 +70,7 @@ union tbbt__nfsq_res {
 /* One NFS call.  Given by tbbt__nfsq_req(); owned by the engine once submitted, except
  * with TBBT__NFSQ_WAIT (the caller frees it with tbbt__nfsq_req_free()). */
 struct tbbt__nfsq_req {
-    struct tbbt__nfsq_req *next;
+    struct tbbt_dlink link;     /* in a struct tbbt_dlist of requests (a queue) */
     uint8_t kind;               /* enum tbbt__nfsq_kind */
     uint8_t stable;             /* WRITE: stable_how */
     uint8_t flags;
@@ -90,10 +91,6 @@ struct tbbt__nfsq_req {
     union tbbt__nfsq_res res;   /* when DONE with status 0 and a decoded kind */
 };
 
-/* A queue of requests, linked by their next. */
-struct tbbt__nfsq_list {
-    struct tbbt__nfsq_req *head, *tail;
-};
 
 /* An object of the namespace. */
 struct tbbt__nfsq_obj {
@@ -107,7 +104,7 @@ struct tbbt__nfsq_obj {
                                  * not answered yet */
     uint32_t writes;            /* UNSTABLE WRITEs not answered yet */
     uint64_t size;              /* bytes appended: the next WRITE's offset */
-    struct tbbt__nfsq_list wait;    /* requests waiting for its handle */
+    struct tbbt_dlist wait;         /* requests waiting for its handle */
 };
 
 struct tbbt__nfsq {
@@ -127,7 +124,7 @@ struct tbbt__nfsq {
     GByteArray *fhs;
     char *prefix;               /* shown before paths in messages ("" or "tbbt-clone-K/") */
     /* the requests */
-    struct tbbt__nfsq_list ready, delayed;
+    struct tbbt_dlist ready, delayed;
     unsigned queued;            /* submitted, not answered: waiting, ready, delayed, in flight */
     unsigned inflight;          /* handed to a connection */
     unsigned unflushed;         /* of them, not yet flushed */

@@ -277,51 +277,54 @@ const char *tbbt_rpcconn_reply_why(const struct tbbt_rpcconn_reply *rep, char *b
     return buf;
 }
 
-int tbbt_rpcconn_mnt1(struct tbbt_rpcconn *c, const char *path, int timeout_ms, int *mstat,
-                      struct tbbt_rpcconn_fh *fh)
+/* MNT of MOUNT version vers (1: fhstatus, 3: mountres3) for the two functions below. */
+static int mnt(struct tbbt_rpcconn *c, uint32_t vers, const char *path, int timeout_ms,
+               int *mstat, struct tbbt_rpcconn_fh *fh)
 {
+    _Static_assert(MOUNTPROC_MNT == MOUNTPROC3_MNT, "MNT is procedure 1 of both versions");
     dirpath dp = (char *)path;
-    fhstatus res;
+    union {
+        fhstatus v1;
+        mountres3 v3;
+    } res;
+    xdrproc_t xres = vers == MOUNTVERS ? (xdrproc_t)xdr_fhstatus : (xdrproc_t)xdr_mountres3;
     struct tbbt_rpcconn_call call = {
-        .prog = MOUNT_PROGRAM, .vers = MOUNTVERS, .proc = MOUNTPROC_MNT,
-        .xargs = (xdrproc_t)xdr_dirpath, .args = &dp,
-        .xres = (xdrproc_t)xdr_fhstatus, .res = &res, .res_size = sizeof(res),
+        .prog = MOUNT_PROGRAM, .vers = vers, .proc = MOUNTPROC3_MNT,
+        .xargs = (xdrproc_t)xdr_dirpath, .args = &dp, .xres = xres, .res = &res,
+        .res_size = vers == MOUNTVERS ? sizeof(res.v1) : sizeof(res.v3),
     };
-    char *what = g_strdup_printf("MOUNT v1 MNT '%s'", path);
+    char *what = g_strdup_printf(vers == MOUNTVERS ? "MOUNT v1 MNT '%s'" : "MOUNT MNT '%s'",
+                                 path);
     int rc = call_ok(c, &call, timeout_ms, what);
     g_free(what);
     if (rc < 0)
         return rc;
-    *mstat = (int)res.status;
-    if (res.status == 0) {
-        fh->len = FHSIZE;
-        memcpy(fh->data, res.fhstatus_u.directory, FHSIZE);
+    if (vers == MOUNTVERS) {
+        *mstat = (int)res.v1.status;
+        if (res.v1.status == 0) {
+            fh->len = FHSIZE;
+            memcpy(fh->data, res.v1.fhstatus_u.directory, FHSIZE);
+        }
+    } else {
+        *mstat = res.v3.fhs_status;
+        if (res.v3.fhs_status == MNT3_OK) {
+            fhandle3 *h = &res.v3.mountres3_u.mountinfo.fhandle;
+            fh->len = MIN(h->fhandle3_len, (u_int)sizeof(fh->data));   /* bounded by the .x */
+            memcpy(fh->data, h->fhandle3_val, fh->len);
+        }
     }
-    xdr_free((xdrproc_t)xdr_fhstatus, &res);
+    xdr_free(xres, (char *)&res);
     return 0;
+}
+
+int tbbt_rpcconn_mnt1(struct tbbt_rpcconn *c, const char *path, int timeout_ms, int *mstat,
+                      struct tbbt_rpcconn_fh *fh)
+{
+    return mnt(c, MOUNTVERS, path, timeout_ms, mstat, fh);
 }
 
 int tbbt_rpcconn_mnt3(struct tbbt_rpcconn *c, const char *path, int timeout_ms, int *mstat,
                       struct tbbt_rpcconn_fh *fh)
 {
-    dirpath dp = (char *)path;
-    mountres3 res;
-    struct tbbt_rpcconn_call call = {
-        .prog = MOUNT_PROGRAM, .vers = MOUNT_V3, .proc = MOUNTPROC3_MNT,
-        .xargs = (xdrproc_t)xdr_dirpath, .args = &dp,
-        .xres = (xdrproc_t)xdr_mountres3, .res = &res, .res_size = sizeof(res),
-    };
-    char *what = g_strdup_printf("MOUNT MNT '%s'", path);
-    int rc = call_ok(c, &call, timeout_ms, what);
-    g_free(what);
-    if (rc < 0)
-        return rc;
-    *mstat = res.fhs_status;
-    if (res.fhs_status == MNT3_OK) {
-        fhandle3 *h = &res.mountres3_u.mountinfo.fhandle;
-        fh->len = MIN(h->fhandle3_len, (u_int)sizeof(fh->data));   /* bounded by the .x */
-        memcpy(fh->data, h->fhandle3_val, fh->len);
-    }
-    xdr_free((xdrproc_t)xdr_mountres3, &res);
-    return 0;
+    return mnt(c, MOUNT_V3, path, timeout_ms, mstat, fh);
 }

@@ -31,35 +31,33 @@ struct tbbt_nfsheur {
     enum tbbt_raheur_hash hash;
     uint64_t tick;
     uint64_t ejections;
-    struct tbbt_nfsheur_entry *slots;
-    struct tbbt_raheur_cursor *cursors;   /* size * ncursors */
+    /* size entries, then their cursors (size * ncursors), in this allocation */
+    struct tbbt_nfsheur_entry slots[];
 };
 
 struct tbbt_nfsheur *tbbt_nfsheur_new(uint32_t size, uint32_t probes, uint32_t ncursors,
                                       enum tbbt_raheur_policy policy,
                                       enum tbbt_raheur_hash hash)
 {
-    struct tbbt_nfsheur *t = g_new0(struct tbbt_nfsheur, 1);
-
+    _Static_assert(_Alignof(struct tbbt_raheur_cursor) <= _Alignof(struct tbbt_nfsheur_entry),
+                   "the cursors follow the entries in one allocation");
     g_assert(size >= 1 && probes >= 1 && probes <= size && ncursors >= 1);
+    struct tbbt_nfsheur *t = g_malloc0(sizeof(*t) + size * sizeof(t->slots[0]) +
+                                       (size_t)size * ncursors * sizeof(struct tbbt_raheur_cursor));
+    struct tbbt_raheur_cursor *cursors = (struct tbbt_raheur_cursor *)(void *)&t->slots[size];
+
     t->size = size;
     t->probes = probes;
     t->ncursors = ncursors;
     t->policy = policy;
     t->hash = hash;
-    t->slots = g_new0(struct tbbt_nfsheur_entry, size);
-    t->cursors = g_new0(struct tbbt_raheur_cursor, (size_t)size * ncursors);
     for (uint32_t i = 0; i < size; i++)
-        t->slots[i].cur = &t->cursors[(size_t)i * ncursors];
+        t->slots[i].cur = &cursors[(size_t)i * ncursors];
     return t;
 }
 
 void tbbt_nfsheur_free(struct tbbt_nfsheur *t)
 {
-    if (!t)
-        return;
-    g_free(t->cursors);
-    g_free(t->slots);
     g_free(t);
 }
 

@@ -79,30 +79,26 @@ struct tbbt_reorder {
     size_t head;    /* ring index of the oldest item */
     size_t n;       /* items buffered */
     uint64_t swaps;
-    void **item;
-    bool *swappable;
+    struct {
+        void *item;
+        bool swappable;
+    } slot[];       /* cap, in the same allocation */
 };
 
 struct tbbt_reorder *tbbt_reorder_new(const struct tbbt_reorder_spec *spec, uint64_t seed)
 {
-    struct tbbt_reorder *r = g_new0(struct tbbt_reorder, 1);
     unsigned k = spec->k < 1 ? 1 : spec->k > TBBT_REORDER_MAX_K ? TBBT_REORDER_MAX_K : spec->k;
+    struct tbbt_reorder *r = g_malloc0(sizeof(*r) + ((size_t)k + 1) * sizeof(r->slot[0]));
 
     r->spec = *spec;
     r->spec.k = k;
     r->rng = seed;
     r->cap = (size_t)k + 1;
-    r->item = g_new0(void *, r->cap);
-    r->swappable = g_new0(bool, r->cap);
     return r;
 }
 
 void tbbt_reorder_free(struct tbbt_reorder *r)
 {
-    if (!r)
-        return;
-    g_free(r->item);
-    g_free(r->swappable);
     g_free(r);
 }
 
@@ -117,8 +113,8 @@ void tbbt_reorder_push(struct tbbt_reorder *r, void *item, bool swappable)
 
     g_assert(r->n < r->cap);
     at = (r->head + r->n) % r->cap;
-    r->item[at] = item;
-    r->swappable[at] = swappable;
+    r->slot[at].item = item;
+    r->slot[at].swappable = swappable;
     r->n++;
 }
 
@@ -127,7 +123,7 @@ static void decide(struct tbbt_reorder *r)
 {
     size_t d, i;
 
-    if (r->spec.p <= 0.0 || !r->swappable[r->head])
+    if (r->spec.p <= 0.0 || !r->slot[r->head].swappable)
         return;
     if (tbbt_rng_unit(&r->rng) >= r->spec.p)
         return;
@@ -135,13 +131,13 @@ static void decide(struct tbbt_reorder *r)
     if (d >= r->n)
         return;     /* the neighbour is past the end of the stream */
     for (i = 1; i <= d; i++)
-        if (!r->swappable[(r->head + i) % r->cap])
+        if (!r->slot[(r->head + i) % r->cap].swappable)
             return;
     {
         size_t a = r->head, b = (r->head + d) % r->cap;
-        void *t = r->item[a];
-        r->item[a] = r->item[b];
-        r->item[b] = t;
+        void *t = r->slot[a].item;
+        r->slot[a].item = r->slot[b].item;
+        r->slot[b].item = t;
         /* both are swappable: the flags need not move */
     }
     r->swaps++;
@@ -154,8 +150,8 @@ void *tbbt_reorder_pop(struct tbbt_reorder *r, bool flush)
     if (r->n == 0 || (!flush && r->n < r->cap))
         return NULL;
     decide(r);
-    it = r->item[r->head];
-    r->item[r->head] = NULL;
+    it = r->slot[r->head].item;
+    r->slot[r->head].item = NULL;
     r->head = (r->head + 1) % r->cap;
     r->n--;
     return it;
