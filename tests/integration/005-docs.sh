@@ -3,7 +3,8 @@
 # The tools and their pages agree: every tbbt-* tool (and tools/rpc-proxy) answers --help
 # and --version with exit 0 ("NAME (tbbt) VERSION" first), refuses an unknown option with
 # exit 2 and one line naming it, and every long option its --help-all lists is named
-# (as --option) on its page in docs/.  No server.
+# (as --option) on its page in docs/; every key of the reports' key tables
+# (src/*/*-keys.def) is named on the tool's page.  No server.
 #   005-docs.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -40,4 +41,20 @@ for t in aging/tbbt-init compare/tbbt-compare extract/tbbt-convert player/tbbt-p
   check "$build/src/$t" "$top/docs/$(basename "$t").md"
 done
 check "$build/tools/rpc-proxy" "$top/docs/rpc-proxy.md"
+
+# keys TABLE PAGE: every JSON key of a report's key table (src/*/*-keys.def, rows
+# NAME("key", ...)) is named on the tool's page.
+keys() {
+  local k missing=()
+  for k in $(grep -oE '^[A-Z_]+\("[a-z0-9_]+"' "$top/src/$1" | grep -oE '"[a-z0-9_]+"' |
+             tr -d '"' | sort -u); do
+    grep -qE "(^|[^a-z0-9_])$k([^a-z0-9_]|\$)" "$top/docs/$2" || missing+=("$k")
+  done
+  [ ${#missing[@]} -eq 0 ] || fail "src/$1: keys not on $2: ${missing[*]}"
+  echo "src/$1: every key is on $2"
+}
+keys player/report-keys.def tbbt-play.md
+keys stats/report-keys.def tbbt-stats.md
+keys compare/report-keys.def tbbt-compare.md
+keys aging/measure-keys.def tbbt-init.md
 echo "005-docs: ok"
