@@ -70,8 +70,12 @@ fi
 
 if [ -n "$capture" ]; then
   [ -s "$capture" ] || { echo "convert-bench: --capture $capture: no such capture" >&2; exit 2; }
-  editcap -F pcap "$capture" "$out/big.pcap" >/dev/null
-  editcap -F pcap -s 256 "$capture" "$out/big-s256.pcap" >/dev/null
+  # Through temporaries, so that --capture may name one of the bench's own copies
+  # (bench/out/big.pcap) without editcap truncating the file it reads.
+  editcap -F pcap "$capture" "$out/big.pcap.tmp" >/dev/null
+  editcap -F pcap -s 256 "$capture" "$out/big-s256.pcap.tmp" >/dev/null
+  mv "$out/big.pcap.tmp" "$out/big.pcap"
+  mv "$out/big-s256.pcap.tmp" "$out/big-s256.pcap"
   reuse=0                          # count the truth of this capture
 elif [ $reuse -eq 0 ] || [ ! -s "$out/big.pcap" ]; then
   echo "convert-bench: recording a capture of >= $ops NFS operations (lab server)"
