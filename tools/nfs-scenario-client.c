@@ -17,18 +17,6 @@
 /* Time of the last call sent or reply received, for the stall check. */
 gint64 sc_last_activity;
 
-void sc_die(const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, PROG ": ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(TBBT_EXIT_FAIL);
-}
-
 const char *sc_stat3_name(int st)
 {
     return st == NFS3_OK ? "NFS3_OK" : nfsstat3_to_str(st);

@@ -10,7 +10,7 @@
  *   nfs-scenario-random.c   --ops random calls in --inflight slots, checked against a model
  *
  * One thread runs everything: nothing here is thread-safe.  Every failed call or
- * unexpected reply ends the process (sc_die(): exit code 1).  A test helper, built in
+ * unexpected reply ends the process (sc_die(), tool-die.h: exit code 1).  A test helper, built in
  * the build tree and never installed.
  */
 #ifndef TBBT_TOOLS_NFS_SCENARIO_INT_H
@@ -26,6 +26,7 @@
 #include <nfsc/libnfs-raw-nfs.h>
 
 #include "util/exit-codes.h"
+#include "tool-die.h"
 
 #define PROG "nfs-scenario"
 #define FH_MAX 64              /* NFS3_FHSIZE */
@@ -110,7 +111,7 @@ struct tree {
 /* ---- nfs-scenario-client.c */
 
 /* Prints "nfs-scenario: " and the message to stderr and exits with TBBT_EXIT_FAIL. */
-void sc_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+#define sc_die(...) tool_die(PROG, __VA_ARGS__)
 
 /* "NFS3_OK", "NFS3ERR_NOENT", ...: a static string. */
 const char *sc_stat3_name(int st);

@@ -14,18 +14,6 @@
 
 #include "udp-scenario-int.h"
 
-void us_die(const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, PROG ": ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(TBBT_EXIT_FAIL);
-}
-
 /* ------------------------------------------------------------------ connections */
 
 /* Fills SIN's address with the first IPv4 address of HOST. */

@@ -8,7 +8,7 @@
  *   udp-scenario-v2.c     the NFSv2 scenario and its calls (--v2)
  *
  * One call at a time, on one thread: nothing here is thread-safe.  Every failed call or
- * unexpected reply ends the process (us_die(): exit code 1).  A test helper, built in
+ * unexpected reply ends the process (us_die(), tool-die.h: exit code 1).  A test helper, built in
  * the build tree and never installed.
  */
 #ifndef TBBT_TOOLS_UDP_SCENARIO_INT_H
@@ -25,6 +25,7 @@
 #include "proto/nfs3.h"
 #include "proto/proto.h"
 #include "util/exit-codes.h"
+#include "tool-die.h"
 
 #define PROG "udp-scenario"
 #define NPROC 22               /* procedure numbers 0..21 (NFSv2 uses 0..17) */
@@ -63,7 +64,7 @@ struct tree {
 /* ---- udp-scenario-conn.c */
 
 /* Prints "udp-scenario: " and the message to stderr and exits with TBBT_EXIT_FAIL. */
-void us_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+#define us_die(...) tool_die(PROG, __VA_ARGS__)
 
 /* Opens c: a UDP client of PROG/VERS at PORT (0: ask the portmapper) with AUTH_SYS. */
 void us_conn_open(struct conn *c, const struct config *cfg, rpcprog_t prog, rpcvers_t vers,
