@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "proto/proto.h"
-#include "util/errbuf.h"
 #include "util/util.h"
 
 #define NONE TBBT__NFSQ_NONE

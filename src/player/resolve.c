@@ -32,7 +32,6 @@
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
 #include "proto/proto.h"
-#include "util/errbuf.h"
 #include "util/util.h"
 
 #define NONE UINT32_MAX

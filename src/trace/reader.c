@@ -153,7 +153,7 @@ static int fill(struct tbbt_trace_reader *r, size_t need)
         if (r->eof)
             return TBBT_E_TRUNC;
         make_room(r);
-        if ((rc = tbbt__read_more(r->fd, r->own, &r->end, r->cap, &r->eof)) < 0)
+        if ((rc = tbbt_read_more(r->fd, r->own, &r->end, r->cap, &r->eof)) < 0)
             return rc;
     }
     return 0;

@@ -118,7 +118,7 @@ static int io_free(void *obj)
 
 static int flush(struct tbbt_spill_writer *w)
 {
-    int rc = w->err ? w->err : tbbt__write_all(w->io.fd, w->io.buf, w->len);
+    int rc = w->err ? w->err : tbbt_write_all(w->io.fd, w->io.buf, w->len);
 
     w->len = 0;
     if (rc < 0)
@@ -386,7 +386,7 @@ static int fill(struct tbbt_spill_reader *r, size_t need)
         r->io.buf = g_realloc(r->io.buf, r->io.cap);
     }
     while (r->len < need && !r->eof)
-        if ((rc = tbbt__read_more(r->io.fd, r->io.buf, &r->len, r->io.cap, &r->eof)) < 0)
+        if ((rc = tbbt_read_more(r->io.fd, r->io.buf, &r->len, r->io.cap, &r->eof)) < 0)
             return rc;
     return r->len >= need ? 0 : TBBT_E_TRUNC;
 }

@@ -226,16 +226,6 @@ static inline bool tbbt__get_uv32(struct tbbt_buf *b, uint32_t *out)
     return true;
 }
 
-/* ---- file descriptors (fdio.c) --------------------------------------------- */
-
-/* Writes all len bytes (retrying short writes and EINTR); 0 or -errno. */
-int tbbt__write_all(int fd, const uint8_t *p, size_t len);
-/*
- * One read(2) (retrying EINTR) into buf[*len, cap), with *len < cap: adds the
- * bytes read to *len and sets *eof when there are none; 0 or -errno.
- */
-int tbbt__read_more(int fd, uint8_t *buf, size_t *len, size_t cap, bool *eof);
-
 /*
  * The values of struct tbbt_fattr, tbbt_sattr and tbbt_wcc_pre in the order
  * every encoding of them keeps (the trace's LEB128 in writer.c and reader.c,

@@ -43,7 +43,7 @@ static int flush(struct tbbt_trace_writer *w)
     if (w->len == 0)
         return 0;
     w->crc = tbbt_crc32(w->crc, w->buf, w->len);
-    rc = tbbt__write_all(w->fd, w->buf, w->len);
+    rc = tbbt_write_all(w->fd, w->buf, w->len);
     w->len = 0;
     if (rc < 0)
         w->err = rc;
@@ -456,7 +456,7 @@ int tbbt_trace_writer_close(struct tbbt_trace_writer *w)
         p = tbbt__put_le32(p, w->nfh);
         p = tbbt__put_le32(p, w->nep);
         tbbt__put_le32(p, w->crc);
-        rc = tbbt__write_all(w->fd, end, sizeof(end));
+        rc = tbbt_write_all(w->fd, end, sizeof(end));
     }
     if (w->close_fd && close(w->fd) < 0 && rc == 0)
         rc = -errno;

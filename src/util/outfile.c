@@ -176,25 +176,11 @@ bool tbbt_outfile_in_place(const struct tbbt_outfile *o)
 }
 
 /* Writes all of buf to fd; 0 or -errno. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* The stream's write function: keeps the first write error's errno for the message. */
 static ssize_t cookie_write(void *cookie, const char *buf, size_t len)
 {
     struct tbbt_outfile *o = cookie;
-    int rc = write_all(o->fd, buf, len);
+    int rc = tbbt_write_all(o->fd, buf, len);
 
     if (rc < 0) {
         if (!o->werr)
@@ -240,7 +226,7 @@ static int copy_spool(struct tbbt_outfile *o, int fd)
         if (n < 0 && errno != EINTR)
             rc = -errno;
         else if (n > 0)
-            rc = write_all(out, buf, (size_t)n);
+            rc = tbbt_write_all(out, buf, (size_t)n);
     }
     if (close(out) < 0 && rc == 0)
         rc = -errno;

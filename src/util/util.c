@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Error strings, the logging sink, and clocks for every module (see util.h). */
+/* Error strings and buffers, the logging sink, clocks and whole-buffer file I/O for every
+ * module (see util.h). */
 #include "util/util.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 int tbbt__log_level = TBBT_LOG_WARN;
@@ -90,4 +94,51 @@ void tbbt_errbuf(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+}
+
+void tbbt_errbuf_first(int *code, int rc, char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (*code)
+        return;
+    *code = rc < 0 ? rc : -EIO;
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+}
+
+int tbbt_write_all(int fd, const void *p, size_t len)
+{
+    const uint8_t *b = p;
+
+    while (len > 0) {
+        ssize_t n = write(fd, b, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int tbbt_read_more(int fd, uint8_t *buf, size_t *len, size_t cap, bool *eof)
+{
+    for (;;) {
+        ssize_t n = read(fd, buf + *len, cap - *len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            *eof = true;
+        *len += (size_t)n;
+        return 0;
+    }
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared helpers for every module: error codes and their strings, logging, and
- * a few time helpers.  Library code never prints directly; it logs through
+ * Shared helpers for every module: error codes and their strings, error buffers,
+ * logging, a few time helpers, and writing or reading a buffer through a file
+ * descriptor.  Library code never prints directly; it logs through
  * tbbt_log(), whose sink and level the tool sets.
  */
 #ifndef TBBT_UTIL_UTIL_H
 #define TBBT_UTIL_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,5 +62,25 @@ uint64_t tbbt_peak_rss(void);
  */
 void tbbt_errbuf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+ * The failure that stops a piece of work which runs on after its first error (an event
+ * loop with many calls in flight, whose other calls still come back): records it unless
+ * *code holds one already (is not 0).  *code becomes rc (-EIO when rc is not negative,
+ * so that it always stops the work) and the reason, formatted from fmt, goes into err
+ * as tbbt_errbuf() writes it.  Later failures, most often consequences of the first,
+ * change neither.  code and err borrowed; thread-safe as far as they are the caller's.
+ */
+void tbbt_errbuf_first(int *code, int rc, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Writes all len bytes of p to fd (retrying short writes and EINTR); 0 or -errno. */
+int tbbt_write_all(int fd, const void *p, size_t len);
+
+/*
+ * One read(2) (retrying EINTR) into buf[*len, cap), with *len < cap: adds the bytes read
+ * to *len and sets *eof when there are none; 0 or -errno.
+ */
+int tbbt_read_more(int fd, uint8_t *buf, size_t *len, size_t cap, bool *eof);
 
 #endif
