@@ -418,8 +418,9 @@ static int call(struct vrun *v, uint32_t proc, xdrproc_t xa, const void *a, xdrp
         return rc;
     }
     if (rep.status != TBBT_RPCCONN_OK) {
-        tbbt_errbuf(v->err, v->errlen, "%s '%s': %s (detail %" PRId32 ")", what, path,
-               tbbt_rpcconn_status_name(rep.status), rep.detail);
+        char why[96];
+        tbbt_errbuf(v->err, v->errlen, "%s '%s': %s", what, path,
+                    tbbt_rpcconn_reply_why(&rep, why, sizeof(why)));
         return -EPROTO;
     }
     memcpy(&status, res, sizeof(status));
