@@ -5,6 +5,8 @@
 #
 # Default: build packages plus the lab (NFS-Ganesha, rpcbind, libnfs, tcpdump, tshark,
 # nfstrace, mkfs tools).  --build-only: just what compiling and the unit tests need.
+# Both include Open MPI (mpirun and ompi-c, for tbbt-play on several ranks, docs/mpi.md);
+# --no-mpi leaves it out, and the build then makes single-process tools only.
 # When every package is already installed (checked with dpkg-query) apt-get is not run
 # at all; otherwise `apt-get update` runs once, then one `apt-get install`.  Runs as root
 # (no sudo), non-interactively, on a fresh minimal Debian 12.  See docs/lab.md.
@@ -19,6 +21,7 @@ build_pkgs=(
   clang
   libclang-rt-14-dev python3 time
 )
+mpi_pkgs=(openmpi-bin libopenmpi-dev)
 lab_pkgs=(
   nfs-ganesha nfs-ganesha-vfs nfs-ganesha-mem rpcbind
   libnfs-utils libnfs-dev tcpdump tshark wireshark-common nfstrace
@@ -27,9 +30,10 @@ lab_pkgs=(
 
 usage() {
   cat <<EOF
-Usage: $prog [--build-only] [--verbose] [--help]
+Usage: $prog [--build-only] [--no-mpi] [--verbose] [--help]
 Installs the Debian packages tbbt needs (skips apt-get when all are present).
   --build-only  only the build and unit-test dependencies
+  --no-mpi      without Open MPI (openmpi-bin, libopenmpi-dev)
   --verbose     show apt-get output
   --help        this text
 EOF
@@ -38,10 +42,12 @@ EOF
 say() { echo "$prog: $*" >&2; }
 
 build_only=0
+no_mpi=0
 verbose=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-only) build_only=1 ;;
+    --no-mpi) no_mpi=1 ;;
     --verbose|-v) verbose=1 ;;
     --help|-h) usage; exit 0 ;;
     *) say "unknown option '$1' (try --help)"; exit 2 ;;
@@ -50,6 +56,9 @@ while [ $# -gt 0 ]; do
 done
 
 pkgs=("${build_pkgs[@]}")
+if [ "$no_mpi" -eq 0 ]; then
+  pkgs+=("${mpi_pkgs[@]}")
+fi
 if [ "$build_only" -eq 0 ]; then
   pkgs+=("${lab_pkgs[@]}")
 fi
