@@ -248,6 +248,7 @@ int tbbt_mpi_gather(const void *data, size_t len, GPtrArray **out)
     int mylen = (int)len, rc, *lens = NULL, *displs = NULL;
     char *all = NULL;
 
+    g_assert(len <= INT32_MAX);   /* the header's contract: the counts are MPI ints */
     *out = NULL;
     if (!active) {
         *out = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
