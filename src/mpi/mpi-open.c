@@ -9,6 +9,7 @@
  * TAG_BASE up, which the player's own messages (docs/mpi.md) do not use.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #define TAG_OFFSET (TAG_BASE + 3)    /* rank 0 -> r: {offset_ns, rtt_ns}, two int64 */
 
 static bool active, finalized;
+static GArray *sends;   /* of struct pending_send (below) */
 static int my_rank, world_size = 1;
 static char host[MPI_MAX_PROCESSOR_NAME + 1];
 static char err_text[MPI_MAX_ERROR_STRING + 64];
@@ -91,6 +93,11 @@ void tbbt_mpi_finalize(void)
 {
     if (!active)
         return;
+    tbbt_mpi_drain();
+    if (sends) {
+        g_array_free(sends, TRUE);
+        sends = NULL;
+    }
     MPI_Finalize();
     active = false;
     finalized = true;
@@ -326,4 +333,104 @@ int tbbt_mpi_agree(int rc, const char *why, char **first_why)
     if (lowest == world_size)
         return 0;
     return agree_spread(lowest, rc, why, first_why);
+}
+
+/* ---- point-to-point messages ------------------------------------------------------------ */
+
+/* A send in progress: MPI reads from the bytes until the request completes. */
+struct pending_send {
+    MPI_Request req;
+    GBytes *bytes;      /* one reference per send */
+};
+
+
+int tbbt_mpi_send_all(int tag, GBytes *msg)
+{
+    gsize len = 0;
+    const void *data = g_bytes_get_data(msg, &len);
+
+    if (!active || world_size < 2)
+        return 0;
+    g_assert(tag >= 0 && tag <= TBBT_MPI_TAG_MAX && len < (gsize)INT_MAX);
+    if (!sends)
+        sends = g_array_new(FALSE, FALSE, sizeof(struct pending_send));
+    for (int r = 0; r < world_size; r++) {
+        struct pending_send ps = {.bytes = g_bytes_ref(msg)};
+        int rc;
+
+        if (r == my_rank) {
+            g_bytes_unref(ps.bytes);
+            continue;
+        }
+        rc = MPI_Isend(data, (int)len, MPI_BYTE, r, tag, MPI_COMM_WORLD, &ps.req);
+        if (rc != MPI_SUCCESS) {
+            g_bytes_unref(ps.bytes);
+            return fail("MPI_Isend", rc);
+        }
+        g_array_append_val(sends, ps);
+    }
+    return 0;
+}
+
+int tbbt_mpi_recv(int *from, int *tag, GBytes **msg)
+{
+    MPI_Status st;
+    int flag = 0, count = 0, rc;
+
+    *msg = NULL;
+    if (!active)
+        return -EAGAIN;
+    rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (rc != MPI_SUCCESS)
+        return fail("MPI_Iprobe", rc);
+    if (!flag || st.MPI_TAG > TBBT_MPI_TAG_MAX)
+        return -EAGAIN;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    if (count < 0)
+        count = 0;
+    void *buf = g_malloc(count ? (size_t)count : 1);
+    rc = MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
+                  MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        g_free(buf);
+        return fail("MPI_Recv", rc);
+    }
+    *from = st.MPI_SOURCE;
+    *tag = st.MPI_TAG;
+    *msg = g_bytes_new_take(buf, (gsize)count);
+    return 0;
+}
+
+unsigned tbbt_mpi_progress(void)
+{
+    guint i = 0;
+
+    while (sends && i < sends->len) {
+        struct pending_send *ps = &g_array_index(sends, struct pending_send, i);
+        int flag = 0;
+
+        if (MPI_Test(&ps->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || flag) {
+            g_bytes_unref(ps->bytes);
+            g_array_remove_index_fast(sends, i);
+        } else {
+            i++;
+        }
+    }
+    return sends ? sends->len : 0;
+}
+
+int tbbt_mpi_drain(void)
+{
+    int rc = 0;
+
+    while (sends && sends->len > 0) {
+        struct pending_send *ps = &g_array_index(sends, struct pending_send, sends->len - 1);
+        int r = MPI_Wait(&ps->req, MPI_STATUS_IGNORE);
+
+        if (r != MPI_SUCCESS && rc == 0)
+            rc = fail("MPI_Wait", r);
+        g_bytes_unref(ps->bytes);
+        g_array_set_size(sends, sends->len - 1);
+    }
+    return rc;
 }

@@ -98,4 +98,28 @@ int tbbt_mpi_gather(const void *data, size_t len, GPtrArray **out);
  */
 int tbbt_mpi_agree(int rc, const char *why, char **first_why);
 
+/* ---- point-to-point messages, while the ranks work on their own ------------------------- */
+
+/* Tags of the callers' messages: 0 .. TBBT_MPI_TAG_MAX (the module's own are above). */
+#define TBBT_MPI_TAG_MAX 0x7aff
+
+/*
+ * Sends msg (a new reference is taken; the caller keeps its own) with tag to every other
+ * rank, without waiting: the module holds the bytes until each MPI_Isend completes, which
+ * tbbt_mpi_progress() and tbbt_mpi_drain() check.  Messages between two ranks with the
+ * same tag arrive in the order sent.  0 or -EIO; inactive or one rank: 0, nothing sent.
+ */
+int tbbt_mpi_send_all(int tag, GBytes *msg);
+/*
+ * The next message that has arrived with a tag of 0 .. TBBT_MPI_TAG_MAX, without
+ * waiting: 0 with *from, *tag and *msg (given: g_bytes_unref()) set, -EAGAIN when none
+ * has arrived, -EIO on an MPI error.  Inactive: -EAGAIN.
+ */
+int tbbt_mpi_recv(int *from, int *tag, GBytes **msg);
+/* Completes the sends that MPI has finished with (frees their bytes).  Sends pending after it. */
+unsigned tbbt_mpi_progress(void);
+/* Waits until every send of tbbt_mpi_send_all() has completed (before a collective, or
+ * tbbt_mpi_finalize()).  0 or -EIO. */
+int tbbt_mpi_drain(void);
+
 #endif

@@ -70,6 +70,8 @@
 
 #define STOP_KEY (UINT32_MAX - 1)         /* the receiver's epoll key of opts.stop_fd */
 
+#define PEER_KEY (UINT32_MAX - 2)         /* ... and of opts.peer->in_fd */
+
 #define LOST_SETTLE_NS 100000000ull       /* a call lost with its connection waits this
                                              long before it is sent again (rx_apply()) */
 
@@ -109,6 +111,7 @@ struct slot {
     bool resent;                /* went out more than once (a timeout, a lost connection):
                                    duplicate-request semantics apply (tbbt__eng_dup_answer()) */
     bool cookie_mapped;         /* cookie[] holds the server's cookie for a resend */
+    bool external;              /* another process replays it (engine-peer.c) */
     bool racy;                  /* overlapped in the trace with a request that changes one
                                    of its objects: its traced reply is not checked */
     uint8_t nchg;               /* chg[0 .. nchg): the objects it changes (admission) */
@@ -186,6 +189,14 @@ struct eng {
     struct tbbt_report *rep_tx, *rep_rx;
     struct tbbt_report_counts c;   /* under mu, except the reader's and the receiver's own */
     uint64_t filtered;             /* reader-owned */
+
+    /* --distribute clients (engine-peer.c), under mu */
+    GByteArray *notice;            /* the notice message being filled, or NULL */
+    uint32_t notice_n;             /* its entries */
+    GHashTable *early;             /* seq -> struct early: notices before admission */
+    uint64_t ext_admitted;         /* external requests admitted */
+    uint64_t notices_sent, notices_received;
+    uint64_t xwait_since, xwait_ns;   /* nothing of ours could go for want of another's */
 };
 
 static inline struct slot *S(struct eng *e, uint64_t seq)
@@ -261,6 +272,10 @@ void tbbt__eng_wake_locked(struct eng *e);
  * slots in order. */
 void tbbt__eng_complete_locked(struct eng *e, struct slot *s);
 
+/* After completing a request: recycles the completed oldest slots (moved: the scheduler's
+ * oldest moved) and wakes who waits for that (mu held). */
+void tbbt__eng_advance_locked(struct eng *e, bool moved);
+
 /* Counts s as skipped for why, fails the object it would make and completes it. */
 void tbbt__eng_skip_locked(struct eng *e, struct slot *s, enum skip_why why);
 
@@ -331,6 +346,23 @@ bool tbbt__eng_needs_pending(uint64_t seq, void *arg);
  * handle (KNOWN handles never change under the send thread otherwise).
  */
 void tbbt__eng_bind_made(struct eng *e, struct slot *s, const struct rxdone *d);
+
+/* ---- engine-peer.c: records other processes replay (--distribute clients) --------------- */
+
+/* Own request s completed: a notice entry for the others (mu held; opts.peer set). */
+void tbbt__eng_peer_note_locked(struct eng *e, const struct slot *s);
+/* Hands the notice entries made so far to the channel (mu held); no-op without any. */
+void tbbt__eng_peer_flush_locked(struct eng *e);
+/* External request s was just admitted (mu held): marks the object it makes PENDING and
+ * completes it at once if its notice came early. */
+void tbbt__eng_peer_admitted_locked(struct eng *e, struct slot *s);
+/* The receive thread: applies the notices queued in opts.peer->in (takes mu).  True if
+ * there were any (requests they released may go). */
+bool tbbt__eng_peer_drain(struct eng *e);
+/* The send thread found nothing to send (mu held): notes when it waits on others only. */
+void tbbt__eng_peer_waiting_locked(struct eng *e);
+/* End of the run, threads joined: the peer's figures, and frees the notice state. */
+void tbbt__eng_peer_fini(struct eng *e);
 
 /* ---- engine-read.c: the I/O thread ------------------------------------------------------- */
 

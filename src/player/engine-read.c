@@ -28,10 +28,17 @@ static void admit_locked(struct eng *e, uint64_t upto)
         s->shown = tbbt_fsdep_shown(&s->rec);
         struct tbbt_sched_req rq = {.clone = s->clone, .client = s->client,
                                     .call_ns = s->rec.call_ns, .reply_ns = s->reply_key,
-                                    .due_ns = s->sched_ns, .sets = &sets};
+                                    .due_ns = s->sched_ns, .sets = &sets,
+                                    .external = s->external};
         bool ready;
         tbbt_sched_admit(e->sched, &rq, &ready);
         wake |= ready;
+        if (s->external) {
+            s->state = S_FLIGHT;        /* in flight elsewhere */
+            e->ext_admitted++;
+            e->admitted = q + 1;        /* its notice may complete it now */
+            tbbt__eng_peer_admitted_locked(e, s);
+        }
     }
     e->admitted = upto;
     atomic_store_explicit(&e->want_admit, false, memory_order_relaxed);
@@ -71,7 +78,7 @@ static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
     s->jb_tries = 0;
     s->jb_first_ns = 0;
     s->same_xid = s->fixup = s->made_pending = s->made_was_known = s->sent = false;
-    s->cookie_mapped = s->racy = false;
+    s->cookie_mapped = s->racy = s->external = false;
     s->op = (uint8_t)tbbt_ns_op(r);
     s->checked = (r->flags & TBBT_RF_REPLY) && r->rpc_stat == TBBT_RPC_SUCCESS &&
                  ((r->flags & TBBT_RF_STATUS) || r->proc == 0);
@@ -279,11 +286,14 @@ void *tbbt__eng_reader_main(void *arg)
             break;
         prepare(e, s, next, 0);
         s->cred = rec_cred(e, r, &s->rec);
+        s->external = e->o->peer &&
+                      !e->o->peer->mine(&s->rec, tbbt_trace_reader_eptab(r), e->o->peer->mine_arg);
         for (uint32_t c = 1; c < N; c++) {
             struct slot *d = S(e, next + c);
             tbbt_trace_rec_copy(&d->rec, &s->rec);
             prepare(e, d, next + c, c);
             d->cred = s->cred;
+            d->external = s->external;
         }
         next += N;
         batch++;

@@ -444,6 +444,9 @@ void *tbbt__eng_receiver_main(void *arg)
         for (int k = 0; k < rc; k++) {
             if (ev[k].data.u32 == STOP_KEY) {
                 begin_stop(e);
+            } else if (ev[k].data.u32 == PEER_KEY) {
+                if (tbbt__eng_peer_drain(e))
+                    rx_batch(e, reps, 0, d, &t);    /* what the notices released */
             } else if (ev[k].data.u32 == UINT32_MAX) {
                 uint64_t v;
                 ssize_t r = read(e->rx_wake, &v, sizeof(v));

@@ -402,6 +402,8 @@ void *tbbt__eng_sender_main(void *arg)
                 e->admitted - e->oldest >= e->W - 1 &&
                 due == UINT64_MAX)
                 e->c.window_stalls++;
+            if (e->o->peer)
+                tbbt__eng_peer_waiting_locked(e);
             sender_wait(e, due);
         }
     }

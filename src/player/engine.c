@@ -35,6 +35,8 @@ void tbbt__eng_unlock_wake(struct eng *e)
 {
     bool send = e->wake_send, read = e->wake_read;
     e->wake_send = e->wake_read = false;
+    if (e->notice_n)
+        tbbt__eng_peer_flush_locked(e);
     pthread_mutex_unlock(&e->mu);
     if (send)
         pthread_cond_signal(&e->cv_send);
@@ -99,6 +101,13 @@ void tbbt__eng_complete_locked(struct eng *e, struct slot *s)
     s->state = S_DONE;
     bool moved = tbbt_sched_complete(e->sched, s->seq) > 0;
     atomic_fetch_add_explicit(&e->done_count, 1, memory_order_relaxed);
+    if (e->o->peer)
+        tbbt__eng_peer_note_locked(e, s);
+    tbbt__eng_advance_locked(e, moved);
+}
+
+void tbbt__eng_advance_locked(struct eng *e, bool moved)
+{
     for (; e->oldest < tbbt_sched_oldest(e->sched); e->oldest++)
         S(e, e->oldest)->state = S_FREE;
     /* A reader that waits for room is woken once a chunk of the window is free. */
@@ -208,7 +217,7 @@ static void account_unfinished(struct eng *e)
 {
     for (uint64_t q = e->oldest; q < e->admitted; q++) {
         const struct slot *s = S(e, q);
-        if (s->seq != q || s->state == S_DONE || s->state == S_FREE)
+        if (s->seq != q || s->state == S_DONE || s->state == S_FREE || s->external)
             continue;
         if (s->sent) {
             e->c.ops_unknown++;
@@ -227,6 +236,22 @@ static void progress_line(struct eng *e, bool final)
     fprintf(stderr, "\rtbbt-play: %6.1f s  %10" PRIu64 " ops done  %9.0f ops/s  %" PRIu64
             " failures%s", t, done, t > 0 ? (double)done / t : 0.0, fails, final ? "\n" : "");
     fflush(stderr);
+}
+
+/* Waits until CLOCK_MONOTONIC time t: sleeps, then spins the last spin_us.  Returns t. */
+static uint64_t start_at(uint64_t t, unsigned spin_us)
+{
+    uint64_t spin = (uint64_t)MAX(spin_us, 200u) * 1000u;
+    if (t > tbbt_now_ns() + spin) {
+        uint64_t wake = t - spin;
+        struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000u),
+                              .tv_nsec = (long)(wake % 1000000000u)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+    }
+    while (tbbt_now_ns() < t)
+        ;
+    return t;
 }
 
 int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
@@ -289,10 +314,12 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
 
     struct epoll_event wake = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
     struct epoll_event stop = {.events = EPOLLIN | EPOLLONESHOT, .data.u32 = STOP_KEY};
+    struct epoll_event peer = {.events = EPOLLIN, .data.u32 = PEER_KEY};
     int rc = 0;
     if (e->rx_wake < 0 || e->rx_ep < 0 ||
         epoll_ctl(e->rx_ep, EPOLL_CTL_ADD, e->rx_wake, &wake) < 0 ||
-        (o->stop_fd >= 0 && epoll_ctl(e->rx_ep, EPOLL_CTL_ADD, o->stop_fd, &stop) < 0)) {
+        (o->stop_fd >= 0 && epoll_ctl(e->rx_ep, EPOLL_CTL_ADD, o->stop_fd, &stop) < 0) ||
+        (o->peer && epoll_ctl(e->rx_ep, EPOLL_CTL_ADD, o->peer->in_fd, &peer) < 0)) {
         rc = -errno;
         g_snprintf(err, errlen, "cannot set up the receive thread's wake-ups: %s",
                    g_strerror(errno));
@@ -301,7 +328,9 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
         rc = open_conns(e, err, errlen);
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
-    e->start_ns = tbbt_now_ns();
+    e->start_ns = o->start_at_ns ? start_at(o->start_at_ns, o->spin_us) : tbbt_now_ns();
+    if (o->started_ns)
+        *o->started_ns = tbbt_now_ns();
     e->rep_tx = tbbt_report_new(e->start_ns);
     e->rep_rx = tbbt_report_new(e->start_ns);
     if (rc == 0) {
@@ -338,7 +367,8 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     getrusage(RUSAGE_SELF, &ru1);
     e->c.cpu_user_seconds = tv_diff(&ru1.ru_utime, &ru0.ru_utime);
     e->c.cpu_system_seconds = tv_diff(&ru1.ru_stime, &ru0.ru_stime);
-    e->c.trace_ops = e->admitted;   /* the records read into the window, per clone */
+    e->c.trace_ops = e->admitted - e->ext_admitted;  /* the records read into the window,
+                                                        per clone, but others' */
     e->c.peak_outstanding = tbbt_sched_peak(e->sched);
     e->c.client_stalls = tbbt_sched_client_stalls(e->sched);
     e->c.skipped_filtered = e->filtered;
@@ -348,6 +378,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     if (rc != 0 && !e->c.stop_reason)
         e->c.stop_reason = "error";
     account_unfinished(e);
+    tbbt__eng_peer_fini(e);
     *counts = e->c;
     tbbt_report_merge(e->rep_rx, e->rep_tx);
     *rep = e->rep_rx;

@@ -49,6 +49,34 @@ enum tbbt_engine_order { TBBT_ORDER_CONSERVATIVE = 0, TBBT_ORDER_FSDEP = 1 };
 #define TBBT_ENGINE_MAX_CONNS 1024u
 enum tbbt_engine_timing { TBBT_TIMING_FULL = 0, TBBT_TIMING_TIMESTAMP = 1 };
 
+/*
+ * --distribute clients (docs/mpi.md): this engine replays the records `mine` keeps and
+ * only follows the others, which another process (an MPI rank) replays against the same
+ * image.  The engine admits every record to its scheduler with the same sequence
+ * numbers in every process; another's record is admitted "external" (sched.h): never
+ * sent here, holding its dependencies until a completion notice for it arrives.  A
+ * notice also carries the handle the request bound (a CREATE there gives a LOOKUP here
+ * its handle).  The channel between the processes is the caller's: it moves the
+ * engine's notice messages (GBytes, the format of engine-peer.c) from `out` to the
+ * other processes' `in`; each queue has an eventfd that its writer writes after a push.
+ */
+typedef bool (*tbbt_engine_owner_cb)(const struct tbbt_trace_rec *rec,
+                                     const struct tbbt_eptab *eps, void *arg);
+
+struct tbbt_engine_peer {
+    tbbt_engine_owner_cb mine;          /* true: this process replays rec */
+    void *mine_arg;
+    GAsyncQueue *in;                    /* of GBytes (given to the engine): others' notices */
+    int in_fd;                          /* eventfd: the channel wrote to `in` */
+    GAsyncQueue *out;                   /* of GBytes (given to the channel): our notices */
+    int out_fd;                         /* eventfd: the engine wrote to `out` */
+    /* Set by tbbt_engine_run() at its end: */
+    uint64_t deps;                      /* own requests held back by another's, at least once */
+    double wait_seconds;                /* time nothing of ours could go for want of another's */
+    uint64_t notices_sent, notices_received;  /* entries (one per request) */
+    uint64_t external;                  /* records (per clone) others replayed */
+};
+
 /* Keeps a record (spatial scale-down) or not; called on the I/O thread. */
 typedef bool (*tbbt_engine_filter_cb)(const struct tbbt_trace_rec *rec,
                                       const struct tbbt_eptab *eps, void *arg);
@@ -107,6 +135,13 @@ struct tbbt_engine_opts {
                                            sent after that, the calls out get stop_grace_ms
                                            to be answered, the rest count as unknown */
     unsigned stop_grace_ms;             /* 0: the lesser of 1000 and timeout_ms */
+    uint64_t start_at_ns;               /* 0: start at once; else the CLOCK_MONOTONIC time
+                                           to start the threads at (slept to, the last
+                                           spin_us spun): time 0 of the report and of
+                                           timestamp timing, e.g. one instant for every
+                                           MPI rank (docs/mpi.md) */
+    uint64_t *started_ns;               /* NULL, or set to when the threads were started */
+    struct tbbt_engine_peer *peer;      /* NULL: this process replays every record */
 };
 
 /* Fills o with the defaults (TCP, one clone, conservative, full speed, window 4096, ...). */

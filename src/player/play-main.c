@@ -22,6 +22,7 @@
 #include "player/engine.h"
 #include "player/grace.h"
 #include "player/handles.h"
+#include "player/play-mpi.h"
 #include "player/precheck.h"
 #include "player/report.h"
 #include "player/resolve.h"
@@ -57,6 +58,9 @@ static uint64_t opt_causal_slack_ns;    /* --causal-slack US (check_usage()) */
 static gint opt_rx_spin_us = -1;    /* -1: 50 in conservative timestamp timing, else 0 */
 static gboolean opt_no_grace_wait, opt_check_only;
 static gboolean opt_verify;
+static gchar *opt_distribute, *opt_client_key = "auto", *opt_rank_reports;
+static enum tbbt_play_dist dist;         /* --distribute (check_usage()) */
+static struct tbbt_play_images img;     /* the images this process replays (check_usage()) */
 static struct tbbt_cli_common opt_common;
 
 /* The option values above, from play-options.def (never freed: some defaults are literals). */
@@ -72,6 +76,7 @@ struct run {
     uint16_t *conn_map;             /* trace endpoint -> connection (scan_trace()) */
     uint32_t conn_map_len;
     unsigned nclients;              /* traced client connections */
+    unsigned naddrs;                /* --distribute clients: traced client addresses */
     const char *grace;              /* the probe's answer (report), NULL: not probed */
     double grace_wait_s;
     struct tbbt_manifest *man;
@@ -192,6 +197,8 @@ static int scan_trace(struct run *r, const char *path)
     tbbt_trace_reader_skip_fields(t, ((uint64_t)1 << TBBT_F_NFIELDS) - 1);
     GHashTable *clients = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GArray *map = g_array_new(FALSE, TRUE, sizeof(uint16_t));
+    GHashTable *addrs = dist == TBBT_PLAY_DIST_CLIENTS
+                        ? g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL) : NULL;
     struct tbbt_trace_rec rec;
     bool vers_known = false, auto_slack = causal_slack_auto();
     struct reactions react = {.last_reply = g_array_new(FALSE, TRUE, sizeof(uint64_t))};
@@ -204,16 +211,18 @@ static int scan_trace(struct run *r, const char *path)
         if (!vers_known) {
             r->vers = rec.prog == TBBT_PROG_NFS2 ? 2 : 3;
             vers_known = true;
-            if (opt_nconns && !auto_slack)
+            if (opt_nconns && !auto_slack && !addrs)
                 break;      /* --connections N: the version is all it needs */
         }
         if (auto_slack)
             reaction_add(&react, &rec);
-        if (opt_nconns)
+        if (opt_nconns && !addrs)
             continue;
         if (rec.endpoint < map->len && g_array_index(map, uint16_t, rec.endpoint))
             continue;
         const struct tbbt_endpoint *ep = tbbt_eptab_get(tbbt_trace_reader_eptab(t), rec.endpoint);
+        if (addrs)
+            g_hash_table_add(addrs, g_strdup(ep->client));
         char *key = g_strdup_printf("%s|%u|%d", ep->client, ep->client_port, ep->tcp);
         gpointer v = g_hash_table_lookup(clients, key);
         if (!v) {
@@ -234,6 +243,10 @@ static int scan_trace(struct run *r, const char *path)
     g_array_free(react.last_reply, TRUE);
     r->nclients = g_hash_table_size(clients);
     g_hash_table_destroy(clients);
+    if (addrs) {
+        r->naddrs = g_hash_table_size(addrs);
+        g_hash_table_destroy(addrs);
+    }
     if (rc < 0) {
         fprintf(stderr, PROG ": trace '%s': %s\n", path, tbbt_strerror(rc));
         g_array_free(map, TRUE);
@@ -342,25 +355,25 @@ static int startup(struct run *r)
         tbbt_subset_add_tops(&r->ss, r->man, names);
         g_strfreev(names);
     }
-    r->handles = g_new0(struct tbbt_handles *, opt_clones);
+    r->handles = g_new0(struct tbbt_handles *, MAX(img.count, 1u));
     struct tbbt_rpcconn *c = conn_to(r->udp, opt_server, r->nfs_port, err, sizeof(err));
     if (!c) {
         fprintf(stderr, PROG ": NFS server: %s\n", err);
         return -1;
     }
-    for (int i = 0; i < opt_clones; i++) {
+    for (uint32_t i = 0; i < img.count; i++) {
+        uint32_t image = img.first + i * img.stride;
         r->handles[i] = tbbt_handles_new();
         struct tbbt_resolve_opts ro = {.vers = r->vers, .want = tbbt_subset_want,
                                        .want_arg = &r->ss, .root_path = r->root_rel};
         struct tbbt_resolve_stats st = {0};
-        rc = tbbt_resolve_run(c, r->man, (uint32_t)(opt_first_clone + i), &r->export_root,
+        rc = tbbt_resolve_run(c, r->man, image, &r->export_root,
                               r->root_id, &ro, r->handles[i], &st, err, sizeof(err));
         if (rc < 0) {
-            fprintf(stderr, PROG ": start-up look-up of image %d: %s\n", opt_first_clone + i,
-                    err);
+            fprintf(stderr, PROG ": start-up look-up of image %u: %s\n", image, err);
             break;
         }
-        tbbt_log(TBBT_LOG_INFO, "clone %d: %" PRIu64 " objects resolved in %.2f s", i,
+        tbbt_log(TBBT_LOG_INFO, "image %u: %" PRIu64 " objects resolved in %.2f s", image,
                  st.resolved, (double)st.ns / 1e9);
     }
     tbbt_rpcconn_free(c);
@@ -425,10 +438,11 @@ static int verify(struct run *r, struct tbbt_verify_sizes *sizes, struct tbbt_re
     }
     *v = (struct tbbt_report_verify){.ok = true};
     int rc = 0;
-    for (int i = 0; i < opt_clones && rc == 0; i++) {
+    for (uint32_t i = 0; i < img.count && rc == 0; i++) {
+        uint32_t image = img.first + i * img.stride;
         const struct tbbt_handle *h = tbbt_handles_known(r->handles[i], r->root_id);
         if (!h) {
-            fprintf(stderr, PROG ": verify: clone %d has no root handle\n", i);
+            fprintf(stderr, PROG ": verify: image %u has no root handle\n", image);
             rc = -1;
             break;
         }
@@ -438,13 +452,13 @@ static int verify(struct run *r, struct tbbt_verify_sizes *sizes, struct tbbt_re
         rc = tbbt_verify_run(c, r->vers, &root, r->map_path, sizes,
                              r->ss.ids ? tbbt_subset_want : NULL, &r->ss, &res, err, sizeof(err));
         if (rc < 0) {
-            fprintf(stderr, PROG ": verify of clone %d: %s\n", i, err);
+            fprintf(stderr, PROG ": verify of image %u: %s\n", image, err);
         } else {
             v->ok &= res.ok;
             v->checked += res.checked;
             v->mismatches += res.mismatches;
             for (guint k = 0; k < res.details->len && k < 10; k++)
-                fprintf(stderr, PROG ": verify: clone %d: %s\n", i,
+                fprintf(stderr, PROG ": verify: image %u: %s\n", image,
                         (const char *)g_ptr_array_index(res.details, k));
         }
         tbbt_verify_result_fini(&res);
@@ -626,8 +640,22 @@ static int play(void)
     FILE *events = NULL;
     bool events_ok = true;
     struct tbbt_verify_sizes *sizes = opt_verify ? tbbt_verify_sizes_new() : NULL;
+    bool mpi = tbbt_mpi_active() && dist != TBBT_PLAY_DIST_NONE;
+    struct tbbt_play_sync sync = {0};
+    struct tbbt_play_owner owner = {.rank = tbbt_mpi_rank(), .size = tbbt_mpi_size()};
+    struct tbbt_engine_peer peer = {.in_fd = -1, .out_fd = -1};
+    struct tbbt_play_chan *chan = NULL;
+    char *events_path = mpi && tbbt_mpi_rank() > 0 && opt_events
+                        ? g_strdup_printf("%s.rank-%d", opt_events, tbbt_mpi_rank()) : NULL;
     stopper_start();
-    if (startup(&r) < 0 || grace_check(&r) < 0) {
+    int su = startup(&r);
+    if (su == 0)
+        su = grace_check(&r);
+    if (mpi && tbbt_play_mpi_agree(su, "start-up failed (its messages above)") == 0)
+        su = tbbt_play_mpi_sync(&sync) < 0 ? -1 : 0;
+    if (su < 0) {
+        if (mpi && tbbt_mpi_error()[0])
+            fprintf(stderr, PROG ": MPI: %s\n", tbbt_mpi_error());
         if (r.usage_error)
             status = TBBT_EXIT_USAGE;
         goto out;
@@ -636,8 +664,9 @@ static int play(void)
     if (opt_events) {
         char emsg[512];
         int erc = 0;
+        const char *ep = events_path ? events_path : opt_events;
 
-        if (!(events_out = tbbt_outfile_new(opt_events, 0, &erc, emsg, sizeof(emsg))) ||
+        if (!(events_out = tbbt_outfile_new(ep, 0, &erc, emsg, sizeof(emsg))) ||
             !(events = tbbt_outfile_stream(events_out, &erc, emsg, sizeof(emsg)))) {
             fprintf(stderr, PROG ": %s\n", emsg);
             tbbt_outfile_abort(events_out);
@@ -651,7 +680,7 @@ static int play(void)
     o.server = opt_server;
     o.nfs_port = r.nfs_port;
     o.udp = r.udp;
-    o.clones = (uint32_t)opt_clones;
+    o.clones = img.count;
     o.handles = r.handles;
     o.order = !strcmp(opt_order, "fsdep") ? TBBT_ORDER_FSDEP : TBBT_ORDER_CONSERVATIVE;
     o.timing = !strcmp(opt_timing, "timestamp") ? TBBT_TIMING_TIMESTAMP : TBBT_TIMING_FULL;
@@ -692,11 +721,35 @@ static int play(void)
     o.events = events;
     o.progress = tbbt_cli_progress(&opt_common);
     o.stop_fd = stopper.efd;
+    uint64_t started_ns = 0;
+    if (mpi) {
+        o.start_at_ns = sync.start_at_ns;
+        o.started_ns = &started_ns;
+        if (dist == TBBT_PLAY_DIST_CLIENTS) {
+            owner.by_connection = !strcmp(opt_client_key, "connection") ||
+                                  (!strcmp(opt_client_key, "auto") && r.naddrs < (unsigned)owner.size);
+            peer = (struct tbbt_engine_peer){
+                .mine = tbbt_play_owner_mine, .mine_arg = &owner,
+                .in = g_async_queue_new_full((GDestroyNotify)g_bytes_unref),
+                .out = g_async_queue_new_full((GDestroyNotify)g_bytes_unref),
+                .in_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC),
+                .out_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+            o.peer = &peer;
+            /* every rank holds every rank's records in its window */
+            o.window = (unsigned)MIN((uint64_t)opt_window * (uint64_t)owner.size, 1u << 22);
+        }
+        chan = tbbt_play_chan_start(stopper.efd, o.peer);
+    }
 
     struct tbbt_report *rep = NULL;
     struct tbbt_report_counts cn;
     char err[512] = "";
     int rc = tbbt_engine_run(&o, &rep, &cn, err, sizeof(err));
+    const char *peer_stop = NULL;     /* another rank stopped early, and so this one */
+    if (chan) {
+        tbbt_play_chan_done(chan, rc, rc == 0 ? NULL : cn.stop_reason);
+        peer_stop = tbbt_play_chan_join(chan);
+    }
     if (events_out) {   /* complete before --verify, which a signal may end with _exit() */
         char emsg[512];
 
@@ -715,7 +768,13 @@ static int play(void)
     int sig = stopper_enter(opt_verify && rc == 0 ? PH_VERIFY : PH_REPORT, rep, &cn);
     if (sig && rc < 0 && rc != -EINTR)     /* it failed before the signal stopped it */
         fprintf(stderr, PROG ": %s\n", err);
-    if (sig) {
+    if (!sig && rc == -EINTR && peer_stop) {
+        g_snprintf(err, sizeof(err), "stopped because %s: %" PRIu64 " operations of unknown "
+                   "outcome, %" PRIu64 " not sent", peer_stop, cn.ops_unknown, cn.skipped_stopped);
+        cn.stop_reason = peer_stop;
+        cn.error = err;
+        fprintf(stderr, PROG ": %s\n", err);
+    } else if (sig) {
         cn.stop_reason = stopper.reason;
         g_snprintf(err, sizeof(err), "stopped by %s: %" PRIu64 " operations of unknown "
                    "outcome, %" PRIu64 " not sent", sig_name(sig), cn.ops_unknown,
@@ -728,26 +787,75 @@ static int play(void)
     }
     struct tbbt_report_verify v, *vp = NULL;
     bool verify_failed = false;
-    if (opt_verify && rc == 0 && !sig) {
+    /* --distribute clients: one image shared by every rank, verified by rank 0 once every
+     * rank has ended (the channel thread waited for that) */
+    bool verifies = dist != TBBT_PLAY_DIST_CLIENTS || tbbt_mpi_rank() == 0;
+    if (opt_verify && rc == 0 && !sig && verifies) {
         verify_failed = verify(&r, sizes, &v) < 0;
         vp = verify_failed ? NULL : &v;
         stopper_enter(PH_REPORT, NULL, NULL);   /* a signal in --verify never gets here */
     }
-    bool wrote = write_reports(rep, &cn, vp) == 0 && events_ok;
+    if (dist == TBBT_PLAY_DIST_CLIENTS)
+        cn.clones = img.count;
+    bool wrote = true;
+    if (mpi) {
+        struct tbbt_play_rank_end end = {.verified = vp != NULL, .verify_failed = verify_failed};
+        if (vp)
+            end.v = *vp;
+        tbbt_play_mpi_rank_end(&end.info, rep, &cn, &sync, started_ns, dist, &img,
+                               dist == TBBT_PLAY_DIST_CLIENTS ? &peer : NULL, &owner);
+        if (opt_rank_reports)
+            wrote = tbbt_play_mpi_rank_report(opt_rank_reports, rep, &cn, vp) == 0;
+        struct tbbt_report *mrep = NULL;
+        struct tbbt_report_counts mcn;
+        struct tbbt_play_rank_end mend;
+        if (tbbt_play_mpi_merge(rep, &cn, &end, &sync, opt_distribute, &mrep, &mcn, &mend) < 0) {
+            wrote = false;
+        } else if (mrep) {     /* rank 0 */
+            tbbt_report_free(rep);
+            rep = mrep;
+            cn = mcn;
+            verify_failed = mend.verify_failed;
+            v = mend.v;
+            vp = mend.verified && !verify_failed ? &v : NULL;
+            rc = cn.finished ? 0 : rc ? rc : -EINTR;
+        }
+        g_free((char *)end.info.what);
+    }
+    if (!mpi || tbbt_mpi_rank() == 0)
+        wrote = write_reports(rep, &cn, vp) == 0 && events_ok && wrote;
     tbbt_report_free(rep);
     /* 0 only when every issued request completed and --verify (if asked) agreed. */
     status = rc == 0 && wrote && !verify_failed && cn.ops_unknown == 0 && (!vp || vp->ok)
              ? TBBT_EXIT_OK : TBBT_EXIT_FAIL;
     if (sig)
         status = TBBT_EXIT_SIGNAL(sig);
-    else if (status != TBBT_EXIT_OK && rc == 0 && wrote && !verify_failed)
+    else if (status != TBBT_EXIT_OK && rc == 0 && wrote && !verify_failed &&
+             (!mpi || tbbt_mpi_rank() == 0))
         fprintf(stderr, PROG ": %s\n", cn.ops_unknown ? "operations of unknown outcome "
                 "(no reply): exit status 1" : "--verify found mismatches: exit status 1");
+    if (mpi) {     /* every rank exits with rank 0's status (a signal's own stays) */
+        int32_t st = status;
+        if (tbbt_mpi_bcast(&st, sizeof(st)) == 0 && !sig)
+            status = st;
+    }
 out:
+    tbbt_play_chan_free(chan);
+    if (peer.in)
+        g_async_queue_unref(peer.in);
+    if (peer.out)
+        g_async_queue_unref(peer.out);
+    if (peer.in_fd >= 0)
+        close(peer.in_fd);
+    if (peer.out_fd >= 0)
+        close(peer.out_fd);
+    tbbt_play_owner_fini(&owner);
+    g_free(sync.all);
+    g_free(events_path);
     if (events_out)     /* what was logged before the failure: kept */
         tbbt_outfile_commit(events_out, NULL, 0);
     tbbt_verify_sizes_free(sizes);
-    for (int i = 0; r.handles && i < opt_clones; i++)
+    for (uint32_t i = 0; r.handles && i < img.count; i++)
         tbbt_handles_free(r.handles[i]);
     g_free(r.handles);
     tbbt_subset_fini(&r.ss);
@@ -803,6 +911,30 @@ static const char *check_usage(void)
         return "--gid needs --uid";
     if (opt_client_out < 0)
         return "--client-outstanding must be 0 (no limit) or more";
+    dist = TBBT_PLAY_DIST_NONE;
+    if (opt_distribute) {
+        if (!strcmp(opt_distribute, "clones"))
+            dist = TBBT_PLAY_DIST_CLONES;
+        else if (!strcmp(opt_distribute, "clients"))
+            dist = TBBT_PLAY_DIST_CLIENTS;
+        else
+            return "--distribute must be clones or clients";
+        if (!tbbt_mpi_active())
+            return tbbt_mpi_compiled() ? "--distribute needs the ranks of mpirun (docs/mpi.md)"
+                                       : "--distribute needs a build with MPI (docs/mpi.md)";
+    } else if (tbbt_mpi_size() > 1) {
+        return "under mpirun with more than one rank, --distribute clones or clients says "
+               "how the ranks share the replay";
+    }
+    if (strcmp(opt_client_key, "auto") && strcmp(opt_client_key, "address") &&
+        strcmp(opt_client_key, "connection"))
+        return "--client-key must be auto, address or connection";
+    if (opt_rank_reports && dist == TBBT_PLAY_DIST_NONE)
+        return "--rank-reports needs --distribute under mpirun";
+    tbbt_play_images_of(dist, tbbt_mpi_rank(), tbbt_mpi_size(), (uint32_t)MAX(opt_first_clone, 0),
+                        (uint32_t)MAX(opt_clones, 1), &img);
+    if (img.count == 0)
+        return "--distribute clones needs --clones at least the number of ranks";
     if (opt_reorder) {
         static char why[200];
         if (tbbt_reorder_parse(opt_reorder, &reorder_spec, why, sizeof(why)) < 0)
@@ -813,7 +945,7 @@ static const char *check_usage(void)
     return NULL;
 }
 
-int main(int argc, char **argv)
+static int run_main(int argc, char **argv)
 {
     int rc;
 
@@ -831,4 +963,16 @@ int main(int argc, char **argv)
     if (why)
         return tbbt_cli_usage(why);
     return opt_check_only ? check_only() : play();
+}
+
+int main(int argc, char **argv)
+{
+    /* Under mpirun, one rank of several (docs/mpi.md); otherwise MPI is never started. */
+    if (tbbt_mpi_init(&argc, &argv) < 0) {
+        fprintf(stderr, PROG ": MPI: %s\n", tbbt_mpi_error());
+        return TBBT_EXIT_FAIL;
+    }
+    int rc = run_main(argc, argv);
+    tbbt_mpi_finalize();
+    return rc;
 }
