@@ -27,8 +27,8 @@
 #include "util/util.h"
 
 #define PROG "tbbt-play"
-#define TAG_NOTICE 0x7c01
-#define TAG_END 0x7c02
+#define TAG_NOTICE 0x7001
+#define TAG_END 0x7002
 #define OWNER_SEED 0x74626274u          /* "tbbt" */
 #define POLL_NS 100000                  /* the thread looks for messages this often */
 
