@@ -328,7 +328,9 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
         rc = open_conns(e, err, errlen);
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
-    e->start_ns = o->start_at_ns ? start_at(o->start_at_ns, o->spin_us) : tbbt_now_ns();
+    uint64_t at = o->ready ? o->ready(o->ready_arg) : 0;  /* also after a failure: the
+                                                              other ranks wait for it */
+    e->start_ns = at && rc == 0 ? start_at(at, o->spin_us) : tbbt_now_ns();
     if (o->started_ns)
         *o->started_ns = tbbt_now_ns();
     e->rep_tx = tbbt_report_new(e->start_ns);

@@ -135,11 +135,13 @@ struct tbbt_engine_opts {
                                            sent after that, the calls out get stop_grace_ms
                                            to be answered, the rest count as unknown */
     unsigned stop_grace_ms;             /* 0: the lesser of 1000 and timeout_ms */
-    uint64_t start_at_ns;               /* 0: start at once; else the CLOCK_MONOTONIC time
-                                           to start the threads at (slept to, the last
-                                           spin_us spun): time 0 of the report and of
-                                           timestamp timing, e.g. one instant for every
-                                           MPI rank (docs/mpi.md) */
+    uint64_t (*ready)(void *arg);       /* NULL, or called once the connections are open
+                                           (or failed to), on the calling thread: returns the
+                                           CLOCK_MONOTONIC time to start the threads at (0:
+                                           at once; slept to, the last spin_us spun), time 0
+                                           of the report and of timestamp timing, e.g. one
+                                           instant for every MPI rank (docs/mpi.md) */
+    void *ready_arg;
     uint64_t *started_ns;               /* NULL, or set to when the threads were started */
     struct tbbt_engine_peer *peer;      /* NULL: this process replays every record */
 };

@@ -632,6 +632,25 @@ static int stopper_enter(enum phase p, const struct tbbt_report *rep,
 
 /* ------------------------------------------------------------------ the run */
 
+/* Under mpirun: the engine's connections are open, every rank's start is agreed here. */
+struct ready_ctx {
+    struct tbbt_play_sync *sync;
+    int stop_fd;
+    struct tbbt_engine_peer *peer;
+    struct tbbt_play_chan *chan;        /* started here, after the last collective */
+};
+
+static uint64_t ready_at(void *arg)
+{
+    struct ready_ctx *x = arg;
+    if (tbbt_play_mpi_sync(x->sync) < 0) {
+        fprintf(stderr, PROG ": MPI: %s (starting at once)\n", tbbt_mpi_error());
+        x->sync->start_at_ns = 0;
+    }
+    x->chan = tbbt_play_chan_start(x->stop_fd, x->peer);
+    return x->sync->start_at_ns;
+}
+
 static int play(void)
 {
     struct run r = {.udp = !strcmp(opt_proto, "udp")};
@@ -651,11 +670,9 @@ static int play(void)
     int su = startup(&r);
     if (su == 0)
         su = grace_check(&r);
-    if (mpi && tbbt_play_mpi_agree(su, "start-up failed (its messages above)") == 0)
-        su = tbbt_play_mpi_sync(&sync) < 0 ? -1 : 0;
+    if (mpi && tbbt_play_mpi_agree(su, "start-up failed (its messages above)") < 0)
+        su = -1;
     if (su < 0) {
-        if (mpi && tbbt_mpi_error()[0])
-            fprintf(stderr, PROG ": MPI: %s\n", tbbt_mpi_error());
         if (r.usage_error)
             status = TBBT_EXIT_USAGE;
         goto out;
@@ -722,8 +739,10 @@ static int play(void)
     o.progress = tbbt_cli_progress(&opt_common);
     o.stop_fd = stopper.efd;
     uint64_t started_ns = 0;
+    struct ready_ctx rx = {.sync = &sync};
     if (mpi) {
-        o.start_at_ns = sync.start_at_ns;
+        o.ready = ready_at;
+        o.ready_arg = &rx;
         o.started_ns = &started_ns;
         if (dist == TBBT_PLAY_DIST_CLIENTS) {
             owner.by_connection = !strcmp(opt_client_key, "connection") ||
@@ -738,7 +757,8 @@ static int play(void)
             /* every rank holds every rank's records in its window */
             o.window = (unsigned)MIN((uint64_t)opt_window * (uint64_t)owner.size, 1u << 22);
         }
-        chan = tbbt_play_chan_start(stopper.efd, o.peer);
+        rx.stop_fd = stopper.efd;
+        rx.peer = o.peer;
     }
 
     struct tbbt_report *rep = NULL;
@@ -746,6 +766,7 @@ static int play(void)
     char err[512] = "";
     int rc = tbbt_engine_run(&o, &rep, &cn, err, sizeof(err));
     const char *peer_stop = NULL;     /* another rank stopped early, and so this one */
+    chan = rx.chan;
     if (chan) {
         tbbt_play_chan_done(chan, rc, rc == 0 ? NULL : cn.stop_reason);
         peer_stop = tbbt_play_chan_join(chan);

@@ -117,6 +117,7 @@ int tbbt_play_mpi_agree(int rc, const char *why)
 int tbbt_play_mpi_sync(struct tbbt_play_sync *s)
 {
     int size = tbbt_mpi_size();
+    g_free(s->all);
     s->all = tbbt_mpi_rank() == 0 ? g_new0(struct tbbt_mpi_offset, size) : NULL;
     if (tbbt_mpi_clock_offsets(64, &s->mine, s->all) < 0)
         return -EIO;
@@ -397,7 +398,8 @@ static int merge_at_root(GPtrArray *blobs, const struct tbbt_play_sync *sync,
         struct tbbt_report_counts c;
         struct tbbt_play_rank_end end = {0};
         char why[256];
-        if (unpack_rank(g_ptr_array_index(blobs, i), sync->all[i].offset_ns, &r, &c, &end, why,
+        struct tbbt_mpi_offset off = sync->all ? sync->all[i] : (struct tbbt_mpi_offset){0};
+        if (unpack_rank(g_ptr_array_index(blobs, i), off.offset_ns, &r, &c, &end, why,
                         sizeof(why)) < 0) {
             fprintf(stderr, PROG ": the report of rank %u: %s\n", i, why);
             rc = -1;
@@ -406,7 +408,7 @@ static int merge_at_root(GPtrArray *blobs, const struct tbbt_play_sync *sync,
         ranks[i] = end.info;
         late_min = MIN(late_min, end.info.start_late_us);
         late_max = MAX(late_max, end.info.start_late_us);
-        m.offset_error_us = MAX(m.offset_error_us, (double)sync->all[i].rtt_ns / 2e3);
+        m.offset_error_us = MAX(m.offset_error_us, (double)off.rtt_ns / 2e3);
         m.cross_rank_deps += end.info.cross_rank_deps;
         m.cross_rank_wait_seconds += end.info.cross_rank_wait_seconds;
         m.notices_sent += end.info.notices_sent;
