@@ -150,7 +150,7 @@ void tbbt_engine_defaults(struct tbbt_engine_opts *o)
         .server = "127.0.0.1", .nfs_port = 2049, .clones = 1, .speed = 1.0, .window = 4096,
         .max_outstanding = 64, .connections = 1, .batch = 32, .max_retries = 5,
         .max_retrans = 3, .timeout_ms = 0, .dead_ms = 30000, .jukebox_wait_ms = 300000,
-        .spin_us = 20, .stop_fd = -1,
+        .spin_us = 20, .stop_fd = -1, .start_spin_us = 200,
     };
 }
 
@@ -241,7 +241,8 @@ static void progress_line(struct eng *e, bool final)
 /* Waits until CLOCK_MONOTONIC time t: sleeps, then spins the last spin_us.  Returns t. */
 static uint64_t start_at(uint64_t t, unsigned spin_us)
 {
-    uint64_t spin = (uint64_t)MAX(spin_us, 200u) * 1000u;
+    uint64_t spin = (uint64_t)spin_us * 1000u;
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);     /* wake on time, not up to 50 us late */
     if (t > tbbt_now_ns() + spin) {
         uint64_t wake = t - spin;
         struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000u),
@@ -330,7 +331,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     getrusage(RUSAGE_SELF, &ru0);
     uint64_t at = o->ready ? o->ready(o->ready_arg) : 0;  /* also after a failure: the
                                                               other ranks wait for it */
-    e->start_ns = at && rc == 0 ? start_at(at, o->spin_us) : tbbt_now_ns();
+    e->start_ns = at && rc == 0 ? start_at(at, o->start_spin_us) : tbbt_now_ns();
     if (o->started_ns)
         *o->started_ns = tbbt_now_ns();
     e->rep_tx = tbbt_report_new(e->start_ns);

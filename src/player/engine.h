@@ -138,10 +138,14 @@ struct tbbt_engine_opts {
     uint64_t (*ready)(void *arg);       /* NULL, or called once the connections are open
                                            (or failed to), on the calling thread: returns the
                                            CLOCK_MONOTONIC time to start the threads at (0:
-                                           at once; slept to, the last spin_us spun), time 0
+                                           at once; slept to, the last start_spin_us spun),
+                                           time 0
                                            of the report and of timestamp timing, e.g. one
                                            instant for every MPI rank (docs/mpi.md) */
     void *ready_arg;
+    unsigned start_spin_us;             /* see ready (default 200; 0: sleep all the way,
+                                           for processes that share a core and would spin
+                                           against each other) */
     uint64_t *started_ns;               /* NULL, or set to when the threads were started */
     struct tbbt_engine_peer *peer;      /* NULL: this process replays every record */
 };

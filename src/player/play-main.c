@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -742,6 +743,10 @@ static int play(void)
     struct ready_ctx rx = {.sync = &sync};
     if (mpi) {
         o.ready = ready_at;
+        /* more ranks than cores on this host: spinning ranks would keep the others off */
+        const char *local = g_getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        if (local && atol(local) > (long)g_get_num_processors())
+            o.start_spin_us = 0;
         o.ready_arg = &rx;
         o.started_ns = &started_ns;
         if (dist == TBBT_PLAY_DIST_CLIENTS) {
