@@ -31,6 +31,8 @@
 #define TAG_END 0x7002
 #define OWNER_SEED 0x74626274u          /* "tbbt" */
 #define POLL_NS 100000                  /* the thread looks for messages this often */
+#define START_MARGIN_NS 100000000ull  /* the start instant at least this far ahead: ranks
+                                          that share cores get to their sleep in time */
 
 void tbbt_play_images_of(enum tbbt_play_dist dist, int rank, int size, uint32_t first,
                          uint32_t clones, struct tbbt_play_images *img)
@@ -126,7 +128,7 @@ int tbbt_play_mpi_sync(struct tbbt_play_sync *s)
         uint64_t rtt = 0;
         for (int i = 0; i < size; i++)
             rtt = MAX(rtt, s->all[i].rtt_ns);
-        start = tbbt_now_ns() + MAX(20000000ull, 20 * rtt);
+        start = tbbt_now_ns() + MAX(START_MARGIN_NS, 20 * rtt);
     }
     if (tbbt_mpi_bcast(&start, sizeof(start)) < 0)
         return -EIO;
