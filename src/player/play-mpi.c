@@ -30,7 +30,9 @@
 #define TAG_NOTICE 0x7001
 #define TAG_END 0x7002
 #define OWNER_SEED 0x74626274u          /* "tbbt" */
-#define POLL_NS 100000                  /* the thread looks for messages this often */
+#define POLL_NS 100000                  /* the thread looks for messages this often with
+                                           notices to carry (--distribute clients) */
+#define POLL_IDLE_NS 10000000           /* ... and without: only a rank's end to hear of */
 #define START_MARGIN_NS 100000000ull  /* the start instant at least this far ahead: ranks
                                           that share cores get to their sleep in time */
 
@@ -228,7 +230,7 @@ static void *chan_main(void *arg)
             sent_end = true;
             pf[0].fd = -1;
         }
-        struct timespec ts = {0, POLL_NS};
+        struct timespec ts = {0, c->peer ? POLL_NS : POLL_IDLE_NS};
         pf[0].revents = pf[1].revents = 0;
         ppoll(pf, 2, &ts, NULL);
     }
