@@ -773,7 +773,10 @@ static int play(void)
     const char *peer_stop = NULL;     /* another rank stopped early, and so this one */
     chan = rx.chan;
     if (chan) {
-        tbbt_play_chan_done(chan, rc, rc == 0 ? NULL : cn.stop_reason);
+        pthread_mutex_lock(&stopper.mu);
+        const char *why = stopper.signo ? stopper.reason : rc == -EINTR ? "stopped" : err;
+        tbbt_play_chan_done(chan, rc, rc == 0 ? NULL : why);
+        pthread_mutex_unlock(&stopper.mu);
         peer_stop = tbbt_play_chan_join(chan);
     }
     if (events_out) {   /* complete before --verify, which a signal may end with _exit() */
