@@ -588,27 +588,35 @@ static void *watcher_main(void *arg)
     return NULL;
 }
 
+static sigset_t stopper_set;
+
 /*
- * Blocks SIGINT and SIGTERM (every later thread inherits it) and starts the watcher.  A
- * signal the parent left ignored stays ignored (a shell's background job ignores
- * SIGINT, so that a Ctrl-C at the terminal does not reach it).
+ * Blocks SIGINT and SIGTERM in the calling thread, so in every thread it makes later (MPI
+ * makes its own at start-up: blocked before, they never take the signal).  A signal the
+ * parent left ignored stays ignored (a shell's background job ignores SIGINT, so that a
+ * Ctrl-C at the terminal does not reach it).
  */
-static void stopper_start(void)
+static void stopper_block(void)
 {
-    static sigset_t set;
-    sigemptyset(&set);
+    sigemptyset(&stopper_set);
     static const int sigs[] = {SIGINT, SIGTERM};
     for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
         struct sigaction sa;
         if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
-            sigaddset(&set, sigs[i]);
+            sigaddset(&stopper_set, sigs[i]);
     }
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    pthread_sigmask(SIG_BLOCK, &stopper_set, NULL);
+}
+
+/* Starts the watcher of the signals stopper_block() blocked. */
+static void stopper_start(void)
+{
+    sigset_t *set = &stopper_set;
     stopper.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     pthread_t t;
-    if (stopper.efd < 0 || pthread_create(&t, NULL, watcher_main, &set) != 0) {
+    if (stopper.efd < 0 || pthread_create(&t, NULL, watcher_main, set) != 0) {
         tbbt_log(TBBT_LOG_WARN, "no clean stop on SIGINT/SIGTERM: %s", g_strerror(errno));
-        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+        pthread_sigmask(SIG_UNBLOCK, set, NULL);
         return;
     }
     pthread_detach(t);
@@ -991,12 +999,17 @@ static int run_main(int argc, char **argv)
     const char *why = argc > 1 ? "unexpected argument" : check_usage();
     if (why)
         return tbbt_cli_usage(why);
-    return opt_check_only ? check_only() : play();
+    if (opt_check_only) {
+        pthread_sigmask(SIG_UNBLOCK, &stopper_set, NULL);  /* no watcher: the default action */
+        return check_only();
+    }
+    return play();
 }
 
 int main(int argc, char **argv)
 {
     /* Under mpirun, one rank of several (docs/mpi.md); otherwise MPI is never started. */
+    stopper_block();
     if (tbbt_mpi_init(&argc, &argv) < 0) {
         fprintf(stderr, PROG ": MPI: %s\n", tbbt_mpi_error());
         return TBBT_EXIT_FAIL;
