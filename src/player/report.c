@@ -7,7 +7,9 @@
  * failure kinds and reply mismatch kinds whose names are made only at output.  No
  * locks: one owner per report (report.h).  It does not time anything itself; callers
  * pass CLOCK_MONOTONIC times.  The JSON keys that are a counter's value, and the text's
- * skipped reasons, come from the table report-keys.def.
+ * skipped reasons, come from the table report-keys.def.  The structs are in report-int.h,
+ * shared with report-pack.c (an MPI rank's report as bytes, the merge of counts, the
+ * "mpi" and "ranks" output).
  */
 #include "player/report-int.h"
 

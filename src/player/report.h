@@ -7,7 +7,8 @@
  * by kind (procedure, status the trace recorded, status the server answered).  It does
  * not count anything else: the engine's counters arrive in struct tbbt_report_counts
  * and are only printed.  Output: JSON (the --report-json contract, docs/tbbt-play.md),
- * a human table, and a CSV time series.
+ * a human table, and a CSV time series.  Under MPI each rank packs its report into bytes
+ * (tbbt_report_pack()), rank 0 unpacks and merges them into one (report-pack.c).
  *
  * Threads: a report belongs to one thread at a time and takes no locks; the send and
  * receive threads each fill their own, and the tool merges them after joining.  The
