@@ -267,7 +267,7 @@ void tbbt_report_set_mpi(struct tbbt_report *r, const struct tbbt_report_mpi *m,
 GBytes *tbbt_report_pack(const struct tbbt_report *r, const struct tbbt_report_counts *c,
                          const struct tbbt_report_rank *ri);
 /*
- * Reads a blob of tbbt_report_pack() (b borrowed).  shift_ns is subtracted from the
+ * Reads a blob of tbbt_report_pack() (b borrowed, not NULL; any thread).  shift_ns is subtracted from the
  * start_ns it holds: pass the rank's clock offset (its CLOCK_MONOTONIC minus rank 0's)
  * to get the start in rank 0's clock.  On success 0, *r a new report (given: free with
  * tbbt_report_free()), *c and *ri (either may be NULL: not wanted) filled, their
@@ -276,8 +276,9 @@ GBytes *tbbt_report_pack(const struct tbbt_report *r, const struct tbbt_report_c
  * one-line reason and the result is TBBT_E_MAGIC, TBBT_E_VERSION, TBBT_E_TRUNC,
  * TBBT_E_CHECKSUM, TBBT_E_BADREC (a count, length or value out of bounds, trailing
  * bytes) or TBBT_E_RANGE (the shifted start out of range).  Every length and count is
- * checked against the bytes left before use: a hostile blob is refused, never read out
- * of bounds, and makes no allocation larger than the time series it really encodes.
+ * checked against the bytes left before use: a hostile blob is refused and never read
+ * out of bounds; the largest allocation is a time series of the seconds it declares (at
+ * most TBBT_REPORT_MAX_SECONDS, 256 MiB), and only when it holds that last second.
  */
 int tbbt_report_unpack(GBytes *b, int64_t shift_ns, struct tbbt_report **r,
                        struct tbbt_report_counts *c, struct tbbt_report_rank *ri, char *err,
