@@ -109,13 +109,15 @@ static void add_cause(enum cause c, bool ext, enum cause *w, bool *by_own, bool 
 static enum cause rule_cause(struct tbbt_sched *s, const req *r, uint32_t k,
                              const struct xscan *x, bool *by_own, bool *by_ext)
 {
-    enum cause w = CAUSE_NONE;
+    enum cause w = CAUSE_NONE, c;
     bool ext = false;
     *by_own = *by_ext = false;
-    add_cause(heap_cause(s, r, s->pend[k], &ext), ext, &w, by_own, by_ext);
+    c = heap_cause(s, r, s->pend[k], &ext);
+    add_cause(c, ext, &w, by_own, by_ext);
     if (s->nx_live) {
         ext = false;
-        add_cause(heap_cause(s, r, s->pend_x[k], &ext), ext, &w, by_own, by_ext);
+        c = heap_cause(s, r, s->pend_x[k], &ext);
+        add_cause(c, ext, &w, by_own, by_ext);
         add_cause(scan_cause(s, r, x), true, &w, by_own, by_ext);
     }
     return w;

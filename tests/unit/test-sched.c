@@ -560,6 +560,312 @@ static void test_figure6_window(void **state)
     g_free(recs);
 }
 
+/* ------------------------------------------------------------------ external requests */
+
+/* Admits rec (client key cl) as an external request, or done as well. */
+static uint64_t admit_ext(struct tbbt_sched *s, const struct tbbt_trace_rec *rec, uint32_t cl,
+                          uint64_t due_ns, bool done)
+{
+    struct tbbt_fsdep_sets sets;
+    tbbt_fsdep_sets(rec, &sets);
+    struct tbbt_sched_req rq = {.client = cl, .call_ns = rec->call_ns,
+                                .reply_ns = rec->reply_ns, .due_ns = due_ns, .sets = &sets,
+                                .external = true, .done = done};
+    bool ready = true;
+    uint64_t seq = tbbt_sched_admit(s, &rq, &ready);
+    assert_false(ready);
+    return seq;
+}
+
+/*
+ * A then B, where B depends on A: under fsdep order a WRITE then a READ of one object;
+ * under conservative order A's trace reply comes before B's call (other objects).
+ */
+static void dep_pair(enum tbbt_sched_order order, struct tbbt_trace_rec *a,
+                     struct tbbt_trace_rec *b)
+{
+    if (order == TBBT_SCHED_FSDEP) {
+        rec_on(a, WRITE, 5, 0, 10);
+        rec_on(b, READ, 5, 1, 12);      /* overlapped A in the trace: fsdep waits anyway */
+    } else {
+        rec_on(a, GETATTR, 1, 0, 10);
+        rec_on(b, GETATTR, 2, 20, 30);
+    }
+}
+
+/*
+ * An external request holds exactly what a taken one holds: B waits for A whether A
+ * was taken here or is external, and goes once A completes (here, or on its rank).
+ */
+static void test_external_holds(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec a, b;
+    tbbt_trace_rec_init(&a);
+    tbbt_trace_rec_init(&b);
+    for (int order = 0; order < 2; order++) {
+        for (int ext = 0; ext < 2; ext++) {
+            struct tbbt_sched *s = new_sched((enum tbbt_sched_order)order, 8);
+            dep_pair((enum tbbt_sched_order)order, &a, &b);
+            if (ext)
+                assert_int_equal(admit_ext(s, &a, 1, 0, false), 0);
+            else
+                admit_full(s, &a, 0, 1, 0, true);
+            admit_full(s, &b, 0, 0, 0, true);
+            if (!ext)
+                assert_int_equal(next(s), 0);
+            for (int i = 0; i < 3; i++)
+                assert_int_equal(next(s), NONE);
+            assert_true(tbbt_sched_live(s, 0));
+            assert_int_equal(tbbt_sched_external_blocked(s), ext);
+            assert_int_equal(tbbt_sched_external_stalls(s), ext);  /* once, not 3 times */
+            assert_int_equal(tbbt_sched_inflight(s), !ext);
+            if (ext)
+                assert_int_equal(tbbt_sched_complete_external(s, 0), 1);
+            else
+                assert_int_equal(tbbt_sched_complete(s, 0), 1);
+            assert_false(tbbt_sched_external_blocked(s));
+            assert_int_equal(next(s), 1);
+            assert_int_equal(tbbt_sched_external_stalls(s), ext);
+            tbbt_sched_free(s);
+        }
+    }
+    tbbt_trace_rec_fini(&a);
+    tbbt_trace_rec_fini(&b);
+}
+
+/*
+ * Conservative order's entry locks: an external CREATE of a name holds back an own
+ * CREATE of the same name that overlapped it in the trace (the rule lets it go).
+ */
+static void test_external_entry_lock(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    struct tbbt_sched *s = new_sched(TBBT_SCHED_CONSERVATIVE, 8);
+    create_on(&r, 1, "lock", 10, 0, 10);
+    admit_ext(s, &r, 1, 0, false);
+    create_on(&r, 1, "lock", 11, 5, 12);
+    admit_full(s, &r, 0, 0, 0, true);
+    assert_int_equal(next(s), NONE);
+    assert_true(tbbt_sched_external_blocked(s));
+    assert_int_equal(tbbt_sched_external_stalls(s), 1);
+    tbbt_sched_complete_external(s, 0);
+    assert_int_equal(next(s), 1);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
+ * An external request that conflicts with nothing holds nothing back: under conservative
+ * order, not the own requests after it in trace order that overlapped it (it is taken at
+ * its place, not waited for), nor by its due time; nor an own request before it whose
+ * call came at its reply (it was taken after that one).
+ */
+static void test_external_free(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched_opts o = {.order = (enum tbbt_sched_order)order, .window = 8,
+                                    .clones = 1, .timed = true};
+        struct tbbt_sched *s = tbbt_sched_new(&o);
+        rec_on(&r, WRITE, 5, 0, 10);
+        admit_ext(s, &r, 1, 1000, false);       /* due long after the own ones */
+        rec_on(&r, READ, 6, 4, 12);             /* overlapped it, another object */
+        admit_full(s, &r, 0, 0, 100, true);
+        rec_on(&r, GETATTR, 7, 5, 12);
+        admit_full(s, &r, 0, 0, 200, true);
+        uint64_t due = UINT64_MAX;
+        assert_int_equal(tbbt_sched_next(s, 100, &due), 1);
+        assert_int_equal(tbbt_sched_next(s, 100, &due), NONE);
+        assert_int_equal(due, 200);
+        assert_false(tbbt_sched_external_blocked(s));   /* kept back by its time */
+        assert_int_equal(tbbt_sched_next(s, 200, &due), 2);
+        assert_int_equal(tbbt_sched_external_stalls(s), 0);
+        tbbt_sched_free(s);
+    }
+
+    /* Own A, then external X called and answered at A's call: X was taken after A. */
+    bool held = true;
+    struct tbbt_sched_opts o = {.order = TBBT_SCHED_CONSERVATIVE, .window = 8, .clones = 1,
+                                .hold = hold_seq1, .hold_arg = &held};
+    struct tbbt_sched *s = tbbt_sched_new(&o);
+    rec_on(&r, GETATTR, 1, 0, 5);
+    admit(s, &r);
+    rec_on(&r, GETATTR, 2, 10, 20);
+    admit(s, &r);                           /* seq 1: held a while by the callback */
+    rec_on(&r, GETATTR, 3, 10, 10);
+    admit_ext(s, &r, 1, 0, false);          /* seq 2: its reply is not before 1's call */
+    assert_int_equal(next(s), 0);
+    tbbt_sched_complete(s, 0);
+    assert_int_equal(next(s), NONE);
+    assert_false(tbbt_sched_external_blocked(s));   /* held by the callback, not by 2 */
+    held = false;
+    assert_int_equal(next(s), 1);
+    assert_int_equal(tbbt_sched_external_stalls(s), 0);
+    tbbt_sched_free(s);
+    tbbt_trace_rec_fini(&r);
+}
+
+/* External requests count against no limit and not in inflight or peak. */
+static void test_external_limits(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched_opts o = {.order = (enum tbbt_sched_order)order, .window = 8,
+                                    .clones = 1, .max_outstanding = 1,
+                                    .client_outstanding = 1};
+        struct tbbt_sched *s = tbbt_sched_new(&o);
+        for (uint64_t i = 0; i < 3; i++) {
+            rec_on(&r, GETATTR, 1 + i, i, 100);
+            admit_ext(s, &r, 0, 0, false);      /* client 0, as the own ones */
+        }
+        rec_on(&r, GETATTR, 10, 3, 100);
+        admit(s, &r);
+        rec_on(&r, GETATTR, 11, 4, 100);
+        admit(s, &r);
+        assert_int_equal(tbbt_sched_inflight(s), 0);
+        assert_int_equal(next(s), 3);
+        assert_int_equal(next(s), NONE);        /* now the limits hold */
+        assert_int_equal(tbbt_sched_inflight(s), 1);
+        assert_int_equal(tbbt_sched_peak(s), 1);
+        assert_false(tbbt_sched_external_blocked(s));
+        tbbt_sched_complete(s, 3);
+        assert_int_equal(next(s), 4);
+        for (uint64_t i = 0; i < 3; i++)
+            tbbt_sched_complete_external(s, i);
+        assert_int_equal(tbbt_sched_inflight(s), 1);
+        assert_int_equal(tbbt_sched_oldest(s), 4);
+        assert_int_equal(tbbt_sched_complete(s, 4), 1);
+        assert_int_equal(tbbt_sched_inflight(s), 0);
+        assert_int_equal(tbbt_sched_external_stalls(s), 0);
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
+ * The window with an external oldest request completed late: the own requests after it
+ * go and complete, the window stays full until the notice, then moves past all of them.
+ * An external request admitted done holds nothing and is recycled at once as the oldest.
+ */
+static void test_external_window(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched *s = new_sched((enum tbbt_sched_order)order, 4);
+        rec_on(&r, GETATTR, 1, 0, 100);
+        admit_ext(s, &r, 1, 0, false);
+        for (uint64_t i = 1; i < 4; i++) {
+            rec_on(&r, GETATTR, 1 + i, i, 100);
+            admit(s, &r);
+        }
+        assert_false(tbbt_sched_room(s, 1));
+        for (uint64_t i = 1; i < 4; i++)
+            assert_int_equal(next(s), i);
+        assert_true(tbbt_sched_starved(s) && tbbt_sched_behind(s));
+        for (uint64_t i = 1; i < 4; i++)
+            assert_int_equal(tbbt_sched_complete(s, i), 0);
+        assert_false(tbbt_sched_room(s, 1));
+        assert_int_equal(tbbt_sched_oldest(s), 0);
+        assert_int_equal(tbbt_sched_complete_external(s, 0), 4);
+        assert_int_equal(tbbt_sched_oldest(s), 4);
+        /* around the ring again: an early notice, then a request depending on it */
+        rec_on(&r, WRITE, 9, 200, 210);
+        assert_int_equal(admit_ext(s, &r, 1, 0, true), 4);
+        assert_int_equal(tbbt_sched_oldest(s), 5);
+        assert_false(tbbt_sched_live(s, 4));
+        rec_on(&r, READ, 9, 220, 230);
+        admit(s, &r);
+        assert_int_equal(next(s), 5);
+        assert_int_equal(tbbt_sched_complete(s, 5), 1);
+        assert_int_equal(tbbt_sched_external_stalls(s), 0);
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
+ * starved()/behind(): requests that only external ones remain of do not keep the
+ * reader waiting; an own request after them is the next one.
+ */
+static void test_external_starved(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched *s = new_sched((enum tbbt_sched_order)order, 8);
+        rec_on(&r, GETATTR, 1, 0, 10);
+        admit_ext(s, &r, 1, 0, false);
+        rec_on(&r, GETATTR, 2, 1, 10);
+        admit_ext(s, &r, 1, 0, false);
+        assert_true(tbbt_sched_starved(s) && tbbt_sched_behind(s));
+        rec_on(&r, GETATTR, 3, 2, 10);
+        admit(s, &r);
+        assert_false(tbbt_sched_starved(s) || tbbt_sched_behind(s));
+        assert_int_equal(next(s), 2);
+        assert_true(tbbt_sched_starved(s) && tbbt_sched_behind(s));
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
+ * Conservative order with a causal slack: the scan past a held-back own request meets
+ * an external one; it holds back the own requests after it that the rule says it
+ * causes, as a request taken there would (here: its client's next request).
+ */
+static void test_external_slack_scan(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int ext = 0; ext < 2; ext++) {
+        struct tbbt_sched_opts o = {.order = TBBT_SCHED_CONSERVATIVE, .window = 8,
+                                    .clones = 1, .causal_slack_ns = 100000};
+        struct tbbt_sched *s = tbbt_sched_new(&o);
+        rec_on(&r, GETATTR, 1, 0, 100);
+        admit_full(s, &r, 0, 0, 0, true);       /* 0: client 0, reply at 100 us */
+        rec_on(&r, GETATTR, 2, 150, 1000);
+        admit_full(s, &r, 0, 0, 0, true);       /* 1: held by its client's reply */
+        rec_on(&r, GETATTR, 3, 160, 170);
+        if (ext)
+            admit_ext(s, &r, 1, 0, false);      /* 2: client 1, on another rank */
+        else
+            admit_full(s, &r, 0, 1, 0, true);
+        rec_on(&r, GETATTR, 4, 190, 500);
+        admit_full(s, &r, 0, 1, 0, true);       /* 3: client 1, after 2's reply */
+        rec_on(&r, GETATTR, 5, 195, 500);
+        admit_full(s, &r, 0, 2, 0, true);       /* 4: client 2, caused by nothing */
+        assert_int_equal(next(s), 0);
+        if (!ext)
+            assert_int_equal(next(s), 2);
+        assert_int_equal(next(s), 4);
+        assert_int_equal(next(s), NONE);        /* 1 waits for 0, 3 for 2 */
+        assert_int_equal(tbbt_sched_external_stalls(s), ext);
+        assert_false(tbbt_sched_external_blocked(s));   /* 1 waits for an own request */
+        tbbt_sched_complete(s, 0);
+        assert_int_equal(next(s), 1);
+        assert_int_equal(next(s), NONE);        /* 3 waits for 2 */
+        assert_int_equal(tbbt_sched_external_blocked(s), ext);  /* 3 is the next now */
+        if (ext)
+            tbbt_sched_complete_external(s, 2);
+        else
+            tbbt_sched_complete(s, 2);
+        assert_int_equal(next(s), 3);
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +885,13 @@ int main(void)
         cmocka_unit_test(test_fsdep_due_order),
         cmocka_unit_test(test_starved),
         cmocka_unit_test(test_figure6_window),
+        cmocka_unit_test(test_external_holds),
+        cmocka_unit_test(test_external_entry_lock),
+        cmocka_unit_test(test_external_free),
+        cmocka_unit_test(test_external_limits),
+        cmocka_unit_test(test_external_window),
+        cmocka_unit_test(test_external_starved),
+        cmocka_unit_test(test_external_slack_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
