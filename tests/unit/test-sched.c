@@ -866,6 +866,299 @@ static void test_external_slack_scan(void **state)
     tbbt_trace_rec_fini(&r);
 }
 
+/* ------------------------------------------------------------------ ranks */
+
+/*
+ * A randomized run of `ranks` schedulers over one random request list, as tbbt-play
+ * --distribute clients runs them: every rank admits every request, those of other ranks
+ * as external; a rank starts what its scheduler hands out, completes it a random number
+ * of steps later, and sends a completion notice to every other rank, which arrives a
+ * random number of steps later (possibly before that rank admitted the request: then it
+ * is admitted done).  Every request must complete on every rank (no deadlock), and the
+ * requests' start and completion events, on one clock, must respect every dependency.
+ */
+struct mr_opts {
+    enum tbbt_sched_order order;
+    unsigned ranks, n;
+    uint32_t window;
+    uint64_t slack_ns;
+    unsigned max_out, cl_out;
+    bool timed, locks, shared_clients;
+};
+
+struct mr_req {
+    struct tbbt_trace_rec rec;
+    struct tbbt_fsdep_sets sets;
+    uint64_t reply_key;
+    unsigned owner;
+    uint32_t client;
+    uint64_t start, end;        /* event ticks; 0: not yet */
+};
+
+struct mr_notice {
+    uint64_t seq;
+    unsigned dest, at;
+};
+
+struct mr_rank {
+    struct tbbt_sched *s;
+    uint64_t nadm;
+    GArray *fly;                /* uint64_t seqs started here, not completed */
+    GHashTable *early;          /* notices of requests not admitted yet */
+    bool *xdone;                /* per request: its notice was delivered here */
+};
+
+static void mr_gen(GRand *g, const struct mr_opts *o, struct mr_req *q)
+{
+    uint64_t call = 0;
+    for (unsigned i = 0; i < o->n; i++) {
+        struct tbbt_trace_rec *r = &q[i].rec;
+        call += (uint64_t)g_rand_int_range(g, 0, 4);
+        uint64_t reply = call + (uint64_t)g_rand_int_range(g, 0, 13);
+        uint64_t obj = 1 + (uint64_t)g_rand_int_range(g, 0, 6);
+        switch (g_rand_int_range(g, 0, 5)) {
+        case 0: case 1:
+            rec_on(r, GETATTR, obj, call, reply);
+            break;
+        case 2: case 3:
+            rec_on(r, WRITE, obj, call, reply);
+            break;
+        default: {
+            char name[8];
+            g_snprintf(name, sizeof name, "n%d", g_rand_int_range(g, 0, 3));
+            create_on(r, 1, name, 100 + i, call, reply);
+        }
+        }
+        tbbt_fsdep_sets(r, &q[i].sets);
+        q[i].reply_key = g_rand_int_range(g, 0, 20) ? r->reply_ns : TBBT_SCHED_NO_REPLY;
+        q[i].owner = (unsigned)g_rand_int_range(g, 0, (gint32)o->ranks);
+        q[i].client = o->shared_clients ? (uint32_t)g_rand_int_range(g, 0, 4)
+                                        : q[i].owner * 3 + (uint32_t)g_rand_int_range(g, 0, 3);
+        q[i].start = q[i].end = 0;
+    }
+}
+
+static void mr_admit(const struct mr_opts *o, struct mr_req *q, struct mr_rank *rk, unsigned me)
+{
+    uint64_t seq = rk->nadm++;
+    struct mr_req *x = &q[seq];
+    bool ext = x->owner != me;
+    struct tbbt_sched_req rq = {.client = x->client, .call_ns = x->rec.call_ns,
+                                .reply_ns = x->reply_key, .due_ns = x->rec.call_ns,
+                                .sets = o->locks ? &x->sets : NULL, .external = ext};
+    if (ext && g_hash_table_remove(rk->early, GSIZE_TO_POINTER(seq + 1))) {
+        rq.done = true;
+        rk->xdone[seq] = true;
+    }
+    assert_int_equal(tbbt_sched_admit(rk->s, &rq, NULL), seq);
+}
+
+/* Lock dependencies as the Table 4 record finds them with every holder live. */
+struct mr_pairs {
+    GArray *a;      /* uint64_t holder, waiter */
+};
+
+static bool mr_live(uint64_t seq, void *arg)
+{
+    (void)seq;
+    (void)arg;
+    return true;
+}
+
+static void mr_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, void *arg)
+{
+    struct mr_pairs *p = arg;
+    if (kind == TBBT_FSDEP_DEP_INFO)
+        return;
+    uint64_t hw[2] = {holder, waiter};
+    g_array_append_vals(p->a, hw, 2);
+}
+
+/* Checks the events against the dependencies of o's order. */
+static void mr_check(const struct mr_opts *o, const struct mr_req *q)
+{
+    for (unsigned j = 0; j < o->n; j++)
+        assert_true(q[j].start > 0 && q[j].end > q[j].start);
+    if (o->locks) {
+        struct mr_pairs p = {g_array_new(FALSE, FALSE, sizeof(uint64_t))};
+        struct tbbt_fsdep *t = tbbt_fsdep_new(mr_live, mr_dep, &p);
+        enum tbbt_fsdep_scope scope = o->order == TBBT_SCHED_FSDEP || o->slack_ns
+                                          ? TBBT_FSDEP_ALL : TBBT_FSDEP_NAMES;
+        for (unsigned j = 0; j < o->n; j++)
+            tbbt_fsdep_admit(t, j, 0, &q[j].sets, scope);
+        for (guint i = 0; i < p.a->len; i += 2) {
+            uint64_t h = g_array_index(p.a, uint64_t, i), w = g_array_index(p.a, uint64_t, i + 1);
+            assert_true(h < w);
+            assert_true(q[h].end < q[w].start);
+        }
+        tbbt_fsdep_free(t);
+        g_array_free(p.a, TRUE);
+    }
+    if (o->order != TBBT_SCHED_CONSERVATIVE)
+        return;
+    for (unsigned j = 0; j < o->n; j++) {
+        for (unsigned i = 0; i < j; i++) {
+            uint64_t key = q[i].reply_key;
+            if (key == TBBT_SCHED_NO_REPLY || key > q[j].rec.call_ns)
+                continue;
+            if (!o->slack_ns) {
+                assert_true(q[i].end < q[j].start);     /* its reply came before the call */
+                continue;
+            }
+            /* With a slack: no cause of j was in flight anywhere when j started. */
+            bool cause = key + o->slack_ns <= q[j].rec.call_ns || q[i].client == q[j].client;
+            bool in_flight = q[i].start < q[j].start && q[j].start < q[i].end;
+            assert_false(cause && in_flight);
+        }
+    }
+}
+
+/*
+ * Conservative order without locks, slack or time: the scheduler says the rank waits for
+ * other ranks exactly when its next own request waits for an earlier live external
+ * request's reply and for no own request's.
+ */
+static void mr_check_blocked(const struct mr_opts *o, const struct mr_req *q,
+                             const struct mr_rank *rk, unsigned me)
+{
+    if (o->order != TBBT_SCHED_CONSERVATIVE || o->locks || o->slack_ns || o->timed ||
+        (o->max_out && tbbt_sched_inflight(rk->s) >= o->max_out))
+        return;
+    uint64_t j = 0;
+    while (j < rk->nadm && (q[j].owner != me || q[j].start))
+        j++;
+    bool by_ext = false, by_own = false;
+    for (uint64_t i = 0; j < rk->nadm && i < j; i++) {
+        if (q[i].reply_key == TBBT_SCHED_NO_REPLY || q[i].reply_key > q[j].rec.call_ns)
+            continue;
+        if (q[i].owner == me)
+            by_own |= q[i].start && !q[i].end;
+        else
+            by_ext |= !rk->xdone[i];
+    }
+    assert_int_equal(tbbt_sched_external_blocked(rk->s), by_ext && !by_own);
+}
+
+static void multi_rank(const struct mr_opts *o, guint32 seed)
+{
+    GRand *g = g_rand_new_with_seed(seed);
+    struct mr_req *q = g_new0(struct mr_req, o->n);
+    for (unsigned i = 0; i < o->n; i++)
+        tbbt_trace_rec_init(&q[i].rec);
+    mr_gen(g, o, q);
+    struct mr_rank *rk = g_new0(struct mr_rank, o->ranks);
+    struct tbbt_sched_opts so = {.order = o->order, .window = o->window, .clones = 1,
+                                 .timed = o->timed, .causal_slack_ns = o->slack_ns,
+                                 .max_outstanding = o->max_out,
+                                 .client_outstanding = o->cl_out};
+    for (unsigned r = 0; r < o->ranks; r++) {
+        rk[r].s = tbbt_sched_new(&so);
+        rk[r].fly = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        rk[r].early = g_hash_table_new(g_direct_hash, g_direct_equal);
+        rk[r].xdone = g_new0(bool, o->n);
+    }
+    GArray *notices = g_array_new(FALSE, FALSE, sizeof(struct mr_notice));
+    uint64_t tick = 0, stalls = 0;
+    for (unsigned step = 0;; step++) {
+        assert_true(step < 100000);     /* else a deadlock */
+        bool all = true;
+        for (unsigned r = 0; r < o->ranks; r++)
+            all &= tbbt_sched_oldest(rk[r].s) == o->n;
+        if (all)
+            break;
+        uint64_t now = (uint64_t)step * 1000;
+        for (unsigned r = 0; r < o->ranks; r++) {
+            int k = g_rand_int_range(g, 0, 5);
+            while (k-- > 0 && rk[r].nadm < o->n && tbbt_sched_room(rk[r].s, 1))
+                mr_admit(o, q, &rk[r], r);
+            uint64_t due = UINT64_MAX, seq;
+            while ((seq = tbbt_sched_next(rk[r].s, now, &due)) != NONE) {
+                assert_int_equal(q[seq].owner, r);
+                assert_int_equal(q[seq].start, 0);
+                assert_true(!o->timed || q[seq].rec.call_ns <= now);
+                q[seq].start = ++tick;
+                g_array_append_val(rk[r].fly, seq);
+            }
+            assert_int_equal(tbbt_sched_inflight(rk[r].s), rk[r].fly->len);
+            assert_true(!o->max_out || rk[r].fly->len <= o->max_out);
+            mr_check_blocked(o, q, &rk[r], r);
+        }
+        for (unsigned r = 0; r < o->ranks; r++) {
+            for (guint i = rk[r].fly->len; i-- > 0;) {
+                if (g_rand_int_range(g, 0, 3))
+                    continue;
+                uint64_t seq = g_array_index(rk[r].fly, uint64_t, i);
+                g_array_remove_index_fast(rk[r].fly, i);
+                q[seq].end = ++tick;
+                tbbt_sched_complete(rk[r].s, seq);
+                for (unsigned d = 0; d < o->ranks; d++) {
+                    struct mr_notice nt = {seq, d, step + (unsigned)g_rand_int_range(g, 0, 7)};
+                    if (d != r)
+                        g_array_append_val(notices, nt);
+                }
+            }
+        }
+        for (guint i = notices->len; i-- > 0;) {
+            struct mr_notice nt = g_array_index(notices, struct mr_notice, i);
+            if (nt.at > step)
+                continue;
+            g_array_remove_index_fast(notices, i);
+            struct mr_rank *d = &rk[nt.dest];
+            if (nt.seq < d->nadm) {
+                tbbt_sched_complete_external(d->s, nt.seq);
+                d->xdone[nt.seq] = true;
+            } else {
+                g_hash_table_add(d->early, GSIZE_TO_POINTER(nt.seq + 1));
+            }
+        }
+    }
+    assert_int_equal(notices->len, 0);
+    mr_check(o, q);
+    for (unsigned r = 0; r < o->ranks; r++) {
+        assert_int_equal(tbbt_sched_admitted(rk[r].s), o->n);
+        assert_int_equal(g_hash_table_size(rk[r].early), 0);
+        stalls += tbbt_sched_external_stalls(rk[r].s);
+        tbbt_sched_free(rk[r].s);
+        g_array_free(rk[r].fly, TRUE);
+        g_hash_table_destroy(rk[r].early);
+        g_free(rk[r].xdone);
+    }
+    /* requests of several ranks on 6 objects, or after each other's replies: some wait */
+    assert_true(o->ranks == 1 || o->window == 1 || !o->locks || stalls > 0);
+    g_array_free(notices, TRUE);
+    g_free(rk);
+    for (unsigned i = 0; i < o->n; i++)
+        tbbt_trace_rec_fini(&q[i].rec);
+    g_free(q);
+    g_rand_free(g);
+}
+
+static void test_external_ranks(void **state)
+{
+    (void)state;
+    static const uint32_t windows[] = {1, 4, 16, 64};
+    for (guint32 seed = 1; seed <= 48; seed++) {
+        GRand *g = g_rand_new_with_seed(seed * 7919);
+        for (unsigned ranks = 2; ranks <= 4; ranks += 2) {
+            for (int pol = 0; pol < 3; pol++) {
+                struct mr_opts o = {
+                    .order = pol ? TBBT_SCHED_CONSERVATIVE : TBBT_SCHED_FSDEP,
+                    .ranks = ranks, .n = 300,
+                    .window = windows[g_rand_int_range(g, 0, 4)],
+                    .slack_ns = pol == 2 ? 5000 : 0,
+                    .max_out = g_rand_boolean(g) ? 0 : 2,
+                    .cl_out = g_rand_boolean(g) ? 0 : 1,
+                    .timed = g_rand_int_range(g, 0, 4) == 0,
+                    .locks = g_rand_int_range(g, 0, 4) != 0,
+                    .shared_clients = g_rand_int_range(g, 0, 4) == 0,
+                };
+                multi_rank(&o, seed);
+            }
+        }
+        g_rand_free(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -892,6 +1185,7 @@ int main(void)
         cmocka_unit_test(test_external_window),
         cmocka_unit_test(test_external_starved),
         cmocka_unit_test(test_external_slack_scan),
+        cmocka_unit_test(test_external_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
