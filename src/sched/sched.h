@@ -92,7 +92,8 @@ struct tbbt_sched_opts {
     tbbt_sched_hold_cb hold;        /* NULL: none */
     void *hold_arg;
     /* Called for every conflict with a live earlier request found at admission (INFO
-     * ones too), before it binds: the player marks racy replies with it.  NULL: none. */
+     * ones too, and those of external requests, which do not bind), before it binds:
+     * the player marks racy replies with it.  NULL: none. */
     tbbt_fsdep_dep_cb conflict;
     void *conflict_arg;
 };

@@ -6,6 +6,10 @@
  * order, clones, the per-client and overall limits on requests out, and due times.  The
  * Figure 6 tests run a small discrete-event loop over the scheduler, as tbbt-stats'
  * concurrency simulator does: every request completes a fixed latency after it went.
+ * External requests (tbbt-play --distribute clients, docs/mpi.md) are tested in both
+ * orders against a request taken here, and in a randomized run of 2 and 4 schedulers
+ * ("ranks") that exchange completion notices, checked for deadlock and for every
+ * dependency kept across ranks.
  */
 #include <setjmp.h>
 #include <stdarg.h>
