@@ -61,21 +61,24 @@ struct xscan {
  * requests called after r).  With a causal slack, a reply of another client that came
  * less than the slack before the call does not count (r's client could not have learnt
  * of it in time); r's own client's replies always count (CAUSE_OWN: requests of other
- * clients called after r may go).  *ext: the request found is external.
+ * clients called after r may go).  *ext: the request found is external (h holds
+ * external requests only if xheap, own ones only if not; a client's heap holds both,
+ * whose entry is looked at only while external requests are live).
  */
-static enum cause heap_cause(struct tbbt_sched *s, const req *r, GArray *h, bool *ext)
+static inline __attribute__((always_inline)) enum cause
+heap_cause(struct tbbt_sched *s, const req *r, GArray *h, bool xheap, bool *ext)
 {
     const struct tbbt_heap_item *top = live_top(s, h);
     if (!top || top->key > r->call_ns)
         return CAUSE_NONE;
     if (!s->pend_ep || top->key + s->o.causal_slack_ns <= r->call_ns) {
-        *ext = tbbt__sched_r(s, top->seq)->external;
+        *ext = xheap;
         return CAUSE_ANY;
     }
     top = live_top(s, client_pend(s, r->client));
     if (!top || top->key > r->call_ns)
         return CAUSE_NONE;
-    *ext = tbbt__sched_r(s, top->seq)->external;
+    *ext = s->nx_live && tbbt__sched_r(s, top->seq)->external;
     return CAUSE_OWN;
 }
 
@@ -112,11 +115,11 @@ static enum cause rule_cause(struct tbbt_sched *s, const req *r, uint32_t k,
     enum cause w = CAUSE_NONE, c;
     bool ext = false;
     *by_own = *by_ext = false;
-    c = heap_cause(s, r, s->pend[k], &ext);
+    c = heap_cause(s, r, s->pend[k], false, &ext);
     add_cause(c, ext, &w, by_own, by_ext);
     if (s->nx_live) {
         ext = false;
-        c = heap_cause(s, r, s->pend_x[k], &ext);
+        c = heap_cause(s, r, s->pend_x[k], true, &ext);
         add_cause(c, ext, &w, by_own, by_ext);
         add_cause(scan_cause(s, r, x), true, &w, by_own, by_ext);
     }
@@ -124,7 +127,8 @@ static enum cause rule_cause(struct tbbt_sched *s, const req *r, uint32_t k,
 }
 
 /* Conservative: r (of clone k, taken or external) joins the pending replies. */
-static void pend_push(struct tbbt_sched *s, const req *r, uint32_t k)
+static inline __attribute__((always_inline)) void
+pend_push(struct tbbt_sched *s, const req *r, uint32_t k)
 {
     if (r->reply_key == TBBT_SCHED_NO_REPLY)
         return;
@@ -137,9 +141,8 @@ static void pend_push(struct tbbt_sched *s, const req *r, uint32_t k)
  * Moves clone k's next request to issue past the requests taken (out of order, or
  * external: these are taken at their place now) and recycled, to the first one waiting.
  */
-static void advance(struct tbbt_sched *s, uint32_t k)
+static void advance_slow(struct tbbt_sched *s, uint32_t k, uint64_t q)
 {
-    uint64_t q = s->next_issue[k];
     for (; q < s->admitted; q += s->o.clones) {
         if (q < s->oldest)
             continue;
@@ -152,13 +155,23 @@ static void advance(struct tbbt_sched *s, uint32_t k)
     s->next_issue[k] = q;
 }
 
+/* advance(), inline while there is nothing to move past (the usual case). */
+static inline __attribute__((always_inline)) void advance(struct tbbt_sched *s, uint32_t k)
+{
+    uint64_t q = s->next_issue[k];
+    if (q < s->admitted && (q < s->oldest || tbbt__sched_r(s, q)->state != TBBT__SCHED_WAIT))
+        advance_slow(s, k, q);
+}
+
 /* Conservative: marks r (of clone k, at q) taken and pending. */
 static uint64_t take_conservative(struct tbbt_sched *s, req *r, uint32_t k, uint64_t q)
 {
     pend_push(s, r, k);
     tbbt__sched_take(s, r);
-    if (q == s->next_issue[k])
+    if (q == s->next_issue[k]) {
+        s->next_issue[k] = q + s->o.clones;
         advance(s, k);
+    }
     return q;
 }
 
