@@ -797,6 +797,44 @@ static void test_external_window(void **state)
 }
 
 /*
+ * An own request waiting for an external one and completed without being taken (the
+ * player skips it): the wait is over for tbbt_sched_external_blocked(), and the
+ * external request's notice later does not count it twice.
+ */
+static void test_external_skip(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec a, b;
+    tbbt_trace_rec_init(&a);
+    tbbt_trace_rec_init(&b);
+    for (int order = 0; order < 2; order++) {
+        struct tbbt_sched *s = new_sched((enum tbbt_sched_order)order, 8);
+        dep_pair((enum tbbt_sched_order)order, &a, &b);
+        admit_ext(s, &a, 1, 0, false);
+        admit_full(s, &b, 0, 0, 0, true);
+        admit_full(s, &b, 0, 0, 0, true);       /* 2: waits for 0 too */
+        assert_int_equal(next(s), NONE);
+        assert_true(tbbt_sched_external_blocked(s));
+        tbbt_sched_complete(s, 1);
+        tbbt_sched_complete(s, 2);
+        assert_int_equal(next(s), NONE);
+        assert_false(tbbt_sched_external_blocked(s));
+        assert_int_equal(tbbt_sched_complete_external(s, 0), 3);
+        assert_false(tbbt_sched_external_blocked(s));
+        rec_on(&b, GETATTR, 7, 100, 110);
+        admit_ext(s, &b, 1, 0, false);
+        rec_on(&b, GETATTR, 8, 100, 110);
+        admit(s, &b);                           /* 4: free */
+        assert_int_equal(next(s), 4);
+        assert_int_equal(next(s), NONE);
+        assert_false(tbbt_sched_external_blocked(s));
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&a);
+    tbbt_trace_rec_fini(&b);
+}
+
+/*
  * starved()/behind(): requests that only external ones remain of do not keep the
  * reader waiting; an own request after them is the next one.
  */
@@ -1187,6 +1225,7 @@ int main(void)
         cmocka_unit_test(test_external_free),
         cmocka_unit_test(test_external_limits),
         cmocka_unit_test(test_external_window),
+        cmocka_unit_test(test_external_skip),
         cmocka_unit_test(test_external_starved),
         cmocka_unit_test(test_external_slack_scan),
         cmocka_unit_test(test_external_ranks),
