@@ -921,8 +921,8 @@ static void test_external_slack_scan(void **state)
  */
 struct mr_opts {
     enum tbbt_sched_order order;
-    unsigned ranks, n;
-    uint32_t window;
+    unsigned ranks, n;          /* n: requests, a multiple of clones */
+    uint32_t window, clones;
     uint64_t slack_ns;
     unsigned max_out, cl_out;
     bool timed, locks, shared_clients;
@@ -950,33 +950,35 @@ struct mr_rank {
     bool *xdone;                /* per request: its notice was delivered here */
 };
 
+/* Random records, each admitted clones times in a row (its clones: one owner). */
 static void mr_gen(GRand *g, const struct mr_opts *o, struct mr_req *q)
 {
     uint64_t call = 0;
-    for (unsigned i = 0; i < o->n; i++) {
-        struct tbbt_trace_rec *r = &q[i].rec;
+    for (unsigned rec = 0; rec < o->n / o->clones; rec++) {
         call += (uint64_t)g_rand_int_range(g, 0, 4);
         uint64_t reply = call + (uint64_t)g_rand_int_range(g, 0, 13);
         uint64_t obj = 1 + (uint64_t)g_rand_int_range(g, 0, 6);
-        switch (g_rand_int_range(g, 0, 5)) {
-        case 0: case 1:
-            rec_on(r, GETATTR, obj, call, reply);
-            break;
-        case 2: case 3:
-            rec_on(r, WRITE, obj, call, reply);
-            break;
-        default: {
-            char name[8];
-            g_snprintf(name, sizeof name, "n%d", g_rand_int_range(g, 0, 3));
-            create_on(r, 1, name, 100 + i, call, reply);
+        int kind = g_rand_int_range(g, 0, 5);
+        char name[8];
+        g_snprintf(name, sizeof name, "n%d", g_rand_int_range(g, 0, 3));
+        bool no_reply = g_rand_int_range(g, 0, 20) == 0;
+        unsigned owner = (unsigned)g_rand_int_range(g, 0, (gint32)o->ranks);
+        uint32_t client = o->shared_clients ? (uint32_t)g_rand_int_range(g, 0, 4)
+                                            : owner * 3 + (uint32_t)g_rand_int_range(g, 0, 3);
+        for (unsigned c = 0; c < o->clones; c++) {
+            struct mr_req *x = &q[rec * o->clones + c];
+            if (kind < 2)
+                rec_on(&x->rec, GETATTR, obj, call, reply);
+            else if (kind < 4)
+                rec_on(&x->rec, WRITE, obj, call, reply);
+            else
+                create_on(&x->rec, 1, name, 100 + rec, call, reply);
+            tbbt_fsdep_sets(&x->rec, &x->sets);
+            x->reply_key = no_reply ? TBBT_SCHED_NO_REPLY : x->rec.reply_ns;
+            x->owner = owner;
+            x->client = client * o->clones + c;   /* as the player keys clients */
+            x->start = x->end = 0;
         }
-        }
-        tbbt_fsdep_sets(r, &q[i].sets);
-        q[i].reply_key = g_rand_int_range(g, 0, 20) ? r->reply_ns : TBBT_SCHED_NO_REPLY;
-        q[i].owner = (unsigned)g_rand_int_range(g, 0, (gint32)o->ranks);
-        q[i].client = o->shared_clients ? (uint32_t)g_rand_int_range(g, 0, 4)
-                                        : q[i].owner * 3 + (uint32_t)g_rand_int_range(g, 0, 3);
-        q[i].start = q[i].end = 0;
     }
 }
 
@@ -985,7 +987,8 @@ static void mr_admit(const struct mr_opts *o, struct mr_req *q, struct mr_rank *
     uint64_t seq = rk->nadm++;
     struct mr_req *x = &q[seq];
     bool ext = x->owner != me;
-    struct tbbt_sched_req rq = {.client = x->client, .call_ns = x->rec.call_ns,
+    struct tbbt_sched_req rq = {.clone = (uint32_t)(seq % o->clones),
+                                .client = x->client, .call_ns = x->rec.call_ns,
                                 .reply_ns = x->reply_key, .due_ns = x->rec.call_ns,
                                 .sets = o->locks ? &x->sets : NULL, .external = ext};
     if (ext && g_hash_table_remove(rk->early, GSIZE_TO_POINTER(seq + 1))) {
@@ -1027,7 +1030,7 @@ static void mr_check(const struct mr_opts *o, const struct mr_req *q)
         enum tbbt_fsdep_scope scope = o->order == TBBT_SCHED_FSDEP || o->slack_ns
                                           ? TBBT_FSDEP_ALL : TBBT_FSDEP_NAMES;
         for (unsigned j = 0; j < o->n; j++)
-            tbbt_fsdep_admit(t, j, 0, &q[j].sets, scope);
+            tbbt_fsdep_admit(t, j, j % o->clones, &q[j].sets, scope);
         for (guint i = 0; i < p.a->len; i += 2) {
             uint64_t h = g_array_index(p.a, uint64_t, i), w = g_array_index(p.a, uint64_t, i + 1);
             assert_true(h < w);
@@ -1039,7 +1042,7 @@ static void mr_check(const struct mr_opts *o, const struct mr_req *q)
     if (o->order != TBBT_SCHED_CONSERVATIVE)
         return;
     for (unsigned j = 0; j < o->n; j++) {
-        for (unsigned i = 0; i < j; i++) {
+        for (unsigned i = j % o->clones; i < j; i += o->clones) {
             uint64_t key = q[i].reply_key;
             if (key == TBBT_SCHED_NO_REPLY || key > q[j].rec.call_ns)
                 continue;
@@ -1066,19 +1069,23 @@ static void mr_check_blocked(const struct mr_opts *o, const struct mr_req *q,
     if (o->order != TBBT_SCHED_CONSERVATIVE || o->locks || o->slack_ns || o->timed ||
         (o->max_out && tbbt_sched_inflight(rk->s) >= o->max_out))
         return;
-    uint64_t j = 0;
-    while (j < rk->nadm && (q[j].owner != me || q[j].start))
-        j++;
-    bool by_ext = false, by_own = false;
-    for (uint64_t i = 0; j < rk->nadm && i < j; i++) {
-        if (q[i].reply_key == TBBT_SCHED_NO_REPLY || q[i].reply_key > q[j].rec.call_ns)
-            continue;
-        if (q[i].owner == me)
-            by_own |= q[i].start && !q[i].end;
-        else
-            by_ext |= !rk->xdone[i];
+    bool blocked = false;
+    for (uint64_t k = 0; k < o->clones; k++) {
+        uint64_t j = k;
+        while (j < rk->nadm && (q[j].owner != me || q[j].start))
+            j += o->clones;
+        bool by_ext = false, by_own = false;
+        for (uint64_t i = k; j < rk->nadm && i < j; i += o->clones) {
+            if (q[i].reply_key == TBBT_SCHED_NO_REPLY || q[i].reply_key > q[j].rec.call_ns)
+                continue;
+            if (q[i].owner == me)
+                by_own |= q[i].start && !q[i].end;
+            else
+                by_ext |= !rk->xdone[i];
+        }
+        blocked |= by_ext && !by_own;
     }
-    assert_int_equal(tbbt_sched_external_blocked(rk->s), by_ext && !by_own);
+    assert_int_equal(tbbt_sched_external_blocked(rk->s), blocked);
 }
 
 static void multi_rank(const struct mr_opts *o, guint32 seed)
@@ -1089,7 +1096,7 @@ static void multi_rank(const struct mr_opts *o, guint32 seed)
         tbbt_trace_rec_init(&q[i].rec);
     mr_gen(g, o, q);
     struct mr_rank *rk = g_new0(struct mr_rank, o->ranks);
-    struct tbbt_sched_opts so = {.order = o->order, .window = o->window, .clones = 1,
+    struct tbbt_sched_opts so = {.order = o->order, .window = o->window, .clones = o->clones,
                                  .timed = o->timed, .causal_slack_ns = o->slack_ns,
                                  .max_outstanding = o->max_out,
                                  .client_outstanding = o->cl_out};
@@ -1166,7 +1173,7 @@ static void multi_rank(const struct mr_opts *o, guint32 seed)
         g_free(rk[r].xdone);
     }
     /* requests of several ranks on 6 objects, or after each other's replies: some wait */
-    assert_true(o->ranks == 1 || o->window == 1 || !o->locks || stalls > 0);
+    assert_true(o->ranks == 1 || o->window == o->clones || !o->locks || stalls > 0);
     g_array_free(notices, TRUE);
     g_free(rk);
     for (unsigned i = 0; i < o->n; i++)
@@ -1179,14 +1186,15 @@ static void test_external_ranks(void **state)
 {
     (void)state;
     static const uint32_t windows[] = {1, 4, 16, 64};
-    for (guint32 seed = 1; seed <= 48; seed++) {
+    for (guint32 seed = 1; seed <= 128; seed++) {
         GRand *g = g_rand_new_with_seed(seed * 7919);
         for (unsigned ranks = 2; ranks <= 4; ranks += 2) {
             for (int pol = 0; pol < 3; pol++) {
+                uint32_t clones = g_rand_int_range(g, 0, 4) ? 1 : 2 + (seed & 1);
                 struct mr_opts o = {
                     .order = pol ? TBBT_SCHED_CONSERVATIVE : TBBT_SCHED_FSDEP,
-                    .ranks = ranks, .n = 300,
-                    .window = windows[g_rand_int_range(g, 0, 4)],
+                    .ranks = ranks, .n = 300, .clones = clones,
+                    .window = windows[g_rand_int_range(g, 0, 4)] * clones,
                     .slack_ns = pol == 2 ? 5000 : 0,
                     .max_out = g_rand_boolean(g) ? 0 : 2,
                     .cl_out = g_rand_boolean(g) ? 0 : 1,
