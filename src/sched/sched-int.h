@@ -11,11 +11,12 @@
  * found at admission (fsdep.h) are counted in the waiter (ndeps) and listed in the
  * holder (waiters), which releases them when it completes.
  *
- * An external request (sched.h) is TAKEN from its admission to its completion notice,
- * without counting against the limits; it is listed as a holder but never as a waiter
- * (its owner's scheduler made it wait).  An own request counts its dependencies on
- * external holders in xdeps too (xdeps <= ndeps), and is counted in xwaiting while it
- * waits (WAIT) with xdeps > 0.
+ * An external request (sched.h) is TAKEN from its admission to its completion, without
+ * counting against the limits.  Its dependencies are counted as an own request's are,
+ * but it does not wait for them to go: they only defer its completion, when its notice
+ * comes first (notified), until they are completed here too.  An own request counts its
+ * dependencies on external holders in xdeps too (xdeps <= ndeps), and is counted in
+ * xwaiting while it waits (WAIT) with xdeps > 0.
  */
 #ifndef TBBT_SCHED_SCHED_INT_H
 #define TBBT_SCHED_SCHED_INT_H
@@ -35,10 +36,13 @@ struct tbbt__sched_req {
     uint8_t state;              /* enum tbbt__sched_state */
     bool held;                  /* was held back at its client's limit (counted once) */
     bool external;              /* another rank sends it (sched.h) */
-    bool xheld;                 /* was held back by an external request (counted once) */
+    union {
+        bool xheld;             /* own: was held back by an external request (once) */
+        bool notified;          /* external: its notice came; it completes at ndeps 0 */
+    };
     uint32_t ndeps;             /* earlier live requests it waits for */
     uint32_t nwaiters, wcap;
-    uint32_t xdeps;             /* of ndeps, those on external requests */
+    uint32_t xdeps;             /* own: of ndeps, those on external requests */
     uint64_t *waiters;          /* requests waiting for this one */
 };
 
@@ -78,6 +82,8 @@ struct tbbt_sched {
     uint64_t xwaiting;          /* own waiting requests with xdeps > 0 */
     uint64_t xstalls;           /* tbbt_sched_external_stalls() */
     bool xblocked;              /* conservative: set by next() (sched.h) */
+    GArray *xdue;               /* uint64_t seqs of notified external requests whose last
+                                   dependency just completed (made on first use) */
     struct tbbt_fsdep *locks;
     GArray *cl_inflight;        /* client limit: unsigned per client key */
 

@@ -34,15 +34,13 @@ static void dep_cb(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, v
     if (kind == TBBT_FSDEP_DEP_INFO)
         return;
     req *h = tbbt__sched_r(s, holder), *w = tbbt__sched_r(s, waiter);
-    if (w->external)
-        return;     /* its owner's scheduler made it wait */
     if (h->nwaiters == h->wcap) {
         h->wcap = MAX(4, h->wcap * 2);
         h->waiters = g_renew(uint64_t, h->waiters, h->wcap);
     }
     h->waiters[h->nwaiters++] = waiter;
     w->ndeps++;
-    if (h->external && w->xdeps++ == 0)
+    if (h->external && !w->external && w->xdeps++ == 0)
         s->xwaiting++;
 }
 
@@ -73,6 +71,8 @@ void tbbt_sched_free(struct tbbt_sched *s)
         g_free(s->reqs[i].waiters);
     g_free(s->reqs);
     tbbt_fsdep_free(s->locks);
+    if (s->xdue)
+        g_array_free(s->xdue, TRUE);
     if (s->cl_inflight)
         g_array_free(s->cl_inflight, TRUE);
     g_free(s);
@@ -166,8 +166,11 @@ uint64_t tbbt_sched_next(struct tbbt_sched *s, uint64_t now, uint64_t *due)
 
 /* ------------------------------------------------------------------ completion */
 
-/* r (live) is done: the limits, its waiters, the window. */
-static uint64_t complete(struct tbbt_sched *s, req *r)
+/*
+ * r (live) is done: its limits and its waiters.  A notified external waiter whose last
+ * dependency this was is due to complete too: queued in s->xdue.
+ */
+static void release(struct tbbt_sched *s, req *r)
 {
     if (r->external) {
         s->nx_live--;
@@ -187,12 +190,32 @@ static uint64_t complete(struct tbbt_sched *s, req *r)
         req *wr = tbbt__sched_r(s, w);
         if (wr->seq != w || wr->ndeps == 0)
             continue;
-        if (r->external && --wr->xdeps == 0 && wr->state == TBBT__SCHED_WAIT)
+        if (r->external && !wr->external && --wr->xdeps == 0 &&
+            wr->state == TBBT__SCHED_WAIT)
             s->xwaiting--;
-        if (--wr->ndeps == 0 && wr->state == TBBT__SCHED_WAIT)
+        if (--wr->ndeps > 0)
+            continue;
+        if (wr->state == TBBT__SCHED_WAIT) {
             s->ord->freed(s, wr);
+        } else if (wr->external && wr->notified && wr->state == TBBT__SCHED_TAKEN) {
+            if (!s->xdue)
+                s->xdue = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+            g_array_append_val(s->xdue, w);
+        }
     }
     r->nwaiters = 0;
+}
+
+/* r (live) is done, and the notified external requests waiting only for it (and so
+ * on, without recursion); the window moves past the completed oldest requests. */
+static uint64_t complete(struct tbbt_sched *s, req *r)
+{
+    release(s, r);
+    while (s->xdue && s->xdue->len) {
+        uint64_t q = g_array_index(s->xdue, uint64_t, s->xdue->len - 1);
+        g_array_set_size(s->xdue, s->xdue->len - 1);
+        release(s, tbbt__sched_r(s, q));
+    }
     uint64_t from = s->oldest;
     while (s->oldest < s->admitted && tbbt__sched_r(s, s->oldest)->state == TBBT__SCHED_DONE) {
         tbbt__sched_r(s, s->oldest)->state = TBBT__SCHED_FREE;
@@ -212,7 +235,10 @@ uint64_t tbbt_sched_complete(struct tbbt_sched *s, uint64_t seq)
 uint64_t tbbt_sched_complete_external(struct tbbt_sched *s, uint64_t seq)
 {
     req *r = tbbt__sched_r(s, seq);
-    assert(tbbt_sched_live(s, seq) && r->external);
+    assert(tbbt_sched_live(s, seq) && r->external && !r->notified);
+    r->notified = true;
+    if (r->ndeps)
+        return 0;   /* it completes with its last dependency here (sched.h) */
     return complete(s, r);
 }
 

@@ -52,10 +52,15 @@
  * order treats it as taken at its place in trace order: the own requests after it that
  * the rule lets go are not held back by it, unless its reply came before their call
  * (then they wait for its completion, as for a request of this rank); own requests
- * before it never wait for it.  Since all ranks see the same dependencies, and a
- * request only ever waits for earlier ones or for requests in flight, the ranks cannot
- * wait for each other in a cycle.  With external = false everywhere, the scheduler
- * behaves exactly as without this feature.
+ * before it never wait for it.  Like a request taken here, it completes only after the
+ * requests it depends on by their locks (it went after them): a notice that comes
+ * before theirs (notices of different ranks are not ordered) is kept, and the request
+ * completes with the last of them; so an own request waits for everything it depends
+ * on, also through requests of other ranks, and the handles those made are known here
+ * by then.  Since all ranks see the same dependencies, and a request only ever waits for
+ * earlier ones or for requests in flight, the ranks cannot wait for each other in a
+ * cycle.  With external = false everywhere, the scheduler behaves exactly as without
+ * this feature.
  *
  * Not thread-safe: the caller serializes (the player under its scheduler mutex).
  */
@@ -112,12 +117,8 @@ struct tbbt_sched_req {
     bool external;                  /* another rank sends it (see above); false: as
                                        before, this scheduler hands it out */
     bool done;                      /* external only: its completion notice came before
-                                       it was admitted.  It is admitted and completed at
-                                       once (as tbbt_sched_admit() then
-                                       tbbt_sched_complete_external()): it holds nothing,
-                                       and its locks still end the older holders' turn
-                                       in the Table 4 record, as its completion on its
-                                       rank shows they completed there */
+                                       it was admitted: as tbbt_sched_admit() then
+                                       tbbt_sched_complete_external() */
 };
 
 struct tbbt_sched;
@@ -141,8 +142,8 @@ bool tbbt_sched_room(const struct tbbt_sched *s, uint64_t n);
  * returned) with its dependencies on the live earlier requests.  The window must have
  * room (tbbt_sched_room(s, 1)).  *ready (may be NULL) is set when fsdep order made it
  * ready at once (never for an external request).  An external request admitted with
- * `done` is completed before this returns: the window may have moved
- * (tbbt_sched_oldest()).
+ * `done` is completed before this returns unless it depends on live requests: the
+ * window may have moved (tbbt_sched_oldest()).
  */
 uint64_t tbbt_sched_admit(struct tbbt_sched *s, const struct tbbt_sched_req *r, bool *ready);
 
@@ -161,10 +162,13 @@ uint64_t tbbt_sched_next(struct tbbt_sched *s, uint64_t now, uint64_t *due);
 uint64_t tbbt_sched_complete(struct tbbt_sched *s, uint64_t seq);
 
 /*
- * External request seq (admitted with `external`, not completed: asserted) completed on
- * its rank: as tbbt_sched_complete(), its locks and its reply time stop holding the own
- * requests back.  Returns how many requests were recycled.  A notice for a request not
- * admitted yet is the caller's to keep (the player: a hash set) until it admits the
+ * External request seq (admitted with `external`, live, its notice not given yet:
+ * asserted) completed on its rank: as tbbt_sched_complete(), its locks and its reply
+ * time stop holding the own requests back, now if the requests it depends on by their
+ * locks are completed here, else with the last of them (tbbt_sched_live() stays true
+ * until then; see above).  Returns how many requests were recycled (by this call: 0 if
+ * deferred; the completion that ends a deferral counts them).  A notice for a request
+ * not admitted yet is the caller's to keep (the player: a hash set) until it admits the
  * request, with `done` set.
  */
 uint64_t tbbt_sched_complete_external(struct tbbt_sched *s, uint64_t seq);

@@ -947,7 +947,6 @@ struct mr_rank {
     uint64_t nadm;
     GArray *fly;                /* uint64_t seqs started here, not completed */
     GHashTable *early;          /* notices of requests not admitted yet */
-    bool *xdone;                /* per request: its notice was delivered here */
 };
 
 /* Random records, each admitted clones times in a row (its clones: one owner). */
@@ -991,10 +990,7 @@ static void mr_admit(const struct mr_opts *o, struct mr_req *q, struct mr_rank *
                                 .client = x->client, .call_ns = x->rec.call_ns,
                                 .reply_ns = x->reply_key, .due_ns = x->rec.call_ns,
                                 .sets = o->locks ? &x->sets : NULL, .external = ext};
-    if (ext && g_hash_table_remove(rk->early, GSIZE_TO_POINTER(seq + 1))) {
-        rq.done = true;
-        rk->xdone[seq] = true;
-    }
+    rq.done = ext && g_hash_table_remove(rk->early, GSIZE_TO_POINTER(seq + 1));
     assert_int_equal(tbbt_sched_admit(rk->s, &rq, NULL), seq);
 }
 
@@ -1019,25 +1015,56 @@ static void mr_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, v
     g_array_append_vals(p->a, hw, 2);
 }
 
+/*
+ * The lock dependencies (holder, waiter pairs) of o's order, and pred: n x n, pred[w * n
+ * + h] if w depends on h through a chain of them.
+ */
+static GArray *mr_pairs(const struct mr_opts *o, const struct mr_req *q, bool *pred)
+{
+    struct mr_pairs p = {g_array_new(FALSE, FALSE, sizeof(uint64_t))};
+    if (!o->locks)
+        return p.a;
+    struct tbbt_fsdep *t = tbbt_fsdep_new(mr_live, mr_dep, &p);
+    enum tbbt_fsdep_scope scope = o->order == TBBT_SCHED_FSDEP || o->slack_ns
+                                      ? TBBT_FSDEP_ALL : TBBT_FSDEP_NAMES;
+    for (unsigned j = 0; j < o->n; j++)
+        tbbt_fsdep_admit(t, j, j % o->clones, &q[j].sets, scope);
+    tbbt_fsdep_free(t);
+    for (guint i = 0; i < p.a->len; i += 2) {   /* pairs come by rising waiter */
+        uint64_t h = g_array_index(p.a, uint64_t, i), w = g_array_index(p.a, uint64_t, i + 1);
+        assert_true(h < w);
+        pred[w * o->n + h] = true;
+        for (unsigned k = 0; k < h; k++)
+            pred[w * o->n + k] |= pred[h * o->n + k];
+    }
+    return p.a;
+}
+
+/*
+ * When rank me starts own request j, every request j depends on (through a chain of
+ * locks; by the rule without a slack) is completed in me's scheduler: none waits for a
+ * notice still (the player binds the handles that notices bring before completing).
+ */
+static void mr_check_local(const struct mr_opts *o, const struct mr_req *q, const bool *pred,
+                           const struct tbbt_sched *s, uint64_t j)
+{
+    for (uint64_t i = 0; i < j; i++) {
+        bool dep = pred[j * o->n + i];
+        if (o->order == TBBT_SCHED_CONSERVATIVE && !o->slack_ns && i % o->clones == j % o->clones)
+            dep |= q[i].reply_key != TBBT_SCHED_NO_REPLY && q[i].reply_key <= q[j].rec.call_ns;
+        assert_false(dep && tbbt_sched_live(s, i));
+    }
+}
+
 /* Checks the events against the dependencies of o's order. */
-static void mr_check(const struct mr_opts *o, const struct mr_req *q)
+static void mr_check(const struct mr_opts *o, const struct mr_req *q, const GArray *pairs)
 {
     for (unsigned j = 0; j < o->n; j++)
         assert_true(q[j].start > 0 && q[j].end > q[j].start);
-    if (o->locks) {
-        struct mr_pairs p = {g_array_new(FALSE, FALSE, sizeof(uint64_t))};
-        struct tbbt_fsdep *t = tbbt_fsdep_new(mr_live, mr_dep, &p);
-        enum tbbt_fsdep_scope scope = o->order == TBBT_SCHED_FSDEP || o->slack_ns
-                                          ? TBBT_FSDEP_ALL : TBBT_FSDEP_NAMES;
-        for (unsigned j = 0; j < o->n; j++)
-            tbbt_fsdep_admit(t, j, j % o->clones, &q[j].sets, scope);
-        for (guint i = 0; i < p.a->len; i += 2) {
-            uint64_t h = g_array_index(p.a, uint64_t, i), w = g_array_index(p.a, uint64_t, i + 1);
-            assert_true(h < w);
-            assert_true(q[h].end < q[w].start);
-        }
-        tbbt_fsdep_free(t);
-        g_array_free(p.a, TRUE);
+    for (guint i = 0; i < pairs->len; i += 2) {
+        uint64_t h = g_array_index(pairs, uint64_t, i);
+        uint64_t w = g_array_index(pairs, uint64_t, i + 1);
+        assert_true(q[h].end < q[w].start);
     }
     if (o->order != TBBT_SCHED_CONSERVATIVE)
         return;
@@ -1081,7 +1108,7 @@ static void mr_check_blocked(const struct mr_opts *o, const struct mr_req *q,
             if (q[i].owner == me)
                 by_own |= q[i].start && !q[i].end;
             else
-                by_ext |= !rk->xdone[i];
+                by_ext |= tbbt_sched_live(rk->s, i);
         }
         blocked |= by_ext && !by_own;
     }
@@ -1095,6 +1122,8 @@ static void multi_rank(const struct mr_opts *o, guint32 seed)
     for (unsigned i = 0; i < o->n; i++)
         tbbt_trace_rec_init(&q[i].rec);
     mr_gen(g, o, q);
+    bool *pred = g_new0(bool, (gsize)o->n * o->n);
+    GArray *pairs = mr_pairs(o, q, pred);
     struct mr_rank *rk = g_new0(struct mr_rank, o->ranks);
     struct tbbt_sched_opts so = {.order = o->order, .window = o->window, .clones = o->clones,
                                  .timed = o->timed, .causal_slack_ns = o->slack_ns,
@@ -1104,7 +1133,6 @@ static void multi_rank(const struct mr_opts *o, guint32 seed)
         rk[r].s = tbbt_sched_new(&so);
         rk[r].fly = g_array_new(FALSE, FALSE, sizeof(uint64_t));
         rk[r].early = g_hash_table_new(g_direct_hash, g_direct_equal);
-        rk[r].xdone = g_new0(bool, o->n);
     }
     GArray *notices = g_array_new(FALSE, FALSE, sizeof(struct mr_notice));
     uint64_t tick = 0, stalls = 0;
@@ -1125,6 +1153,7 @@ static void multi_rank(const struct mr_opts *o, guint32 seed)
                 assert_int_equal(q[seq].owner, r);
                 assert_int_equal(q[seq].start, 0);
                 assert_true(!o->timed || q[seq].rec.call_ns <= now);
+                mr_check_local(o, q, pred, rk[r].s, seq);
                 q[seq].start = ++tick;
                 g_array_append_val(rk[r].fly, seq);
             }
@@ -1153,16 +1182,16 @@ static void multi_rank(const struct mr_opts *o, guint32 seed)
                 continue;
             g_array_remove_index_fast(notices, i);
             struct mr_rank *d = &rk[nt.dest];
-            if (nt.seq < d->nadm) {
+            if (nt.seq < d->nadm)
                 tbbt_sched_complete_external(d->s, nt.seq);
-                d->xdone[nt.seq] = true;
-            } else {
+            else
                 g_hash_table_add(d->early, GSIZE_TO_POINTER(nt.seq + 1));
-            }
         }
     }
     assert_int_equal(notices->len, 0);
-    mr_check(o, q);
+    mr_check(o, q, pairs);
+    g_array_free(pairs, TRUE);
+    g_free(pred);
     for (unsigned r = 0; r < o->ranks; r++) {
         assert_int_equal(tbbt_sched_admitted(rk[r].s), o->n);
         assert_int_equal(g_hash_table_size(rk[r].early), 0);
@@ -1170,7 +1199,6 @@ static void multi_rank(const struct mr_opts *o, guint32 seed)
         tbbt_sched_free(rk[r].s);
         g_array_free(rk[r].fly, TRUE);
         g_hash_table_destroy(rk[r].early);
-        g_free(rk[r].xdone);
     }
     /* requests of several ranks on 6 objects, or after each other's replies: some wait */
     assert_true(o->ranks == 1 || o->window == o->clones || !o->locks || stalls > 0);
