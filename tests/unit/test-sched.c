@@ -835,6 +835,39 @@ static void test_external_skip(void **state)
 }
 
 /*
+ * Notices of different ranks come in any order: an external WRITE whose notice comes
+ * before that of the earlier external WRITE it waited for stays live until that one
+ * completes here, so the own READ after both waits for both (as it would if both were
+ * taken here).  The same when the notice came before its admission (done).
+ */
+static void test_external_notice_order(void **state)
+{
+    (void)state;
+    struct tbbt_trace_rec r;
+    tbbt_trace_rec_init(&r);
+    for (int done = 0; done < 2; done++) {
+        struct tbbt_sched *s = new_sched(TBBT_SCHED_FSDEP, 8);
+        rec_on(&r, WRITE, 5, 0, 10);
+        admit_ext(s, &r, 1, 0, false);
+        rec_on(&r, WRITE, 5, 20, 30);
+        admit_ext(s, &r, 2, 0, done);
+        if (!done)
+            assert_int_equal(tbbt_sched_complete_external(s, 1), 0);   /* deferred */
+        assert_true(tbbt_sched_live(s, 1));
+        rec_on(&r, READ, 5, 40, 50);
+        admit(s, &r);
+        assert_int_equal(next(s), NONE);
+        assert_true(tbbt_sched_external_blocked(s));
+        assert_int_equal(tbbt_sched_complete_external(s, 0), 2);       /* 0, then 1 */
+        assert_false(tbbt_sched_live(s, 1));
+        assert_int_equal(next(s), 2);
+        assert_int_equal(tbbt_sched_complete(s, 2), 1);
+        tbbt_sched_free(s);
+    }
+    tbbt_trace_rec_fini(&r);
+}
+
+/*
  * starved()/behind(): requests that only external ones remain of do not keep the
  * reader waiting; an own request after them is the next one.
  */
@@ -1262,6 +1295,7 @@ int main(void)
         cmocka_unit_test(test_external_limits),
         cmocka_unit_test(test_external_window),
         cmocka_unit_test(test_external_skip),
+        cmocka_unit_test(test_external_notice_order),
         cmocka_unit_test(test_external_starved),
         cmocka_unit_test(test_external_slack_scan),
         cmocka_unit_test(test_external_ranks),
