@@ -7,9 +7,11 @@
  * failure kinds and reply mismatch kinds whose names are made only at output.  No
  * locks: one owner per report (report.h).  It does not time anything itself; callers
  * pass CLOCK_MONOTONIC times.  The JSON keys that are a counter's value, and the text's
- * skipped reasons, come from the table report-keys.def.
+ * skipped reasons, come from the table report-keys.def.  The structs are in report-int.h,
+ * shared with report-pack.c (an MPI rank's report as bytes, the merge of counts, the
+ * "mpi" and "ranks" output).
  */
-#include "player/report.h"
+#include "player/report-int.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -25,37 +27,6 @@
 #define NS_PER_SEC UINT64_C(1000000000)
 #define HIST_VMAX ((UINT64_C(1) << TBBT_HIST_MAX_BITS) - 1)
 #define TEXT_TOP_KINDS 20
-
-/* One second of the time series. */
-struct sec {
-    uint64_t issued, completed, failures;
-    uint64_t lat_sum, lat_max; /* of the completed operations, ns */
-    uint64_t due, lag_sum, lag_max; /* timestamp timing: requests sent, their dispatch
-                                       error (ns) */
-};
-
-/*
- * One kind of replay failure (expected, got) or reply mismatch (field) of a procedure;
- * the struct is its own hash key (the fields up to count).
- */
-struct kind {
-    int32_t expected, got;      /* failures; 0 for mismatches */
-    uint16_t prog, proc;
-    const char *field;          /* mismatches: a static field name; NULL for failures */
-    uint64_t count;
-};
-
-struct tbbt_report {
-    uint64_t start_ns;
-    struct tbbt_hist *proc[TBBT_REPORT_NPROG][TBBT_REPORT_NPROC]; /* owned, lazily */
-    struct tbbt_hist all, dispatch;
-    struct sec *secs; /* owned, [cap], [0, nsecs) in use */
-    size_t nsecs, cap;
-    GHashTable *kinds; /* failure kinds: struct kind * -> itself, owned */
-    uint64_t failures;
-    GHashTable *mismatches; /* reply mismatch kinds: struct kind * -> itself, owned */
-    uint64_t nmismatches;
-};
 
 /* ---- histogram ----------------------------------------------------------------------- */
 
@@ -185,6 +156,8 @@ void tbbt_report_free(struct tbbt_report *r)
     g_free(r->secs);
     g_hash_table_destroy(r->kinds);
     g_hash_table_destroy(r->mismatches);
+    g_free(r->mpi);
+    g_free(r->ranks);
     g_free(r);
 }
 
@@ -271,6 +244,22 @@ static void kind_add(GHashTable *tab, const struct kind *key, uint64_t n)
         g_hash_table_add(tab, k);
     }
     k->count += n;
+}
+
+/* The cross-file forms of sec_at(), proc_hist_new() and kind_add() (report-int.h). */
+struct sec *tbbt__report_sec_at(struct tbbt_report *r, uint64_t s)
+{
+    return sec_at(r, s);
+}
+
+struct tbbt_hist *tbbt__report_proc_hist_at(struct tbbt_report *r, unsigned p, unsigned i)
+{
+    return r->proc[p][i] ? r->proc[p][i] : proc_hist_new(r, p, i);
+}
+
+void tbbt__report_kind_add(GHashTable *tab, const struct kind *key, uint64_t n)
+{
+    kind_add(tab, key, n);
 }
 
 void tbbt_report_failure(struct tbbt_report *r, int prog, int proc, int32_t expected,
@@ -688,6 +677,7 @@ char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_cou
         tbbt_json_kv_uint(&j, "checked", v->checked);
         tbbt_json_end_object(&j);
     }
+    tbbt__report_json_mpi(&j, r);
     tbbt_json_end_object(&j);
     return tbbt_json_finish(&j);
 }
@@ -843,6 +833,7 @@ void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_
     if (v)
         fprintf(out, "  verify       %s: %" PRIu64 " checked, %" PRIu64 " mismatches\n",
                 v->ok ? "ok" : "FAILED", v->checked, v->mismatches);
+    tbbt__report_text_mpi(out, r);
     text_procs(out, r);
     text_kinds(out, "replay failures", r->kinds, true);
     text_kinds(out, "reply mismatches", r->mismatches, false);

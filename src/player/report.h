@@ -7,7 +7,8 @@
  * by kind (procedure, status the trace recorded, status the server answered).  It does
  * not count anything else: the engine's counters arrive in struct tbbt_report_counts
  * and are only printed.  Output: JSON (the --report-json contract, docs/tbbt-play.md),
- * a human table, and a CSV time series.
+ * a human table, and a CSV time series.  Under MPI each rank packs its report into bytes
+ * (tbbt_report_pack()), rank 0 unpacks and merges them into one (report-pack.c).
  *
  * Threads: a report belongs to one thread at a time and takes no locks; the send and
  * receive threads each fill their own, and the tool merges them after joining.  The
@@ -22,7 +23,9 @@
 #ifndef TBBT_PLAYER_REPORT_H
 #define TBBT_PLAYER_REPORT_H
 
+#include <glib.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -78,9 +81,12 @@ struct tbbt_report *tbbt_report_new(uint64_t start_ns);
 /* Frees r and all it holds; NULL is a no-op. */
 void tbbt_report_free(struct tbbt_report *r);
 /*
- * Adds everything src (borrowed, != dst) holds to dst.  Time series are aligned on dst's
- * start (src's seconds are shifted by the difference of the starts, whole seconds).
- * Neither may be in use by another thread.
+ * Adds everything src (borrowed, != dst) holds to dst, exactly: histograms bucket by
+ * bucket (count, sum, min, max too), failure and mismatch kinds by kind, the time series
+ * second by second.  Time series are aligned on dst's start (src's seconds are shifted by
+ * the difference of the starts, whole seconds, rounded toward zero: reports with equal
+ * starts align exactly).  The MPI parts (tbbt_report_set_mpi()) are not merged: dst keeps
+ * its own.  Neither may be in use by another thread.
  */
 void tbbt_report_merge(struct tbbt_report *dst, const struct tbbt_report *src);
 
@@ -109,8 +115,8 @@ void tbbt_report_dispatch(struct tbbt_report *r, int64_t err_ns, uint64_t when_n
  * A reply that differs from the traced reply in a way the image or the server should
  * not have changed (engine.c: post-operation type, size, link count, mode, owner;
  * READDIR(PLUS) entry count and EOF): counted as "<proc label>.<field>" (e.g.
- * "getattr.size", "readdirplus.entries").  field: a static string (the report keeps
- * the pointer, also through tbbt_report_merge()).  Receive thread.
+ * "getattr.size", "readdirplus.entries").  field: a static or interned string (the
+ * report keeps the pointer, also through tbbt_report_merge()).  Receive thread.
  */
 void tbbt_report_mismatch(struct tbbt_report *r, int prog, int proc, const char *field);
 /* Total reply mismatches. */
@@ -195,6 +201,114 @@ struct tbbt_report_verify {
     uint64_t checked, mismatches;
 };
 
+/* ---- MPI runs: one report merged from every rank's (docs/mpi.md) -------------------- */
+
+/*
+ * Each rank's part in an MPI run, for the merged report's "ranks" array and the text
+ * report's rank lines; also carried in the rank's blob (tbbt_report_pack()).  Strings
+ * are borrowed by the functions that take the struct; tbbt_report_unpack() fills them
+ * with interned strings (g_intern_string(): valid as long as the process).
+ */
+struct tbbt_report_rank {
+    uint32_t rank;              /* MPI rank, 0 .. ranks - 1 */
+    const char *host;           /* its host name (NULL: unknown) */
+    const char *what;           /* its share of the replay: "images 0,4" (--distribute
+                                   clones), "clients 3" (--distribute clients); NULL */
+    uint64_t ops_issued, ops_completed, replay_failures; /* its own counts */
+    double throughput_ops;      /* its ops_completed / its wall_seconds (NAN: none) */
+    double wall_seconds;        /* from the common start S0 to its end */
+    double cpu_user_seconds, cpu_system_seconds; /* its player's, over the replay */
+    double offset_us;           /* its CLOCK_MONOTONIC minus rank 0's (Cristian) */
+    double rtt_us;              /* the shortest round trip of that measurement: the
+                                   offset is known within rtt_us / 2 */
+    double start_late_us;       /* its real start minus S0, in rank 0's clock */
+    double drift_us;            /* its offset measured after the replay minus before */
+    uint64_t cross_rank_deps;   /* own requests held back by another rank's (--distribute
+                                   clients) */
+    double cross_rank_wait_seconds; /* time the next request waited on other ranks only */
+    uint64_t notices_sent;      /* completion notices it sent (--distribute clients) */
+    bool finished;              /* its replay ran to the end */
+    const char *error;          /* why not, or NULL */
+};
+
+/* The run's MPI facts, the merged report's "mpi" object. */
+struct tbbt_report_mpi {
+    unsigned ranks;             /* MPI ranks (processes) */
+    const char *distribute;     /* "clones" or "clients" (NULL: unknown) */
+    double start_skew_us;       /* largest minus smallest start of the ranks, rank 0's clock */
+    double offset_error_us;     /* the largest round trip / 2: the offsets' error bound */
+    uint64_t cross_rank_deps;   /* sums of the ranks' figures of the same names */
+    double cross_rank_wait_seconds;
+    uint64_t notices_sent;
+};
+
+/*
+ * Sets the MPI parts of r: m (borrowed, NULL: no "mpi" key) and ranks[nranks] (borrowed,
+ * NULL when nranks is 0: no "ranks" key) are copied, their strings interned
+ * (g_intern_string()); a second call replaces the first.  Without a call the JSON and
+ * text are exactly those of a single-process run.
+ */
+void tbbt_report_set_mpi(struct tbbt_report *r, const struct tbbt_report_mpi *m,
+                         const struct tbbt_report_rank *ranks, size_t nranks);
+
+/* Blob format (report-pack.c), and the longest string it carries. */
+#define TBBT_REPORT_PACK_MAGIC UINT32_C(0x54425250)    /* "TBRP" */
+#define TBBT_REPORT_PACK_VERSION 1u
+#define TBBT_REPORT_PACK_STR_MAX 65536u
+
+/*
+ * One rank's report as a versioned big-endian blob (given: g_bytes_unref()), to gather
+ * at rank 0: r's start_ns, every histogram (all, dispatch, each procedure's), the
+ * failure kinds, the mismatch kinds (by procedure and field name), the time series,
+ * every member of c and ri (strings up to TBBT_REPORT_PACK_STR_MAX bytes; longer ones
+ * are cut, NULL stays NULL), and a CRC-32.  r, c and ri borrowed; ri may be NULL (a
+ * rank info of zeros).  Layout: the comment atop report-pack.c.  Any thread that owns r.
+ */
+GBytes *tbbt_report_pack(const struct tbbt_report *r, const struct tbbt_report_counts *c,
+                         const struct tbbt_report_rank *ri);
+/*
+ * Reads a blob of tbbt_report_pack() (b borrowed, not NULL; any thread).  shift_ns is subtracted from the
+ * start_ns it holds: pass the rank's clock offset (its CLOCK_MONOTONIC minus rank 0's)
+ * to get the start in rank 0's clock.  On success 0, *r a new report (given: free with
+ * tbbt_report_free()), *c and *ri (either may be NULL: not wanted) filled, their
+ * strings and the mismatch field names interned (valid as long as the process).  On
+ * failure *r is NULL, *c and *ri are left alone, err (errlen bytes, may be NULL) holds a
+ * one-line reason and the result is TBBT_E_MAGIC, TBBT_E_VERSION, TBBT_E_TRUNC,
+ * TBBT_E_CHECKSUM, TBBT_E_BADREC (a count, length or value out of bounds, trailing
+ * bytes) or TBBT_E_RANGE (the shifted start out of range).  Every length and count is
+ * checked against the bytes left before use: a hostile blob is refused and never read
+ * out of bounds; the largest allocation is a time series of the seconds it declares (at
+ * most TBBT_REPORT_MAX_SECONDS, 256 MiB), and only when it holds that last second.
+ */
+int tbbt_report_unpack(GBytes *b, int64_t shift_ns, struct tbbt_report **r,
+                       struct tbbt_report_counts *c, struct tbbt_report_rank *ri, char *err,
+                       size_t errlen);
+/*
+ * Adds the counts of one rank, src (borrowed), to dst, member by member:
+ *  - counters (operations, skipped reasons, retries, stalls, read_bytes, jukebox counts
+ *    and jukebox_wait_seconds, replies_racy, ...): summed;
+ *  - peak_outstanding, jukebox_wait_max_seconds: the larger (the ranks' peaks need not
+ *    coincide, so the true peak of the run lies between this and the sum);
+ *  - wall_seconds: the larger: every rank counts from the common start S0, so the merged
+ *    figure is the common window from S0 to the last rank's end (and throughput_ops =
+ *    all completed / that window);
+ *  - cpu_user_seconds, cpu_system_seconds: summed (cpu.us_per_op = all ranks' CPU / all
+ *    issued);
+ *  - trace_seconds, grace_wait_seconds: the larger (every rank reads the same trace and
+ *    probes the same server, concurrently);
+ *  - clones: summed (each rank replays its own clones in --distribute clones; in
+ *    --distribute clients every rank replays all of them, so the caller sets it back);
+ *    connections: summed (each rank opens its own);
+ *  - settings: speed, order, timing, transport, window, max_outstanding,
+ *    causal_slack_us: dst's (the same options on every rank; window and max_outstanding
+ *    are per rank);
+ *  - grace: the more telling of the two ("yes" over "unknown" over "no" over NULL);
+ *  - finished: true only if both are; error, stop_reason: dst's, or src's if dst has none.
+ * Strings are borrowed from src as they were.
+ */
+void tbbt_report_counts_merge(struct tbbt_report_counts *dst,
+                              const struct tbbt_report_counts *src);
+
 /*
  * The report as JSON text (given: g_free()).  r and c borrowed; v borrowed or NULL (then
  * no "verify" key).  Keys, a contract: ops_issued, ops_completed, ops_skipped,
@@ -217,7 +331,13 @@ struct tbbt_report_verify {
  * (timestamp timing only, else null) {seconds_behind: seconds whose largest dispatch
  * error exceeds 1 ms, first_behind_second (null if none), series: [[second, mean_us,
  * max_us], ...] for every second with dispatches}.  Undefined numbers (a rate over 0 seconds,
- * dispatch quantiles without samples) are null.
+ * dispatch quantiles without samples) are null.  After tbbt_report_set_mpi(), last:
+ * mpi {ranks, distribute, start_skew_us, offset_error_us, cross_rank_deps,
+ * cross_rank_wait_seconds, notices_sent} and ranks [{rank, host, what, ops_issued,
+ * ops_completed, replay_failures, throughput_ops, wall_seconds, cpu {user_seconds,
+ * system_seconds, us_per_op}, offset_us, rtt_us, start_late_us, drift_us,
+ * cross_rank_deps, cross_rank_wait_seconds, notices_sent, finished, error}], each only
+ * when set.
  */
 char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_counts *c,
                        const struct tbbt_report_verify *v);
@@ -226,7 +346,8 @@ char *tbbt_report_json(const struct tbbt_report *r, const struct tbbt_report_cou
  * header (settings, wall time, throughput against the trace's own rate x speed,
  * operation counts, failures, retries, reconnects, dispatch error, peak outstanding,
  * window stalls, verify), the per-procedure latency table in ms (count, mean, p50, p90,
- * p99, max; by count) and the top 20 replay failure kinds.
+ * p99, max; by count) and the top 20 replay failure kinds.  After tbbt_report_set_mpi()
+ * an "mpi" line and one line per rank follow the header.
  */
 void tbbt_report_text(FILE *out, const struct tbbt_report *r, const struct tbbt_report_counts *c,
                       const struct tbbt_report_verify *v);

@@ -4,7 +4,8 @@
  * waits for no earlier request (its locks, fsdep.h, counted at admission), least (due
  * time, sequence number) first among those that may; a request whose client is at its
  * limit is parked until one of its client's requests completes, while other clients'
- * requests go past it.
+ * requests go past it.  An external request (sched.h) is never ready: it only holds its
+ * locks until tbbt_sched_complete_external().
  */
 #include "sched/sched-int.h"
 
@@ -106,9 +107,11 @@ static uint64_t next(struct tbbt_sched *s, uint64_t now, uint64_t *due)
 
 static void admitted(struct tbbt_sched *s, req *r, bool *ready)
 {
-    *ready = r->ndeps == 0;
+    *ready = !r->external && r->ndeps == 0;
     if (*ready)
         ready_push(s, r);
+    else if (r->xdeps)
+        tbbt__sched_ext_held(s, r);     /* it waits for an external request */
 }
 
 static void freed(struct tbbt_sched *s, req *r)
@@ -119,6 +122,12 @@ static void freed(struct tbbt_sched *s, req *r)
 static bool starved(const struct tbbt_sched *s)
 {
     return ready_top(s) == NULL;
+}
+
+/* No own request is ready and one waits for an external request (sched.h). */
+static bool xblocked(const struct tbbt_sched *s)
+{
+    return s->xwaiting > 0 && ready_top(s) == NULL;
 }
 
 static void init(struct tbbt_sched *s)
@@ -141,4 +150,5 @@ static void fini(struct tbbt_sched *s)
 const struct tbbt__sched_order tbbt__sched_fsdep = {
     .name = "fsdep", .init = init, .fini = fini, .admitted = admitted, .freed = freed,
     .client_room = client_room, .next = next, .starved = starved, .behind = starved,
+    .xblocked = xblocked,
 };

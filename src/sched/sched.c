@@ -40,6 +40,8 @@ static void dep_cb(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, v
     }
     h->waiters[h->nwaiters++] = waiter;
     w->ndeps++;
+    if (h->external && !w->external && w->xdeps++ == 0)
+        s->xwaiting++;
 }
 
 struct tbbt_sched *tbbt_sched_new(const struct tbbt_sched_opts *o)
@@ -69,6 +71,8 @@ void tbbt_sched_free(struct tbbt_sched *s)
         g_free(s->reqs[i].waiters);
     g_free(s->reqs);
     tbbt_fsdep_free(s->locks);
+    if (s->xdue)
+        g_array_free(s->xdue, TRUE);
     if (s->cl_inflight)
         g_array_free(s->cl_inflight, TRUE);
     g_free(s);
@@ -120,9 +124,11 @@ uint64_t tbbt_sched_admit(struct tbbt_sched *s, const struct tbbt_sched_req *rq,
     r->reply_key = rq->reply_ns;
     r->due_ns = rq->due_ns;
     r->client = rq->client;
-    r->state = TBBT__SCHED_WAIT;
-    r->held = false;
-    r->ndeps = r->nwaiters = 0;
+    r->state = rq->external ? TBBT__SCHED_TAKEN : TBBT__SCHED_WAIT;
+    r->held = r->xheld = false;
+    r->external = rq->external;
+    r->ndeps = r->nwaiters = r->xdeps = 0;
+    s->nx_live += rq->external;
     /* fsdep is made of the object locks; conservative order adds the locks on directory
      * entries to its own rule (all locks with a causal slack). */
     if (rq->sets)
@@ -134,6 +140,8 @@ uint64_t tbbt_sched_admit(struct tbbt_sched *s, const struct tbbt_sched_req *rq,
     s->ord->admitted(s, r, &now);
     if (ready)
         *ready = now;
+    if (rq->external && rq->done)
+        tbbt_sched_complete_external(s, seq);
     return seq;
 }
 
@@ -150,6 +158,7 @@ void tbbt__sched_take(struct tbbt_sched *s, req *r)
 
 uint64_t tbbt_sched_next(struct tbbt_sched *s, uint64_t now, uint64_t *due)
 {
+    s->xblocked = false;
     if (s->o.max_outstanding && s->inflight >= s->o.max_outstanding)
         return TBBT_SCHED_NONE;
     return s->ord->next(s, now, due);
@@ -157,16 +166,23 @@ uint64_t tbbt_sched_next(struct tbbt_sched *s, uint64_t now, uint64_t *due)
 
 /* ------------------------------------------------------------------ completion */
 
-uint64_t tbbt_sched_complete(struct tbbt_sched *s, uint64_t seq)
+/*
+ * r (live) is done: its limits and its waiters.  A notified external waiter whose last
+ * dependency this was is due to complete too: queued in s->xdue.
+ */
+static void release(struct tbbt_sched *s, req *r)
 {
-    req *r = tbbt__sched_r(s, seq);
-    assert(r->seq == seq && (r->state == TBBT__SCHED_WAIT || r->state == TBBT__SCHED_TAKEN));
-    if (r->state == TBBT__SCHED_TAKEN) {
+    if (r->external) {
+        s->nx_live--;
+        s->xblocked = false;    /* something may go now: next() tells */
+    } else if (r->state == TBBT__SCHED_TAKEN) {
         s->inflight--;
         if (s->cl_inflight) {
             (*client_count(s, r->client))--;
             s->ord->client_room(s, r->client);
         }
+    } else if (r->xdeps) {
+        s->xwaiting--;          /* completed without being taken */
     }
     r->state = TBBT__SCHED_DONE;
     for (uint32_t i = 0; i < r->nwaiters; i++) {
@@ -174,16 +190,56 @@ uint64_t tbbt_sched_complete(struct tbbt_sched *s, uint64_t seq)
         req *wr = tbbt__sched_r(s, w);
         if (wr->seq != w || wr->ndeps == 0)
             continue;
-        if (--wr->ndeps == 0 && wr->state == TBBT__SCHED_WAIT)
+        if (r->external && !wr->external && --wr->xdeps == 0 &&
+            wr->state == TBBT__SCHED_WAIT)
+            s->xwaiting--;
+        if (--wr->ndeps > 0)
+            continue;
+        if (wr->state == TBBT__SCHED_WAIT) {
             s->ord->freed(s, wr);
+        } else if (wr->external && wr->notified && wr->state == TBBT__SCHED_TAKEN) {
+            if (!s->xdue)
+                s->xdue = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+            g_array_append_val(s->xdue, w);
+        }
     }
     r->nwaiters = 0;
+}
+
+/* r (live) is done, and the notified external requests waiting only for it (and so
+ * on, without recursion); the window moves past the completed oldest requests. */
+static uint64_t complete(struct tbbt_sched *s, req *r)
+{
+    release(s, r);
+    while (s->xdue && s->xdue->len) {
+        uint64_t q = g_array_index(s->xdue, uint64_t, s->xdue->len - 1);
+        g_array_set_size(s->xdue, s->xdue->len - 1);
+        release(s, tbbt__sched_r(s, q));
+    }
     uint64_t from = s->oldest;
     while (s->oldest < s->admitted && tbbt__sched_r(s, s->oldest)->state == TBBT__SCHED_DONE) {
         tbbt__sched_r(s, s->oldest)->state = TBBT__SCHED_FREE;
         s->oldest++;
     }
     return s->oldest - from;
+}
+
+uint64_t tbbt_sched_complete(struct tbbt_sched *s, uint64_t seq)
+{
+    req *r = tbbt__sched_r(s, seq);
+    assert(r->seq == seq && (r->state == TBBT__SCHED_WAIT || r->state == TBBT__SCHED_TAKEN));
+    assert(!r->external);
+    return complete(s, r);
+}
+
+uint64_t tbbt_sched_complete_external(struct tbbt_sched *s, uint64_t seq)
+{
+    req *r = tbbt__sched_r(s, seq);
+    assert(tbbt_sched_live(s, seq) && r->external && !r->notified);
+    r->notified = true;
+    if (r->ndeps)
+        return 0;   /* it completes with its last dependency here (sched.h) */
+    return complete(s, r);
 }
 
 /* ------------------------------------------------------------------ state */
@@ -211,6 +267,18 @@ unsigned tbbt_sched_peak(const struct tbbt_sched *s)
 uint64_t tbbt_sched_client_stalls(const struct tbbt_sched *s)
 {
     return s->client_stalls;
+}
+
+uint64_t tbbt_sched_external_stalls(const struct tbbt_sched *s)
+{
+    return s->xstalls;
+}
+
+bool tbbt_sched_external_blocked(const struct tbbt_sched *s)
+{
+    if (s->o.max_outstanding && s->inflight >= s->o.max_outstanding)
+        return false;
+    return s->ord->xblocked(s);
 }
 
 bool tbbt_sched_starved(const struct tbbt_sched *s)
