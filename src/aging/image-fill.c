@@ -5,7 +5,10 @@
  * from the map's known sizes or --sizes, directories by --dir-ratio, placed by
  * --distortion and --merge), and with aging the filler files that fragment the free
  * space and are deleted after the data phase.  Part of the build planned in image.c,
- * whose state it shares (plan-int.h); the operations go through the backend.
+ * whose state it shares (plan-int.h); the operations go through the backend.  With
+ * several clones each plans 1/N of the space measured before the first clone (so that
+ * clones built at once by MPI ranks plan what clones built in turn do), and the gap to
+ * the target is closed once, in the last clone, when every clone is built.
  */
 #include "aging/image-int.h"
 #include "aging/plan-int.h"
@@ -200,12 +203,17 @@ int tbbt__image_plan_fill(struct build *b)
 
     if (b->o->fill <= 0)
         return 0;
-    if ((rc = fs_usage(b, &used)) < 0)
+    if (b->have_base) {     /* several clones: the use before the first, shared by all */
+        b->capacity = b->base_capacity;
+        b->block = b->base_block;
+        used = b->base_used;
+    } else if ((rc = fs_usage(b, &used)) < 0) {
         return rc;
+    }
     for (i = 0; i < b->files->len; i++)
         planned += on_disk(b, g_array_index(b->files, struct file, i).size);
     target = (uint64_t)(b->o->fill * (double)b->capacity);
-    share = target > used ? (target - used) / (b->o->clones - b->clone) : 0;
+    share = target > used ? (target - used) / b->o->clones : 0;
     /* a margin for metadata: the top-up after the data phase closes the gap */
     fill_bytes = share > planned ? (share - planned) - (share - planned) / 50 : 0;
     if (b->class_dirs[SYN]->len == 0 && b->o->merge < 1 && (rc = new_dir(b, 0, &top)) < 0)
@@ -215,7 +223,7 @@ int tbbt__image_plan_fill(struct build *b)
     if (!b->o->fragment_free || !tbbt__image_aging(b))
         return 0;
     /* fillers: most of the space that stays free, written interleaved, deleted at the end */
-    free_after = b->capacity > target ? (b->capacity - target) / (b->o->clones - b->clone) : 0;
+    free_after = b->capacity > target ? (b->capacity - target) / b->o->clones : 0;
     for (uint64_t left = free_after - free_after / 5; left > 0 && rc == 0;) {
         uint64_t size = MIN(tbbt__image_draw_size(b), left);
         if ((rc = new_file(b, pick_dir(b), size, true)) == 0) {
@@ -247,10 +255,9 @@ static int trim_over(struct build *b, uint64_t *used, uint64_t target)
     return rc;
 }
 
-/* After the data phase: fillers go, and small synthetic files close the gap to the target. */
+/* After the clone's data phase: its fillers go, its files lose blocks beyond their end. */
 int tbbt__image_finish_fill(struct build *b)
 {
-    uint64_t used, target;
     int rc = 0;
 
     for (guint i = 0; i < b->files->len && rc == 0; i++) {
@@ -272,8 +279,16 @@ int tbbt__image_finish_fill(struct build *b)
         if (!f->filler && (rc = b->ops->trim(b->be, b->paths->str + f->path, f->size)) < 0)
             rc = tbbt__image_data_fail(b, f, rc);
     }
-    if (rc < 0 || b->clone + 1 != b->o->clones)
-        return rc;
+    return rc;
+}
+
+int tbbt__image_top_up(struct build *b)
+{
+    uint64_t used, target;
+    int rc;
+
+    if (b->o->fill <= 0)
+        return 0;
     if ((rc = fs_sync(b)) < 0 || (rc = fs_usage(b, &used)) < 0)
         return rc;
     target = (uint64_t)(b->o->fill * (double)b->capacity);

@@ -17,7 +17,9 @@
  * Synthetic objects (paper 3.2; image-fill.c) are planned between the phases, fillers
  * and spacers deleted at the end, and the map root's mode and owner given to each clone
  * directory.  Every random choice comes from the seed, in an order that does not
- * depend on the backend.  The operations themselves go through a backend
+ * depend on the backend, each clone's from a stream of its own (clone_seed()), so that
+ * under MPI (image-team.c; rank r builds clones r, r + R, ...) a clone is the same
+ * whichever rank builds it.  The operations themselves go through a backend
  * (image-int.h): image-local.c (system calls beneath a local directory, nothing
  * followed through a symlink) or image-nfs.c (NFSv3 calls).  The manifest (written
  * as the build goes) lists what was made, for the player (obj lines: where each
@@ -38,6 +40,7 @@
 
 #include "ns/manifest.h"
 #include "ns/ns.h"
+#include "mpi/tbbt-mpi.h"
 #include "util/outfile.h"
 #include "util/util.h"
 
@@ -673,6 +676,22 @@ static int read_table(struct build *b)
 
 /* ---- entry point ------------------------------------------------------------------ */
 
+/*
+ * Clone k's own random stream: the seed alone for clone 0 (so one clone, and clone 0 of
+ * several, are what they always were), the seed and k for the others.  With the size
+ * reservoir and the synthetic names also starting afresh, a clone's plan depends on the
+ * map, the options, the seed and k only, not on the clones built before it: the same
+ * whichever rank builds it (docs/tbbt-init.md "Under MPI").
+ */
+static void clone_seed(struct build *b, uint32_t k)
+{
+    const guint32 s[3] = { (guint32)b->o->seed, (guint32)(b->o->seed >> 32), k };
+
+    g_rand_set_seed_array(b->rand, s, k == 0 ? 2 : 3);
+    b->known = 0;
+    b->syn_seq = 0;
+}
+
 /* Forgets the previous clone's plan. */
 static void clone_reset(struct build *b)
 {
@@ -710,6 +729,9 @@ static int build_clone(struct build *b, uint32_t k)
 
     b->clone = k;
     b->clone_dir = b->o->clones > 1 ? g_strdup_printf("tbbt-clone-%" PRIu32, k) : g_strdup(".");
+    if (b->team)
+        tbbt__image_team_clone(b, k);
+    clone_seed(b, k);
     rc = b->ops->begin_clone(b->be, b->clone_dir, b->o->clones > 1);
     if (rc < 0 && stage(b) == TBBT__IMAGE_AT_CREATE)
         return fail(b, rc, "cannot make %s/%s: %s", b->o->root, b->clone_dir, strerror(-rc));
@@ -734,6 +756,19 @@ static int build_clone(struct build *b, uint32_t k)
         rc = phase_data(b);
     if (rc == 0)
         rc = tbbt__image_finish_fill(b);
+    if (k + 1 == b->o->clones && b->o->fill > 0) {
+        /* the whole file system's fill, once every clone is there (on every rank) */
+        if (b->team) {
+            b->built_agreed = true;
+            erc = tbbt__image_team_agree(b, rc);
+            if (rc == 0)
+                b->errbuf[0] = '\0';     /* another rank's reason: not this rank's */
+        } else {
+            erc = 0;
+        }
+        if (rc == 0 && erc == 0)
+            rc = tbbt__image_top_up(b);
+    }
     if (rc == 0)
         rc = remove_spacers(b);
     if (rc == 0)
@@ -814,10 +849,9 @@ static char *abs_path(const char *path)
     return p;
 }
 
-static void man_header(struct build *b)
+static void man_header(struct build *b, struct tbbt_manifest_writer *w)
 {
     const struct tbbt_image_opts *o = b->o;
-    struct tbbt_manifest_writer *w = &b->man;
     /* absolute: the manifest is read from any directory (tbbt-play) */
     char *map = abs_path(o->map), *root = o->server ? g_strdup(o->root) : abs_path(o->root);
 
@@ -843,11 +877,11 @@ static void man_header(struct build *b)
                         o->distortion, o->merge, o->fragment_free, o->spread, o->spacers);
 }
 
-static void man_footer(struct build *b, int rc)
+static void man_footer(struct build *b, struct tbbt_manifest_writer *w, int rc)
 {
     const struct tbbt_image_stats *st = b->st;
 
-    tbbt_manifest_write(&b->man, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
+    tbbt_manifest_write(w, "stats", "dirs %" PRIu64 " files %" PRIu64 " links %" PRIu64
                         " symlinks %" PRIu64 " others %" PRIu64 " bytes %" PRIu64 " appends %"
                         PRIu64 " unknown_sizes %" PRIu64 " synthetic_files %" PRIu64
                         " synthetic_dirs %" PRIu64 " synthetic_bytes %" PRIu64 " fillers %"
@@ -858,9 +892,9 @@ static void man_footer(struct build *b, int rc)
                         st->fillers, st->filler_bytes, st->spacers, st->utilization,
                         st->seconds);
     if (rc == 0)
-        tbbt_manifest_write(&b->man, "status", "complete");
+        tbbt_manifest_write(w, "status", "complete");
     else
-        tbbt_manifest_write_path(&b->man, "status", "failed", b->errbuf);
+        tbbt_manifest_write_path(w, "status", "failed", b->errbuf);
 }
 
 static void build_init(struct build *b)
@@ -906,20 +940,156 @@ static void build_fini(struct build *b)
     g_array_free(b->table, TRUE);
 }
 
-/* The clones, the final sync and the utilization; 0 or the first error. */
+/*
+ * --fill with several clones: the file system's use before the first clone, which every
+ * clone's plan divides (image-fill.c), so that the plan does not depend on the order or
+ * the concurrency of the clones.  0 or an error.
+ */
+static int base_usage(struct build *b)
+{
+    int rc;
+
+    if (b->o->fill <= 0 || b->o->clones < 2)
+        return 0;
+    rc = b->ops->usage(b->be, &b->base_capacity, &b->base_used, &b->base_block);
+    if (rc < 0)
+        return fail(b, rc, "cannot stat the file system of '%s': %s", b->o->root, strerror(-rc));
+    b->have_base = true;
+    return 0;
+}
+
+/*
+ * The clones this process builds (all of them; under MPI rank r of R builds r, r + R,
+ * ...) and the final sync; 0 or the first error of this process.  Under MPI every rank
+ * then learns whether all succeeded (the first failure's reason in errbuf).  The
+ * utilization is measured once all is synced (rank 0).
+ */
 static int build_all(struct build *b)
 {
+    uint32_t rank = b->team ? b->o->rank : 0, step = b->team ? b->o->ranks : 1;
     uint64_t used = 0;
     int rc = b->o->sizes ? read_table(b) : 0;
 
-    for (uint32_t k = 0; rc == 0 && k < b->o->clones; k++)
+    if (rc == 0 && !b->team)
+        rc = base_usage(b);
+    for (uint32_t k = rank; rc == 0 && k < b->o->clones; k += step)
         rc = build_clone(b, k);
+    if (b->team && b->o->fill > 0 && !b->built_agreed) {     /* the last clone's rank waits */
+        int erc = tbbt__image_team_agree(b, rc);
+        if (rc == 0 && erc < 0)
+            b->errbuf[0] = '\0';
+    }
     if (rc == 0 && (rc = b->ops->sync(b->be)) < 0)
         fail(b, rc, "cannot sync the image: %s", strerror(-rc));
+    if (b->team)
+        rc = tbbt__image_team_agree(b, rc);
     b->st->seconds = (double)(tbbt_now_ns() - b->started_ns) / 1e9;
-    if (b->ops->usage(b->be, &b->capacity, &used, &b->block) == 0 && b->capacity)
+    if ((!b->team || b->o->rank == 0) &&
+        b->ops->usage(b->be, &b->capacity, &used, &b->block) == 0 && b->capacity)
         b->st->utilization = (double)used / (double)b->capacity;
     progress(b, true);
+    return rc;
+}
+
+/* Opens the manifest's temporary file; NULL with the reason in errbuf. */
+static struct tbbt_outfile *man_open(struct build *b, FILE **man, int *rc)
+{
+    struct tbbt_outfile *out = tbbt_outfile_new(b->o->manifest, 0, rc, NULL, 0);
+
+    if (out && (*man = tbbt_outfile_stream(out, rc, NULL, 0)))
+        return out;
+    tbbt_outfile_abort(out);
+    fail(b, *rc, "cannot write the manifest '%s': %s", b->o->manifest, strerror(-*rc));
+    return NULL;
+}
+
+/*
+ * Start-up under MPI: every rank checks the manifest's place and the map and opens the
+ * backend; once all have, rank 0 (alone) prepares the root, measures the base use for
+ * --fill and opens the manifest.  A failure anywhere stops every rank before anything
+ * else is made.  0, or the first failure (errbuf: its rank and reason).
+ */
+static int team_start(struct build *b, struct tbbt_outfile **man_out, FILE **man)
+{
+    const struct tbbt_image_opts *o = b->o;
+    uint64_t base[4];
+    int rc = manifest_outside(b);
+
+    if (rc == 0)
+        rc = tbbt_ns_map_check(o->map, &b->map, b->errbuf, b->errlen);
+    if (rc == 0 && !(b->be = b->ops->open(o, b->st, b->errbuf, b->errlen, &rc)) && rc == 0)
+        rc = -EIO;
+    if ((rc = tbbt__image_team_agree(b, rc)) < 0)
+        return rc;
+    if (o->rank == 0 && (rc = prepare_root(b)) == 0 && (rc = base_usage(b)) == 0)
+        *man_out = man_open(b, man, &rc);
+    if ((rc = tbbt__image_team_agree(b, rc)) < 0)
+        return rc;
+    base[0] = b->have_base;
+    base[1] = b->base_capacity;
+    base[2] = b->base_used;
+    base[3] = b->base_block;
+    if ((rc = tbbt_mpi_bcast(base, sizeof(base))) < 0)
+        return fail(b, rc, "MPI broadcast failed: %s", tbbt_mpi_error());
+    b->have_base = base[0] != 0;
+    b->base_capacity = base[1];
+    b->base_used = base[2];
+    b->base_block = base[3];
+    return 0;
+}
+
+/*
+ * A build as one of several MPI ranks (o->ranks > 1; docs/tbbt-init.md "Under MPI"): the
+ * start-up above, this rank's clones, then rank 0 writes the manifest with every rank's
+ * lines (image-team.c).  Every rank returns the same status.
+ */
+static int build_team(struct build *b)
+{
+    struct tbbt_outfile *man_out = NULL;
+    struct tbbt_manifest_writer w;
+    FILE *man = NULL;
+    char *why = NULL, *first = NULL;
+    int rc, wrc, crc = 0;
+
+    if ((rc = team_start(b, &man_out, &man)) < 0) {
+        tbbt_outfile_abort(man_out);
+        b->ops->close(b->be);
+        return rc;
+    }
+    build_init(b);
+    tbbt__image_team_init(b);
+    tbbt_manifest_writer_init(&b->man, b->part_f);
+    if (man_out) {
+        tbbt_manifest_writer_init(&w, man);
+        man_header(b, &w);
+    }
+    rc = build_all(b);
+    /* rank 0's own late failures (the gathered parts, the manifest's commit) */
+    wrc = tbbt__image_team_merge(b, &w);
+    if (man_out) {
+        if (wrc < 0)
+            why = g_strdup(b->errbuf);
+        man_footer(b, &w, rc < 0 ? rc : wrc);
+        tbbt_manifest_write_sum(&w);
+        tbbt_manifest_writer_fini(&w);
+        if ((crc = tbbt_outfile_commit(man_out, NULL, 0)) < 0 && wrc == 0) {
+            wrc = crc;
+            why = g_strdup_printf("cannot write the manifest '%s': %s", b->o->manifest,
+                                  strerror(-crc));
+        }
+    }
+    /* every rank returns once the manifest is in place (or not), with the same status */
+    crc = tbbt_mpi_agree(rc < 0 ? 0 : wrc, rc < 0 ? NULL : why, &first);
+    if (rc == 0 && crc < 0) {
+        rc = crc;
+        snprintf(b->errbuf, b->errlen, "%s", first ? first : tbbt_mpi_error());
+    }
+    g_free(first);
+    g_free(why);
+    tbbt_manifest_writer_fini(&b->man);
+    tbbt__image_team_fini(b);
+    b->ops->close(b->be);
+    build_fini(b);
     return rc;
 }
 
@@ -927,7 +1097,8 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
                            const struct tbbt_image_opts *o, struct tbbt_image_stats *st,
                            char *errbuf, size_t errlen)
 {
-    struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .ops = ops };
+    struct build b = { .o = o, .st = st, .errbuf = errbuf, .errlen = errlen, .ops = ops,
+                       .team = o->ranks > 1 };
     struct tbbt_outfile *man_out = NULL;
     FILE *man;
     int rc, wrc;
@@ -935,6 +1106,8 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     *st = (struct tbbt_image_stats){ 0 };
     errbuf[0] = '\0';
     b.started_ns = tbbt_now_ns();
+    if (b.team)
+        return build_team(&b);
     if ((rc = manifest_outside(&b)) < 0)
         return rc;
     /* a map that is not whole and valid must not cost an earlier image (--force) */
@@ -956,9 +1129,9 @@ int tbbt__image_build_with(const struct tbbt__image_backend_ops *ops,
     }
     build_init(&b);
     tbbt_manifest_writer_init(&b.man, man);
-    man_header(&b);
+    man_header(&b, &b.man);
     rc = build_all(&b);
-    man_footer(&b, rc);
+    man_footer(&b, &b.man, rc);
     tbbt_manifest_write_sum(&b.man);
     tbbt_manifest_writer_fini(&b.man);
     if ((wrc = tbbt_outfile_commit(man_out, NULL, 0)) < 0 && rc == 0)

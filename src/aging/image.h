@@ -54,6 +54,11 @@ struct tbbt_image_opts {
     uint32_t outstanding;       /* NFS calls in flight (0: 128) */
     uint32_t connections;       /* NFS connections (0: 2) */
     int timeout_ms;             /* longest wait for one NFS reply (0: 30000) */
+    /* under MPI (docs/tbbt-init.md "Under MPI"): this process is rank `rank` of `ranks`
+     * (ranks 0 or 1: it builds everything alone) and builds clones rank, rank + ranks, ...;
+     * the ranks' builds are collective calls of the mpi module (src/mpi/tbbt-mpi.h), with
+     * the same options on every rank, and ranks <= clones */
+    uint32_t rank, ranks;
 };
 
 void tbbt_image_opts_init(struct tbbt_image_opts *o);
@@ -76,7 +81,10 @@ struct tbbt_image_stats {
  * errbuf (bad map entry with its line, a path that would leave the root,
  * ENOSPC, a non-empty root without --force ...).  Once the root is accepted
  * the manifest is written whatever happens next, saying how far the build
- * got (a refused root leaves an earlier manifest as it was).
+ * got (a refused root leaves an earlier manifest as it was).  With o->ranks > 1
+ * (collective, main thread): every rank returns the same status, the reason then
+ * "rank R (host): ..." of the first failing rank; rank 0 alone prepares the root and
+ * writes the manifest, and its *st is the sum over the ranks.
  */
 int tbbt_image_build(const struct tbbt_image_opts *o, struct tbbt_image_stats *st, char *errbuf,
                      size_t errlen);

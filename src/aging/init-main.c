@@ -2,14 +2,18 @@
 /*
  * tbbt-init: builds the initial file system image of a hierarchy map under a
  * root directory (local system calls, or NFSv3 calls to a server with --server),
- * and measures aging (--measure).  docs/tbbt-init.md.
+ * and measures aging (--measure).  Launched by mpirun, each rank builds its share of
+ * the clones (docs/tbbt-init.md "Under MPI"); only rank 0 prints and writes files.
  */
+#include <fcntl.h>
 #include <glib.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "aging/image.h"
 #include "aging/measure.h"
+#include "mpi/tbbt-mpi.h"
 #include "ns/ns.h"
 #include "util/cli.h"
 #include "util/exit-codes.h"
@@ -136,7 +140,9 @@ static int build(void)
                 opt_large_size);
         return TBBT_EXIT_USAGE;
     }
-    o.progress = tbbt_cli_progress(&opt_common);
+    o.progress = tbbt_cli_progress(&opt_common) && tbbt_mpi_rank() == 0;
+    o.rank = (uint32_t)tbbt_mpi_rank();
+    o.ranks = (uint32_t)tbbt_mpi_size();
     if (opt_scope && !parse_bytes(opt_scope, &o.scope)) {
         g_free(manifest);
         fprintf(stderr, "tbbt-init: --scope: '%s' is not a size (e.g. 64M)\n", opt_scope);
@@ -148,6 +154,9 @@ static int build(void)
         g_free(manifest);
         return TBBT_EXIT_FAIL;
     }
+    if (!opt_common.quiet && o.ranks > 1)
+        printf("tbbt-init: %" PRIu32 " clones built by %" PRIu32 " MPI ranks\n", o.clones,
+               o.ranks);
     if (!opt_common.quiet)
         printf("tbbt-init: %" G_GUINT64_FORMAT " directories, %" G_GUINT64_FORMAT " files, %"
                G_GUINT64_FORMAT " hard links, %" G_GUINT64_FORMAT " symlinks, %"
@@ -166,18 +175,46 @@ static int build(void)
     return TBBT_EXIT_OK;
 }
 
+/*
+ * Under MPI, ranks other than 0 print nothing (with --verbose, their own log lines):
+ * rank 0 prints the one summary, or the first failing rank's reason.
+ */
+static void quiet_rank(void)
+{
+    int fd;
+
+    if (tbbt_mpi_rank() == 0 || opt_common.verbose || (fd = open("/dev/null", O_WRONLY)) < 0)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+}
+
+/* Under MPI: fn on rank 0 only (the others wait), every rank exiting with its code. */
+static int on_rank0(int (*fn)(void))
+{
+    int rc = tbbt_mpi_rank() == 0 ? fn() : TBBT_EXIT_OK;
+
+    if (tbbt_mpi_bcast(&rc, sizeof(rc)) < 0)
+        return tbbt_cli_fail("MPI broadcast failed: %s", tbbt_mpi_error());
+    return rc;
+}
+
 /* What the options ask for: the aging measures, the map's check or the build; the exit code. */
 static int run(void)
 {
+    quiet_rank();
     if (opt_measure && opt_server) {
         fprintf(stderr, PROG ": --measure reads block maps (FIEMAP, GETFSMAP) of a local file "
                         "system: it cannot work through --server\n");
         return TBBT_EXIT_USAGE;
     }
     if (opt_measure)
-        return measure();
+        return on_rank0(measure);
     if (opt_check && opt_map)
-        return check_map();
+        return on_rank0(check_map);
     if (!opt_map || (!opt_root && !opt_server))
         return tbbt_cli_usage("--map MAP and --root DIR are needed (or --measure DIR)");
     if (!opt_server != !opt_export) {
@@ -202,12 +239,23 @@ static int run(void)
         fprintf(stderr, PROG ": --fill must be in [0, 1), --distortion and --merge in [0, 1]\n");
         return TBBT_EXIT_USAGE;
     }
+    if (tbbt_mpi_size() > opt_clones) {     /* the same decision on every rank */
+        fprintf(stderr, PROG ": %d MPI ranks for --clones %d: each rank builds whole clones, "
+                "so run at most as many ranks as clones\n", tbbt_mpi_size(), opt_clones);
+        return TBBT_EXIT_USAGE;
+    }
     return build();
 }
 
 int main(int argc, char **argv)
 {
-    return tbbt_cli_main(&(struct tbbt_cli_spec){
+    int rc;
+
+    if (tbbt_mpi_init(&argc, &argv) < 0) {     /* under mpirun only; else inactive */
+        fprintf(stderr, PROG ": cannot start MPI: %s\n", tbbt_mpi_error());
+        return TBBT_EXIT_FAIL;
+    }
+    rc = tbbt_cli_main(&(struct tbbt_cli_spec){
         .prog = PROG, .param = "- build and age the initial image of a trace",
         .entries = entries, .log_options = true, .common = &opt_common,
         .description =
@@ -217,5 +265,8 @@ int main(int argc, char **argv)
             "Aging:  tbbt-init --measure DIR [--json]\n"
             "Check:  tbbt-init --map MAP --check\n"
             "Exit status: 0 success, 1 failure, 2 usage error.\n"
+            "Under MPI (mpirun -np R, R <= N): rank r builds clones r, r + R, ...\n"
             "See docs/tbbt-init.md." }, argc, argv, run);
+    tbbt_mpi_finalize();
+    return rc;
 }

@@ -69,6 +69,24 @@ struct build {
     uint32_t clone;
     struct tbbt__image_attrs root_attrs;    /* the map root's (path ".") */
     struct tbbt_ns_map_info map;    /* tbbt_ns_map_check()'s: version, checksum */
+    /* --fill with several clones: the file system's use before the first clone, shared
+     * by every clone's plan (the same whether the clones are built in turn or at once) */
+    bool have_base;
+    uint64_t base_capacity, base_used, base_block;
+    /* under MPI (o->ranks > 1; image-team.c): this rank's manifest lines go to a memory
+     * stream, one part per clone, gathered by rank 0 at the end */
+    bool team;
+    FILE *part_f;                   /* open_memstream() of part_buf, part_len */
+    char *part_buf;
+    size_t part_len;
+    GArray *parts;                  /* struct tbbt__image_part: where each clone's lines start */
+    bool built_agreed;              /* the "every clone built" agreement is behind us */
+};
+
+/* Where one clone's manifest lines start in this rank's part stream. */
+struct tbbt__image_part {
+    uint32_t clone;
+    uint64_t off;
 };
 
 enum { EXT = 0, SYN = 1 };      /* the classes of directories: the map's, synthetic */
@@ -91,8 +109,31 @@ uint64_t tbbt__image_draw_size(struct build *b);
 /* Plans this clone's synthetic files and the fillers, before the data phase; 0 or an
  * error (the reason in the build's errbuf). */
 int tbbt__image_plan_fill(struct build *b);
-/* After the data phase: the fillers go, and small synthetic files close the gap to the
- * target; 0 or an error (the reason in the build's errbuf). */
+/* After the clone's data phase: its fillers go and its files are trimmed to their size;
+ * 0 or an error (the reason in the build's errbuf). */
 int tbbt__image_finish_fill(struct build *b);
+/* After the last clone (every clone built, on every rank): small synthetic files close
+ * the gap to the target, or the newest go when it is overshot, in the last clone; 0 or an
+ * error (the reason in the build's errbuf). */
+int tbbt__image_top_up(struct build *b);
+
+/* image-team.c: building under MPI (docs/tbbt-init.md "Under MPI") */
+/* Starts this rank's part stream (team builds only). */
+void tbbt__image_team_init(struct build *b);
+void tbbt__image_team_fini(struct build *b);
+/* Marks where clone k's manifest lines start. */
+void tbbt__image_team_clone(struct build *b, uint32_t k);
+/*
+ * Collective: may every rank go on?  rc is this rank's status, its reason in the build's
+ * errbuf.  Returns 0, or the first failing rank's status, and then errbuf holds "rank R
+ * (host): reason" on every rank.  Outside a team: rc.
+ */
+int tbbt__image_team_agree(struct build *b, int rc);
+/*
+ * Collective: rank 0 gathers every rank's part and stats and writes the parts to w in
+ * clone order; *st becomes the sum of every rank's stats (utilization and seconds are
+ * rank 0's to set).  0 or an error (reason in errbuf).
+ */
+int tbbt__image_team_merge(struct build *b, struct tbbt_manifest_writer *w);
 
 #endif

@@ -5,8 +5,10 @@
  * NFS ones, and the tests check the operations it is asked for and their order for
  * small maps (names before data, hard links after their file, the map root's mode and
  * owner on each clone directory at its end, the marker, --force removing newest first,
- * aging in appends), and the manifest lines (the server and export lines of a build
- * through NFS; a failure the backend reported itself keeps its message).  The real
+ * aging in appends), the manifest lines (the server and export lines of a build
+ * through NFS; a failure the backend reported itself keeps its message), and that a
+ * clone's plan is the same whichever MPI rank builds it (the module inactive: a rank's
+ * own share of the build, docs/tbbt-init.md "Under MPI").  The real
  * backends are tested against real file systems and the lab server by
  * tests/integration/050-init.sh and 055-init-nfs.sh.
  */
@@ -437,6 +439,111 @@ static void test_order(void **state)
     run_fini(&r);
 }
 
+/* A map whose unknown sizes are drawn from several known ones (the random stream shows). */
+static const char map_sizes[] =
+    "# tbbt-map 2\n"
+    "1\td\t4096\t0\t-\t.\t.\t-\t1\t0755:0:0\n"
+    "2\td\t4096\t0\t-\ta\ta\t-\t1\t0755:0:0\n"
+    "3\tf\t10\t0\t-\ta/k1\ta/k1\t-\t1\t0644:0:0\n"
+    "4\tf\t200\t0\t-\ta/k2\ta/k2\t-\t1\t0644:0:0\n"
+    "5\tf\t3000\t0\t-\tk3\tk3\t-\t1\t0644:0:0\n"
+    "6\tf\t40000\t0\t-\tk4\tk4\t-\t1\t0644:0:0\n"
+    "7\tf\t-\t0\t-\ta/u1\ta/u1\t-\t1\t-\n"
+    "8\tf\t-\t0\t-\ta/u2\ta/u2\t-\t1\t-\n"
+    "9\tf\t-\t0\t-\tu3\tu3\t-\t1\t-\n"
+    "10\tf\t-\t0\t-\tu4\tu4\t-\t1\t-\n";
+
+/* Clone k's operations in a build's log: its begin_clone to its end_clone (given). */
+static char *clone_ops(const char *log, uint32_t k)
+{
+    char *begin = g_strdup_printf("begin_clone tbbt-clone-%u make=1\n", k);
+    const char *from = strstr(log, begin), *to;
+
+    g_free(begin);
+    assert_non_null(from);
+    to = strstr(from, "end_clone\n");
+    assert_non_null(to);
+    return g_strndup(from, (gsize)(to - from));
+}
+
+/* Clone k's manifest lines: its made line to the next clone's or the stats (given). */
+static char *clone_lines(const char *m, uint32_t k)
+{
+    char *begin = g_strdup_printf("made\td\ttbbt-clone-%u\nclone\t", k);
+    const char *from = strstr(m, begin), *next, *to;
+
+    assert_non_null(from);
+    next = strstr(from + strlen(begin), "\nclone\t");     /* the next clone's made line */
+    to = next ? g_strrstr_len(from, next - from, "\n") + 1 : strstr(from, "stats\t");
+    assert_non_null(to);
+    g_free(begin);
+    return g_strndup(from, (gsize)(to - from));
+}
+
+/*
+ * Under MPI rank r of R builds clones r, r + R, ...: each clone gets the same operations
+ * (unknown sizes, --spread order, aging order) and manifest lines as in a build of all
+ * of them by one process; rank 0 alone prepares the root and writes the manifest.
+ */
+static void test_ranks(void **state)
+{
+    struct run one, r0, r1;
+    char *log_one, *log_r0, *log_r1, *m_one, *m_r0;
+
+    (void)state;
+    run_init(&one, map_sizes);
+    one.o.clones = 4;
+    one.o.scope = 1 << 20;
+    one.o.appends = 3;
+    one.o.spread = true;
+    assert_int_equal(run(&one), 0);
+    log_one = g_strdup(fk.last_log->str);
+    r0 = one;
+    r0.manifest = g_strdup_printf("%s/m%d", tmpdir, ++seq);
+    r0.o.manifest = r0.manifest;
+    r0.o.ranks = 2;
+    assert_int_equal(run(&r0), 0);
+    log_r0 = g_strdup(fk.last_log->str);
+    r1 = r0;
+    r1.manifest = g_strdup_printf("%s/m%d", tmpdir, ++seq);
+    r1.o.manifest = r1.manifest;
+    r1.o.rank = 1;
+    assert_int_equal(run(&r1), 0);
+    log_r1 = g_strdup(fk.last_log->str);
+
+    for (uint32_t k = 0; k < 4; k++) {
+        char *a = clone_ops(log_one, k), *b = clone_ops(k % 2 ? log_r1 : log_r0, k);
+        assert_string_equal(a, b);
+        g_free(a);
+        g_free(b);
+    }
+    assert_null(strstr(log_r0, "tbbt-clone-1"));
+    assert_null(strstr(log_r1, "tbbt-clone-0"));
+    assert_non_null(strstr(log_r0, "root_empty\nwrite_marker\n"));
+    assert_null(strstr(log_r1, "root_empty"));         /* the root is rank 0's */
+    assert_null(strstr(log_r1, "marker"));
+    assert_false(g_file_test(r1.manifest, G_FILE_TEST_EXISTS));
+    m_one = read_text(one.manifest);
+    m_r0 = read_text(r0.manifest);
+    for (uint32_t k = 0; k < 4; k += 2) {
+        char *a = clone_lines(m_one, k), *b = clone_lines(m_r0, k);
+        assert_string_equal(a, b);
+        g_free(a);
+        g_free(b);
+    }
+    assert_non_null(strstr(m_r0, "\nstatus\tcomplete\n"));
+    assert_int_equal(r0.st.files, 2 * 8);          /* its own two clones (no other rank) */
+    assert_int_equal(r0.st.unknown_sizes, 2 * 4);
+    g_free(m_one);
+    g_free(m_r0);
+    g_free(log_one);
+    g_free(log_r0);
+    g_free(log_r1);
+    g_free(r0.manifest);
+    g_free(r1.manifest);
+    run_fini(&one);
+}
+
 /* Through NFS: the manifest says so; clones each get the root's attributes at their end. */
 static void test_nfs_clones(void **state)
 {
@@ -567,6 +674,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_order, reset),
         cmocka_unit_test_setup(test_nfs_clones, reset),
+        cmocka_unit_test_setup(test_ranks, reset),
         cmocka_unit_test_setup(test_aging, reset),
         cmocka_unit_test_setup(test_force, reset),
         cmocka_unit_test_setup(test_deferred_failure, reset),
