@@ -3,7 +3,8 @@
  * The synthetic objects of tbbt-init (TBBT paper 3.2; docs/tbbt-init.md): directories
  * and files added to the map's image until the file system is --fill full (sizes drawn
  * from the map's known sizes or --sizes, directories by --dir-ratio, placed by
- * --distortion and --merge), and with aging the filler files that fragment the free
+ * --distortion and --merge; the --sizes table is read here), and with aging the filler
+ * files that fragment the free
  * space and are deleted after the data phase.  Part of the build planned in image.c,
  * whose state it shares (plan-int.h); the operations go through the backend.  With
  * several clones each plans 1/N of the space measured before the first clone (so that
@@ -18,6 +19,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "util/util.h"
 
 /* The build's error, unless an earlier one is there: "cannot WHAT 'PATH': REASON". */
 static int fill_fail(struct build *b, int rc, const char *what, const char *path)
@@ -68,6 +71,45 @@ static void placed(struct build *b, guint dir)
     int c = g_array_index(b->dirs, struct dir, dir).synthetic ? SYN : EXT;
 
     g_array_append_val(b->class_parents[c], dir);
+}
+
+/* --sizes FILE: "SIZE WEIGHT" per line (bytes, relative weight); '#' starts a comment. */
+int tbbt__image_read_sizes(struct build *b)
+{
+    char *text = NULL, **lines;
+    GError *gerr = NULL;
+    int rc = 0;
+
+    if (!g_file_get_contents(b->o->sizes, &text, NULL, &gerr)) {
+        rc = tbbt__image_fail(b, -ENOENT, "cannot read the size table '%s': %s", b->o->sizes,
+                              gerr->message);
+        g_error_free(gerr);
+        return rc;
+    }
+    lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i] && rc == 0; i++) {
+        char *l = g_strstrip(lines[i]), *end;
+        double size, w;
+        if (!*l || *l == '#')
+            continue;
+        size = g_ascii_strtod(l, &end);
+        w = end != l ? g_ascii_strtod(end, &end) : -1;
+        while (*end == ' ' || *end == '\t')
+            end++;
+        if (!(size >= 0 && size <= 1e15) || !(w > 0 && w < 1e15) || (*end && *end != '#')) {
+            rc = tbbt__image_fail(b, TBBT_E_SYNTAX, "size table '%s' line %u: want SIZE WEIGHT",
+                                  b->o->sizes, i + 1);
+            break;
+        }
+        g_array_append_val(b->table, size);
+        g_array_append_val(b->table, w);
+        b->table_total += w;
+    }
+    if (rc == 0 && b->table->len == 0)
+        rc = tbbt__image_fail(b, TBBT_E_SYNTAX, "size table '%s' has no entries", b->o->sizes);
+    g_strfreev(lines);
+    g_free(text);
+    return rc;
 }
 
 /* One size from the distribution: the user's table, the map's sizes, or the built-in one. */

@@ -92,6 +92,9 @@ struct tbbt__image_part {
 enum { EXT = 0, SYN = 1 };      /* the classes of directories: the map's, synthetic */
 
 /* image.c */
+/* The build's error: the first reason (printf-style) is kept in its errbuf; returns rc. */
+int tbbt__image_fail(struct build *b, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Writes a made line (for --force) of path, relative to the clone directory. */
 void tbbt__image_made(struct build *b, char kind, const char *path);
 /* Whether the build ages (scope and appends): data is then written in sets of appends. */
@@ -101,7 +104,17 @@ int tbbt__image_append(struct build *b, const struct file *f, uint64_t len);
 /* The build's error for a failed write of f; returns rc. */
 int tbbt__image_data_fail(struct build *b, const struct file *f, int rc);
 
+/* image-root.c */
+/* The root made ready (empty, or --force: the previous image removed) and marked; 0 or an
+ * error (the reason in the build's errbuf).  One process (rank 0). */
+int tbbt__image_prepare_root(struct build *b);
+/* A local root: the manifest must not lie inside it.  0 or -EINVAL (the reason in the
+ * build's errbuf). */
+int tbbt__image_manifest_outside(struct build *b);
+
 /* image-fill.c */
+/* --sizes FILE into the build's table; 0 or an error (the reason in the build's errbuf). */
+int tbbt__image_read_sizes(struct build *b);
 /* Adds a directory new objects may go to (path copied). */
 void tbbt__image_add_dir(struct build *b, const char *path, bool synthetic, bool keep_empty);
 /* One size from the distribution: --sizes' table, the map's sizes, or the built-in one. */

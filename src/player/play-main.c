@@ -24,6 +24,7 @@
 #include "player/grace.h"
 #include "player/handles.h"
 #include "player/play-mpi.h"
+#include "player/play-scan.h"
 #include "player/precheck.h"
 #include "player/report.h"
 #include "player/resolve.h"
@@ -144,122 +145,23 @@ static bool causal_slack_auto(void)
            !strcmp(opt_causal_slack, "auto");
 }
 
-/*
- * How fast the traced clients reacted to their own replies: per trace endpoint (a client
- * connection), the time from the latest reply to its next call, in 1 us buckets up to
- * 1 ms.  A call that overlapped its endpoint's previous request is not a reaction.
- */
-#define REACT_BUCKETS 1001
-struct reactions {
-    GArray *last_reply;             /* uint64_t ns per endpoint, 0: none yet */
-    uint64_t n, hist[REACT_BUCKETS];
-};
-
-static void reaction_add(struct reactions *re, const struct tbbt_trace_rec *rec)
-{
-    if (rec->endpoint >= re->last_reply->len)
-        g_array_set_size(re->last_reply, rec->endpoint + 1);
-    uint64_t *last = &g_array_index(re->last_reply, uint64_t, rec->endpoint);
-    if (*last && rec->call_ns > *last) {
-        re->hist[MIN((rec->call_ns - *last) / 1000u, REACT_BUCKETS - 1)]++;
-        re->n++;
-    }
-    if ((rec->flags & TBBT_RF_REPLY) && rec->reply_ns > *last)
-        *last = rec->reply_ns;
-}
-
-/* The 1st percentile of the reactions (ns, 1 us resolution); 0 without any. */
-static uint64_t reaction_p1_ns(const struct reactions *re)
-{
-    uint64_t want = re->n / 100, seen = 0;
-    for (unsigned b = 0; re->n && b < REACT_BUCKETS; b++)
-        if ((seen += re->hist[b]) > want)
-            return (uint64_t)b * 1000u;
-    return 0;
-}
-
-/*
- * One pass over the trace's record headers (every optional field skipped): its NFS
- * version (that of its first NFS record, 3 if none; with --connections N and no
- * --causal-slack auto it stops there), with --causal-slack auto the slack (twice the
- * 1st percentile of the clients' reactions), and for --connections client the
- * connection of each endpoint: the traced client connections (client address, port
- * and transport) of its NFS records, numbered in order of first use; beyond
- * TBBT_ENGINE_MAX_CONNS they share round robin.  *map given (g_free()).
- */
+/* The trace's pass before the replay (play-scan.h): its version, slack and clients. */
 static int scan_trace(struct run *r, const char *path)
 {
-    int err = 0;
-    struct tbbt_trace_reader *t = tbbt_trace_reader_open(path, &err);
-    if (!t) {
-        fprintf(stderr, PROG ": cannot open trace '%s': %s\n", path, tbbt_strerror(err));
+    struct tbbt_play_scan sc = {.stop_at_version = opt_nconns != 0,
+                                .want_slack = causal_slack_auto(),
+                                .want_addrs = dist == TBBT_PLAY_DIST_CLIENTS};
+    char err[512];
+    if (tbbt_play_scan(path, &sc, err, sizeof(err)) < 0) {
+        fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
-    tbbt_trace_reader_skip_fields(t, ((uint64_t)1 << TBBT_F_NFIELDS) - 1);
-    GHashTable *clients = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    GArray *map = g_array_new(FALSE, TRUE, sizeof(uint16_t));
-    GHashTable *addrs = dist == TBBT_PLAY_DIST_CLIENTS
-                        ? g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL) : NULL;
-    struct tbbt_trace_rec rec;
-    bool vers_known = false, auto_slack = causal_slack_auto();
-    struct reactions react = {.last_reply = g_array_new(FALSE, TRUE, sizeof(uint64_t))};
-    int rc;
-    r->vers = 3;
-    tbbt_trace_rec_init(&rec);
-    while ((rc = tbbt_trace_reader_next(t, &rec)) == 1) {
-        if (rec.prog != TBBT_PROG_NFS2 && rec.prog != TBBT_PROG_NFS3)
-            continue;
-        if (!vers_known) {
-            r->vers = rec.prog == TBBT_PROG_NFS2 ? 2 : 3;
-            vers_known = true;
-            if (opt_nconns && !auto_slack && !addrs)
-                break;      /* --connections N: the version is all it needs */
-        }
-        if (auto_slack)
-            reaction_add(&react, &rec);
-        if (opt_nconns && !addrs)
-            continue;
-        if (rec.endpoint < map->len && g_array_index(map, uint16_t, rec.endpoint))
-            continue;
-        const struct tbbt_endpoint *ep = tbbt_eptab_get(tbbt_trace_reader_eptab(t), rec.endpoint);
-        if (addrs)
-            g_hash_table_add(addrs, g_strdup(ep->client));
-        char *key = g_strdup_printf("%s|%u|%d", ep->client, ep->client_port, ep->tcp);
-        gpointer v = g_hash_table_lookup(clients, key);
-        if (!v) {
-            v = GUINT_TO_POINTER(g_hash_table_size(clients) + 1);
-            g_hash_table_insert(clients, key, v);
-        } else {
-            g_free(key);
-        }
-        if (rec.endpoint >= map->len)
-            g_array_set_size(map, rec.endpoint + 1);
-        g_array_index(map, uint16_t, rec.endpoint) =
-            (uint16_t)((GPOINTER_TO_UINT(v) - 1) % TBBT_ENGINE_MAX_CONNS + 1);
-    }
-    tbbt_trace_rec_fini(&rec);
-    tbbt_trace_reader_close(t);
-    if (auto_slack)
-        r->causal_slack_ns = 2 * reaction_p1_ns(&react);
-    g_array_free(react.last_reply, TRUE);
-    r->nclients = g_hash_table_size(clients);
-    g_hash_table_destroy(clients);
-    if (addrs) {
-        r->naddrs = g_hash_table_size(addrs);
-        g_hash_table_destroy(addrs);
-    }
-    if (rc < 0) {
-        fprintf(stderr, PROG ": trace '%s': %s\n", path, tbbt_strerror(rc));
-        g_array_free(map, TRUE);
-        return -1;
-    }
-    /* stored + 1 (0: no NFS record used the endpoint); the engine wants indexes */
-    for (guint i = 0; i < map->len; i++) {
-        uint16_t *m = &g_array_index(map, uint16_t, i);
-        *m = *m ? (uint16_t)(*m - 1) : 0;
-    }
-    r->conn_map_len = map->len;
-    r->conn_map = (uint16_t *)(void *)g_array_free(map, FALSE);
+    r->vers = sc.vers;
+    r->causal_slack_ns = sc.causal_slack_ns;
+    r->nclients = sc.nclients;
+    r->naddrs = sc.naddrs;
+    r->conn_map = sc.conn_map;
+    r->conn_map_len = sc.conn_map_len;
     return 0;
 }
 
@@ -759,7 +661,8 @@ static int play(void)
         o.started_ns = &started_ns;
         if (dist == TBBT_PLAY_DIST_CLIENTS) {
             owner.by_connection = !strcmp(opt_client_key, "connection") ||
-                                  (!strcmp(opt_client_key, "auto") && r.naddrs < (unsigned)owner.size);
+                                  (!strcmp(opt_client_key, "auto") &&
+                                   r.naddrs < (unsigned)owner.size);
             peer = (struct tbbt_engine_peer){
                 .mine = tbbt_play_owner_mine, .mine_arg = &owner,
                 .in = g_async_queue_new_full((GDestroyNotify)g_bytes_unref),
