@@ -12,7 +12,9 @@
 #     same run, each rank's CPU per operation, start skew;
 #  3. the same ranks in timestamp timing (--ts-ops operations at --ts-rate calls/s per
 #     rank): start skew across the ranks (largest minus smallest start, rank 0's clock)
-#     against the target of 100 us, and the largest offset error.
+#     against the target of 100 us, and the largest offset error;
+#  and the bytes per operation on the wire (loopback's tx bytes over the one-process
+#  replay: both directions, with TCP/IP headers and ACKs, the trace's set-up included).
 # Each configuration runs --repeat times (best rate kept, every skew kept).  Prints a
 # table and writes OUT/mpi-scale.json.  On one 2-core host the server saturates early:
 # the rates say what one host can do; the per-rank CPU per operation feeds the model of
@@ -100,6 +102,9 @@ fresh() {
     die "tbbt-init --server --clones $n: $(tail -n 2 "$work/init.out")"
 }
 
+# lo_tx: bytes sent on this network namespace's loopback (/proc/net/dev is per namespace).
+lo_tx() { sed -n 's/^ *lo: *//p' /proc/net/dev | awk '{print $9}'; }
+
 rows=$work/rows.jsonl
 : >"$rows"
 # run LABEL TRACE N TIMING: one replay (N 0: one process without mpirun), one JSON row.
@@ -111,8 +116,11 @@ run() {
   if [ "$n" -gt 0 ]; then
     cmd=("${mpi[@]}" -np "$n" "${cmd[@]}" --distribute clones --clones "$n")
   fi
+  local tx0 tx1
+  tx0=$(lo_tx)
   "${cmd[@]}" >"$work/play.out" 2>&1 || die "$label: tbbt-play failed: $(grep -v '^\[' "$work/play.out" | tail -n 3)"
-  python3 - "$work/r.json" "$label" "$n" "$timing" >>"$rows" <<'PY' || die "$label: bad report"
+  tx1=$(lo_tx)
+  python3 - "$work/r.json" "$label" "$n" "$timing" "$((tx1 - tx0))" >>"$rows" <<'PY' ||
 import json, sys
 j = json.load(open(sys.argv[1]))
 m = j.get("mpi") or {}
@@ -121,10 +129,12 @@ row = {"label": sys.argv[2], "ranks": int(sys.argv[3]), "timing": sys.argv[4],
        "cpu_us_op": j["cpu"]["us_per_op"], "verify": j.get("verify"),
        "start_skew_us": m.get("start_skew_us"), "offset_error_us": m.get("offset_error_us"),
        "rank_cpu_us_op": [r["cpu"]["us_per_op"] for r in j.get("ranks", [])],
-       "rank_start_late_us": [r["start_late_us"] for r in j.get("ranks", [])]}
+       "rank_start_late_us": [r["start_late_us"] for r in j.get("ranks", [])],
+       "wire_bytes_per_op": int(sys.argv[5]) / max(1, j["ops_completed"])}
 assert row["failures"] == 0, row
 print(json.dumps(row))
 PY
+    die "$label: bad report"
   say "$(tail -n 1 "$rows")"
 }
 
@@ -144,9 +154,11 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 one = max(r["ops_s"] for r in rows if r["ranks"] == 0)
 one_cpu = min(r["cpu_us_op"] for r in rows if r["ranks"] == 0)
+wire = min(r["wire_bytes_per_op"] for r in rows if r["ranks"] == 0)
 summary = []
 print("mpi-scale: GETATTR-only against Ganesha MEM, one host")
-print(f"  one process: {one:,.0f} ops/s, {one_cpu:.2f} us CPU/op")
+print(f"  one process: {one:,.0f} ops/s, {one_cpu:.2f} us CPU/op, {wire:.0f} bytes/op on the "
+      "wire (loopback, with TCP/IP headers and ACKs)")
 print(f"  {'ranks':>5} {'ops/s':>10} {'ratio':>6} {'CPU us/op per rank':<28} {'ts skew us':>10} {'offset err us':>13}")
 for n in sorted({r["ranks"] for r in rows if r["ranks"] > 0}):
     full = [r for r in rows if r["ranks"] == n and r["timing"] == "full"]
@@ -164,7 +176,8 @@ for n in sorted({r["ranks"] for r in rows if r["ranks"] > 0}):
           f"{s['ts_start_skew_max_us']:>10.1f} {s['ts_offset_error_us']:>13.1f}"
           f"{'' if s['skew_target_met'] else '  (skew target 100 us missed)'}")
 json.dump({"ops": int(sys.argv[3]), "ts_ops": int(sys.argv[4]), "ts_rate": float(sys.argv[5]),
-           "one_process": {"ops_s": one, "cpu_us_op": one_cpu}, "ranks": summary,
+           "one_process": {"ops_s": one, "cpu_us_op": one_cpu, "wire_bytes_per_op": wire},
+           "ranks": summary,
            "rows": rows}, open(sys.argv[2], "w"), indent=1)
 print(f"mpi-scale: wrote {sys.argv[2]}")
 PY

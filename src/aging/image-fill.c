@@ -4,8 +4,7 @@
  * and files added to the map's image until the file system is --fill full (sizes drawn
  * from the map's known sizes or --sizes, directories by --dir-ratio, placed by
  * --distortion and --merge; the --sizes table is read here), and with aging the filler
- * files that fragment the free
- * space and are deleted after the data phase.  Part of the build planned in image.c,
+ * files that fragment the free space and are deleted after the data phase.  Part of the build planned in image.c,
  * whose state it shares (plan-int.h); the operations go through the backend.  With
  * several clones each plans 1/N of the space measured before the first clone (so that
  * clones built at once by MPI ranks plan what clones built in turn do), and the gap to
