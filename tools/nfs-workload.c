@@ -654,6 +654,9 @@ static int cmd_run(int argc, char **argv)
     if (cfg.json && write_json(&cfg, st, t0, t1))
         rc = 1;
     munmap(st, sizeof(*st) * (size_t)cfg.clients);
+    g_free(cfg.server);
+    g_free(cfg.export);
+    g_free(cfg.json);
     return rc ? TBBT_EXIT_FAIL : TBBT_EXIT_OK;
 }
 
