@@ -74,11 +74,7 @@ static const GOptionEntry entries[] = {
 /* ------------------------------------------------------------------ start-up */
 
 struct run {
-    uint64_t causal_slack_ns;       /* --causal-slack auto's (scan_trace()) */
-    uint16_t *conn_map;             /* trace endpoint -> connection (scan_trace()) */
-    uint32_t conn_map_len;
-    unsigned nclients;              /* traced client connections */
-    unsigned naddrs;                /* --distribute clients: traced client addresses */
+    struct tbbt_play_scan sc;       /* what the pass over the trace learnt (scan_trace()) */
     const char *grace;              /* the probe's answer (report), NULL: not probed */
     double grace_wait_s;
     struct tbbt_manifest *man;
@@ -148,20 +144,15 @@ static bool causal_slack_auto(void)
 /* The trace's pass before the replay (play-scan.h): its version, slack and clients. */
 static int scan_trace(struct run *r, const char *path)
 {
-    struct tbbt_play_scan sc = {.stop_at_version = opt_nconns != 0,
-                                .want_slack = causal_slack_auto(),
-                                .want_addrs = dist == TBBT_PLAY_DIST_CLIENTS};
     char err[512];
-    if (tbbt_play_scan(path, &sc, err, sizeof(err)) < 0) {
+    r->sc = (struct tbbt_play_scan){.stop_at_version = opt_nconns != 0,
+                                    .want_slack = causal_slack_auto(),
+                                    .want_addrs = dist == TBBT_PLAY_DIST_CLIENTS};
+    if (tbbt_play_scan(path, &r->sc, err, sizeof(err)) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
-    r->vers = sc.vers;
-    r->causal_slack_ns = sc.causal_slack_ns;
-    r->nclients = sc.nclients;
-    r->naddrs = sc.naddrs;
-    r->conn_map = sc.conn_map;
-    r->conn_map_len = sc.conn_map_len;
+    r->vers = r->sc.vers;
     return 0;
 }
 
@@ -620,9 +611,9 @@ static int play(void)
     o.reorder_spec = reorder_spec;
     o.reorder_seed = (uint64_t)opt_reorder_seed;
     if (opt_nconns == 0) {
-        o.connections = MAX(1u, MIN(r.nclients, TBBT_ENGINE_MAX_CONNS));
-        o.conn_map = r.conn_map;
-        o.conn_map_len = r.conn_map_len;
+        o.connections = MAX(1u, MIN(r.sc.nclients, TBBT_ENGINE_MAX_CONNS));
+        o.conn_map = r.sc.conn_map;
+        o.conn_map_len = r.sc.conn_map_len;
     } else {
         o.connections = opt_nconns;
     }
@@ -636,7 +627,7 @@ static int play(void)
     o.jukebox_wait_ms = (unsigned)opt_jukebox_wait_s * 1000u;
     o.spin_us = (unsigned)opt_spin_us;
     o.causal_slack_ns = !strcmp(opt_order, "conservative")
-                        ? causal_slack_auto() ? r.causal_slack_ns : opt_causal_slack_ns : 0;
+                        ? causal_slack_auto() ? r.sc.causal_slack_ns : opt_causal_slack_ns : 0;
     o.rx_spin_us = opt_rx_spin_us >= 0 ? (unsigned)opt_rx_spin_us
                    : o.timing == TBBT_TIMING_TIMESTAMP && o.order == TBBT_ORDER_CONSERVATIVE
                        ? 50u : 0u;
@@ -662,7 +653,7 @@ static int play(void)
         if (dist == TBBT_PLAY_DIST_CLIENTS) {
             owner.by_connection = !strcmp(opt_client_key, "connection") ||
                                   (!strcmp(opt_client_key, "auto") &&
-                                   r.naddrs < (unsigned)owner.size);
+                                   r.sc.naddrs < (unsigned)owner.size);
             peer = (struct tbbt_engine_peer){
                 .mine = tbbt_play_owner_mine, .mine_arg = &owner,
                 .in = g_async_queue_new_full((GDestroyNotify)g_bytes_unref),
@@ -801,7 +792,7 @@ out:
     tbbt_subset_fini(&r.ss);
     g_free(r.root_rel);
     g_free(r.map_path);
-    g_free(r.conn_map);
+    g_free(r.sc.conn_map);
     tbbt_manifest_free(r.man);
     return status;
 }

@@ -7,7 +7,7 @@
 #  2. `mpirun -np 4 --distribute clones --clones 4`: ops_completed = 4 x the reference,
 #     no replay failure, --verify ok on every image, and the merged report's histograms
 #     are the sums of the ranks' own (--rank-reports): each procedure's count and the
-#     count, minimum and maximum of all operations;
+#     count and maximum of all operations; the merged --timeseries adds up to the counts;
 #  3. `--distribute clients` with 2 and 4 ranks, in conservative and in fsdep order:
 #     --verify ok, no failure, every operation of the trace accounted once
 #     (trace_ops and ops_completed as the reference's), cross-rank dependencies counted
@@ -103,10 +103,14 @@ say "one process: $ref_ops operations completed of $ref_trace"
 # ------------------------------------------------------------------ 2. clones
 "${mpi[@]}" -np 4 "${play[@]}" --manifest "$work/c4.man" --clones 4 --distribute clones \
   --order fsdep --verify --report-json "$work/c4.json" --rank-reports "$work/c4-ranks" \
-  >"$work/c4.out" 2>&1 || fail "4 ranks, clones: $(grep -v '^\[' "$work/c4.out" | tail -n 3)"
-python3 - "$work/c4.json" "$work/c4-ranks" "$ref_ops" <<'PY' || fail "4 ranks, clones: report"
-import json, sys
+  --timeseries "$work/c4.csv" >"$work/c4.out" 2>&1 ||
+  fail "4 ranks, clones: $(grep -v '^\[' "$work/c4.out" | tail -n 3)"
+python3 - "$work/c4.json" "$work/c4-ranks" "$ref_ops" "$work/c4.csv" <<'PY' ||
+import csv, json, sys
 j = json.load(open(sys.argv[1]))
+series = list(csv.DictReader(open(sys.argv[4])))
+assert sum(int(r["completed"]) for r in series) == j["ops_completed"], "time series"
+assert sum(int(r["issued"]) for r in series) == j["ops_issued"], "time series"
 ranks = [json.load(open(f"{sys.argv[2]}/rank-{r}.json")) for r in range(4)]
 ref = int(sys.argv[3])
 assert j["ops_completed"] == 4 * ref, (j["ops_completed"], ref)
@@ -125,8 +129,9 @@ assert j["trace_ops"] == j["ops_issued"] + j["ops_skipped"]
 assert j["ops_issued"] == j["ops_completed"] + j["ops_unknown"]
 print(f"100-play-mpi: 4 ranks, clones: {j['ops_completed']} = 4 x {ref} completed, verify ok, "
       f"{len(j['procedures'])} procedure histograms = sums of the ranks', "
-      f"start skew {j['mpi']['start_skew_us']:.1f} us")
+      f"start skew {j['mpi']['start_skew_us']:.1f} us; the merged time series adds up")
 PY
+  fail "4 ranks, clones: report"
 
 # ------------------------------------------------------------------ 3. clients
 for n in 2 4; do

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "test-rand.h"
+
 #include <glib.h>
 #include <inttypes.h>
 #include <math.h>
@@ -44,10 +46,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 
 static uint64_t rnd(void)
 {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * UINT64_C(2685821657736338717);
+    return test_rand_next(&rng_state);
 }
 
 static uint64_t rnd_below(uint64_t n)

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "test-rand.h"
+
 #include <glib.h>
 #include <inttypes.h>
 #include <math.h>
@@ -41,13 +43,9 @@
 
 static uint64_t rng_state = 0x243f6a8885a308d3u;
 
-/* xorshift64*: deterministic samples. */
 static uint64_t rnd(void)
 {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * UINT64_C(2685821657736338717);
+    return test_rand_next(&rng_state);
 }
 
 /* Uniform in (0, 1). */
