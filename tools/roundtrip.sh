@@ -38,7 +38,7 @@ usage() {
   cat <<EOF
 Usage: $PROG --capture DIR --out DIR [--order conservative|fsdep] [--timing full|timestamp]
        [--speed X] [--init local|server] [--grace SECONDS] [--lab-size SIZE] [--build DIR]
-       [--expect] [-q] [-- TBBT-PLAY-OPTIONS...]
+       [--ranks N] [--expect] [-q] [-- TBBT-PLAY-OPTIONS...]
 One round trip of a capture made by tools/capture-workload.sh (DIR/capture.pcap,
 DIR/after.snap): convert, init, replay while capturing, convert the replay, compare.
   --capture DIR     the capture's directory (its conversion is kept in DIR/converted/,
@@ -54,13 +54,15 @@ DIR/after.snap): convert, init, replay while capturing, convert the replay, comp
   --grace N         restart the server into an N-second grace period before the replay
   --lab-size SIZE   lab image size (default 1G)
   --build DIR       build tree (default $top/build)
+  --ranks N         replay from N MPI ranks: mpirun -np N tbbt-play --distribute clients
+                    (docs/mpi.md; the replay's capture then holds every rank's calls)
   --expect          check the acceptance figures (roundtrip-check.py --expect)
   -q                quiet
 EOF
 }
 
 capture="" out="" order=conservative timing=full speed=1 init_mode=local grace=""
-lab_size=1G build="$top/build" expect=0 quiet=0
+lab_size=1G build="$top/build" expect=0 quiet=0 ranks=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --capture) capture=${2:-}; shift ;;
@@ -72,6 +74,7 @@ while [ $# -gt 0 ]; do
     --grace) grace=${2:-}; shift ;;
     --lab-size) lab_size=${2:-}; shift ;;
     --build) build=${2:-}; shift ;;
+    --ranks) ranks=${2:-}; shift ;;
     --expect) expect=1 ;;
     -q) quiet=1 ;;
     -h | --help) usage; exit 0 ;;
@@ -87,6 +90,7 @@ case "$order" in conservative | fsdep) ;; *) usage_die "bad --order '$order'" ;;
 case "$timing" in full | timestamp) ;; *) usage_die "bad --timing '$timing'" ;; esac
 case "$init_mode" in local | server) ;; *) usage_die "bad --init '$init_mode'" ;; esac
 [[ -z "$grace" || "$grace" =~ ^[0-9]+$ ]] || usage_die "bad --grace '$grace'"
+[[ "$ranks" =~ ^[0-9]+$ ]] || usage_die "bad --ranks '$ranks'"
 [ "$(id -u)" -eq 0 ] || die "must run as root (the lab server, tcpdump)"
 for t in tcpdump python3; do
   command -v "$t" >/dev/null || die "$t is missing (tools/install-deps.sh)"
@@ -191,7 +195,13 @@ msg "replay: $order order, $timing timing $*"
 capture_start "$out/replay.pcap" "$out/tcpdump.err" 0 'port 2049 or port 20048 or port 111' ||
   exit 1
 play_rc=0
-"$play" --trace "$out/orig.tbbt" --manifest "$out/image.manifest" --server 127.0.0.1 \
+launch=()
+if [ "$ranks" -gt 0 ]; then   # loopback only inside lab-ns: Open MPI over lo
+  launch=(env OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
+          mpirun --allow-run-as-root --oversubscribe -np "$ranks")
+  set -- --distribute clients "$@"
+fi
+"${launch[@]}" "$play" --trace "$out/orig.tbbt" --manifest "$out/image.manifest" --server 127.0.0.1 \
   --export "$E" --order "$order" --timing "$timing" --speed "$speed" \
   --report-json "$out/play.json" --timeseries "$out/play.csv" --no-progress "$@" \
   >"$out/play.txt" 2>&1 || play_rc=$?
