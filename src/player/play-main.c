@@ -572,15 +572,9 @@ static int play(void)
     int su = startup(&r);
     if (su == 0)
         su = grace_check(&r);
-    if (mpi && tbbt_play_mpi_agree(su, "start-up failed (its messages above)") < 0)
-        su = -1;
-    if (su < 0) {
-        if (r.usage_error)
-            status = TBBT_EXIT_USAGE;
-        goto out;
-    }
-    stopper_enter(PH_REPLAY, NULL, NULL);
-    if (opt_events) {
+    if (su == 0)
+        stopper_enter(PH_REPLAY, NULL, NULL);
+    if (su == 0 && opt_events) {
         char emsg[512];
         int erc = 0;
         const char *ep = events_path ? events_path : opt_events;
@@ -590,8 +584,16 @@ static int play(void)
             fprintf(stderr, PROG ": %s\n", emsg);
             tbbt_outfile_abort(events_out);
             events_out = NULL;
-            goto out;
+            su = -1;
         }
+    }
+    /* every rank goes on, or none: the others would wait for it at the start */
+    if (mpi && tbbt_play_mpi_agree(su, "start-up failed (its messages above)") < 0)
+        su = -1;
+    if (su < 0) {
+        if (r.usage_error)
+            status = TBBT_EXIT_USAGE;
+        goto out;
     }
     struct tbbt_engine_opts o;
     tbbt_engine_defaults(&o);
@@ -721,20 +723,23 @@ static int play(void)
     /* --distribute clients: one image shared by every rank, verified by rank 0 once every
      * rank has ended (the channel thread waited for that) */
     bool verifies = dist != TBBT_PLAY_DIST_CLIENTS || tbbt_mpi_rank() == 0;
+    if (dist == TBBT_PLAY_DIST_CLIENTS)
+        cn.clones = img.count;
+    struct tbbt_play_rank_end end = {0};
+    if (mpi)    /* collective: before rank 0's --verify, which the others would wait for */
+        tbbt_play_mpi_rank_end(&end.info, rep, &cn, &sync, started_ns, dist, &img,
+                               dist == TBBT_PLAY_DIST_CLIENTS ? &peer : NULL, &owner);
     if (opt_verify && rc == 0 && !sig && verifies) {
         verify_failed = verify(&r, sizes, &v) < 0;
         vp = verify_failed ? NULL : &v;
         stopper_enter(PH_REPORT, NULL, NULL);   /* a signal in --verify never gets here */
     }
-    if (dist == TBBT_PLAY_DIST_CLIENTS)
-        cn.clones = img.count;
     bool wrote = true;
     if (mpi) {
-        struct tbbt_play_rank_end end = {.verified = vp != NULL, .verify_failed = verify_failed};
+        end.verified = vp != NULL;
+        end.verify_failed = verify_failed;
         if (vp)
             end.v = *vp;
-        tbbt_play_mpi_rank_end(&end.info, rep, &cn, &sync, started_ns, dist, &img,
-                               dist == TBBT_PLAY_DIST_CLIENTS ? &peer : NULL, &owner);
         if (opt_rank_reports)
             wrote = tbbt_play_mpi_rank_report(opt_rank_reports, rep, &cn, vp) == 0;
         struct tbbt_report *mrep = NULL;
