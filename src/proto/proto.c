@@ -3,7 +3,9 @@
  * The proto module's tables (see proto.h): the status names, made from
  * status.def with the values of the rpcgen headers, so they always agree with
  * nfs2.x, nfs3.x and mount.x (RFC 1094 2.3.1, RFC 1813 2.6 and Appendix I);
- * and the catalogue rows (catalogue.def) with their XDR routines.
+ * and the catalogue rows (catalogue.def) with their XDR routines; and the
+ * NFSv4 names: nfsstat4 (status.def) and the COMPOUND and CB_COMPOUND
+ * operations (nfs4op.def), with the values of nfs4.x (RFC 7863 section 2).
  */
 #include "proto/proto.h"
 
@@ -12,6 +14,7 @@
 #include "proto/mount.h"
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
+#include "proto/nfs4.h"
 
 /* ---- status names (status.def) --------------------------------------------- */
 
@@ -41,6 +44,68 @@ const struct tbbt_proto_tok tbbt_proto_mountstat3[] = {
 #include "proto/status.def"
     {0, NULL},
 };
+#undef TBBT_PROTO_STATUS_MNT3
+#define TBBT_PROTO_STATUS_MNT3 DROP
+#define TBBT_PROTO_STATUS_NFS4 KEEP
+const struct tbbt_proto_tok tbbt_proto_nfsstat4[] = {
+#include "proto/status.def"
+    {0, NULL},
+};
+#undef TBBT_PROTO_STATUS_NFS3
+#undef TBBT_PROTO_STATUS_NFS2
+#undef TBBT_PROTO_STATUS_MNT3
+#undef TBBT_PROTO_STATUS_NFS4
+#undef KEEP
+#undef DROP
+
+/* ---- NFSv4 operation names (nfs4op.def) ------------------------------------- */
+
+#define TBBT_PROTO_NFS4_OP(name, minor) {OP_##name, #name},
+const struct tbbt_proto_tok tbbt_proto_nfs4_ops[] = {
+#include "proto/nfs4op.def"
+    {0, NULL},
+};
+#undef TBBT_PROTO_NFS4_OP
+
+#define TBBT_PROTO_NFS4_CB_OP(name, minor) {OP_##name, #name},
+const struct tbbt_proto_tok tbbt_proto_nfs4_cb_ops[] = {
+#include "proto/nfs4op.def"
+    {0, NULL},
+};
+#undef TBBT_PROTO_NFS4_CB_OP
+
+/*
+ * By number, for one array lookup per operation: the numbers below ILLEGAL
+ * are dense (3..OP_CLONE), and ILLEGAL (10044) sits in slot 0, which no
+ * operation uses.
+ */
+#define NFS4_SLOT(op) ((op) == OP_ILLEGAL ? 0 : (op))
+#define TBBT_PROTO_NFS4_OP(name, minor) [NFS4_SLOT(OP_##name)] = {#name, minor},
+static const struct {
+    const char *name;
+    int minor;
+} nfs4_ops[OP_CLONE + 1] = {
+#include "proto/nfs4op.def"
+};
+#undef TBBT_PROTO_NFS4_OP
+
+const char *tbbt_proto_nfs4_op_name(uint32_t op)
+{
+    if (op == 0)
+        return NULL;
+    op = NFS4_SLOT(op);
+    return op < sizeof nfs4_ops / sizeof nfs4_ops[0] ? nfs4_ops[op].name : NULL;
+}
+
+int tbbt_proto_nfs4_op_minor(uint32_t op)
+{
+    if (op == 0)
+        return -1;
+    op = NFS4_SLOT(op);
+    if (op >= sizeof nfs4_ops / sizeof nfs4_ops[0] || nfs4_ops[op].name == NULL)
+        return -1;
+    return nfs4_ops[op].minor;
+}
 
 /* ---- the catalogue (catalogue.def) ------------------------------------------ */
 
