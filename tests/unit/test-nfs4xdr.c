@@ -10,6 +10,8 @@
  *  - hostile bytes (an operation count of 2^31, counts and opaque lengths
  *    past the bound or past the buffer) fail cleanly, and xdr_free() then
  *    leaves nothing allocated (the sanitizer build's LeakSanitizer checks);
+ *  - random and mutated messages decode the same through both streams
+ *    (success, position, value), as test-xdrmem.c checks for v2/v3;
  *  - the name tables cover every value of nfs_opnum4, nfs_cb_opnum4 and
  *    nfsstat4 as nfs4.x declares them, and nothing else.
  *
@@ -143,18 +145,19 @@ static u_int create_vals(char *out)
     return n;
 }
 
-static void test_compound_args(void **state)
+static uint32_t getattr_mask[2] = {1u << FATTR4_TYPE | 1u << FATTR4_SIZE,
+                                   1u << (FATTR4_MODE - 32)};
+static char create_attr_vals[64];
+
+/* The call: SEQUENCE, PUTFH, OPEN (create, UNCHECKED4, size and mode), GETFH, GETATTR. */
+static void make_args(COMPOUND4args *args_out, nfs_argop4 ops[5])
 {
-    static uint32_t getattr_mask[2] = {1u << FATTR4_TYPE | 1u << FATTR4_SIZE,
-                                       1u << (FATTR4_MODE - 32)};
-    static char vals[64];
-    nfs_argop4 ops[5];
-    COMPOUND4args args, back;
+    COMPOUND4args args;
+    char *vals = create_attr_vals;
     OPEN4args *open = &ops[2].nfs_argop4_u.opopen;
     createhow4 *how;
 
-    (void)state;
-    memset(ops, 0, sizeof ops);
+    memset(ops, 0, 5 * sizeof ops[0]);
     memset(&args, 0, sizeof args);
     set_str(&args.tag, "tbbt");
     args.minorversion = 2;
@@ -193,7 +196,17 @@ static void test_compound_args(void **state)
     ops[4].argop = OP_GETATTR;
     ops[4].nfs_argop4_u.opgetattr.attr_request.bitmap4_len = 2;
     ops[4].nfs_argop4_u.opgetattr.attr_request.bitmap4_val = getattr_mask;
+    *args_out = args;
+}
 
+static void test_compound_args(void **state)
+{
+    char *vals = create_attr_vals;
+    nfs_argop4 ops[5];
+    COMPOUND4args args, back;
+
+    (void)state;
+    make_args(&args, ops);
     roundtrip((xdrproc_t)xdr_COMPOUND4args, &args, &back, sizeof back);
 
     /* The decoded call, field by field where it matters to a replay. */
@@ -242,14 +255,13 @@ static nfsstat4 op_status(const nfs_resop4 *op)
     return *(const nfsstat4 *)&op->nfs_resop4_u;
 }
 
-static void test_compound_res(void **state)
+/* The reply: SEQUENCE, PUTFH, OPEN, GETFH succeed, GETATTR fails with NFS4ERR_DELAY. */
+static void make_res(COMPOUND4res *out, nfs_resop4 res[5])
 {
-    nfs_resop4 res[5];
-    COMPOUND4res reply, back;
+    COMPOUND4res reply;
     OPEN4resok *ok;
 
-    (void)state;
-    memset(res, 0, sizeof res);
+    memset(res, 0, 5 * sizeof res[0]);
     memset(&reply, 0, sizeof reply);
     reply.status = NFS4ERR_DELAY;   /* the status of the last operation */
     set_str(&reply.tag, "tbbt");
@@ -289,7 +301,16 @@ static void test_compound_res(void **state)
 
     res[4].resop = OP_GETATTR;
     res[4].nfs_resop4_u.opgetattr.status = NFS4ERR_DELAY;
+    *out = reply;
+}
 
+static void test_compound_res(void **state)
+{
+    nfs_resop4 res[5];
+    COMPOUND4res reply, back;
+
+    (void)state;
+    make_res(&reply, res);
     roundtrip((xdrproc_t)xdr_COMPOUND4res, &reply, &back, sizeof back);
 
     static const nfsstat4 want[5] = {NFS4_OK, NFS4_OK, NFS4_OK, NFS4_OK, NFS4ERR_DELAY};
@@ -433,6 +454,121 @@ static void test_hostile_lengths(void **state)
     must_fail((xdrproc_t)xdr_COMPOUND4args, sizeof(COMPOUND4args), &w);
 }
 
+/* ---- both streams on random and mutated bytes ------------------------------------ */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+
+/* A word biased to what XDR reads as discriminants, booleans, lengths and op numbers. */
+static uint32_t word(void)
+{
+    uint32_t r = next() % 10;
+
+    if (r < 4)
+        return next() % 3;
+    if (r < 6)
+        return next() % 72;
+    if (r < 7)
+        return 10000 + next() % 100;
+    return next();
+}
+
+/* Decodes buf with both streams; they must agree on success, position and value. */
+static void same_both(xdrproc_t proc, size_t size, const char *buf, u_int len)
+{
+    static char ea[BUF * 4], eb[BUF * 4];
+    void *a = calloc(1, size), *b = calloc(1, size);
+    XDR xa, xb;
+    bool_t ra, rb;
+
+    assert_non_null(a);
+    assert_non_null(b);
+    xdrmem_create(&xa, (char *)(uintptr_t)buf, len, XDR_DECODE);
+    tbbt_xdrmem_create(&xb, buf, len);
+    ra = proc(&xa, a);
+    rb = proc(&xb, b);
+    assert_int_equal(ra, rb);
+    if (ra) {
+        XDR x;
+        u_int na, nb;
+
+        assert_int_equal(xdr_getpos(&xa), tbbt_xdr_getpos(&xb));
+        xdrmem_create(&x, ea, sizeof ea, XDR_ENCODE);
+        assert_true(proc(&x, a));
+        na = xdr_getpos(&x);
+        xdrmem_create(&x, eb, sizeof eb, XDR_ENCODE);
+        assert_true(proc(&x, b));
+        nb = xdr_getpos(&x);
+        assert_int_equal(na, nb);
+        assert_memory_equal(ea, eb, na);
+    }
+    xdr_free(proc, a);
+    xdr_free(proc, b);
+    free(a);
+    free(b);
+}
+
+static void test_random_both_streams(void **state)
+{
+    static uint32_t words[BUF / 4];
+    static const struct {
+        xdrproc_t proc;
+        size_t size;
+    } types[] = {
+        {(xdrproc_t)xdr_COMPOUND4args, sizeof(COMPOUND4args)},
+        {(xdrproc_t)xdr_COMPOUND4res, sizeof(COMPOUND4res)},
+        {(xdrproc_t)xdr_CB_COMPOUND4args, sizeof(CB_COMPOUND4args)},
+        {(xdrproc_t)xdr_CB_COMPOUND4res, sizeof(CB_COMPOUND4res)},
+    };
+    char *buf = (char *)words;
+    static char good[2][BUF];
+    u_int good_len[2];
+    nfs_argop4 ops[5];
+    nfs_resop4 res[5];
+    COMPOUND4args args;
+    COMPOUND4res reply;
+
+    (void)state;
+    /* The sample call and reply with one to three words changed, whole or cut short. */
+    make_args(&args, ops);
+    good_len[0] = encode((xdrproc_t)xdr_COMPOUND4args, &args, good[0]);
+    make_res(&reply, res);
+    good_len[1] = encode((xdrproc_t)xdr_COMPOUND4res, &reply, good[1]);
+    for (size_t t = 0; t < 2; t++) {
+        for (int r = 0; r < 3000; r++) {
+            u_int len = good_len[t], nw = len / 4;
+
+            memcpy(buf, good[t], len);
+            for (uint32_t k = 1 + next() % 3; k > 0; k--)
+                words[next() % nw] = __builtin_bswap32(word());
+            if (next() % 4 == 0)
+                len = next() % len;
+            same_both(types[t].proc, types[t].size, buf, len);
+        }
+    }
+    /* Noise after a COMPOUND header that decodes (empty tag, a few operations). */
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        for (int r = 0; r < 3000; r++) {
+            u_int len = next() % BUF;
+
+            /* A COMPOUND header that decodes (empty tag, a few operations), then noise. */
+            words[0] = 0;
+            words[1] = __builtin_bswap32(next() % 3);
+            words[2] = __builtin_bswap32(1 + next() % 4);
+            for (size_t i = 3; i < BUF / 4; i++)
+                words[i] = __builtin_bswap32(word());
+            same_both(types[t].proc, types[t].size, buf, len);
+        }
+    }
+}
+
 /* ---- name tables ----------------------------------------------------------------- */
 
 struct enum_row {
@@ -543,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_compound_res),
         cmocka_unit_test(test_hostile_counts),
         cmocka_unit_test(test_hostile_lengths),
+        cmocka_unit_test(test_random_both_streams),
         cmocka_unit_test(test_names_cover_enums),
         cmocka_unit_test(test_op_lookup),
     };
