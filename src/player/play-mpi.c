@@ -191,8 +191,10 @@ static int on_message(struct tbbt_play_chan *c, int from, int tag, GBytes *msg)
     uint32_t status = len >= 4 ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
                                  (uint32_t)p[2] << 8 | p[3] : 1;
     if (status != 0 && !c->first_stop) {
-        c->first_stop = g_strdup_printf("rank %d: %.*s", from, (int)MIN(len - MIN(len, 4), 300),
-                                        len > 4 ? (const char *)p + 4 : "stopped");
+        /* its text is "(host): why" */
+        c->first_stop = len > 4 ? g_strdup_printf("rank %d %.*s", from, (int)MIN(len - 4, 300),
+                                                  (const char *)p + 4)
+                                : g_strdup_printf("rank %d: stopped", from);
         stop_engine(c);
     }
     return 1;
@@ -209,9 +211,17 @@ static void *chan_main(void *arg)
         send_notices(c);
         int from, tag;
         GBytes *msg;
-        while (tbbt_mpi_recv(&from, &tag, &msg) == 0) {
+        int rc;
+        while ((rc = tbbt_mpi_recv(&from, &tag, &msg)) == 0) {
             ended += on_message(c, from, tag, msg);
             g_bytes_unref(msg);
+        }
+        if (rc == -EIO) {   /* the job is broken: stop, the report says what completed */
+            fprintf(stderr, PROG ": MPI: %s\n", tbbt_mpi_error());
+            if (!c->first_stop)
+                c->first_stop = g_strdup_printf("MPI: %s", tbbt_mpi_error());
+            stop_engine(c);
+            break;
         }
         tbbt_mpi_progress();
         if (!sent_end && (pf[0].revents & POLLIN)) {

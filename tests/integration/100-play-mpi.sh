@@ -193,7 +193,7 @@ python3 - "$work/stop.json" <<'PY' || fail "stop: report $(grep -v '^\[' "$work/
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["finished"] is False, j["finished"]
-assert "rank 2" in (j["stop_reason"] or "") or "SIGTERM" in (j["stop_reason"] or ""), j["stop_reason"]
+assert "rank 2 (" in (j["stop_reason"] or "") and "SIGTERM" in j["stop_reason"], j["stop_reason"]
 assert j["trace_ops"] == j["ops_issued"] + j["ops_skipped"], j
 assert j["ops_issued"] == j["ops_completed"] + j["ops_unknown"], j
 stopped = [r for r in j["ranks"] if not r["finished"]]
