@@ -17,6 +17,7 @@
 #include "player/engine-int.h"
 
 #include "util/buf.h"
+#include "util/bytes.h"
 
 #define NOTICE_MAGIC 0x54424e54u     /* "TBNT" */
 #define NOTICE_BATCH 256u
@@ -29,29 +30,13 @@ struct early {
     uint8_t fh[TBBT_HANDLE_MAX];
 };
 
-static void put_be32(GByteArray *b, uint32_t v)
-{
-    uint8_t x[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-    g_byte_array_append(b, x, 4);
-}
-
-static void put_be64(GByteArray *b, uint64_t v)
-{
-    put_be32(b, (uint32_t)(v >> 32));
-    put_be32(b, (uint32_t)v);
-}
-
 void tbbt__eng_peer_flush_locked(struct eng *e)
 {
     struct tbbt_engine_peer *p = e->o->peer;
     if (!p || e->notice_n == 0)
         return;
-    GByteArray *b = e->notice;
-    b->data[4] = (uint8_t)(e->notice_n >> 24);
-    b->data[5] = (uint8_t)(e->notice_n >> 16);
-    b->data[6] = (uint8_t)(e->notice_n >> 8);
-    b->data[7] = (uint8_t)e->notice_n;
-    g_async_queue_push(p->out, g_byte_array_free_to_bytes(b));
+    tbbt_bytes_set_be32(e->notice, 4, e->notice_n);
+    g_async_queue_push(p->out, g_byte_array_free_to_bytes(e->notice));
     e->notices_sent += e->notice_n;
     e->notice = NULL;
     e->notice_n = 0;
@@ -64,19 +49,18 @@ void tbbt__eng_peer_note_locked(struct eng *e, const struct slot *s)
 {
     if (!e->notice) {
         e->notice = g_byte_array_sized_new(8 + 16 * NOTICE_BATCH);
-        put_be32(e->notice, NOTICE_MAGIC);
-        put_be32(e->notice, 0);
+        tbbt_bytes_put_be32(e->notice, NOTICE_MAGIC);
+        tbbt_bytes_put_be32(e->notice, 0);     /* n, at the flush */
     }
-    put_be64(e->notice, s->seq);
+    tbbt_bytes_put_be64(e->notice, s->seq);
     uint64_t obj = rec_obj(&s->rec);
     const struct tbbt_handle *h = obj ? tbbt_handles_peek(e->o->handles[s->clone], obj) : NULL;
     if (h && h->state == TBBT_HANDLE_KNOWN && h->len > 0 && h->len <= TBBT_HANDLE_MAX) {
-        uint8_t hdr[2] = {N_HANDLE, h->len};
-        g_byte_array_append(e->notice, hdr, 2);
+        tbbt_bytes_put_u8(e->notice, N_HANDLE);
+        tbbt_bytes_put_u8(e->notice, h->len);
         g_byte_array_append(e->notice, h->data, h->len);
     } else {
-        uint8_t what = h && h->state == TBBT_HANDLE_FAILED ? N_FAILED : N_NONE;
-        g_byte_array_append(e->notice, &what, 1);
+        tbbt_bytes_put_u8(e->notice, h && h->state == TBBT_HANDLE_FAILED ? N_FAILED : N_NONE);
     }
     if (++e->notice_n >= NOTICE_BATCH)
         tbbt__eng_peer_flush_locked(e);

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/bytes.h"
 #include "util/crc32.h"
 #include "util/util.h"
 
@@ -85,7 +86,8 @@
     X(F64, wall_seconds, -) X(F64, cpu_user_seconds, -) X(F64, cpu_system_seconds, -)      \
     X(F64, offset_us, -) X(F64, rtt_us, -) X(F64, start_late_us, -) X(F64, drift_us, -)    \
     X(U64, cross_rank_deps, -) X(F64, cross_rank_wait_seconds, -) X(U64, notices_sent, -)  \
-    X(BOOL, finished, -) X(STR, error, -)
+    X(BOOL, finished, -) X(STR, error, -) X(BOOL, verified, -) X(BOOL, verify_failed, -)    \
+    X(BOOL, verify.ok, -) X(U64, verify.checked, -) X(U64, verify.mismatches, -)
 
 /*
  * Tripwires for a member added to either struct but not to its table (LP64 sizes; a
@@ -94,48 +96,23 @@
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(sizeof(struct tbbt_report_counts) == 368,
                "struct tbbt_report_counts changed: update COUNTS_FIELDS in report-pack.c");
-_Static_assert(sizeof(struct tbbt_report_rank) == 152,
+_Static_assert(sizeof(struct tbbt_report_rank) == 184,
                "struct tbbt_report_rank changed: update RANK_FIELDS in report-pack.c");
 #endif
 
 /* ---- writing ------------------------------------------------------------------------- */
-
-static void put_u8(GByteArray *o, uint8_t v)
-{
-    g_byte_array_append(o, &v, 1);
-}
-
-static void put_u16(GByteArray *o, uint16_t v)
-{
-    uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v};
-
-    g_byte_array_append(o, b, sizeof(b));
-}
-
-static void put_u32(GByteArray *o, uint32_t v)
-{
-    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-
-    g_byte_array_append(o, b, sizeof(b));
-}
-
-static void put_u64(GByteArray *o, uint64_t v)
-{
-    put_u32(o, (uint32_t)(v >> 32));
-    put_u32(o, (uint32_t)v);
-}
 
 static void put_f64(GByteArray *o, double v)
 {
     uint64_t u;
 
     memcpy(&u, &v, sizeof(u));
-    put_u64(o, u);
+    tbbt_bytes_put_be64(o, u);
 }
 
 static void put_bool(GByteArray *o, bool v)
 {
-    put_u8(o, v ? 1 : 0);
+    tbbt_bytes_put_u8(o, v ? 1 : 0);
 }
 
 /* s, or NULL; longer than TBBT_REPORT_PACK_STR_MAX: cut there, on a UTF-8 boundary. */
@@ -144,7 +121,7 @@ static void put_str(GByteArray *o, const char *s)
     size_t len;
 
     if (!s) {
-        put_u32(o, STR_NULL);
+        tbbt_bytes_put_be32(o, STR_NULL);
         return;
     }
     len = strlen(s);
@@ -153,7 +130,7 @@ static void put_str(GByteArray *o, const char *s)
         while (len > 0 && ((uint8_t)s[len] & 0xc0) == 0x80)
             len--;
     }
-    put_u32(o, (uint32_t)len);
+    tbbt_bytes_put_be32(o, (uint32_t)len);
     g_byte_array_append(o, (const guint8 *)s, (guint)len);
 }
 
@@ -161,17 +138,17 @@ static void put_hist(GByteArray *o, const struct tbbt_hist *h)
 {
     uint32_t nb = 0;
 
-    put_u64(o, h->count);
-    put_u64(o, h->sum);
-    put_u64(o, h->min);
-    put_u64(o, h->max);
+    tbbt_bytes_put_be64(o, h->count);
+    tbbt_bytes_put_be64(o, h->sum);
+    tbbt_bytes_put_be64(o, h->min);
+    tbbt_bytes_put_be64(o, h->max);
     for (unsigned i = 0; i < TBBT_HIST_NBUCKETS; i++)
         nb += h->bucket[i] != 0;
-    put_u32(o, nb);
+    tbbt_bytes_put_be32(o, nb);
     for (unsigned i = 0; i < TBBT_HIST_NBUCKETS; i++)
         if (h->bucket[i]) {
-            put_u16(o, (uint16_t)i);
-            put_u64(o, h->bucket[i]);
+            tbbt_bytes_put_be16(o, (uint16_t)i);
+            tbbt_bytes_put_be64(o, h->bucket[i]);
         }
 }
 
@@ -182,12 +159,12 @@ static void put_procs(GByteArray *o, const struct tbbt_report *r)
     for (unsigned p = 0; p < TBBT_REPORT_NPROG; p++)
         for (unsigned i = 0; i < TBBT_REPORT_NPROC; i++)
             n += r->proc[p][i] != NULL;
-    put_u32(o, n);
+    tbbt_bytes_put_be32(o, n);
     for (unsigned p = 0; p < TBBT_REPORT_NPROG; p++)
         for (unsigned i = 0; i < TBBT_REPORT_NPROC; i++)
             if (r->proc[p][i]) {
-                put_u8(o, (uint8_t)p);
-                put_u8(o, (uint8_t)i);
+                tbbt_bytes_put_u8(o, (uint8_t)p);
+                tbbt_bytes_put_u8(o, (uint8_t)i);
                 put_hist(o, r->proc[p][i]);
             }
 }
@@ -198,21 +175,21 @@ static void put_kinds(GByteArray *o, GHashTable *tab, uint64_t total, bool misma
     GHashTableIter it;
     gpointer key;
 
-    put_u64(o, total);
-    put_u32(o, g_hash_table_size(tab));
+    tbbt_bytes_put_be64(o, total);
+    tbbt_bytes_put_be32(o, g_hash_table_size(tab));
     g_hash_table_iter_init(&it, tab);
     while (g_hash_table_iter_next(&it, &key, NULL)) {
         const struct kind *k = key;
 
-        put_u16(o, k->prog);
-        put_u16(o, k->proc);
+        tbbt_bytes_put_be16(o, k->prog);
+        tbbt_bytes_put_be16(o, k->proc);
         if (mismatches) {
             put_str(o, k->field);
         } else {
-            put_u32(o, (uint32_t)k->expected);
-            put_u32(o, (uint32_t)k->got);
+            tbbt_bytes_put_be32(o, (uint32_t)k->expected);
+            tbbt_bytes_put_be32(o, (uint32_t)k->got);
         }
-        put_u64(o, k->count);
+        tbbt_bytes_put_be64(o, k->count);
     }
 }
 
@@ -226,30 +203,30 @@ static void put_series(GByteArray *o, const struct tbbt_report *r)
 {
     uint32_t nent = 0;
 
-    put_u32(o, (uint32_t)r->nsecs);
+    tbbt_bytes_put_be32(o, (uint32_t)r->nsecs);
     for (size_t i = 0; i < r->nsecs; i++)
         nent += !sec_empty(&r->secs[i]) || i + 1 == r->nsecs;
-    put_u32(o, nent);
+    tbbt_bytes_put_be32(o, nent);
     for (size_t i = 0; i < r->nsecs; i++) {
         const struct sec *s = &r->secs[i];
 
         if (sec_empty(s) && i + 1 != r->nsecs)
             continue;
-        put_u32(o, (uint32_t)i);
-        put_u64(o, s->issued);
-        put_u64(o, s->completed);
-        put_u64(o, s->failures);
-        put_u64(o, s->lat_sum);
-        put_u64(o, s->lat_max);
-        put_u64(o, s->due);
-        put_u64(o, s->lag_sum);
-        put_u64(o, s->lag_max);
+        tbbt_bytes_put_be32(o, (uint32_t)i);
+        tbbt_bytes_put_be64(o, s->issued);
+        tbbt_bytes_put_be64(o, s->completed);
+        tbbt_bytes_put_be64(o, s->failures);
+        tbbt_bytes_put_be64(o, s->lat_sum);
+        tbbt_bytes_put_be64(o, s->lat_max);
+        tbbt_bytes_put_be64(o, s->due);
+        tbbt_bytes_put_be64(o, s->lag_sum);
+        tbbt_bytes_put_be64(o, s->lag_max);
     }
 }
 
-#define PUT_U64(s, m) put_u64(o, (s)->m);
+#define PUT_U64(s, m) tbbt_bytes_put_be64(o, (s)->m);
 #define PUT_F64(s, m) put_f64(o, (s)->m);
-#define PUT_U32(s, m) put_u32(o, (s)->m);
+#define PUT_U32(s, m) tbbt_bytes_put_be32(o, (s)->m);
 #define PUT_BOOL(s, m) put_bool(o, (s)->m);
 #define PUT_STR(s, m) put_str(o, (s)->m);
 
@@ -275,10 +252,10 @@ GBytes *tbbt_report_pack(const struct tbbt_report *r, const struct tbbt_report_c
     uint64_t body;
     uint8_t len[8];
 
-    put_u32(o, TBBT_REPORT_PACK_MAGIC);
-    put_u32(o, TBBT_REPORT_PACK_VERSION);
-    put_u64(o, 0); /* the body length, set below */
-    put_u64(o, r->start_ns);
+    tbbt_bytes_put_be32(o, TBBT_REPORT_PACK_MAGIC);
+    tbbt_bytes_put_be32(o, TBBT_REPORT_PACK_VERSION);
+    tbbt_bytes_put_be64(o, 0); /* the body length, set below */
+    tbbt_bytes_put_be64(o, r->start_ns);
     put_hist(o, &r->all);
     put_hist(o, &r->dispatch);
     put_procs(o, r);
@@ -292,7 +269,7 @@ GBytes *tbbt_report_pack(const struct tbbt_report *r, const struct tbbt_report_c
     for (int i = 0; i < 8; i++)
         len[i] = (uint8_t)(body >> (56 - 8 * i));
     memcpy(o->data + 8, len, sizeof(len));
-    put_u32(o, tbbt_crc32(0, o->data, o->len));
+    tbbt_bytes_put_be32(o, tbbt_crc32(0, o->data, o->len));
     return g_byte_array_free_to_bytes(o);
 }
 
