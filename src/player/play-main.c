@@ -652,7 +652,7 @@ static int play(void)
             o.start_spin_us = 0;
         o.ready_arg = &rx;
         o.started_ns = &started_ns;
-        if (dist == TBBT_PLAY_DIST_CLIENTS) {
+        if (dist == TBBT_PLAY_DIST_CLIENTS && owner.size > 1) {   /* one rank: all its own */
             owner.by_connection = !strcmp(opt_client_key, "connection") ||
                                   (!strcmp(opt_client_key, "auto") &&
                                    r.sc.naddrs < (unsigned)owner.size);
@@ -725,10 +725,10 @@ static int play(void)
     bool verifies = dist != TBBT_PLAY_DIST_CLIENTS || tbbt_mpi_rank() == 0;
     if (dist == TBBT_PLAY_DIST_CLIENTS)
         cn.clones = img.count;
-    struct tbbt_play_rank_end end = {0};
+    struct tbbt_report_rank me = {0};    /* this rank's line of the merged report */
     if (mpi)    /* collective: before rank 0's --verify, which the others would wait for */
-        tbbt_play_mpi_rank_end(&end.info, rep, &cn, &sync, started_ns, dist, &img,
-                               dist == TBBT_PLAY_DIST_CLIENTS ? &peer : NULL, &owner);
+        tbbt_play_mpi_rank_end(&me, rep, &cn, &sync, started_ns, dist, &img,
+                               o.peer, &owner);
     if (opt_verify && rc == 0 && !sig && verifies) {
         verify_failed = verify(&r, sizes, &v) < 0;
         vp = verify_failed ? NULL : &v;
@@ -736,27 +736,27 @@ static int play(void)
     }
     bool wrote = true;
     if (mpi) {
-        end.verified = vp != NULL;
-        end.verify_failed = verify_failed;
+        me.verified = vp != NULL;
+        me.verify_failed = verify_failed;
         if (vp)
-            end.v = *vp;
+            me.verify = *vp;
         if (opt_rank_reports)
             wrote = tbbt_play_mpi_rank_report(opt_rank_reports, rep, &cn, vp) == 0;
         struct tbbt_report *mrep = NULL;
         struct tbbt_report_counts mcn;
-        struct tbbt_play_rank_end mend;
-        if (tbbt_play_mpi_merge(rep, &cn, &end, &sync, opt_distribute, &mrep, &mcn, &mend) < 0) {
+        struct tbbt_report_rank mall;
+        if (tbbt_play_mpi_merge(rep, &cn, &me, &sync, opt_distribute, &mrep, &mcn, &mall) < 0) {
             wrote = false;
         } else if (mrep) {     /* rank 0 */
             tbbt_report_free(rep);
             rep = mrep;
             cn = mcn;
-            verify_failed = mend.verify_failed;
-            v = mend.v;
-            vp = mend.verified && !verify_failed ? &v : NULL;
+            verify_failed = mall.verify_failed;
+            v = mall.verify;
+            vp = mall.verified && !verify_failed ? &v : NULL;
             rc = cn.finished ? 0 : rc ? rc : -EINTR;
         }
-        g_free((char *)end.info.what);
+        g_free((char *)me.what);
     }
     if (!mpi || tbbt_mpi_rank() == 0)
         wrote = write_reports(rep, &cn, vp) == 0 && events_ok && wrote;

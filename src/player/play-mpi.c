@@ -22,8 +22,10 @@
 #include <unistd.h>
 
 #include "player/play-mpi.h"
-#include "util/json.h"
+#include "util/buf.h"
+#include "util/bytes.h"
 #include "util/hash.h"
+#include "util/json.h"
 #include "util/util.h"
 
 #define PROG "tbbt-play"
@@ -75,23 +77,9 @@ bool tbbt_play_owner_mine(const struct tbbt_trace_rec *rec, const struct tbbt_ep
     }
     if (!o->clients)
         o->clients = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    if (!g_hash_table_contains(o->clients, key))
-        g_hash_table_insert(o->clients, g_strdup(key), GUINT_TO_POINTER(owner + 1));
+    if (g_hash_table_add(o->clients, g_strdup(key)))
+        o->nmine += owner == (uint32_t)o->rank;
     return owner == (uint32_t)o->rank;
-}
-
-unsigned tbbt_play_owner_clients(const struct tbbt_play_owner *o, unsigned *all)
-{
-    unsigned mine = 0;
-    *all = o->clients ? g_hash_table_size(o->clients) : 0;
-    if (!o->clients)
-        return 0;
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, o->clients);
-    while (g_hash_table_iter_next(&it, &k, &v))
-        mine += GPOINTER_TO_UINT(v) - 1 == (unsigned)o->rank;
-    return mine;
 }
 
 void tbbt_play_owner_fini(struct tbbt_play_owner *o)
@@ -188,13 +176,14 @@ static int on_message(struct tbbt_play_chan *c, int from, int tag, GBytes *msg)
     }
     if (tag != TAG_END)
         return 0;
-    uint32_t status = len >= 4 ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-                                 (uint32_t)p[2] << 8 | p[3] : 1;
-    if (status != 0 && !c->first_stop) {
+    struct tbbt_buf b;
+    tbbt_buf_init(&b, p, len);
+    uint32_t status = tbbt_buf_get_be32(&b);
+    if ((status != 0 || b.trunc) && !c->first_stop) {
         /* its text is "(host): why" */
-        c->first_stop = len > 4 ? g_strdup_printf("rank %d %.*s", from, (int)MIN(len - 4, 300),
-                                                  (const char *)p + 4)
-                                : g_strdup_printf("rank %d: stopped", from);
+        size_t n = MIN(tbbt_buf_left(&b), 300);
+        c->first_stop = n ? g_strdup_printf("rank %d %.*s", from, (int)n, (const char *)b.p)
+                          : g_strdup_printf("rank %d: stopped", from);
         stop_engine(c);
     }
     return 1;
@@ -226,14 +215,14 @@ static void *chan_main(void *arg)
         tbbt_mpi_progress();
         if (!sent_end && (pf[0].revents & POLLIN)) {
             send_notices(c);    /* the engine's last ones go before the end */
-            int rc = atomic_load(&c->rc);
+            bool stopped = atomic_load(&c->rc) != 0;
             GByteArray *b = g_byte_array_new();
-            uint8_t st[4] = {0, 0, 0, rc != 0};
-            g_byte_array_append(b, st, 4);
-            char why[300];
-            g_snprintf(why, sizeof(why), "(%s): %s", tbbt_mpi_host(), c->why);
-            if (rc != 0)
+            tbbt_bytes_put_be32(b, stopped);
+            if (stopped) {
+                char *why = g_strdup_printf("(%s): %s", tbbt_mpi_host(), c->why);
                 g_byte_array_append(b, (const uint8_t *)why, (guint)strlen(why));
+                g_free(why);
+            }
             GBytes *m = g_byte_array_free_to_bytes(b);
             tbbt_mpi_send_all(TAG_END, m);
             g_bytes_unref(m);
@@ -321,9 +310,11 @@ void tbbt_play_mpi_rank_end(struct tbbt_report_rank *ri, const struct tbbt_repor
         g_string_append(what, img->count == 1 ? "image" : "images");
         for (uint32_t i = 0; i < img->count; i++)
             g_string_append_printf(what, "%s%u", i ? "," : " ", img->first + i * img->stride);
+    } else if (owner->size <= 1) {
+        g_string_append(what, "all clients");
     } else {
-        unsigned all = 0, mine = tbbt_play_owner_clients(owner, &all);
-        g_string_append_printf(what, "clients %u of %u (by %s)", mine, all,
+        g_string_append_printf(what, "clients %u of %u (by %s)", owner->nmine,
+                               owner->clients ? g_hash_table_size(owner->clients) : 0,
                                owner->by_connection ? "connection" : "address");
     }
     *ri = (struct tbbt_report_rank){
@@ -350,88 +341,42 @@ void tbbt_play_mpi_rank_end(struct tbbt_report_rank *ri, const struct tbbt_repor
 
 /* ---- the merged report -------------------------------------------------------------- */
 
-/* The verify part of a rank's blob, after the report blob (big-endian u64 each). */
-#define END_WORDS 5
-
-static void put_u64(GByteArray *b, uint64_t v)
-{
-    uint8_t x[8];
-    for (int i = 0; i < 8; i++)
-        x[i] = (uint8_t)(v >> (56 - 8 * i));
-    g_byte_array_append(b, x, 8);
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* Rank i's blob: the report blob, then END_WORDS words: verified, verify_failed, ok,
- * checked, mismatches.  0, or -1 with *why. */
-static int unpack_rank(GBytes *blob, int64_t shift, struct tbbt_report **r,
-                       struct tbbt_report_counts *c, struct tbbt_play_rank_end *end, char *why,
-                       size_t whylen)
-{
-    gsize len = 0;
-    const uint8_t *p = g_bytes_get_data(blob, &len);
-    if (len < END_WORDS * 8) {
-        g_snprintf(why, whylen, "a blob of %zu bytes", (size_t)len);
-        return -1;
-    }
-    GBytes *rb = g_bytes_new_from_bytes(blob, 0, len - END_WORDS * 8);
-    int rc = tbbt_report_unpack(rb, shift, r, c, &end->info, why, whylen);
-    g_bytes_unref(rb);
-    if (rc < 0)
-        return -1;
-    const uint8_t *t = p + len - END_WORDS * 8;
-    end->verified = get_u64(t) != 0;
-    end->verify_failed = get_u64(t + 8) != 0;
-    end->v.ok = get_u64(t + 16) != 0;
-    end->v.checked = get_u64(t + 24);
-    end->v.mismatches = get_u64(t + 32);
-    return 0;
-}
-
 /* Rank 0: the merged report of the n gathered blobs. */
 static int merge_at_root(GPtrArray *blobs, const struct tbbt_play_sync *sync,
                          const char *distribute, struct tbbt_report **mrep,
-                         struct tbbt_report_counts *mcn, struct tbbt_play_rank_end *mend)
+                         struct tbbt_report_counts *mcn, struct tbbt_report_rank *mall)
 {
     guint n = blobs->len;
     struct tbbt_report_rank *ranks = g_new0(struct tbbt_report_rank, n);
     struct tbbt_report_mpi m = {.ranks = n, .distribute = distribute};
     double late_min = INFINITY, late_max = -INFINITY;
     struct tbbt_report *all = NULL;
-    *mend = (struct tbbt_play_rank_end){.v.ok = true};
+    *mall = (struct tbbt_report_rank){.verify.ok = true};
     int rc = 0;
-    for (guint i = 0; i < n && rc == 0; i++) {
+    for (guint i = 0; i < n; i++) {
         struct tbbt_report *r = NULL;
         struct tbbt_report_counts c;
-        struct tbbt_play_rank_end end = {0};
-        char why[256];
+        struct tbbt_report_rank *ri = &ranks[i];
         struct tbbt_mpi_offset off = sync->all ? sync->all[i] : (struct tbbt_mpi_offset){0};
-        if (unpack_rank(g_ptr_array_index(blobs, i), off.offset_ns, &r, &c, &end, why,
-                        sizeof(why)) < 0) {
+        char why[256];
+        if (tbbt_report_unpack(g_ptr_array_index(blobs, i), off.offset_ns, &r, &c, ri, why,
+                               sizeof(why)) < 0) {
             fprintf(stderr, PROG ": the report of rank %u: %s\n", i, why);
             rc = -1;
             break;
         }
-        ranks[i] = end.info;
-        late_min = MIN(late_min, end.info.start_late_us);
-        late_max = MAX(late_max, end.info.start_late_us);
+        late_min = MIN(late_min, ri->start_late_us);
+        late_max = MAX(late_max, ri->start_late_us);
         m.offset_error_us = MAX(m.offset_error_us, (double)off.rtt_ns / 2e3);
-        m.cross_rank_deps += end.info.cross_rank_deps;
-        m.cross_rank_wait_seconds += end.info.cross_rank_wait_seconds;
-        m.notices_sent += end.info.notices_sent;
-        mend->verified |= end.verified;
-        mend->verify_failed |= end.verify_failed;
-        if (end.verified) {
-            mend->v.ok &= end.v.ok;
-            mend->v.checked += end.v.checked;
-            mend->v.mismatches += end.v.mismatches;
+        m.cross_rank_deps += ri->cross_rank_deps;
+        m.cross_rank_wait_seconds += ri->cross_rank_wait_seconds;
+        m.notices_sent += ri->notices_sent;
+        mall->verified |= ri->verified;
+        mall->verify_failed |= ri->verify_failed;
+        if (ri->verified) {
+            mall->verify.ok &= ri->verify.ok;
+            mall->verify.checked += ri->verify.checked;
+            mall->verify.mismatches += ri->verify.mismatches;
         }
         if (!all) {
             all = r;
@@ -454,32 +399,24 @@ static int merge_at_root(GPtrArray *blobs, const struct tbbt_play_sync *sync,
 }
 
 int tbbt_play_mpi_merge(const struct tbbt_report *rep, const struct tbbt_report_counts *cn,
-                        const struct tbbt_play_rank_end *mine, const struct tbbt_play_sync *sync,
+                        const struct tbbt_report_rank *mine, const struct tbbt_play_sync *sync,
                         const char *distribute, struct tbbt_report **mrep,
-                        struct tbbt_report_counts *mcn, struct tbbt_play_rank_end *mend)
+                        struct tbbt_report_counts *mcn, struct tbbt_report_rank *mall)
 {
     *mrep = NULL;
-    GBytes *rb = tbbt_report_pack(rep, cn, &mine->info);
-    gsize rlen = 0;
-    const void *rd = g_bytes_get_data(rb, &rlen);
-    GByteArray *b = g_byte_array_sized_new((guint)rlen + END_WORDS * 8);
-    g_byte_array_append(b, rd, (guint)rlen);
-    g_bytes_unref(rb);
-    put_u64(b, mine->verified);
-    put_u64(b, mine->verify_failed);
-    put_u64(b, mine->v.ok);
-    put_u64(b, mine->v.checked);
-    put_u64(b, mine->v.mismatches);
+    GBytes *b = tbbt_report_pack(rep, cn, mine);
+    gsize len = 0;
+    const void *data = g_bytes_get_data(b, &len);
     GPtrArray *blobs = NULL;
-    int rc = tbbt_mpi_gather(b->data, b->len, &blobs);
-    g_byte_array_unref(b);
+    int rc = tbbt_mpi_gather(data, len, &blobs);
+    g_bytes_unref(b);
     if (rc < 0) {
         fprintf(stderr, PROG ": MPI: %s\n", tbbt_mpi_error());
         return -1;
     }
     if (tbbt_mpi_rank() != 0)
         return 0;
-    rc = merge_at_root(blobs, sync, distribute, mrep, mcn, mend);
+    rc = merge_at_root(blobs, sync, distribute, mrep, mcn, mall);
     g_ptr_array_unref(blobs);
     return rc;
 }

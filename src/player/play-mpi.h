@@ -44,12 +44,11 @@ struct tbbt_play_owner {
     int rank, size;
     bool by_connection;
     GArray *cache;          /* uint32 rank + 1 by endpoint reference, 0: not yet hashed */
-    GHashTable *clients;    /* client key -> rank + 1, to count the ranks' clients */
+    GHashTable *clients;    /* the client keys seen (a set) */
+    unsigned nmine;         /* ... of them this rank's */
 };
 bool tbbt_play_owner_mine(const struct tbbt_trace_rec *rec, const struct tbbt_eptab *eps,
                           void *arg);
-/* This rank's clients seen so far, and all clients seen. */
-unsigned tbbt_play_owner_clients(const struct tbbt_play_owner *o, unsigned *all);
 void tbbt_play_owner_fini(struct tbbt_play_owner *o);
 
 /*
@@ -84,14 +83,6 @@ void tbbt_play_chan_done(struct tbbt_play_chan *c, int rc, const char *why);
 const char *tbbt_play_chan_join(struct tbbt_play_chan *c);
 void tbbt_play_chan_free(struct tbbt_play_chan *c);
 
-/* What a rank brings to the merged report besides its report and counts. */
-struct tbbt_play_rank_end {
-    struct tbbt_report_rank info;       /* strings borrowed */
-    bool verified;                      /* it ran --verify (v holds the result) */
-    bool verify_failed;                 /* --verify could not run to its end */
-    struct tbbt_report_verify v;
-};
-
 /*
  * Collective, after the replay: this rank's line of the merged report (ri->what given:
  * g_free(); the other strings borrowed).  Measures the clock offsets again for the drift.
@@ -111,17 +102,18 @@ int tbbt_play_mpi_rank_report(const char *dir, const struct tbbt_report *rep,
 
 /*
  * Collective, after the replay and the ranks' --verify: every rank's report, counts and
- * end are gathered at rank 0 (report-pack.c blobs; the ranks' starts shifted into rank 0's
- * clock by sync's offsets).  Rank 0 gets the merged report (*mrep, given: free with
- * tbbt_report_free(); with the "mpi" and "ranks" keys), the merged counts (*mcn, strings
- * interned) and the merged --verify (*mend: verified if any rank verified, ok only if
- * all agreed, checked and mismatches summed, verify_failed if any failed); other ranks
- * get *mrep NULL.  distribute: "clones" or "clients".  0, or -1 with a one-line reason
- * printed on rank 0 (a blob that does not unpack, an MPI error).
+ * line (mine, with its --verify) are gathered at rank 0 as report-pack.c blobs, the
+ * ranks' starts shifted into rank 0's clock by sync's offsets.  Rank 0 gets the merged
+ * report (*mrep, given: free with tbbt_report_free(); with the "mpi" and "ranks" keys),
+ * the merged counts (*mcn, strings interned) and in *mall the merged --verify (verified
+ * if any rank verified, verify.ok only if all agreed, checked and mismatches summed,
+ * verify_failed if any failed; the other members zero); other ranks get *mrep NULL.
+ * distribute: "clones" or "clients".  0, or -1 with a one-line reason printed on rank 0
+ * (a blob that does not unpack, an MPI error).
  */
 int tbbt_play_mpi_merge(const struct tbbt_report *rep, const struct tbbt_report_counts *cn,
-                        const struct tbbt_play_rank_end *mine, const struct tbbt_play_sync *sync,
+                        const struct tbbt_report_rank *mine, const struct tbbt_play_sync *sync,
                         const char *distribute, struct tbbt_report **mrep,
-                        struct tbbt_report_counts *mcn, struct tbbt_play_rank_end *mend);
+                        struct tbbt_report_counts *mcn, struct tbbt_report_rank *mall);
 
 #endif

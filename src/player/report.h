@@ -229,6 +229,10 @@ struct tbbt_report_rank {
     uint64_t notices_sent;      /* completion notices it sent (--distribute clients) */
     bool finished;              /* its replay ran to the end */
     const char *error;          /* why not, or NULL */
+    /* Its --verify, carried to rank 0 for the merged "verify" (not a key of "ranks"): */
+    bool verified;              /* it ran --verify to the end: verify holds the result */
+    bool verify_failed;         /* its --verify could not run to the end */
+    struct tbbt_report_verify verify;
 };
 
 /* The run's MPI facts, the merged report's "mpi" object. */

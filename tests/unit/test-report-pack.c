@@ -241,6 +241,10 @@ static void sample_rank(struct tbbt_report_rank *ri, uint32_t rank)
     ri->notices_sent = 12345;
     ri->finished = rank != 3;
     ri->error = rank == 3 ? "server \"x\" dead" : NULL;
+    ri->verified = rank != 3;
+    ri->verify_failed = rank == 3;
+    ri->verify = (struct tbbt_report_verify){.ok = rank != 2, .checked = 464 + rank,
+                                             .mismatches = rank == 2};
 }
 
 /* A report of every kind of content, and its counts. */
@@ -305,7 +309,8 @@ static void assert_rank_equal(const struct tbbt_report_rank *a, const struct tbb
     U(rank) S(host) S(what) U(ops_issued) U(ops_completed) U(replay_failures)
     D(throughput_ops) D(wall_seconds) D(cpu_user_seconds) D(cpu_system_seconds) D(offset_us)
     D(rtt_us) D(start_late_us) D(drift_us) U(cross_rank_deps) D(cross_rank_wait_seconds)
-    U(notices_sent) U(finished) S(error)
+    U(notices_sent) U(finished) S(error) U(verified) U(verify_failed) U(verify.ok)
+    U(verify.checked) U(verify.mismatches)
 #undef U
 #undef D
 #undef S
