@@ -343,7 +343,6 @@ struct pending_send {
     GBytes *bytes;      /* one reference per send */
 };
 
-
 int tbbt_mpi_send_all(int tag, GBytes *msg)
 {
     gsize len = 0;
@@ -355,18 +354,15 @@ int tbbt_mpi_send_all(int tag, GBytes *msg)
     if (!sends)
         sends = g_array_new(FALSE, FALSE, sizeof(struct pending_send));
     for (int r = 0; r < world_size; r++) {
-        struct pending_send ps = {.bytes = g_bytes_ref(msg)};
+        struct pending_send ps;
         int rc;
 
-        if (r == my_rank) {
-            g_bytes_unref(ps.bytes);
+        if (r == my_rank)
             continue;
-        }
         rc = MPI_Isend(data, (int)len, MPI_BYTE, r, tag, MPI_COMM_WORLD, &ps.req);
-        if (rc != MPI_SUCCESS) {
-            g_bytes_unref(ps.bytes);
+        if (rc != MPI_SUCCESS)
             return fail("MPI_Isend", rc);
-        }
+        ps.bytes = g_bytes_ref(msg);
         g_array_append_val(sends, ps);
     }
     return 0;
