@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "mpi/tbbt-mpi.h"
-#include "util/crc32.h"
 #include "util/util.h"
 
 #define BLOB_MAGIC "TBIM"
@@ -180,13 +179,6 @@ static gint by_clone(gconstpointer a, gconstpointer b)
     return x->clone < y->clone ? -1 : x->clone > y->clone;
 }
 
-/* Lines already in the manifest's format written as they are (and summed). */
-static void write_raw(struct tbbt_manifest_writer *w, const char *text, size_t len)
-{
-    fwrite(text, 1, len, w->f);     /* checked when the manifest is committed */
-    w->crc = tbbt_crc32(w->crc, text, len);
-}
-
 int tbbt__image_team_merge(struct build *b, struct tbbt_manifest_writer *w)
 {
     GBytes *mine = pack(b);
@@ -215,7 +207,7 @@ int tbbt__image_team_merge(struct build *b, struct tbbt_manifest_writer *w)
     if (rc == 0) {
         g_array_sort(refs, by_clone);
         for (guint i = 0; i < refs->len; i++)
-            write_raw(w, g_array_index(refs, struct part_ref, i).text,
+            tbbt_manifest_write_raw(w, g_array_index(refs, struct part_ref, i).text,
                       g_array_index(refs, struct part_ref, i).len);
         sum.utilization = b->st->utilization;
         sum.seconds = b->st->seconds;

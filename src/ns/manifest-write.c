@@ -14,11 +14,16 @@
 #include "util/crc32.h"
 #include "util/textsum.h"
 
+void tbbt_manifest_write_raw(struct tbbt_manifest_writer *w, const char *text, size_t len)
+{
+    fwrite(text, 1, len, w->f);     /* checked when the caller closes f */
+    w->crc = tbbt_crc32(w->crc, text, len);
+}
+
 /* Writes w->line to the stream and adds it to the checksum. */
 static void put(struct tbbt_manifest_writer *w)
 {
-    fwrite(w->line->str, 1, w->line->len, w->f);    /* checked when the caller closes f */
-    w->crc = tbbt_crc32(w->crc, w->line->str, w->line->len);
+    tbbt_manifest_write_raw(w, w->line->str, w->line->len);
 }
 
 void tbbt_manifest_writer_init(struct tbbt_manifest_writer *w, FILE *f)

@@ -54,6 +54,12 @@ void tbbt_manifest_write(struct tbbt_manifest_writer *w, const char *key, const 
 void tbbt_manifest_write_path(struct tbbt_manifest_writer *w, const char *key,
                               const char *extra, const char *path);
 
+/*
+ * Writes text[0..len) as it is (lines already in the manifest's format, e.g. made by other
+ * writers: tbbt-init's MPI ranks) and adds it to the checksum.
+ */
+void tbbt_manifest_write_raw(struct tbbt_manifest_writer *w, const char *text, size_t len);
+
 /* Writes the checksum line of every byte before it: the last line. */
 void tbbt_manifest_write_sum(struct tbbt_manifest_writer *w);
 
