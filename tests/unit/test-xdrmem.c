@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "test-rand.h"
+
 #include "proto/mount.h"
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
@@ -50,10 +52,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint32_t next(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)rng;
+    return (uint32_t)(test_rand_next(&rng) >> 32);
 }
 
 /* A word biased to what XDR reads as discriminants, booleans and lengths. */
