@@ -124,13 +124,20 @@ struct tbbt_trace_rec *tbbt__conv_reply(struct tbbt__conv *c, const struct tbbt_
  * NULL means there are no results to decode (an RPC error).  sys (NULL:
  * none) is the call's AUTH_SYS credential as rpc.h's tbbt__rpc_hdr has it
  * (sys, sys_len: borrowed for the call): the record gets its reference
- * (field `cred`).
+ * (field `cred`).  The reply returns 0, or the side of a call paired with
+ * tbbt__conv_side_call().
  */
 void tbbt__conv_call_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int prog,
                            uint32_t proc, uint32_t uid, uint32_t gid, const uint8_t *sys,
                            uint32_t sys_len, const uint8_t *body, size_t len);
-void tbbt__conv_reply_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int rpc_stat,
-                            const uint8_t *body, size_t len);
+uint8_t tbbt__conv_reply_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
+                               int rpc_stat, const uint8_t *body, size_t len);
+/*
+ * A call the reader handles itself (NFSv4, counted in nfs4count.c) and that
+ * opens no record: paired and counted as a call of another program, with
+ * side (1..255), which tbbt__conv_reply_bytes() returns for its reply.
+ */
+void tbbt__conv_side_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m, uint8_t side);
 /* Lets every record that is complete leave for the writer. */
 void tbbt__conv_drain(struct tbbt__conv *c);
 /* Progress: bytes of input read so far and in total (0 if unknown). */

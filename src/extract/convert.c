@@ -727,14 +727,22 @@ void tbbt__conv_call_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
     }
 }
 
-void tbbt__conv_reply_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int rpc_stat,
-                            const uint8_t *body, size_t len)
+void tbbt__conv_side_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m, uint8_t side)
+{
+    c->rpc_calls++;
+    if (tbbt__pairer_call_flow(c->pairer, msg_flow(c, m), m->key.xid, m->pair_ns,
+                               make_tag(0, TBBT_PROG_NONE, side)))
+        c->other_prog_calls++;
+}
+
+uint8_t tbbt__conv_reply_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m,
+                               int rpc_stat, const uint8_t *body, size_t len)
 {
     struct ev e = {.kind = EV_REPLY, .proc_stat = (uint8_t)rpc_stat, .ts_ns = m->ts_ns};
-    uint64_t tag;
+    uint64_t tag = 0;
 
     if (!front_reply(c, m, &tag))
-        return;
+        return tag_prog(tag) == TBBT_PROG_NONE ? (uint8_t)(tag & 0xff) : 0;
     e.flags = msg_flags(m);
     e.seq = tag >> 16;
     set_body(c, &e, tag_prog(tag), (uint32_t)(tag & 0xff), true, body, len);
@@ -742,6 +750,7 @@ void tbbt__conv_reply_bytes(struct tbbt__conv *c, const struct tbbt__conv_msg *m
         pipe_event(c->pipe, &e, sizeof(e), NULL, 0, body);
     else
         back_reply(c, &e, body);
+    return 0;
 }
 
 void tbbt__conv_drain(struct tbbt__conv *c)

@@ -8,7 +8,9 @@
  * after the RPC header go to the core with tbbt__conv_call_bytes() and
  * _reply_bytes(), and are decoded in fill(), on the writer thread when the
  * conversion is pipelined.  READ and WRITE data, which the decoders only
- * skip, then stays behind (keep()).
+ * skip, then stays behind (keep()).  NFSv4 messages and callbacks are
+ * decoded and counted on the reading thread (nfs4count.c) and paired without
+ * a record.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "capture/capture.h"
 #include "extract/conv-int.h"
 #include "extract/decode.h"
+#include "extract/nfs4count.h"
 #include "extract/rpc.h"
 #include "proto/proto.h"
 #include "util/util.h"
@@ -35,6 +38,7 @@ struct pcap_state {
     uint64_t malformed_rpc;       /* messages that are not RPC */
     uint64_t unusable_truncated;  /* messages cut before the end of the fixed RPC header */
     uint64_t other_auth;          /* calls with credentials other than AUTH_NONE/AUTH_SYS */
+    struct tbbt__nfs4_count *nfs4; /* NFSv4 and callback messages (owned) */
     char pad[64];                 /* below: written by fill(), maybe on the writer thread */
     uint64_t malformed_nfs;       /* NFS/MOUNT bodies that do not decode */
     char pad2[64];
@@ -76,9 +80,21 @@ static void on_call(struct pcap_state *s, const struct tbbt_cap_msg *m,
     struct tbbt__conv_msg cm;
     bool sys = h->flavor == 1;
 
+    struct tbbt__nfs4_call c4 = {
+        .prog = h->prog, .vers = h->vers, .proc = h->proc, .flavor = h->flavor,
+        .af = m->af, .src = m->src, .dst = m->dst, .sport = m->sport, .dport = m->dport,
+    };
+    uint8_t side;
+
     to_msg(m, true, h->xid, &cm);
     if (h->flavor > 1 && !h->partial)
         s->other_auth++;
+    side = tbbt__nfs4_count_call(s->nfs4, &c4, m->data + h->body_off, m->len - h->body_off,
+                                 m->truncated);
+    if (side) {
+        tbbt__conv_side_call(s->conv, &cm, side);
+        return;
+    }
     tbbt__conv_call_bytes(s->conv, &cm, tbbt__decode_prog(h->prog, h->vers), h->proc,
                           sys ? h->uid : 0, sys ? h->gid : 0, sys ? h->sys : NULL,
                           sys ? h->sys_len : 0, m->data + h->body_off, m->len - h->body_off);
@@ -90,9 +106,14 @@ static void on_reply(struct pcap_state *s, const struct tbbt_cap_msg *m,
     struct tbbt__conv_msg cm;
     bool ok = h->rpc_stat == TBBT_RPC_SUCCESS;
 
+    uint8_t side;
+
     to_msg(m, false, h->xid, &cm);
-    tbbt__conv_reply_bytes(s->conv, &cm, h->rpc_stat, ok ? m->data + h->body_off : NULL,
-                           ok ? m->len - h->body_off : 0);
+    side = tbbt__conv_reply_bytes(s->conv, &cm, h->rpc_stat, ok ? m->data + h->body_off : NULL,
+                                  ok ? m->len - h->body_off : 0);
+    if (side)
+        tbbt__nfs4_count_reply(s->nfs4, side, ok ? m->data + h->body_off : NULL,
+                               ok ? m->len - h->body_off : 0, m->truncated);
 }
 
 /* Decodes a body into its record (conv-int.h: the records' thread). */
@@ -160,6 +181,7 @@ static int pcap_run(struct tbbt__conv *c, const char *const *paths, int n, char 
 
     *tbbt__conv_source_state(c) = s;
     s->conv = c;
+    s->nfs4 = tbbt__nfs4_count_new();
     s->cap = tbbt_cap_open(paths, n, o->filter, errbuf, errlen);
     if (!s->cap)
         return TBBT_E_BADREC;
@@ -228,12 +250,15 @@ static void pcap_summary(struct tbbt__conv *c, struct tbbt_json *j)
     tbbt_json_kv_uint(j, "packets", cs->packets);
     tbbt_json_kv_uint(j, "bytes", cs->bytes);
     tbbt_json_kv_uint(j, "truncated_packets", cs->truncated_packets);
-    tbbt_json_kv_uint(j, "malformed_packets", cs->malformed_packets + s->malformed_rpc + s->malformed_nfs);
+    uint64_t bad_nfs = s->malformed_nfs + tbbt__nfs4_count_malformed(s->nfs4);
+
+    tbbt_json_kv_uint(j, "malformed_packets", cs->malformed_packets + s->malformed_rpc + bad_nfs);
     tbbt_json_kv_uint(j, "malformed_rpc", s->malformed_rpc);
-    tbbt_json_kv_uint(j, "malformed_nfs", s->malformed_nfs);
+    tbbt_json_kv_uint(j, "malformed_nfs", bad_nfs);
     tbbt_json_kv_uint(j, "truncated_unusable", s->unusable_truncated);
     tbbt_json_kv_uint(j, "other_auth_flavors", s->other_auth);
     damage_json(s->cap, cs, j);
+    tbbt__nfs4_count_json(s->nfs4, j);
     tbbt_json_key(j, "capture");
     tbbt_json_begin_object(j);
     tbbt_json_kv_uint(j, "other_packets", cs->other_packets);
@@ -261,6 +286,7 @@ static void pcap_fini(struct tbbt__conv *c)
     if (!s)
         return;
     tbbt_cap_close(s->cap);
+    tbbt__nfs4_count_free(s->nfs4);
     g_free(s);
     *tbbt__conv_source_state(c) = NULL;
 }

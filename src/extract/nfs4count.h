@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the extract module: the NFSv4 messages of a capture, recognized
+ * and counted for tbbt-convert's summary (its "nfs4" object, documented in
+ * docs/tbbt-convert.md).  NFSv4 does not go into the trace yet; this gives the
+ * per-operation counts by minor version that are checked against tshark.
+ *
+ * Recognized: program 100003 version 4 (NULL and COMPOUND; a COMPOUND under
+ * RPCSEC_GSS is counted, not decoded: its arguments may be wrapped, RFC 2203
+ * 5.3.2), and callbacks: a call sent from an address and port that received
+ * NFSv4 calls (the NFSv4.1 backchannel, on the client's own connection,
+ * RFC 5661 2.10.3.1) or of a program a client gave as its callback program in
+ * SETCLIENTID, CREATE_SESSION or BACKCHANNEL_CTL (NFSv4.0 callbacks on a
+ * connection the server opens, RFC 7530 3.3.6), with version 1 (CB_NULL and
+ * CB_COMPOUND).  A callback is a call of the server's: it is never taken for
+ * a reply to a client's call.
+ *
+ * One instance per conversion, used only from the thread that reads the
+ * capture.
+ */
+#ifndef TBBT_EXTRACT_NFS4COUNT_H
+#define TBBT_EXTRACT_NFS4COUNT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/json.h"
+
+struct tbbt__nfs4_count;
+
+/* What an NFSv4 call was, remembered by the pairer until its reply (never 0). */
+enum {
+    TBBT__NFS4_SIDE_NULL = 1,       /* NFSPROC4_NULL */
+    TBBT__NFS4_SIDE_GSS = 2,        /* COMPOUND under RPCSEC_GSS, not decoded */
+    TBBT__NFS4_SIDE_CB_NULL = 3,    /* CB_NULL */
+    TBBT__NFS4_SIDE_CB = 4,         /* CB_COMPOUND */
+    TBBT__NFS4_SIDE_OTHER = 5,      /* another procedure number: malformed */
+    TBBT__NFS4_SIDE_MINOR = 8,      /* COMPOUND of minor version m: SIDE_MINOR + min(m, 3) */
+};
+
+/* The call as the reader sees it: RPC header fields and the endpoints. */
+struct tbbt__nfs4_call {
+    uint32_t prog, vers, proc, flavor;
+    uint8_t af;                     /* 4 or 6 */
+    const uint8_t *src, *dst;       /* 16 bytes each (IPv4 in the first 4) */
+    uint16_t sport, dport;
+};
+
+struct tbbt__nfs4_count *tbbt__nfs4_count_new(void);
+void tbbt__nfs4_count_free(struct tbbt__nfs4_count *n);
+
+/*
+ * A call: if it is NFSv4 or a callback, counts it (decoding body[0..len), cut
+ * by the snap length when trunc) and returns its side (above); 0 if it is
+ * neither (the caller handles it as before).
+ */
+uint8_t tbbt__nfs4_count_call(struct tbbt__nfs4_count *n, const struct tbbt__nfs4_call *c,
+                              const uint8_t *body, size_t len, bool trunc);
+
+/*
+ * The reply to a call of that side (accepted and successful: body is its
+ * results; NULL otherwise, counted as a reply without results).
+ */
+void tbbt__nfs4_count_reply(struct tbbt__nfs4_count *n, uint8_t side, const uint8_t *body,
+                            size_t len, bool trunc);
+
+/* Messages whose NFSv4 body did not decode (for malformed_nfs). */
+uint64_t tbbt__nfs4_count_malformed(const struct tbbt__nfs4_count *n);
+
+/* Writes the "nfs4" key and object into j (inside an object). */
+void tbbt__nfs4_count_json(const struct tbbt__nfs4_count *n, struct tbbt_json *j);
+
+#endif

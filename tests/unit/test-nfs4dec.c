@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the NFSv4 message walk of tbbt-convert (src/extract/decode-nfs4.c)
+ * and of its counting (nfs4count.c):
+ *
+ *  - a COMPOUND call (SEQUENCE, PUTFH, OPEN, WRITE with data, GETATTR) and a reply
+ *    (SEQUENCE, PUTFH, READ with data, READDIR with entries, LOOKUP failing) decode
+ *    operation by operation with their statuses;
+ *  - every prefix of them, as a truncated capture has it, keeps the operations before
+ *    the cut, marks the one at the cut truncated when its number was read, and never
+ *    reports a malformed message; the same prefixes without the truncation mark are
+ *    malformed;
+ *  - hostile messages (an operation count of 2^31 or 257, a tag or name past its
+ *    bound, an unknown operation number, random bytes) end in a clean error;
+ *  - CB_COMPOUND calls and replies, the callback program of SETCLIENTID and
+ *    CREATE_SESSION, and the counter's recognition of callbacks (from an NFSv4
+ *    server's address and port, or of a registered callback program).
+ * The sanitizer build runs it under ASan/UBSan/LSan: nothing a walk allocates may leak.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test-rand.h"
+
+#include "extract/decode-nfs4.h"
+#include "extract/nfs4count.h"
+#include "proto/nfs4.h"
+#include "proto/proto.h"
+#include "util/util.h"
+
+#define BUF 8192
+
+static char buf[BUF];
+static char data[300];
+static const char fh_bytes[] = "\x01\x00\x07\x00\x2a\x00\x00\x00\x11\x22\x33\x44";
+
+static u_int encode(xdrproc_t proc, void *obj)
+{
+    XDR x;
+    u_int n;
+
+    xdrmem_create(&x, buf, BUF, XDR_ENCODE);
+    assert_true(proc(&x, obj));
+    n = xdr_getpos(&x);
+    xdr_destroy(&x);
+    return n;
+}
+
+static void set_str(utf8string *s, const char *v)
+{
+    s->utf8string_len = (u_int)strlen(v);
+    s->utf8string_val = (char *)(uintptr_t)v;
+}
+
+/* ---- the messages ------------------------------------------------------------ */
+
+static u_int make_call(uint32_t minor)
+{
+    static nfs_argop4 ops[5];
+    COMPOUND4args a;
+
+    memset(ops, 0, sizeof ops);
+    memset(&a, 0, sizeof a);
+    set_str(&a.tag, "tbbt");
+    a.minorversion = minor;
+    a.argarray.argarray_len = 5;
+    a.argarray.argarray_val = ops;
+    ops[0].argop = OP_SEQUENCE;
+    ops[0].nfs_argop4_u.opsequence.sa_sequenceid = 7;
+    ops[1].argop = OP_PUTFH;
+    ops[1].nfs_argop4_u.opputfh.object.nfs_fh4_len = sizeof fh_bytes - 1;
+    ops[1].nfs_argop4_u.opputfh.object.nfs_fh4_val = (char *)(uintptr_t)fh_bytes;
+    ops[2].argop = OP_OPEN;
+    ops[2].nfs_argop4_u.opopen.share_access = OPEN4_SHARE_ACCESS_BOTH;
+    ops[2].nfs_argop4_u.opopen.owner.owner.owner_len = 8;
+    ops[2].nfs_argop4_u.opopen.owner.owner.owner_val = (char *)(uintptr_t)"open id:";
+    ops[2].nfs_argop4_u.opopen.openhow.opentype = OPEN4_NOCREATE;
+    ops[2].nfs_argop4_u.opopen.claim.claim = CLAIM_NULL;
+    set_str(&ops[2].nfs_argop4_u.opopen.claim.open_claim4_u.file, "a-file");
+    ops[3].argop = OP_WRITE;
+    ops[3].nfs_argop4_u.opwrite.offset = 4096;
+    ops[3].nfs_argop4_u.opwrite.stable = FILE_SYNC4;
+    ops[3].nfs_argop4_u.opwrite.data.data_len = sizeof data;
+    ops[3].nfs_argop4_u.opwrite.data.data_val = data;
+    ops[4].argop = OP_GETATTR;
+    return encode((xdrproc_t)xdr_COMPOUND4args, &a);
+}
+
+static const uint32_t call_ops[5] = {OP_SEQUENCE, OP_PUTFH, OP_OPEN, OP_WRITE, OP_GETATTR};
+
+static u_int make_reply(void)
+{
+    static nfs_resop4 res[5];
+    static entry4 ents[3];
+    COMPOUND4res r;
+
+    memset(res, 0, sizeof res);
+    memset(ents, 0, sizeof ents);
+    memset(&r, 0, sizeof r);
+    r.status = NFS4ERR_NOENT;
+    set_str(&r.tag, "tbbt");
+    r.resarray.resarray_len = 5;
+    r.resarray.resarray_val = res;
+    res[0].resop = OP_SEQUENCE;
+    res[1].resop = OP_PUTFH;
+    res[2].resop = OP_READ;
+    res[2].nfs_resop4_u.opread.READ4res_u.resok4.eof = TRUE;
+    res[2].nfs_resop4_u.opread.READ4res_u.resok4.data.data_len = sizeof data;
+    res[2].nfs_resop4_u.opread.READ4res_u.resok4.data.data_val = data;
+    res[3].resop = OP_READDIR;
+    for (int i = 0; i < 3; i++) {
+        ents[i].cookie = (uint64_t)i + 3;
+        set_str(&ents[i].name, i == 0 ? "one" : i == 1 ? "two" : "three");
+        ents[i].nextentry = i < 2 ? &ents[i + 1] : NULL;
+    }
+    res[3].nfs_resop4_u.opreaddir.READDIR4res_u.resok4.reply.entries = ents;
+    res[3].nfs_resop4_u.opreaddir.READDIR4res_u.resok4.reply.eof = TRUE;
+    res[4].resop = OP_LOOKUP;
+    res[4].nfs_resop4_u.oplookup.status = NFS4ERR_NOENT;
+    return encode((xdrproc_t)xdr_COMPOUND4res, &r);
+}
+
+static const uint32_t reply_ops[5] = {OP_SEQUENCE, OP_PUTFH, OP_READ, OP_READDIR, OP_LOOKUP};
+
+/* ---- whole messages ------------------------------------------------------------- */
+
+static void test_call(void **state)
+{
+    struct tbbt__nfs4_compound m;
+    u_int n = make_call(1);
+
+    (void)state;
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CALL, (uint8_t *)buf, n, false, &m), 0);
+    assert_int_equal(m.minor, 1);
+    assert_int_equal(m.numops, 5);
+    assert_int_equal(m.nops, 5);
+    assert_false(m.has_cb_program);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(m.ops[i].op, call_ops[i]);
+        assert_false(m.ops[i].trunc);
+        assert_int_equal(m.ops[i].status, -1);
+    }
+}
+
+static void test_reply(void **state)
+{
+    struct tbbt__nfs4_compound m;
+    u_int n = make_reply();
+
+    (void)state;
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_REPLY, (uint8_t *)buf, n, false, &m), 0);
+    assert_int_equal(m.status, NFS4ERR_NOENT);
+    assert_int_equal(m.nops, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(m.ops[i].op, reply_ops[i]);
+        assert_int_equal(m.ops[i].status, i == 4 ? NFS4ERR_NOENT : NFS4_OK);
+    }
+}
+
+/*
+ * Every prefix of a message: as a truncated capture, the operations before the cut
+ * (only the last may be marked truncated: the cut may fall between operations);
+ * unmarked, malformed.
+ */
+static void prefixes(enum tbbt__nfs4_msg kind, u_int n, const uint32_t *want, uint32_t nwant)
+{
+    struct tbbt__nfs4_compound m;
+
+    for (u_int len = 0; len < n; len++) {
+        int rc = tbbt__nfs4_decode(kind, (uint8_t *)buf, len, true, &m);
+
+        assert_int_equal(rc, TBBT_E_TRUNC);
+        assert_true(m.nops <= nwant);
+        for (uint32_t i = 0; i < m.nops; i++) {
+            assert_int_equal(m.ops[i].op, want[i]);
+            if (i + 1 < m.nops)
+                assert_false(m.ops[i].trunc);
+        }
+        assert_int_equal(tbbt__nfs4_decode(kind, (uint8_t *)buf, len, false, &m),
+                         TBBT_E_BADREC);
+    }
+}
+
+static void test_truncated(void **state)
+{
+    (void)state;
+    prefixes(TBBT__NFS4_CALL, make_call(0), call_ops, 5);
+    prefixes(TBBT__NFS4_REPLY, make_reply(), reply_ops, 5);
+}
+
+/* ---- hostile input ---------------------------------------------------------------- */
+
+static u_int words(const uint32_t *w, u_int n)
+{
+    for (u_int i = 0; i < n; i++) {
+        uint32_t be = __builtin_bswap32(w[i]);
+        memcpy(buf + 4 * i, &be, 4);
+    }
+    return 4 * n;
+}
+
+static void test_hostile(void **state)
+{
+    struct tbbt__nfs4_compound m;
+    /* tag "", minor 1, count, then PUTROOTFH repeated */
+    uint32_t big[] = {0, 1, 0x80000000u, OP_PUTROOTFH, OP_PUTROOTFH};
+    uint32_t over[] = {0, 1, 257, OP_PUTROOTFH};
+    uint32_t longtag[] = {NFS4_MAXUTF8 + 1, 1, 1, OP_PUTROOTFH};
+    uint32_t unknown[] = {0, 1, 2, OP_PUTROOTFH, 77777, 0, 0};
+    uint32_t longname[] = {0, 1, 1, OP_LOOKUP, 0xfffffff0u, 0};
+    u_int n;
+
+    (void)state;
+    n = words(big, 5);
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CALL, (uint8_t *)buf, n, false, &m),
+                     TBBT_E_BADREC);
+    assert_int_equal(m.nops, 0);
+    n = words(over, 4);
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CALL, (uint8_t *)buf, n, true, &m),
+                     TBBT_E_BADREC);
+    n = words(longtag, 4);
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CALL, (uint8_t *)buf, n, true, &m),
+                     TBBT_E_BADREC);
+    n = words(unknown, 7);
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CALL, (uint8_t *)buf, n, false, &m),
+                     TBBT_E_BADREC);
+    assert_true(m.unknown_op);
+    assert_int_equal(m.nops, 1);
+    n = words(longname, 6);
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CALL, (uint8_t *)buf, n, true, &m),
+                     TBBT_E_BADREC);
+    assert_int_equal(m.nops, 1);
+    assert_false(m.ops[0].trunc);
+}
+
+/* Random and mutated messages: any result, no crash, no leak, nops within bounds. */
+static void test_random(void **state)
+{
+    static uint64_t rng = 0x243f6a8885a308d3ull;
+    struct tbbt__nfs4_compound m;
+
+    (void)state;
+    for (int round = 0; round < 20000; round++) {
+        u_int n = round & 1 ? make_call(round % 3) : make_reply();
+        enum tbbt__nfs4_msg kind = (enum tbbt__nfs4_msg)(test_rand_next(&rng) % 4);
+        int flips = 1 + (int)(test_rand_next(&rng) % 4);
+
+        for (int f = 0; f < flips; f++) {
+            u_int at = (u_int)(test_rand_next(&rng) % n);
+            buf[at] = (char)test_rand_next(&rng);
+        }
+        n = (u_int)(test_rand_next(&rng) % (n + 1));
+        int rc = tbbt__nfs4_decode(kind, (uint8_t *)buf, n, (round & 2) != 0, &m);
+        assert_true(rc == 0 || rc == TBBT_E_TRUNC || rc == TBBT_E_BADREC);
+        assert_true(m.nops <= TBBT__NFS4_MAXOPS && m.nops <= m.numops);
+    }
+}
+
+/* ---- callbacks -------------------------------------------------------------------- */
+
+static void test_cb_program(void **state)
+{
+    nfs_argop4 op;
+    COMPOUND4args a;
+    struct tbbt__nfs4_compound m;
+    u_int n;
+
+    (void)state;
+    memset(&op, 0, sizeof op);
+    memset(&a, 0, sizeof a);
+    a.argarray.argarray_len = 1;
+    a.argarray.argarray_val = &op;
+    op.argop = OP_SETCLIENTID;
+    op.nfs_argop4_u.opsetclientid.callback.cb_program = 0x40000000;
+    op.nfs_argop4_u.opsetclientid.callback.cb_location.na_r_netid = (char *)(uintptr_t)"tcp";
+    op.nfs_argop4_u.opsetclientid.callback.cb_location.na_r_addr =
+        (char *)(uintptr_t)"127.0.0.1.3.1";
+    n = encode((xdrproc_t)xdr_COMPOUND4args, &a);
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CALL, (uint8_t *)buf, n, false, &m), 0);
+    assert_true(m.has_cb_program);
+    assert_int_equal(m.cb_program, 0x40000000);
+
+    a.minorversion = 1;
+    memset(&op, 0, sizeof op);
+    op.argop = OP_CREATE_SESSION;
+    op.nfs_argop4_u.opcreate_session.csa_cb_program = 0x40000001;
+    n = encode((xdrproc_t)xdr_COMPOUND4args, &a);
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CALL, (uint8_t *)buf, n, false, &m), 0);
+    assert_true(m.has_cb_program);
+    assert_int_equal(m.cb_program, 0x40000001);
+}
+
+/* A CB_COMPOUND call (CB_SEQUENCE, CB_RECALL) into buf. */
+static u_int make_cb_call(void)
+{
+    nfs_cb_argop4 ops[2];
+    CB_COMPOUND4args a;
+
+    memset(ops, 0, sizeof ops);
+    memset(&a, 0, sizeof a);
+    a.minorversion = 1;
+    a.argarray.argarray_len = 2;
+    a.argarray.argarray_val = ops;
+    ops[0].argop = OP_CB_SEQUENCE;
+    ops[1].argop = OP_CB_RECALL;
+    ops[1].nfs_cb_argop4_u.opcbrecall.fh.nfs_fh4_len = sizeof fh_bytes - 1;
+    ops[1].nfs_cb_argop4_u.opcbrecall.fh.nfs_fh4_val = (char *)(uintptr_t)fh_bytes;
+    return encode((xdrproc_t)xdr_CB_COMPOUND4args, &a);
+}
+
+static void test_cb_compound(void **state)
+{
+    nfs_cb_resop4 res[2];
+    CB_COMPOUND4res r;
+    struct tbbt__nfs4_compound m;
+    u_int n = make_cb_call();
+
+    (void)state;
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CB_CALL, (uint8_t *)buf, n, false, &m), 0);
+    assert_int_equal(m.nops, 2);
+    assert_int_equal(m.ops[0].op, OP_CB_SEQUENCE);
+    assert_int_equal(m.ops[1].op, OP_CB_RECALL);
+    memset(res, 0, sizeof res);
+    memset(&r, 0, sizeof r);
+    r.resarray.resarray_len = 2;
+    r.resarray.resarray_val = res;
+    res[0].resop = OP_CB_SEQUENCE;
+    res[1].resop = OP_CB_RECALL;
+    res[1].nfs_cb_resop4_u.opcbrecall.status = NFS4ERR_BADHANDLE;
+    n = encode((xdrproc_t)xdr_CB_COMPOUND4res, &r);
+    assert_int_equal(tbbt__nfs4_decode(TBBT__NFS4_CB_REPLY, (uint8_t *)buf, n, false, &m), 0);
+    assert_int_equal(m.nops, 2);
+    assert_int_equal(m.ops[1].status, NFS4ERR_BADHANDLE);
+}
+
+/* The counter: NFSv4 calls, then a callback from the server's port, then another program. */
+static void test_count_sides(void **state)
+{
+    static const uint8_t cli[16] = {10, 0, 0, 2}, srv[16] = {10, 0, 0, 1};
+    struct tbbt__nfs4_count *c = tbbt__nfs4_count_new();
+    struct tbbt__nfs4_call call = {.prog = 100003, .vers = 4, .proc = 1, .flavor = 1, .af = 4,
+                                   .src = cli, .dst = srv, .sport = 800, .dport = 2049};
+    struct tbbt__nfs4_call cb = {.prog = 0x40000000, .vers = 1, .proc = 1, .flavor = 1,
+                                 .af = 4, .src = srv, .dst = cli, .sport = 2049, .dport = 800};
+    struct tbbt__nfs4_call other = cb;
+    struct tbbt_json j;
+    char *text;
+    u_int n;
+
+    (void)state;
+    other.sport = 2050;
+    /* before any NFSv4 call, nothing is a callback */
+    assert_int_equal(tbbt__nfs4_count_call(c, &cb, (uint8_t *)buf, 0, false), 0);
+    n = make_call(1);
+    assert_int_equal(tbbt__nfs4_count_call(c, &call, (uint8_t *)buf, n, false),
+                     TBBT__NFS4_SIDE_MINOR + 1);
+    n = make_reply();
+    tbbt__nfs4_count_reply(c, TBBT__NFS4_SIDE_MINOR + 1, (uint8_t *)buf, n, false);
+    n = make_cb_call();
+    assert_int_equal(tbbt__nfs4_count_call(c, &cb, (uint8_t *)buf, n, false),
+                     TBBT__NFS4_SIDE_CB);
+    assert_int_equal(tbbt__nfs4_count_call(c, &other, (uint8_t *)buf, n, false), 0);
+    call.flavor = RPCSEC_GSS;
+    assert_int_equal(tbbt__nfs4_count_call(c, &call, (uint8_t *)buf, 3, false),
+                     TBBT__NFS4_SIDE_GSS);
+    assert_int_equal(tbbt__nfs4_count_malformed(c), 0);
+
+    tbbt_json_init(&j);
+    tbbt_json_begin_object(&j);
+    tbbt__nfs4_count_json(c, &j);
+    tbbt_json_end_object(&j);
+    text = tbbt_json_finish(&j);
+    assert_non_null(strstr(text, "\"compounds\":1"));
+    assert_non_null(strstr(text, "\"rpcsec_gss_calls\":1"));
+    assert_non_null(strstr(text, "\"1\":{\"compounds\":1,\"replies\":1,\"ops\":{\"GETATTR\":1,"
+                                 "\"OPEN\":1,\"PUTFH\":1,\"WRITE\":1,\"SEQUENCE\":1}"));
+    assert_non_null(strstr(text, "\"errors\":{\"LOOKUP\":{\"NFS4ERR_NOENT\":1}}"));
+    assert_non_null(strstr(text, "\"cb_compounds\":1"));
+    assert_non_null(strstr(text, "\"ops\":{\"CB_RECALL\":1,\"CB_SEQUENCE\":1}"));
+    g_free(text);
+    tbbt__nfs4_count_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_call),
+        cmocka_unit_test(test_reply),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_cb_program),
+        cmocka_unit_test(test_cb_compound),
+        cmocka_unit_test(test_count_sides),
+    };
+
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (char)(i * 7);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
