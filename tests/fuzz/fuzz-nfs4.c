@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n = tbbt__nfs4_count_new();
     if (kind >= TBBT__NFS4_CB_CALL) {
         /* a callback: from the server's port once it has received an NFSv4 call */
-        tbbt__nfs4_count_call(n, &call, NULL, 0, true);
+        tbbt__nfs4_count_call(n, &call, data, 0, true);
         call = (struct tbbt__nfs4_call){.prog = 0x40000000, .vers = 1, .proc = 1, .flavor = 1,
                                         .af = 4, .src = srv, .dst = cli, .sport = 2049,
                                         .dport = 800};
