@@ -15,6 +15,7 @@
 #include "proto/mount.h"
 #include "proto/nfs2.h"
 #include "proto/nfs3.h"
+#include "proto/nfs4.h"
 #include "proto/proto.h"
 
 #define F(tag, name, kind, member)                                                                \
@@ -60,6 +61,8 @@ const struct tbbt__field tbbt__trace_fields[TBBT_F_NFIELDS] = {
     F(TBBT_F_ID_OBJ, "id_obj", U64, id_obj),
     F(TBBT_F_ID_OLD, "id_old", U64, id_old),
     F(TBBT_F_CRED, "cred", CRED, cred),
+    F(TBBT_F_MINOR, "minor", U32, minor),
+    F(TBBT_F_OPS, "ops", OPS4, ops),
 };
 
 #define S(type, name, kind, member, bit)                                                          \
@@ -131,9 +134,21 @@ static const struct tbbt__tok mnt_status[] = {
 #include "proto/status.def"
     {0, NULL},
 };
+#undef TBBT_PROTO_STATUS_MNT3
+#define TBBT_PROTO_STATUS_MNT3 SDROP
+#define TBBT_PROTO_STATUS_NFS4 SKEEP
+static const struct tbbt__tok nfs4_status[] = {
+#include "proto/status.def"
+    {0, NULL},
+};
 #undef TBBT_PROTO_STATUS_NFS3
 #undef TBBT_PROTO_STATUS_NFS2
 #undef TBBT_PROTO_STATUS_MNT3
+#undef TBBT_PROTO_STATUS_NFS4
+
+/* NFSv4's two procedures (RFC 7530 16.1, 16.2); its operations are in `ops`. */
+static const struct tbbt__tok nfs4_procs[] = {{0, "null"}, {1, "compound"}, {0, NULL}};
+static const struct tbbt__tok nfs4_labels[] = {{0, "v4.null"}, {1, "v4.compound"}, {0, NULL}};
 
 /* The catalogue in trace terms (trace/opkind.h), indexed by program and procedure. */
 #define TBBT_PROTO_F(x) (UINT64_C(1) << TBBT_F_##x)
@@ -184,7 +199,7 @@ enum tbbt_ns_op tbbt_ns_op(const struct tbbt_trace_rec *rec)
 
 const struct tbbt__tok tbbt__prog_names[] = {
     {TBBT_PROG_NFS2, "v2"}, {TBBT_PROG_NFS3, "v3"}, {TBBT_PROG_MNT1, "mnt1"},
-    {TBBT_PROG_MNT3, "mnt3"}, {0, NULL},
+    {TBBT_PROG_MNT3, "mnt3"}, {TBBT_PROG_NFS4, "v4"}, {0, NULL},
 };
 
 const struct tbbt__tok tbbt__rf_names[] = {
@@ -234,6 +249,8 @@ int tbbt__tok_value(const struct tbbt__tok *t, const char *name, size_t len, int
 
 const struct tbbt__tok *tbbt__proc_tok(int prog)
 {
+    if (prog == TBBT_PROG_NFS4)
+        return nfs4_procs;
     return prog > TBBT_PROG_NONE && prog <= TBBT_PROG_MNT3 ? procs[prog] : NULL;
 }
 
@@ -247,6 +264,8 @@ const struct tbbt__tok *tbbt__status_tok(int prog)
     case TBBT_PROG_MNT1:
     case TBBT_PROG_MNT3:
         return mnt_status;
+    case TBBT_PROG_NFS4:
+        return nfs4_status;
     default:
         return NULL;
     }
@@ -260,6 +279,8 @@ const char *tbbt_proc_name(int prog, int proc)
 
 static const struct tbbt__tok *label_tok(int prog)
 {
+    if (prog == TBBT_PROG_NFS4)
+        return nfs4_labels;
     return prog > TBBT_PROG_NONE && prog <= TBBT_PROG_MNT3 ? labels[prog] : NULL;
 }
 

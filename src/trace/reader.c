@@ -478,6 +478,8 @@ static bool dec_value(struct tbbt_trace_reader *r, struct tbbt_buf *b,
         return dec_entries(r, b, rec);
     case TBBT__K_INFO:
         return dec_info(b, rec);
+    case TBBT__K_OPS4:
+        return tbbt__op4s_dec(b, rec, tbbt_fhtab_count(r->fh));
     }
     return false;
 }

@@ -2,8 +2,9 @@
 /*
  * The in-memory trace record (TBBT paper 3.1, Table 1): initialization,
  * clearing for reuse, strings in the record's arena and the readdir entry
- * array.  A record is cleared once per record read or written, so clearing
- * keeps the memory: the entry array (its capacity in entries_cap) and the
+ * array and the NFSv4 operation array.  A record is cleared once per record
+ * read or written, so clearing keeps the memory: the entry and operation arrays
+ * (their capacities in entries_cap and ops_cap) and the
  * arena's largest block stay for the next record; only blocks that an
  * unusually large record needed beside it are freed.
  */
@@ -76,6 +77,7 @@ void tbbt_trace_rec_init(struct tbbt_trace_rec *rec)
 void tbbt_trace_rec_fini(struct tbbt_trace_rec *rec)
 {
     g_free(rec->entries);
+    g_free(rec->ops);
     arena_free(rec->arena);
     memset(rec, 0, sizeof(*rec));
 }
@@ -84,12 +86,15 @@ void tbbt_trace_rec_clear(struct tbbt_trace_rec *rec)
 {
     struct tbbt__arena *arena = rec->arena;
     struct tbbt_entry *entries = rec->entries;
-    uint32_t cap = rec->entries_cap;
+    struct tbbt_op4 *ops = rec->ops;
+    uint32_t cap = rec->entries_cap, ops_cap = rec->ops_cap;
 
     memset(rec, 0, sizeof(*rec));
     rec->arena = arena;
     rec->entries = entries;
     rec->entries_cap = cap;
+    rec->ops = ops;
+    rec->ops_cap = ops_cap;
     arena_reset(arena);
 }
 
@@ -129,20 +134,58 @@ struct tbbt_entry *tbbt_trace_rec_add_entry(struct tbbt_trace_rec *rec)
     return e;
 }
 
+struct tbbt_op4 *tbbt_trace_rec_add_op4(struct tbbt_trace_rec *rec)
+{
+    struct tbbt_op4 *o;
+
+    if (rec->n_ops >= TBBT_OP4_MAX)
+        return NULL;
+    if (rec->n_ops == rec->ops_cap) {
+        rec->ops_cap = rec->ops_cap ? MIN(rec->ops_cap * 2, TBBT_OP4_MAX) : ENTRIES_MIN;
+        rec->ops = g_renew(struct tbbt_op4, rec->ops, rec->ops_cap);
+    }
+    o = &rec->ops[rec->n_ops++];
+    memset(o, 0, sizeof(*o));
+    o->name.p = o->name2.p = o->target.p = o->owner.p = "";
+    return o;
+}
+
+/* dst's copies of src's operations, their strings in dst's arena. */
+static void copy_ops(struct tbbt_trace_rec *dst, const struct tbbt_trace_rec *src)
+{
+    for (uint32_t i = 0; i < src->n_ops; i++) {
+        const struct tbbt_op4 *s = &src->ops[i];
+        struct tbbt_op4 *d = tbbt_trace_rec_add_op4(dst);
+
+        *d = *s;
+        tbbt_trace_rec_set_str(dst, &d->name, s->name.p, s->name.len);
+        tbbt_trace_rec_set_str(dst, &d->name2, s->name2.p, s->name2.len);
+        tbbt_trace_rec_set_str(dst, &d->target, s->target.p, s->target.len);
+        tbbt_trace_rec_set_str(dst, &d->owner, s->owner.p, s->owner.len);
+    }
+}
+
 void tbbt_trace_rec_copy(struct tbbt_trace_rec *dst, const struct tbbt_trace_rec *src)
 {
     struct tbbt__arena *arena = dst->arena;
     struct tbbt_entry *entries;
-    uint32_t cap;
+    struct tbbt_op4 *ops;
+    uint32_t cap, ops_cap;
 
     tbbt_trace_rec_clear(dst);
     entries = dst->entries;
     cap = dst->entries_cap;
+    ops = dst->ops;
+    ops_cap = dst->ops_cap;
     *dst = *src;
     dst->arena = arena;
-    dst->entries = entries;         /* dst's own array, not src's */
+    dst->entries = entries;         /* dst's own arrays, not src's */
     dst->entries_cap = cap;
     dst->n_entries = 0;
+    dst->ops = ops;
+    dst->ops_cap = ops_cap;
+    dst->n_ops = 0;
+    copy_ops(dst, src);
     tbbt_trace_rec_set_str(dst, &dst->name, src->name.p, src->name.len);
     tbbt_trace_rec_set_str(dst, &dst->name2, src->name2.p, src->name2.len);
     tbbt_trace_rec_set_str(dst, &dst->target, src->target.p, src->target.len);

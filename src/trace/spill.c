@@ -16,7 +16,8 @@
  * unaligned access per value.  A string is u32 length + bytes; entries are
  * u32 count then
  * per entry fileid, cookie, flags, fh, attr (with TBBT_ENT_ATTR), id (with
- * TBBT_ENT_ID), u32 name length + name; info is u32 count + values.  The
+ * TBBT_ENT_ID), u32 name length + name; info is u32 count + values; NFSv4
+ * operations are u32 length + the trace file's encoding of them (op4.c).  The
  * file ends with the end mark: a body length of SPILL_END and the u64 record
  * count.  Which member a tag is, and its kind, come from the trace module's
  * field table, so the spill follows new fields without changes.
@@ -177,7 +178,7 @@ G_STATIC_ASSERT(sizeof(struct tbbt_sattr) <= FIXED_MAX && 4 + 8 * TBBT_INFO_MAX 
                 sizeof(struct tbbt_wcc_pre) <= FIXED_MAX);
 #define BIT(f) ((uint64_t)1 << (f))
 static const uint64_t var_fields = BIT(TBBT_F_NAME) | BIT(TBBT_F_NAME2) | BIT(TBBT_F_TARGET) |
-                                   BIT(TBBT_F_DIRPATH) | BIT(TBBT_F_ENTRIES);
+                                   BIT(TBBT_F_DIRPATH) | BIT(TBBT_F_ENTRIES) | BIT(TBBT_F_OPS);
 
 /*
  * Bytes the present fields' values take at most: FIXED_MAX for each field
@@ -194,6 +195,8 @@ static size_t values_bound(const struct tbbt_trace_rec *rec, uint64_t present)
     n += present & BIT(TBBT_F_NAME2) ? 4 + rec->name2.len : 0;
     n += present & BIT(TBBT_F_TARGET) ? 4 + rec->target.len : 0;
     n += present & BIT(TBBT_F_DIRPATH) ? 4 + rec->dirpath.len : 0;
+    if (present & BIT(TBBT_F_OPS))
+        n += 4 + tbbt__op4s_bound(rec);
     if (present & BIT(TBBT_F_ENTRIES)) {
         n += 4;
         for (uint32_t i = 0; i < rec->n_entries; i++)
@@ -254,6 +257,12 @@ static uint8_t *put_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
             p = put_bytes(p, &e->name);
         }
         return p;
+    case TBBT__K_OPS4: {
+        uint8_t *end = tbbt__op4s_enc(p + 4, rec);   /* the trace file's encoding */
+        n = (uint32_t)(end - (p + 4));
+        memcpy(p, &n, 4);
+        return end;
+    }
     case TBBT__K_INFO:
         n = rec->n_info < TBBT_INFO_MAX ? rec->n_info : TBBT_INFO_MAX;
         p = PUT(p, n);
@@ -503,6 +512,22 @@ static bool take_entries(struct cur *c, struct tbbt_trace_rec *rec)
     return true;
 }
 
+/* The ops as put_value() wrote them: u32 length, then the trace file's encoding. */
+static bool take_ops(struct cur *c, struct tbbt_trace_rec *rec)
+{
+    struct tbbt_buf b;
+    uint32_t n;
+
+    if (!take(c, &n, 4) || n > c->left)
+        return false;
+    tbbt_buf_init(&b, c->p, n);
+    if (!tbbt__op4s_dec(&b, rec, UINT32_MAX) || b.len != 0)
+        return false;      /* (the spill is private: its references are not checked) */
+    c->p += n;
+    c->left -= n;
+    return true;
+}
+
 static bool take_value(struct cur *c, struct tbbt_trace_rec *rec, unsigned f)
 {
     void *v = TBBT__FIELD_PTR(rec, f);
@@ -530,6 +555,8 @@ static bool take_value(struct cur *c, struct tbbt_trace_rec *rec, unsigned f)
     case TBBT__K_INFO:
         return take(c, &rec->n_info, 4) && rec->n_info <= TBBT_INFO_MAX &&
                take(c, rec->info, 8 * (size_t)rec->n_info);
+    case TBBT__K_OPS4:
+        return take_ops(c, rec);
     }
     return false;
 }

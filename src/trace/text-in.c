@@ -7,6 +7,7 @@
  * reproduces the binary file byte for byte.  Every error names its line and the reason.
  */
 #include "trace/trace-int.h"
+#include "proto/proto.h"
 #include "util/outfile.h"
 #include "util/util.h"
 
@@ -518,6 +519,137 @@ static int parse_list(struct parser *ps, bool entries)
     return expect(ps, ']');
 }
 
+/* ---- NFSv4 operations -------------------------------------------------------------- */
+
+/* id := "0x" and 32 hex digits (a stateid or sessionid). */
+static int parse_id16(struct parser *ps, uint8_t *id, const char *what)
+{
+    int hi, lo;
+
+    if (ps->end - ps->p < 2 + 2 * TBBT_OP4_ID_LEN || ps->p[0] != '0' || ps->p[1] != 'x')
+        return syntax(ps, "%s must be 0x and %d hex digits", what, 2 * TBBT_OP4_ID_LEN);
+    ps->p += 2;
+    for (int i = 0; i < TBBT_OP4_ID_LEN; i++, ps->p += 2) {
+        if ((hi = digit_val(ps->p[0], 16)) < 0 || (lo = digit_val(ps->p[1], 16)) < 0)
+            return syntax(ps, "%s must be 0x and %d hex digits", what, 2 * TBBT_OP4_ID_LEN);
+        id[i] = (uint8_t)(hi << 4 | lo);
+    }
+    if (!at_end(ps) && is_word_char(*ps->p))
+        return syntax(ps, "%s must be 0x and %d hex digits", what, 2 * TBBT_OP4_ID_LEN);
+    return 0;
+}
+
+/* op := an operation name ("PUTFH") or its number. */
+static int parse_op4_num(struct parser *ps, uint32_t *op)
+{
+    size_t n = word_len(ps);
+
+    if (n > 0 && ps->p[0] >= '0' && ps->p[0] <= '9')
+        return parse_u32(ps, op, "op");
+    for (const struct tbbt_proto_tok *t = tbbt_proto_nfs4_ops; t->name; t++) {
+        if (strlen(t->name) == n && memcmp(t->name, ps->p, n) == 0) {
+            *op = (uint32_t)t->value;
+            ps->p += n;
+            return 0;
+        }
+    }
+    return syntax(ps, "unknown NFSv4 operation '%.*s'", (int)(n ? n : 1), ps->p);
+}
+
+#define OP4_KEY(m, member, kind, text) text,
+static const char *const op4_keys[] = {TBBT__OP4_MEMBERS(OP4_KEY) NULL};
+#undef OP4_KEY
+
+#define GET_U32(v, what) parse_u32(ps, &(v), what)
+#define GET_U64(v, what) parse_uint(ps, UINT64_MAX, &(v), what)
+#define GET_REF(v, what) parse_ref(ps, &(v), what)
+#define GET_NAME(v, what) parse_string(ps, &(v), TBBT_NAME_MAX, what)
+#define GET_PATH(v, what) parse_string(ps, &(v), TBBT_PATH_MAX, what)
+#define GET_BLOB(v, what) parse_string(ps, &(v), TBBT_OP4_OWNER_MAX, what)
+#define GET_ID16(v, what) parse_id16(ps, v, what)
+#define GET_VERF(v, what) parse_uint(ps, UINT64_MAX, &(v), what)
+#define GET_SATTR(v, what) parse_struct(ps, tbbt__sattr_subs, &(v), what)
+#define GET_FATTR(v, what) parse_struct(ps, tbbt__fattr_subs, &(v), what)
+#define GET_MEMBER(m, member, kind, text)                                                     \
+    case TBBT_O4_##m:                                                                         \
+        return GET_##kind(o->member, text);
+
+/* The value of member i of an operation. */
+static int parse_op4_member(struct parser *ps, struct tbbt_op4 *o, int i)
+{
+    int32_t st;
+    int rc;
+
+    if (i == TBBT_O4_STATUS) {
+        if ((rc = parse_status(ps, TBBT_PROG_NFS4, &st)) == 0)
+            o->status = (uint32_t)st;
+        return rc;
+    }
+    switch (i) {
+        TBBT__OP4_MEMBERS(GET_MEMBER)
+    }
+    return syntax(ps, "unknown operation member");
+}
+
+/* op4 := '{' op=NAME [',' trunc=1] (',' member=value)* '}', members at most once each. */
+static int parse_op4(struct parser *ps, struct tbbt_op4 *o)
+{
+    int rc, i;
+
+    if ((rc = expect(ps, '{')) < 0)
+        return rc;
+    if (!(ps->end - ps->p > 3 && memcmp(ps->p, "op=", 3) == 0))
+        return syntax(ps, "an NFSv4 operation starts with op=");
+    ps->p += 3;
+    if ((rc = parse_op4_num(ps, &o->op)) < 0)
+        return rc;
+    while (eat(ps, ',')) {
+        size_t n = parse_key(ps, &rc);
+
+        if (n == 0)
+            return rc;
+        if (n == 5 && memcmp(ps->p, "trunc", 5) == 0 && !(o->has >> TBBT_O4_TRUNC & 1u)) {
+            ps->p += 6;
+            if (!eat(ps, '1'))
+                return syntax(ps, "trunc must be 1");
+            o->has |= 1u << TBBT_O4_TRUNC;
+            continue;
+        }
+        for (i = 0; op4_keys[i]; i++)
+            if (strlen(op4_keys[i]) == n && memcmp(op4_keys[i], ps->p, n) == 0)
+                break;
+        if (!op4_keys[i])
+            return syntax(ps, "unknown key '%.*s' in an NFSv4 operation", (int)n, ps->p);
+        if (o->has >> i & 1u)
+            return syntax(ps, "duplicate key '%s' in an NFSv4 operation", op4_keys[i]);
+        o->has |= 1u << i;
+        ps->p += n + 1;
+        if ((rc = parse_op4_member(ps, o, i)) < 0)
+            return rc;
+    }
+    return expect(ps, '}');
+}
+
+/* ops := '[' [op4 (',' op4)*] ']', at most TBBT_OP4_MAX. */
+static int parse_ops(struct parser *ps)
+{
+    int rc;
+
+    if ((rc = expect(ps, '[')) < 0)
+        return rc;
+    if (eat(ps, ']'))
+        return 0;
+    do {
+        struct tbbt_op4 *o = tbbt_trace_rec_add_op4(&ps->rec);
+
+        if (!o)
+            return syntax(ps, "more than %d NFSv4 operations", TBBT_OP4_MAX);
+        if ((rc = parse_op4(ps, o)) < 0)
+            return rc;
+    } while (eat(ps, ','));
+    return expect(ps, ']');
+}
+
 /* ---- op lines ------------------------------------------------------------------ */
 
 static int parse_field(struct parser *ps, unsigned f)
@@ -555,6 +687,8 @@ static int parse_field(struct parser *ps, unsigned f)
         return parse_struct(ps, tbbt__wcc_subs, v, name);
     case TBBT__K_ENTRIES:
         return parse_list(ps, true);
+    case TBBT__K_OPS4:
+        return parse_ops(ps);
     case TBBT__K_INFO:
         return parse_list(ps, false);
     }

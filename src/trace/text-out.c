@@ -6,6 +6,8 @@
  * outside printable ASCII, '"' and '\' escaped, so any name round-trips.
  */
 #include "trace/trace-int.h"
+
+#include "proto/proto.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -202,6 +204,66 @@ static void put_entries(GString *s, const struct tbbt_trace_rec *rec)
     g_string_append_c(s, ']');
 }
 
+/* 0x and the 16 bytes of a stateid or sessionid in hex. */
+static void put_id16(GString *s, const uint8_t *id)
+{
+    g_string_append(s, "0x");
+    for (int i = 0; i < TBBT_OP4_ID_LEN; i++) {
+        g_string_append_c(s, hexdig[id[i] >> 4]);
+        g_string_append_c(s, hexdig[id[i] & 15]);
+    }
+}
+
+static void put_op4_status(GString *s, uint32_t status)
+{
+    const char *n = tbbt__tok_name(tbbt__status_tok(TBBT_PROG_NFS4), (int)status);
+
+    if (n)
+        g_string_append(s, n);
+    else
+        put_u64(s, status);
+}
+
+#define PUT_U32(v) put_u64(s, v)
+#define PUT_U64(v) put_u64(s, v)
+#define PUT_REF(v) put_u64(s, v)
+#define PUT_NAME(v) put_str(s, (v).p, (v).len)
+#define PUT_PATH(v) put_str(s, (v).p, (v).len)
+#define PUT_BLOB(v) put_str(s, (v).p, (v).len)
+#define PUT_ID16(v) put_id16(s, v)
+#define PUT_VERF(v) put_hex(s, v, 16)
+#define PUT_SATTR(v) put_struct(s, tbbt__sattr_subs, &(v), (v).mask)
+#define PUT_FATTR(v) put_struct(s, tbbt__fattr_subs, &(v), 0)
+#define PUT_MEMBER(m, member, kind, text)                                                     \
+    if (TBBT_O4_HAS(o, m)) {                                                                  \
+        put_key(s, ",", text);                                                                \
+        if (TBBT_O4_##m == TBBT_O4_STATUS)                                                    \
+            put_op4_status(s, o->status);                                                     \
+        else                                                                                  \
+            PUT_##kind(o->member);                                                            \
+    }
+
+/* [{op=NAME,member=value,...},...]: docs/trace-format.md, "NFSv4 operations". */
+static void put_ops(GString *s, const struct tbbt_trace_rec *rec)
+{
+    g_string_append_c(s, '[');
+    for (uint32_t i = 0; i < rec->n_ops; i++) {
+        const struct tbbt_op4 *o = &rec->ops[i];
+        const char *name = tbbt_proto_nfs4_op_name(o->op);
+
+        put_key(s, i ? ",{" : "{", "op");
+        if (name)
+            g_string_append(s, name);
+        else
+            put_u64(s, o->op);
+        if (o->has >> TBBT_O4_TRUNC & 1u)
+            g_string_append(s, ",trunc=1");
+        TBBT__OP4_MEMBERS(PUT_MEMBER)
+        g_string_append_c(s, '}');
+    }
+    g_string_append_c(s, ']');
+}
+
 static void put_field(GString *s, const struct tbbt_trace_rec *rec, unsigned f)
 {
     const void *v = TBBT__FIELD_CPTR(rec, f);
@@ -238,6 +300,9 @@ static void put_field(GString *s, const struct tbbt_trace_rec *rec, unsigned f)
         break;
     case TBBT__K_ENTRIES:
         put_entries(s, rec);
+        break;
+    case TBBT__K_OPS4:
+        put_ops(s, rec);
         break;
     case TBBT__K_INFO:
         g_string_append_c(s, '[');

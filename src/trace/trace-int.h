@@ -51,6 +51,7 @@ enum tbbt__kind {
     TBBT__K_ENTRIES,    /* entries + n_entries */
     TBBT__K_INFO,       /* info + n_info */
     TBBT__K_CRED,       /* uint32_t credential reference: varint */
+    TBBT__K_OPS4,       /* ops + n_ops: NFSv4 operations (op4.c) */
 };
 
 struct tbbt__field {
@@ -105,6 +106,21 @@ extern const struct tbbt__tok tbbt__prog_names[];   /* enum tbbt_prog */
 const struct tbbt__tok *tbbt__status_tok(int prog);
 /* Procedure table for prog, or NULL. */
 const struct tbbt__tok *tbbt__proc_tok(int prog);
+
+/*
+ * NFSv4 operations (field `ops`, op4.c): the binary encoding the trace file and
+ * the spill share (docs/trace-format.md, "NFSv4 operations").
+ *   _bound:  bytes the encoding of rec's ops may take (TBBT__UV_SLACK included)
+ *   _check:  true if every op keeps the bounds a reader enforces (strings,
+ *            members, handle references below nfh, at most TBBT_OP4_MAX)
+ *   _enc:    writes count and ops at p, returns the end (within _bound)
+ *   _dec:    reads them into rec (strings into its arena); false if malformed,
+ *            over a bound, or a handle reference is not below nfh
+ */
+size_t tbbt__op4s_bound(const struct tbbt_trace_rec *rec);
+bool tbbt__op4s_check(const struct tbbt_trace_rec *rec, uint32_t nfh);
+uint8_t *tbbt__op4s_enc(uint8_t *p, const struct tbbt_trace_rec *rec);
+bool tbbt__op4s_dec(struct tbbt_buf *b, struct tbbt_trace_rec *rec, uint32_t nfh);
 
 /* Makes room for n entries in rec->entries (n_entries unchanged). */
 void tbbt__trace_rec_reserve(struct tbbt_trace_rec *rec, uint32_t n);

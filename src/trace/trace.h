@@ -32,7 +32,8 @@
 #include "trace/opkind.h"
 
 #define TBBT_TRACE_MAJOR 1
-#define TBBT_TRACE_MINOR 1     /* 1.1: credential definitions and the `cred` field */
+#define TBBT_TRACE_MINOR 2     /* 1.1: credential definitions and the `cred` field;
+                                  1.2: NFSv4 COMPOUND records (`minor`, `ops`) */
 #define TBBT_FH_MAX 64        /* NFSv3 NFS3_FHSIZE; NFSv2 handles are 32 bytes */
 #define TBBT_NAME_MAX 255     /* longest name we keep (RFC 1813 filename3 bound) */
 #define TBBT_PATH_MAX 1024    /* longest symlink target / mount path we keep */
@@ -50,6 +51,7 @@ enum tbbt_prog {
     TBBT_PROG_NFS3 = 2,   /* program 100003 version 3 */
     TBBT_PROG_MNT1 = 3,   /* program 100005 version 1 */
     TBBT_PROG_MNT3 = 4,   /* program 100005 version 3 */
+    TBBT_PROG_NFS4 = 5,   /* program 100003 version 4: proc 0 NULL, 1 COMPOUND (format 1.2) */
 };
 
 /* Record header flags. */
@@ -143,6 +145,70 @@ struct tbbt_entry {
 };
 
 /*
+ * One operation of an NFSv4 COMPOUND record (field `ops`, format 1.2): its
+ * number (nfs_opnum4, RFC 7863), and in `has` which members hold a value
+ * (bit TBBT_O4_<member>) and whether the capture cut its arguments or results
+ * (TBBT_O4_TRUNC).  A call's arguments and its reply's results for that
+ * operation share the entry (the reply's i-th result is the call's i-th
+ * operation).  Which operation sets which member: docs/trace-format.md
+ * ("NFSv4 operations").  Strings live in the record's arena.
+ */
+#define TBBT_OP4_OWNER_MAX 1024   /* NFS4_OPAQUE_LIMIT: open- and lock-owner bytes */
+#define TBBT_OP4_ID_LEN 16        /* stateid (seqid + other) and sessionid bytes */
+#define TBBT__OP4_MEMBERS(X)                                                                  \
+    X(STATUS, status, U32, "status")          /* nfsstat4 of its result */                    \
+    X(FH, fh, REF, "fh")                      /* PUTFH's handle; GETFH's result */            \
+    X(NAME, name, NAME, "name")               /* the name it looks up, opens, creates, removes,\
+                                                 links (new), renames (old) */                 \
+    X(NAME2, name2, NAME, "name2")            /* RENAME's new name */                         \
+    X(TARGET, target, PATH, "target")         /* CREATE NF4LNK's text; READLINK's result */   \
+    X(OFFSET, offset, U64, "offset")          /* READ, WRITE, COMMIT, LOCK, LOCKT, LOCKU */   \
+    X(COUNT, count, U32, "count")             /* READ/WRITE/COMMIT bytes; READDIR maxcount */ \
+    X(LENGTH, length, U64, "length")          /* LOCK, LOCKT, LOCKU */                        \
+    X(STATEID, stateid, ID16, "stateid")      /* the stateid the call gives */                \
+    X(NEW_STATEID, new_stateid, ID16, "new_stateid") /* the stateid the reply gives */        \
+    X(SEQID, seqid, U32, "seqid")             /* open- or lock-owner seqid (4.0) */           \
+    X(CLIENTID, clientid, U64, "clientid")    /* owners' clientid; RENEW, SETCLIENTID(_CONFIRM),\
+                                                 EXCHANGE_ID's result, CREATE_SESSION */     \
+    X(OWNER, owner, BLOB, "owner")            /* open- or lock-owner bytes */                 \
+    X(SHARE, share, U32, "share")             /* OPEN(_DOWNGRADE): access | deny << 16 */     \
+    X(HOW, how, U32, "how")                   /* OPEN: opentype | createmode << 4 | claim << 8;\
+                                                 WRITE: stable_how; LOCK(T/U): locktype |   \
+                                                 new_lock_owner << 8; result flags (OPEN rflags,\
+                                                 WRITE committed) in the reply */             \
+    X(FTYPE, ftype, U32, "ftype")             /* CREATE's nfs_ftype4 */                       \
+    X(SATTR, sattr, SATTR, "sattr")           /* attributes OPEN/CREATE/SETATTR set */         \
+    X(ATTR, attr, FATTR, "attr")              /* attributes a GETATTR result carried */      \
+    X(VERF, verf, VERF, "verf")               /* EXCLUSIVE4(_1) verifier; WRITE/COMMIT result \
+                                                 verifier; READDIR cookie verifier */         \
+    X(COOKIE, cookie, U64, "cookie")          /* READDIR's cookie */                           \
+    X(ACCESS, access, U32, "access")          /* ACCESS bits asked; supported | access << 16 */\
+    X(RES_COUNT, res_count, U32, "res_count") /* READ/WRITE bytes done; READDIR entries */    \
+    X(AT_EOF, eof, U32, "eof")                 /* READ, READDIR end of file */                 \
+    X(SESSION, session, ID16, "session")      /* SEQUENCE's, CREATE_SESSION's result */       \
+    X(SLOT, slot, U64, "slot")                /* SEQUENCE: slotid << 32 | sequenceid */       \
+    X(BITMAP, bitmap, U64, "bitmap")          /* GETATTR/READDIR/VERIFY attribute words 0, 1 */
+#define TBBT__OP4_ENUM(m, member, kind, text) TBBT_O4_##m,
+enum tbbt_op4_member { TBBT__OP4_MEMBERS(TBBT__OP4_ENUM) TBBT_O4_NMEMBERS };
+#undef TBBT__OP4_ENUM
+#define TBBT_O4_TRUNC 31          /* bit of `has`: arguments or results cut short */
+#define TBBT_O4_HAS(o, m) (((o)->has >> TBBT_O4_##m) & 1u)
+#define TBBT_O4_SET(o, m) ((o)->has |= 1u << TBBT_O4_##m)
+
+struct tbbt_op4 {
+    uint32_t op;              /* nfs_opnum4 */
+    uint32_t has;             /* bit TBBT_O4_<member>, TBBT_O4_TRUNC */
+    uint32_t status, fh;
+    struct tbbt_str name, name2, target, owner;
+    uint64_t offset, length, clientid, verf, cookie, slot, bitmap;
+    uint32_t count, seqid, share, how, ftype, access, res_count, eof;
+    uint8_t stateid[TBBT_OP4_ID_LEN], new_stateid[TBBT_OP4_ID_LEN], session[TBBT_OP4_ID_LEN];
+    struct tbbt_sattr sattr;
+    struct tbbt_fattr attr;
+};
+#define TBBT_OP4_MAX 256          /* operations in a COMPOUND (NFS4_MAXOPS of nfs4.x) */
+
+/*
  * Optional fields.  The tag is also the bit in `present` and the TLV tag in
  * the binary file.  Never renumber: append new tags (readers skip unknown ones).
  */
@@ -191,6 +257,9 @@ enum tbbt_field {
                              * existing name) replaced */
     /* call header (format 1.1) */
     TBBT_F_CRED,            /* cred: AUTH_SYS credential of the call (credential ref) */
+    /* NFSv4 (format 1.2) */
+    TBBT_F_MINOR,           /* minor: a COMPOUND's minor version */
+    TBBT_F_OPS,             /* ops: a COMPOUND's operations (struct tbbt_op4) */
     TBBT_F_NFIELDS
 };
 
@@ -240,6 +309,10 @@ struct tbbt_trace_rec {
     uint32_t n_info;
     uint64_t id, id2, id_obj, id_old;
     uint32_t cred;              /* credential reference (struct tbbt_credtab) */
+    uint32_t minor;
+    struct tbbt_op4 *ops;       /* record-owned array of n_ops (tbbt_trace_rec_add_op4) */
+    uint32_t n_ops;
+    uint32_t ops_cap;           /* ops allocated (kept by clear; only record.c sets it) */
 
     /* arena for strings: owned; reset (its memory kept) by tbbt_trace_rec_clear() */
     struct tbbt__arena *arena;
@@ -262,6 +335,12 @@ void tbbt_trace_rec_set_str(struct tbbt_trace_rec *rec, struct tbbt_str *dst, co
  * function may grow the array: its capacity follows from n_entries.
  */
 struct tbbt_entry *tbbt_trace_rec_add_entry(struct tbbt_trace_rec *rec);
+/*
+ * Appends a zeroed operation to rec->ops (owned by the record like entries; at
+ * most TBBT_OP4_MAX: NULL past it).  The pointer is valid until the next
+ * append or clear.
+ */
+struct tbbt_op4 *tbbt_trace_rec_add_op4(struct tbbt_trace_rec *rec);
 /* Deep copy of src into dst (dst initialized). */
 void tbbt_trace_rec_copy(struct tbbt_trace_rec *dst, const struct tbbt_trace_rec *src);
 

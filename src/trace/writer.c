@@ -275,6 +275,7 @@ static int check_op(const struct tbbt_trace_writer *w, const struct tbbt_trace_r
     ok = ok && (!TBBT_HAS(rec, TBBT_F_TARGET) || str_ok(&rec->target, TBBT_PATH_MAX));
     ok = ok && (!TBBT_HAS(rec, TBBT_F_DIRPATH) || str_ok(&rec->dirpath, TBBT_PATH_MAX));
     ok = ok && (!TBBT_HAS(rec, TBBT_F_INFO) || rec->n_info <= TBBT_INFO_MAX);
+    ok = ok && (!TBBT_HAS(rec, TBBT_F_OPS) || tbbt__op4s_check(rec, nfh));
     if (ok && TBBT_HAS(rec, TBBT_F_ENTRIES)) {
         ok = rec->n_entries == 0 || rec->entries;
         for (uint32_t i = 0; ok && i < rec->n_entries; i++) {
@@ -376,6 +377,8 @@ static uint8_t *enc_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
         return enc_wcc(p, v);
     case TBBT__K_ENTRIES:
         return enc_entries(p, rec);
+    case TBBT__K_OPS4:
+        return tbbt__op4s_enc(p, rec);
     case TBBT__K_INFO:
         p = tbbt__put_uv_wide(p, rec->n_info);
         for (uint32_t i = 0; i < rec->n_info; i++)
@@ -419,6 +422,8 @@ int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_r
         return rc;      /* (without tables there is nothing to sync) */
     if (TBBT_HAS(rec, TBBT_F_ENTRIES))
         bound += (size_t)rec->n_entries * ENTRY_BOUND;
+    if (TBBT_HAS(rec, TBBT_F_OPS))
+        bound += tbbt__op4s_bound(rec);
     if (!(s = reserve(w, bound)))
         return w->err;
     p = enc_fixed(s + TBBT__TRACE_PREFIX, rec);

@@ -91,6 +91,53 @@ static void fill_fattr(struct tbbt_fattr *a, uint64_t seed)
 }
 
 /* Sets every field of rec (handles 0..1, endpoint 0 and credentials 0..1 must exist). */
+static void fill_fattr(struct tbbt_fattr *a, uint64_t seed);
+
+/* NFSv4 operations: PUTFH, an OPEN with every member, an operation number nfs4.x lacks. */
+static void fill_ops(struct tbbt_trace_rec *rec, uint64_t seed)
+{
+    struct tbbt_op4 *o = tbbt_trace_rec_add_op4(rec);
+    char owner[TBBT_OP4_OWNER_MAX];
+
+    o->op = 22;                     /* PUTFH */
+    o->has = 1u << TBBT_O4_FH | 1u << TBBT_O4_STATUS;
+    o->fh = 1;
+    o = tbbt_trace_rec_add_op4(rec);
+    o->op = 18;                     /* OPEN */
+    o->has = ((1u << TBBT_O4_NMEMBERS) - 1) | 1u << TBBT_O4_TRUNC;
+    o->status = 10008;              /* NFS4ERR_DELAY */
+    o->fh = 0;
+    tbbt_trace_rec_set_str(rec, &o->name, "n\0\"a\"\xff", 6);
+    tbbt_trace_rec_set_str(rec, &o->name2, "", 0);
+    tbbt_trace_rec_set_str(rec, &o->target, "../t", 4);
+    memset(owner, 0xa5, sizeof owner);
+    tbbt_trace_rec_set_str(rec, &o->owner, owner, sizeof owner);
+    o->offset = UINT64_MAX - seed;
+    o->length = UINT64_MAX;
+    o->clientid = 0x1122334455667788ull;
+    o->verf = 0x8000000000000001ull;
+    o->cookie = 3;
+    o->slot = (uint64_t)7 << 32 | 9;
+    o->bitmap = 0x0000001a0010011aull;
+    o->count = 1u << 20;
+    o->seqid = UINT32_MAX;
+    o->share = 3 | 1u << 16;
+    o->how = 1 | 2 << 4 | 4 << 8;
+    o->ftype = 5;
+    o->access = 0x3f;
+    o->res_count = 1;
+    o->eof = 1;
+    for (int i = 0; i < TBBT_OP4_ID_LEN; i++) {
+        o->stateid[i] = (uint8_t)i;
+        o->new_stateid[i] = (uint8_t)(0xff - i);
+        o->session[i] = (uint8_t)(seed + (uint64_t)i);
+    }
+    o->sattr = (struct tbbt_sattr){TBBT_SA_MODE | TBBT_SA_SIZE, 0600, 0, 0, 12, 0, 0};
+    fill_fattr(&o->attr, seed + 3);
+    o = tbbt_trace_rec_add_op4(rec);
+    o->op = 9999;
+}
+
 static void fill_all(struct tbbt_trace_rec *rec, uint64_t seed)
 {
     static const char name2[] = "with space, \"quote\" and \\ back/slash\n";
@@ -163,6 +210,8 @@ static void fill_all(struct tbbt_trace_rec *rec, uint64_t seed)
     rec->id = 42;
     rec->id2 = UINT64_MAX - 1;
     rec->cred = (uint32_t)(seed % 2);
+    rec->minor = 2;
+    fill_ops(rec, seed);
 }
 
 static void assert_str_equal(const struct tbbt_str *a, const struct tbbt_str *b)
@@ -211,6 +260,31 @@ static void assert_entries_equal(const struct tbbt_trace_rec *a, const struct tb
             assert_fattr_equal(&x->attr, &y->attr);
         if (x->flags & TBBT_ENT_ID)
             assert_int_equal(x->id, y->id);
+    }
+}
+
+static void assert_ops_equal(const struct tbbt_trace_rec *a, const struct tbbt_trace_rec *b)
+{
+    assert_int_equal(a->minor, b->minor);
+    assert_int_equal(a->n_ops, b->n_ops);
+    for (uint32_t i = 0; i < a->n_ops; i++) {
+        const struct tbbt_op4 *x = &a->ops[i], *y = &b->ops[i];
+        assert_int_equal(x->op, y->op);
+        assert_int_equal(x->has, y->has);
+#define CMP_U32(v, w) assert_int_equal(v, w)
+#define CMP_U64(v, w) assert_int_equal(v, w)
+#define CMP_REF(v, w) assert_int_equal(v, w)
+#define CMP_NAME(v, w) assert_str_equal(&(v), &(w))
+#define CMP_PATH(v, w) assert_str_equal(&(v), &(w))
+#define CMP_BLOB(v, w) assert_str_equal(&(v), &(w))
+#define CMP_ID16(v, w) assert_memory_equal(v, w, TBBT_OP4_ID_LEN)
+#define CMP_VERF(v, w) assert_int_equal(v, w)
+#define CMP_SATTR(v, w) assert_memory_equal(&(v), &(w), sizeof(v))
+#define CMP_FATTR(v, w) assert_fattr_equal(&(v), &(w))
+#define CMP_MEMBER(m, member, kind, text)                                                     \
+        if (TBBT_O4_HAS(x, m))                                                                \
+            CMP_##kind(x->member, y->member);
+        TBBT__OP4_MEMBERS(CMP_MEMBER)
     }
 }
 
@@ -271,6 +345,7 @@ static void assert_rec_equal(const struct tbbt_trace_rec *a, const struct tbbt_t
     assert_int_equal(a->id, b->id);
     assert_int_equal(a->id2, b->id2);
     assert_int_equal(a->cred, b->cred);
+    assert_ops_equal(a, b);
 }
 
 /* Credential 0: a hostile machine name and 16 gids; 1: no name, no gids. */
@@ -624,7 +699,12 @@ static void test_names(void **state)
     assert_string_equal(tbbt_prog_name(TBBT_PROG_MNT1), "mnt1");
     assert_string_equal(tbbt_prog_name(TBBT_PROG_MNT3), "mnt3");
     assert_int_equal(tbbt_prog_by_name("mnt3"), TBBT_PROG_MNT3);
-    assert_int_equal(tbbt_prog_by_name("v4"), -1);
+    assert_string_equal(tbbt_prog_name(TBBT_PROG_NFS4), "v4");
+    assert_int_equal(tbbt_prog_by_name("v4"), TBBT_PROG_NFS4);
+    assert_int_equal(tbbt_prog_by_name("v5"), -1);
+    assert_string_equal(tbbt_proc_name(TBBT_PROG_NFS4, 1), "compound");
+    assert_string_equal(tbbt_proc_label(TBBT_PROG_NFS4, 0, NULL, 0), "v4.null");
+    assert_string_equal(tbbt_status_name(TBBT_PROG_NFS4, 10008), "DELAY");
     /* Labels: "PROG.NAME" for each known procedure but NFSv3's bare names. */
     char buf[TBBT_PROC_LABEL_MAX];
     for (int prog = TBBT_PROG_NFS2; prog <= TBBT_PROG_MNT3; prog++)
@@ -1308,7 +1388,7 @@ static const struct syntax_case syntax_cases[] = {
     {"", TBBT_E_SYNTAX, 1, "missing header"},
     {"op 1.0 2.0 v3 null\nend 1\n", TBBT_E_SYNTAX, 1, "missing header"},
     {"# tbbt-trace 2.0\nend 0\n", TBBT_E_VERSION, 1, "not supported"},
-    {"# tbbt-trace 1.2\nend 0\n", TBBT_E_VERSION, 1, "not supported"},
+    {"# tbbt-trace 1.3\nend 0\n", TBBT_E_VERSION, 1, "not supported"},
     {"# tbbt-trace 1.0 x\nend 0\n", TBBT_E_SYNTAX, 1, "unexpected"},
     {HDR, TBBT_E_SYNTAX, 1, "missing 'end 0'"},
     {HDR EP0 OPV3 "\n", TBBT_E_SYNTAX, 3, "missing 'end 1'"},
@@ -2012,7 +2092,7 @@ static void test_text_cred(void **state)
     assert_non_null(strstr(dumped, "\ncred 0 \"client\\x00\\\\\\\"\\x0a\" 1000 100 -\n"));
     assert_non_null(strstr(dumped, "\ncred 1 \"\" 0 0 0,4294967295,7\nop "));
     assert_non_null(strstr(dumped, " flags=0 cred=1\nend 2\n"));
-    assert_true(g_str_has_prefix(dumped, "# tbbt-trace 1.1\n"));
+    assert_true(g_str_has_prefix(dumped, "# tbbt-trace 1.2\n"));
     g_free(dumped);
     assert_text_roundtrip(fx);
     /* a machine name of 255 bytes is fine, 256 is not */
