@@ -42,7 +42,7 @@ void n4_connect(struct client *cl, const struct config *cfg)
         n4_die("client %d: cannot connect to NFSv4 on %s port %d%s", cl->index, cfg->server,
                cfg->port, clnt_spcreateerror(""));
     auth_destroy(cl->clnt->cl_auth);
-    cl->clnt->cl_auth = authunix_create(cl->name, cl->uid, cl->gid, 2, gids);
+    cl->clnt->cl_auth = authunix_create(cl->host, cl->uid, cl->gid, 2, gids);
     if (!cl->clnt->cl_auth)
         n4_die("client %d: cannot create AUTH_SYS credentials", cl->index);
     clnt_control(cl->clnt, CLSET_TIMEOUT, (char *)&total);

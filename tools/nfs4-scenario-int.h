@@ -74,7 +74,8 @@ struct client {
     bool verbose;
     CLIENT *clnt;
     uint32_t uid, gid;
-    char name[64];              /* client owner string and AUTH_SYS machine name */
+    char name[64];              /* client owner string (SETCLIENTID, EXCHANGE_ID) */
+    char host[16];              /* AUTH_SYS machine name (short, like a host name) */
     verifier4 verf;
     clientid4 clientid;
     /* 4.1+: the session and its one slot (slot 0). */
@@ -107,7 +108,7 @@ struct c4 {
 
 /* ---- nfs4-scenario-conn.c */
 
-/* Connects client CL (index, uid, gid, name set) to the server over TCP with AUTH_SYS. */
+/* Connects client CL (index, uid, gid, host set) to the server over TCP with AUTH_SYS. */
 void n4_connect(struct client *cl, const struct config *cfg);
 void n4_disconnect(struct client *cl);
 

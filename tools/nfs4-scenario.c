@@ -94,6 +94,7 @@ static void client_init(struct client *cl, int i, const struct config *cfg)
     cl->gid = 3001 + (uint32_t)(i % 2);
     g_snprintf(cl->name, sizeof(cl->name), "tbbt-nfs4-scenario-%" PRId64 "-client%d",
                cfg->seed, i);
+    g_snprintf(cl->host, sizeof(cl->host), "v4client%d", i);
     for (int b = 0; b < 8; b++)
         cl->verf[b] = (char)(v >> (8 * b));
     g_snprintf(cl->oowner, sizeof(cl->oowner), "open-owner-%d", i);
