@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tbbt-version.h"
 
@@ -38,7 +39,7 @@ static void parse_args(int argc, char **argv, struct config *cfg)
           "(default 1)", "N" },
         { "path", 0, 0, G_OPTION_ARG_STRING, &path, "pseudo path to work under "
           "(default /export); each client makes client<N> in it", "PATH" },
-        { "seed", 's', 0, G_OPTION_ARG_INT64, &cfg->seed, "seed of the client verifiers "
+        { "seed", 's', 0, G_OPTION_ARG_INT64, &cfg->seed, "seed of the client owner names "
           "(default 1)", "S" },
         { "serial", 0, 0, G_OPTION_ARG_NONE, &serial, "run the clients one after another "
           "instead of interleaved step by step", NULL },
@@ -81,10 +82,16 @@ static void parse_args(int argc, char **argv, struct config *cfg)
     }
 }
 
-/* Client I: uids 2001.., groups 3001 and 3002 alternating (and 3100 for all). */
+/*
+ * Client I: uids 2001.., groups 3001 and 3002 alternating (and 3100 for all).  The owner
+ * string depends on the seed and I only; the verifier (the client's boot instance, RFC
+ * 8881 2.4) also on the time and the process, so that a run after an aborted one with
+ * the same owner is a rebooted client to the server, whose old state it drops.
+ */
 static void client_init(struct client *cl, int i, const struct config *cfg)
 {
-    uint64_t v = (uint64_t)cfg->seed * 1000003u + (uint64_t)i;
+    uint64_t v = ((uint64_t)cfg->seed * 1000003u + (uint64_t)i) ^
+                 ((uint64_t)g_get_real_time() << 16) ^ (uint64_t)getpid();
 
     memset(cl, 0, sizeof(*cl));
     cl->index = i;
