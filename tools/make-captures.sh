@@ -11,12 +11,12 @@
 #   v3-udp.pcap        udp-scenario (NFSv3 over UDP), when that client is built
 #   v2-udp.pcap        udp-scenario --v2, when the server offers NFSv2
 #   only when asked for with --only (the lab then serves NFSv4 too, tbbt-lab --nfs4):
-#   v40-tcp.pcap       nfs4-scenario --minor 0 --clients 3 (NFSv4.0, RFC 7530)
-#   v41-tcp.pcap       nfs4-scenario --minor 1 --clients 3 (NFSv4.1, RFC 8881), and
-#   v41-tcp-s256.pcap  a second such run captured with -s 256
-#   v42-tcp.pcap       nfs4-scenario --minor 2 --clients 2 (NFSv4.2, RFC 7862)
+#   v4/v40-tcp.pcap    nfs4-scenario --minor 0 --clients 3 (NFSv4.0, RFC 7530)
+#   v4/v41-tcp.pcap    nfs4-scenario --minor 1 --clients 3 (NFSv4.1, RFC 8881), and
+#   v4/v41-tcp-s256.pcap  a second such run captured with -s 256
+#   v4/v42-tcp.pcap    nfs4-scenario --minor 2 --clients 2 (NFSv4.2, RFC 7862)
 #   v3v4-mixed.pcap    nfs-scenario (NFSv3) and nfs4-scenario --minor 1 at the same time
-#   v40-libnfs.pcap    libnfs's own NFSv4.0 (nfs-cp, nfs-ls, nfs-cat with ?version=4)
+#   v4/v40-libnfs.pcap libnfs's own NFSv4.0 (nfs-cp, nfs-ls, nfs-cat with ?version=4)
 #   big.pcap, big-s256.pcap   with --big N: at least N NFS calls (benchmarks; not committed)
 # then checks each with `tshark -z rpc,srt` that every procedure appears, and for NFSv4
 # that tshark sees the operations nfs4-scenario reports sending, with the same counts.
@@ -260,23 +260,27 @@ v4_run() {
     --path "${5:-/export}" -v >"$1"
 }
 
+# The captures of NFSv4 alone go into OUT/v4/: the tests that walk traces/*.pcap expect
+# NFSv3 or NFSv2 traffic in each file.
+wants v40-tcp || wants v41-tcp || wants v42-tcp || wants v40-libnfs && mkdir -p "$out/v4"
+
 if wants v40-tcp; then
-  capture 0 "$out/v40-tcp.pcap" v4_run "$work/v40.counts" 0 3 1
-  [ "$verify" -eq 0 ] || verify_v4 "$out/v40-tcp.pcap" "$work/v40.counts" exact
+  capture 0 "$out/v4/v40-tcp.pcap" v4_run "$work/v40.counts" 0 3 1
+  [ "$verify" -eq 0 ] || verify_v4 "$out/v4/v40-tcp.pcap" "$work/v40.counts" exact
 fi
 
 if wants v41-tcp; then
-  capture 0 "$out/v41-tcp.pcap" v4_run "$work/v41.counts" 1 3 1
-  capture 256 "$out/v41-tcp-s256.pcap" v4_run "$work/v41-s256.counts" 1 3 2
+  capture 0 "$out/v4/v41-tcp.pcap" v4_run "$work/v41.counts" 1 3 1
+  capture 256 "$out/v4/v41-tcp-s256.pcap" v4_run "$work/v41-s256.counts" 1 3 2
   if [ "$verify" -eq 1 ]; then
-    verify_v4 "$out/v41-tcp.pcap" "$work/v41.counts" exact
-    verify_v4 "$out/v41-tcp-s256.pcap" "$work/v41-s256.counts" subset
+    verify_v4 "$out/v4/v41-tcp.pcap" "$work/v41.counts" exact
+    verify_v4 "$out/v4/v41-tcp-s256.pcap" "$work/v41-s256.counts" subset
   fi
 fi
 
 if wants v42-tcp; then
-  capture 0 "$out/v42-tcp.pcap" v4_run "$work/v42.counts" 2 2 1
-  [ "$verify" -eq 0 ] || verify_v4 "$out/v42-tcp.pcap" "$work/v42.counts" exact
+  capture 0 "$out/v4/v42-tcp.pcap" v4_run "$work/v42.counts" 2 2 1
+  [ "$verify" -eq 0 ] || verify_v4 "$out/v4/v42-tcp.pcap" "$work/v42.counts" exact
 fi
 
 # mixed_run: nfs-scenario (NFSv3) in v3mix/ and nfs4-scenario (NFSv4.1, 2 clients) in
@@ -319,9 +323,9 @@ libnfs_run() {
 
 if wants v40-libnfs; then
   command -v nfs-cp >/dev/null || die "nfs-cp is missing (libnfs-utils)"
-  capture 0 "$out/v40-libnfs.pcap" libnfs_run
+  capture 0 "$out/v4/v40-libnfs.pcap" libnfs_run
   if [ "$verify" -eq 1 ]; then
-    ops=$(v4_ops "$out/v40-libnfs.pcap")
+    ops=$(v4_ops "$out/v4/v40-libnfs.pcap")
     echo "== v40-libnfs.pcap: NFSv4 operation numbers and counts"
     echo "$ops"
     # SETCLIENTID(_CONFIRM), PUTROOTFH, LOOKUP, OPEN, WRITE, READ, READDIR, CLOSE.
