@@ -18,7 +18,7 @@
 #include "extract/conv-int.h"
 
 #define MAXPROCS 32
-#define NPROGS 5
+#define NPROGS 6             /* enum tbbt_prog up to TBBT_PROG_NFS4 */
 
 struct pipe;
 

@@ -110,7 +110,7 @@ static uint64_t count_machines(const struct tbbt_credtab *t)
 char *tbbt__conv_summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
 {
     static const int v2[] = {TBBT_PROG_NFS2}, v3[] = {TBBT_PROG_NFS3},
-                     mnt[] = {TBBT_PROG_MNT1, TBBT_PROG_MNT3};
+                     mnt[] = {TBBT_PROG_MNT1, TBBT_PROG_MNT3}, v4[] = {TBBT_PROG_NFS4};
     const struct tbbt__pair_stats *ps = tbbt__pairer_stats(c->pairer);
     struct tbbt_json j;
 
@@ -131,6 +131,7 @@ char *tbbt__conv_summary_text(struct tbbt__conv *c, double secs, uint64_t bytes)
     json_procs(&j, c, "v2", v2, 1);
     json_procs(&j, c, "v3", v3, 1);
     json_procs(&j, c, "mount", mnt, 2);
+    json_procs(&j, c, "v4", v4, 1);
     tbbt_json_end_object(&j);
     if (c->keep_raw && c->corr) {       /* a trace as input: what pass B read */
         struct tbbt__corr_stats st;

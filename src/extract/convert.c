@@ -565,7 +565,7 @@ static bool front_call(struct tbbt__conv *c, const struct tbbt__conv_msg *m, int
         c->bad_procs++;
         return false;
     }
-    if (prog == TBBT_PROG_NFS2 || prog == TBBT_PROG_NFS3)
+    if (prog == TBBT_PROG_NFS2 || prog == TBBT_PROG_NFS3 || prog == TBBT_PROG_NFS4)
         c->nfs_calls++;
     if (m->truncated)
         c->truncated_calls++;

@@ -18,6 +18,8 @@
  */
 #include "extract/decode-nfs4.h"
 
+#include "extract/nfs4rec.h"
+
 #include <glib.h>
 #include <rpc/rpc.h>
 #include <stddef.h>
@@ -30,6 +32,17 @@
 
 _Static_assert(TBBT__NFS4_MAXOPS == NFS4_MAXOPS, "decode-nfs4.h's bound is nfs4.x's");
 
+/*
+ * Where a decoded operation's arguments or results go (tbbt__nfs4_decode_rec):
+ * its entry in the record, or nowhere (o NULL: counting, the probe, or a reply
+ * whose operation is not the call's).
+ */
+struct sink {
+    struct tbbt_trace_rec *rec;
+    struct tbbt_fhtab *fht;
+    struct tbbt_op4 *o;
+};
+
 /* The walk over one message. */
 struct walk {
     XDR x;
@@ -38,6 +51,7 @@ struct walk {
     bool trunc;
     enum tbbt__nfs4_msg kind;
     struct tbbt__nfs4_compound *out;
+    struct sink sink;
 };
 
 /* ---- the probe stream: did decoding run out of bytes? ----------------------- */
@@ -99,34 +113,47 @@ static bool skip_opaque(XDR *x, u_int n)
     return pos + padded >= pos && xdr_setpos(x, pos + padded);
 }
 
-/* Counted file data of at most NFS4_MAXDATA bytes, skipped. */
-static bool skip_data(XDR *x)
-{
-    u_int n;
-
-    return tbbt_xdr_u_int(x, &n) && n <= NFS4_MAXDATA && skip_opaque(x, n);
-}
-
-/* WRITE4args (RFC 7530 16.36.1): stateid, offset, stable, data. */
-static bool write_args(XDR *x)
+/* WRITE4args (RFC 7530 16.36.1): stateid, offset, stable, data (into o if any). */
+static bool write_args(XDR *x, struct tbbt_op4 *o)
 {
     stateid4 sid;
     offset4 off;
     stable_how4 st;
+    u_int n;
 
-    return xdr_stateid4(x, &sid) && xdr_offset4(x, &off) && xdr_stable_how4(x, &st) &&
-           skip_data(x);
+    if (!xdr_stateid4(x, &sid) || !xdr_offset4(x, &off) || !xdr_stable_how4(x, &st) ||
+        !tbbt_xdr_u_int(x, &n) || n > NFS4_MAXDATA)
+        return false;
+    if (o) {    /* the arguments are complete before the data, which a capture may cut */
+        tbbt__nfs4rec_stateid(o->stateid, &sid);
+        o->offset = off;
+        o->how = (uint32_t)st;
+        o->count = n;
+        o->has |= 1u << TBBT_O4_STATEID | 1u << TBBT_O4_OFFSET | 1u << TBBT_O4_HOW |
+                  1u << TBBT_O4_COUNT;
+    }
+    return skip_opaque(x, n);
 }
 
 /* READ4res (RFC 7530 16.23.2): status; when OK eof and data. */
-static bool read_res(XDR *x)
+static bool read_res(XDR *x, struct tbbt_op4 *o)
 {
     nfsstat4 st;
     bool_t eof;
+    u_int n;
 
     if (!xdr_nfsstat4(x, &st))
         return false;
-    return st != NFS4_OK || (tbbt_xdr_bool(x, &eof) && skip_data(x));
+    if (st != NFS4_OK)
+        return true;
+    if (!tbbt_xdr_bool(x, &eof) || !tbbt_xdr_u_int(x, &n) || n > NFS4_MAXDATA)
+        return false;
+    if (o) {
+        o->eof = eof != 0;
+        o->res_count = n;
+        o->has |= 1u << TBBT_O4_AT_EOF | 1u << TBBT_O4_RES_COUNT;
+    }
+    return skip_opaque(x, n);
 }
 
 /* One entry4 without its next pointer: cookie, name, attributes. */
@@ -144,11 +171,12 @@ static bool dir_entry(XDR *x)
 }
 
 /* READDIR4res (RFC 7530 16.24.2): status; when OK the verifier, entries, eof. */
-static bool readdir_res(XDR *x)
+static bool readdir_res(XDR *x, struct tbbt_op4 *o)
 {
     nfsstat4 st;
     verifier4 verf;
     bool_t more, eof;
+    uint32_t n = 0;
 
     if (!xdr_nfsstat4(x, &st))
         return false;
@@ -156,7 +184,7 @@ static bool readdir_res(XDR *x)
         return true;
     if (!xdr_verifier4(x, verf))
         return false;
-    for (;;) {
+    for (;; n++) {
         if (!tbbt_xdr_bool(x, &more))
             return false;
         if (!more)
@@ -164,7 +192,15 @@ static bool readdir_res(XDR *x)
         if (!dir_entry(x))
             return false;
     }
-    return tbbt_xdr_bool(x, &eof);
+    if (!tbbt_xdr_bool(x, &eof))
+        return false;
+    if (o) {
+        memcpy(&o->res_verf, verf, 8);
+        o->res_count = n;
+        o->eof = eof != 0;
+        o->has |= 1u << TBBT_O4_RES_VERF | 1u << TBBT_O4_RES_COUNT | 1u << TBBT_O4_AT_EOF;
+    }
+    return true;
 }
 
 /* ---- one operation ------------------------------------------------------------ */
@@ -188,8 +224,12 @@ static void note_cb_program(struct tbbt__nfs4_compound *out, const nfs_argop4 *a
     out->has_cb_program = true;
 }
 
-/* A whole arm through its union routine; what it allocated is freed. */
-static bool generic_op(XDR *x, enum tbbt__nfs4_msg kind, struct tbbt__nfs4_compound *out)
+/*
+ * A whole arm through its union routine, what it gives into the sink's entry
+ * (if any); what it allocated is freed.
+ */
+static bool generic_op(XDR *x, enum tbbt__nfs4_msg kind, struct tbbt__nfs4_compound *out,
+                       const struct sink *k)
 {
     union {
         nfs_argop4 a;
@@ -209,26 +249,31 @@ static bool generic_op(XDR *x, enum tbbt__nfs4_msg kind, struct tbbt__nfs4_compo
     ok = procs[kind](x, &u);
     if (ok && out && kind == TBBT__NFS4_CALL)
         note_cb_program(out, &u.a);
+    if (ok && k && k->o && kind == TBBT__NFS4_CALL)
+        tbbt__nfs4rec_call(k->rec, k->o, &u.a, k->fht);
+    if (ok && k && k->o && kind == TBBT__NFS4_REPLY)
+        tbbt__nfs4rec_res(k->rec, k->o, &u.r, k->fht);
     xdr_free(procs[kind], (char *)&u);
     return ok;
 }
 
 /*
  * Decodes the operation at x's position (its number included) on any stream;
- * out (NULL on the probe) gets what calls hand over.
+ * out and k (NULL on the probe) get what it hands over.
  */
 static bool decode_op(XDR *x, enum tbbt__nfs4_msg kind, uint32_t op,
-                      struct tbbt__nfs4_compound *out)
+                      struct tbbt__nfs4_compound *out, const struct sink *k)
 {
+    struct tbbt_op4 *o = k ? k->o : NULL;
     u_int num;
 
     if (kind == TBBT__NFS4_CALL && op == OP_WRITE)
-        return tbbt_xdr_u_int(x, &num) && write_args(x);
+        return tbbt_xdr_u_int(x, &num) && write_args(x, o);
     if (kind == TBBT__NFS4_REPLY && op == OP_READ)
-        return tbbt_xdr_u_int(x, &num) && read_res(x);
+        return tbbt_xdr_u_int(x, &num) && read_res(x, o);
     if (kind == TBBT__NFS4_REPLY && op == OP_READDIR)
-        return tbbt_xdr_u_int(x, &num) && readdir_res(x);
-    return generic_op(x, kind, out);
+        return tbbt_xdr_u_int(x, &num) && readdir_res(x, o);
+    return generic_op(x, kind, out, k);
 }
 
 /* True if nfs4.x has operation number op in messages of kind. */
@@ -258,7 +303,7 @@ static int classify(const struct walk *w, u_int pos, uint32_t op)
 
     if (!w->trunc || !probe_at(w, pos, &x))
         return TBBT_E_BADREC;
-    if (decode_op(&x, w->kind, op, NULL))
+    if (decode_op(&x, w->kind, op, NULL, NULL))
         return TBBT_E_BADREC;      /* cannot happen: it failed on the same bytes */
     return x.x_handy ? TBBT_E_TRUNC : TBBT_E_BADREC;
 }
@@ -272,6 +317,33 @@ static int32_t peek_status(const struct walk *w, u_int pos)
         return -1;
     memcpy(&v, w->p + pos + 4, 4);
     return (int32_t)__builtin_bswap32(v);
+}
+
+/*
+ * Points the sink at operation i's entry in the record: a new entry for a
+ * call's operation; for a reply's, the call's i-th if it is the same operation
+ * (a new one past the call's last), else none.  Its status, when read, is set.
+ */
+static void sink_op(struct walk *w, uint32_t i, uint32_t num)
+{
+    struct tbbt_trace_rec *rec = w->sink.rec;
+    struct tbbt_op4 *o = NULL;
+
+    w->sink.o = NULL;
+    if (!rec || (w->kind != TBBT__NFS4_CALL && w->kind != TBBT__NFS4_REPLY))
+        return;
+    if (w->kind == TBBT__NFS4_REPLY && i < rec->n_ops)
+        o = rec->ops[i].op == num ? &rec->ops[i] : NULL;
+    else if (i == rec->n_ops)
+        o = tbbt_trace_rec_add_op4(rec);
+    if (!o)
+        return;
+    o->op = num;
+    if (w->out->ops[i].status >= 0) {
+        o->status = (uint32_t)w->out->ops[i].status;
+        o->has |= 1u << TBBT_O4_STATUS;
+    }
+    w->sink.o = o;
 }
 
 /* Decodes operation i; 0 or the error that ends the walk. */
@@ -294,10 +366,13 @@ static int walk_op(struct walk *w, uint32_t i)
     w->out->nops = i + 1;
     if (!xdr_setpos(&w->x, pos))
         return TBBT_E_BADREC;
-    if (decode_op(&w->x, w->kind, num, w->out))
+    sink_op(w, i, num);
+    if (decode_op(&w->x, w->kind, num, w->out, &w->sink))
         return 0;
     err = classify(w, pos, num);
     o->trunc = err == TBBT_E_TRUNC;
+    if (w->sink.o)
+        w->sink.o->has |= 1u << TBBT_O4_TRUNC;
     return err;
 }
 
@@ -332,6 +407,8 @@ static bool header(struct walk *w)
     }
 }
 
+static int run(struct walk *w);
+
 int tbbt__nfs4_decode(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len, bool trunc,
                       struct tbbt__nfs4_compound *out)
 {
@@ -343,14 +420,55 @@ int tbbt__nfs4_decode(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len, bo
         .out = out,
     };
 
+    return run(&w);
+}
+
+int tbbt__nfs4_decode_rec(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len, bool trunc,
+                          struct tbbt_trace_rec *rec, struct tbbt_fhtab *fht,
+                          struct tbbt__nfs4_compound *out)
+{
+    struct walk w = {
+        .p = p,
+        .len = len > UINT32_MAX ? UINT32_MAX : (u_int)len,
+        .trunc = trunc,
+        .kind = kind,
+        .out = out,
+        .sink = {.rec = rec, .fht = fht},
+    };
+    bool reply = kind == TBBT__NFS4_REPLY;
+    int rc = run(&w);
+
+    if (!reply && (rc == 0 || out->numops > 0)) {     /* the minor version was read */
+        rec->minor = out->minor;
+        TBBT_SET(rec, TBBT_F_MINOR);
+    }
+    if (rec->n_ops > 0)
+        TBBT_SET(rec, TBBT_F_OPS);
+    if (reply && out->status >= 0) {
+        rec->status = out->status;
+        rec->flags |= TBBT_RF_STATUS;
+    }
+    if (rc == TBBT_E_TRUNC)
+        rec->flags |= reply ? TBBT_RF_REPLY_TRUNC : TBBT_RF_CALL_TRUNC;
+    else if (rc != 0)
+        rec->flags |= reply ? TBBT_RF_REPLY_BAD : TBBT_RF_CALL_BAD;
+    return rc;
+}
+
+/* Walks the message of w; tbbt__nfs4_decode()'s results. */
+static int run(struct walk *w)
+{
+    struct tbbt__nfs4_compound *out = w->out;
+    bool trunc = w->trunc;
+
     memset(out, 0, offsetof(struct tbbt__nfs4_compound, ops));
     out->status = -1;
-    tbbt_xdrmem_create(&w.x, p, w.len);
-    if (!header(&w)) {
+    tbbt_xdrmem_create(&w->x, w->p, w->len);
+    if (!header(w)) {
         /* as classify(): the header again on a probe stream */
-        if (!trunc || !probe_at(&w, 0, &w.x) || header(&w))
+        if (!trunc || !probe_at(w, 0, &w->x) || header(w))
             return TBBT_E_BADREC;
-        return w.x.x_handy ? TBBT_E_TRUNC : TBBT_E_BADREC;
+        return w->x.x_handy ? TBBT_E_TRUNC : TBBT_E_BADREC;
     }
     if (out->numops > TBBT__NFS4_MAXOPS)
         return TBBT_E_BADREC;
@@ -358,7 +476,7 @@ int tbbt__nfs4_decode(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len, bo
         int err;
 
         out->ops[i] = (struct tbbt__nfs4_op){.status = -1};
-        err = walk_op(&w, i);
+        err = walk_op(w, i);
         if (err)
             return err;
     }

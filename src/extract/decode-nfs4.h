@@ -71,4 +71,20 @@ struct tbbt__nfs4_compound {
 int tbbt__nfs4_decode(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len, bool trunc,
                       struct tbbt__nfs4_compound *out);
 
+struct tbbt_trace_rec;
+struct tbbt_fhtab;
+/*
+ * The same walk of a COMPOUND call or reply (kind TBBT__NFS4_CALL or _REPLY)
+ * into a trace record (trace format 1.2): a call appends one entry per
+ * operation to rec->ops with its arguments (nfs4rec.c) and sets `minor`; a
+ * reply adds each result to the call's entry of the same index and operation
+ * (an entry past the call's last is appended), and sets the COMPOUND's status.
+ * Handles are interned in fht.  Flags the record (TBBT_RF_CALL_TRUNC or
+ * _CALL_BAD, the REPLY ones) as tbbt__decode_call() does.  *out gets and it
+ * returns what tbbt__nfs4_decode() gives.
+ */
+int tbbt__nfs4_decode_rec(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len, bool trunc,
+                          struct tbbt_trace_rec *rec, struct tbbt_fhtab *fht,
+                          struct tbbt__nfs4_compound *out);
+
 #endif

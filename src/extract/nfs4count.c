@@ -260,6 +260,58 @@ void tbbt__nfs4_count_reply(struct tbbt__nfs4_count *n, uint8_t side, const uint
     count_ops(n, &mi->ops, false, true, &m, rc);
 }
 
+void tbbt__nfs4_count_decoded_reply(struct tbbt__nfs4_count *n, uint32_t minor,
+                                    const struct tbbt__nfs4_compound *m, int rc)
+{
+    struct minor *mi = &n->minor[minor < NMINOR ? minor : NMINOR - 1];
+
+    mi->replies++;
+    count_ops(n, &mi->ops, false, true, m, rc);
+}
+
+static void merge_ops(struct opcounts *d, const struct opcounts *s)
+{
+    GHashTableIter it;
+    gpointer k, v;
+
+    for (unsigned i = 0; i < OP_SLOTS; i++) {
+        d->calls[i] += s->calls[i];
+        d->replies[i] += s->replies[i];
+    }
+    g_hash_table_iter_init(&it, s->errors);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        guint64 *dv = g_hash_table_lookup(d->errors, k);
+        if (!dv) {
+            dv = g_new0(guint64, 1);
+            g_hash_table_insert(d->errors, g_memdup2(k, sizeof(gint64)), dv);
+        }
+        *dv += *(guint64 *)v;
+    }
+}
+
+void tbbt__nfs4_count_merge(struct tbbt__nfs4_count *dst, const struct tbbt__nfs4_count *src)
+{
+    dst->null_calls += src->null_calls;
+    dst->null_replies += src->null_replies;
+    dst->gss_calls += src->gss_calls;
+    dst->gss_replies += src->gss_replies;
+    dst->other_procs += src->other_procs;
+    dst->truncated += src->truncated;
+    dst->truncated_ops += src->truncated_ops;
+    dst->malformed += src->malformed;
+    dst->unknown_ops += src->unknown_ops;
+    dst->hostile_counts += src->hostile_counts;
+    dst->cb_null_calls += src->cb_null_calls;
+    dst->cb_compounds += src->cb_compounds;
+    dst->cb_replies += src->cb_replies;
+    for (int i = 0; i < NMINOR; i++) {
+        dst->minor[i].compounds += src->minor[i].compounds;
+        dst->minor[i].replies += src->minor[i].replies;
+        merge_ops(&dst->minor[i].ops, &src->minor[i].ops);
+    }
+    merge_ops(&dst->cb, &src->cb);
+}
+
 uint64_t tbbt__nfs4_count_malformed(const struct tbbt__nfs4_count *n)
 {
     return n->malformed;

@@ -65,6 +65,18 @@ uint8_t tbbt__nfs4_count_call(struct tbbt__nfs4_count *n, const struct tbbt__nfs
 void tbbt__nfs4_count_reply(struct tbbt__nfs4_count *n, uint8_t side, const uint8_t *body,
                             size_t len, bool trunc);
 
+struct tbbt__nfs4_compound;
+/*
+ * The reply of a COMPOUND of minor version minor that went into a trace record,
+ * already decoded (m, and rc as tbbt__nfs4_decode() returned it): counted
+ * like tbbt__nfs4_count_reply() counts.  For the thread that fills records,
+ * with an instance of its own (merged with tbbt__nfs4_count_merge()).
+ */
+void tbbt__nfs4_count_decoded_reply(struct tbbt__nfs4_count *n, uint32_t minor,
+                                    const struct tbbt__nfs4_compound *m, int rc);
+/* Adds src's counts to dst's (the endpoint and callback-program sets are not merged). */
+void tbbt__nfs4_count_merge(struct tbbt__nfs4_count *dst, const struct tbbt__nfs4_count *src);
+
 /* Messages whose NFSv4 body did not decode (for malformed_nfs). */
 uint64_t tbbt__nfs4_count_malformed(const struct tbbt__nfs4_count *n);
 

@@ -18,6 +18,7 @@
 #include "capture/capture.h"
 #include "extract/conv-int.h"
 #include "extract/decode.h"
+#include "extract/decode-nfs4.h"
 #include "extract/nfs4count.h"
 #include "extract/rpc.h"
 #include "proto/proto.h"
@@ -38,9 +39,10 @@ struct pcap_state {
     uint64_t malformed_rpc;       /* messages that are not RPC */
     uint64_t unusable_truncated;  /* messages cut before the end of the fixed RPC header */
     uint64_t other_auth;          /* calls with credentials other than AUTH_NONE/AUTH_SYS */
-    struct tbbt__nfs4_count *nfs4; /* NFSv4 and callback messages (owned) */
+    struct tbbt__nfs4_count *nfs4; /* NFSv4 calls and callbacks (owned) */
     char pad[64];                 /* below: written by fill(), maybe on the writer thread */
     uint64_t malformed_nfs;       /* NFS/MOUNT bodies that do not decode */
+    struct tbbt__nfs4_count *nfs4_rec;  /* replies of NFSv4 COMPOUND records (owned) */
     char pad2[64];
 };
 
@@ -91,6 +93,12 @@ static void on_call(struct pcap_state *s, const struct tbbt_cap_msg *m,
         s->other_auth++;
     side = tbbt__nfs4_count_call(s->nfs4, &c4, m->data + h->body_off, m->len - h->body_off,
                                  m->truncated);
+    if (side >= TBBT__NFS4_SIDE_MINOR) {          /* a COMPOUND: a record of its own */
+        tbbt__conv_call_bytes(s->conv, &cm, TBBT_PROG_NFS4, h->proc, sys ? h->uid : 0,
+                              sys ? h->gid : 0, sys ? h->sys : NULL, sys ? h->sys_len : 0,
+                              m->data + h->body_off, m->len - h->body_off);
+        return;
+    }
     if (side) {
         tbbt__conv_side_call(s->conv, &cm, side);
         return;
@@ -122,9 +130,18 @@ static void pcap_fill(struct tbbt__conv *c, struct tbbt_trace_rec *rec, bool rep
 {
     struct pcap_state *s = *tbbt__conv_source_state(c);
     struct tbbt_fhtab *fh = tbbt__conv_fhtab(c);
-    int rc = reply ? tbbt__decode_reply(rec, p, len, trunc, fh)
-                   : tbbt__decode_call(rec, p, len, trunc, fh);
+    struct tbbt__nfs4_compound m;
+    int rc;
 
+    if (rec->prog == TBBT_PROG_NFS4) {  /* counted apart: the call on the reading thread */
+        rc = tbbt__nfs4_decode_rec(reply ? TBBT__NFS4_REPLY : TBBT__NFS4_CALL, p, len, trunc,
+                                   rec, fh, &m);
+        if (reply)
+            tbbt__nfs4_count_decoded_reply(s->nfs4_rec, rec->minor, &m, rc);
+        return;
+    }
+    rc = reply ? tbbt__decode_reply(rec, p, len, trunc, fh)
+               : tbbt__decode_call(rec, p, len, trunc, fh);
     if (rc == TBBT_E_BADREC)
         s->malformed_nfs++;
 }
@@ -182,6 +199,7 @@ static int pcap_run(struct tbbt__conv *c, const char *const *paths, int n, char 
     *tbbt__conv_source_state(c) = s;
     s->conv = c;
     s->nfs4 = tbbt__nfs4_count_new();
+    s->nfs4_rec = tbbt__nfs4_count_new();
     s->cap = tbbt_cap_open(paths, n, o->filter, errbuf, errlen);
     if (!s->cap)
         return TBBT_E_BADREC;
@@ -250,7 +268,12 @@ static void pcap_summary(struct tbbt__conv *c, struct tbbt_json *j)
     tbbt_json_kv_uint(j, "packets", cs->packets);
     tbbt_json_kv_uint(j, "bytes", cs->bytes);
     tbbt_json_kv_uint(j, "truncated_packets", cs->truncated_packets);
-    uint64_t bad_nfs = s->malformed_nfs + tbbt__nfs4_count_malformed(s->nfs4);
+    struct tbbt__nfs4_count *n4 = tbbt__nfs4_count_new();
+    uint64_t bad_nfs;
+
+    tbbt__nfs4_count_merge(n4, s->nfs4);
+    tbbt__nfs4_count_merge(n4, s->nfs4_rec);
+    bad_nfs = s->malformed_nfs + tbbt__nfs4_count_malformed(n4);
 
     tbbt_json_kv_uint(j, "malformed_packets", cs->malformed_packets + s->malformed_rpc + bad_nfs);
     tbbt_json_kv_uint(j, "malformed_rpc", s->malformed_rpc);
@@ -258,7 +281,8 @@ static void pcap_summary(struct tbbt__conv *c, struct tbbt_json *j)
     tbbt_json_kv_uint(j, "truncated_unusable", s->unusable_truncated);
     tbbt_json_kv_uint(j, "other_auth_flavors", s->other_auth);
     damage_json(s->cap, cs, j);
-    tbbt__nfs4_count_json(s->nfs4, j);
+    tbbt__nfs4_count_json(n4, j);
+    tbbt__nfs4_count_free(n4);
     tbbt_json_key(j, "capture");
     tbbt_json_begin_object(j);
     tbbt_json_kv_uint(j, "other_packets", cs->other_packets);
@@ -287,6 +311,7 @@ static void pcap_fini(struct tbbt__conv *c)
         return;
     tbbt_cap_close(s->cap);
     tbbt__nfs4_count_free(s->nfs4);
+    tbbt__nfs4_count_free(s->nfs4_rec);
     g_free(s);
     *tbbt__conv_source_state(c) = NULL;
 }

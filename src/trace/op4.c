@@ -25,11 +25,11 @@
 _Static_assert(TBBT_O4_NMEMBERS <= TBBT_O4_TRUNC, "op4 members reach the TRUNC bit");
 
 /*
- * Bytes of one operation at most, strings' bytes aside: op and has, 16 integer
+ * Bytes of one operation at most, strings' bytes aside: op and has, 18 integer
  * members, 4 string lengths, 7 sattr and 13 fattr values as LEB128 (each at
- * most TBBT__UV_MAX bytes), 3 IDs and a verifier.
+ * most TBBT__UV_MAX bytes), 3 IDs and 2 verifiers.
  */
-#define OP_FIXED_BOUND ((2 + 16 + 4 + 7 + 13) * TBBT__UV_MAX + 3 * TBBT_OP4_ID_LEN + 8)
+#define OP_FIXED_BOUND ((2 + 18 + 4 + 7 + 13) * TBBT__UV_MAX + 3 * TBBT_OP4_ID_LEN + 2 * 8)
 
 /* ---- bounds --------------------------------------------------------------------- */
 

@@ -167,22 +167,29 @@ struct tbbt_entry {
     X(LENGTH, length, U64, "length")          /* LOCK, LOCKT, LOCKU */                        \
     X(STATEID, stateid, ID16, "stateid")      /* the stateid the call gives */                \
     X(NEW_STATEID, new_stateid, ID16, "new_stateid") /* the stateid the reply gives */        \
-    X(SEQID, seqid, U32, "seqid")             /* open- or lock-owner seqid (4.0) */           \
+    X(SEQID, seqid, U32, "seqid")             /* open- or lock-owner seqid (4.0; LOCK with a  \
+                                                 new lock owner: the open seqid), CREATE_SESSION\
+                                                 and EXCHANGE_ID's sequence id */             \
+    X(LOCK_SEQID, lock_seqid, U32, "lock_seqid") /* LOCK with a new lock owner: its seqid */  \
     X(CLIENTID, clientid, U64, "clientid")    /* owners' clientid; RENEW, SETCLIENTID(_CONFIRM),\
                                                  EXCHANGE_ID's result, CREATE_SESSION */     \
     X(OWNER, owner, BLOB, "owner")            /* open- or lock-owner bytes */                 \
     X(SHARE, share, U32, "share")             /* OPEN(_DOWNGRADE): access | deny << 16 */     \
     X(HOW, how, U32, "how")                   /* OPEN: opentype | createmode << 4 | claim << 8;\
-                                                 WRITE: stable_how; LOCK(T/U): locktype |   \
-                                                 new_lock_owner << 8; result flags (OPEN rflags,\
-                                                 WRITE committed) in the reply */             \
+                                                 WRITE: stable_how; LOCK, LOCKT, LOCKU:       \
+                                                 locktype | reclaim << 7 | new_lock_owner << 8;\
+                                                 RECLAIM_COMPLETE: one_fs */                  \
     X(FTYPE, ftype, U32, "ftype")             /* CREATE's nfs_ftype4 */                       \
     X(SATTR, sattr, SATTR, "sattr")           /* attributes OPEN/CREATE/SETATTR set */         \
     X(ATTR, attr, FATTR, "attr")              /* attributes a GETATTR result carried */      \
-    X(VERF, verf, VERF, "verf")               /* EXCLUSIVE4(_1) verifier; WRITE/COMMIT result \
-                                                 verifier; READDIR cookie verifier */         \
+    X(VERF, verf, VERF, "verf")               /* the call's: OPEN EXCLUSIVE4(_1), READDIR     \
+                                                 cookie, SETCLIENTID(_CONFIRM), EXCHANGE_ID */\
+    X(RES_VERF, res_verf, VERF, "res_verf")   /* the result's: WRITE/COMMIT write verifier,  \
+                                                 READDIR cookie, SETCLIENTID confirm */       \
     X(COOKIE, cookie, U64, "cookie")          /* READDIR's cookie */                           \
-    X(ACCESS, access, U32, "access")          /* ACCESS bits asked; supported | access << 16 */\
+    X(ACCESS, access, U32, "access")          /* ACCESS: the bits asked */                    \
+    X(RES_FLAGS, res_flags, U32, "res_flags") /* OPEN rflags; WRITE committed; ACCESS     \
+                                                 supported | granted << 16 */                 \
     X(RES_COUNT, res_count, U32, "res_count") /* READ/WRITE bytes done; READDIR entries */    \
     X(AT_EOF, eof, U32, "eof")                 /* READ, READDIR end of file */                 \
     X(SESSION, session, ID16, "session")      /* SEQUENCE's, CREATE_SESSION's result */       \
@@ -200,8 +207,8 @@ struct tbbt_op4 {
     uint32_t has;             /* bit TBBT_O4_<member>, TBBT_O4_TRUNC */
     uint32_t status, fh;
     struct tbbt_str name, name2, target, owner;
-    uint64_t offset, length, clientid, verf, cookie, slot, bitmap;
-    uint32_t count, seqid, share, how, ftype, access, res_count, eof;
+    uint64_t offset, length, clientid, verf, res_verf, cookie, slot, bitmap;
+    uint32_t count, seqid, lock_seqid, share, how, ftype, access, res_flags, res_count, eof;
     uint8_t stateid[TBBT_OP4_ID_LEN], new_stateid[TBBT_OP4_ID_LEN], session[TBBT_OP4_ID_LEN];
     struct tbbt_sattr sattr;
     struct tbbt_fattr attr;

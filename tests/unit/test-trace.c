@@ -116,6 +116,9 @@ static void fill_ops(struct tbbt_trace_rec *rec, uint64_t seed)
     o->length = UINT64_MAX;
     o->clientid = 0x1122334455667788ull;
     o->verf = 0x8000000000000001ull;
+    o->res_verf = 1;
+    o->lock_seqid = 77;
+    o->res_flags = 0x24;
     o->cookie = 3;
     o->slot = (uint64_t)7 << 32 | 9;
     o->bitmap = 0x0000001a0010011aull;
