@@ -151,10 +151,13 @@ static void keep(struct sink *k, unsigned n, const union value *v)
 /* Walks f's values into k; false if they do not decode (what was read is kept). */
 static bool walk(const fattr4 *f, struct sink *k)
 {
+    static const char none[1];
+    const char *vals = f->attr_vals.attrlist4_val ? f->attr_vals.attrlist4_val : none;
     XDR x;
     bool ok = true;
 
-    tbbt_xdrmem_create(&x, f->attr_vals.attrlist4_val, f->attr_vals.attrlist4_len);
+    /* (an empty list has no buffer: no NULL + 0 in the stream's arithmetic) */
+    tbbt_xdrmem_create(&x, vals, f->attr_vals.attrlist4_val ? f->attr_vals.attrlist4_len : 0);
     for (u_int w = 0; ok && w < f->attrmask.bitmap4_len; w++) {
         uint32_t bits = f->attrmask.bitmap4_val[w];
 

@@ -60,6 +60,13 @@ static void set_new_stateid(struct tbbt_op4 *o, const stateid4 *s)
     SET(o, NEW_STATEID);
 }
 
+/* A handle's reference (an empty handle has no buffer: "" stands for it). */
+static uint32_t intern_fh(struct tbbt_fhtab *fht, const nfs_fh4 *fh)
+{
+    return tbbt_fhtab_intern(fht, fh->nfs_fh4_val ? fh->nfs_fh4_val : "",
+                             fh->nfs_fh4_val ? fh->nfs_fh4_len : 0);
+}
+
 static uint64_t verf64(const char *v)
 {
     uint64_t x;
@@ -305,8 +312,7 @@ void tbbt__nfs4rec_call(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nf
         open_call(rec, o, &u->opopen);
         break;
     case OP_PUTFH:
-        o->fh = tbbt_fhtab_intern(fht, u->opputfh.object.nfs_fh4_val,
-                                  u->opputfh.object.nfs_fh4_len);
+        o->fh = intern_fh(fht, &u->opputfh.object);
         if (u->opputfh.object.nfs_fh4_len > TBBT_FH_MAX)
             o->has |= 1u << TBBT_O4_TRUNC;      /* kept cut to the trace's bound */
         SET(o, FH);
@@ -398,8 +404,7 @@ void tbbt__nfs4rec_res(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nfs
         SET(o, ATTR);
         break;
     case OP_GETFH:
-        o->fh = tbbt_fhtab_intern(fht, u->opgetfh.GETFH4res_u.resok4.object.nfs_fh4_val,
-                                  u->opgetfh.GETFH4res_u.resok4.object.nfs_fh4_len);
+        o->fh = intern_fh(fht, &u->opgetfh.GETFH4res_u.resok4.object);
         SET(o, FH);
         break;
     case OP_LOCK:

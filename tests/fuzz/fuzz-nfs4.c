@@ -7,8 +7,10 @@
  *              bit 2: truncated by the snap length
  *   the rest   the message
  * The walk's result must be one of its three codes and its operations within the
- * bounds; then the same bytes go through the counter as a call and as the reply to it
- * (which decode them again and write the summary), so its tables are exercised too.
+ * bounds; a COMPOUND call or reply is also walked into a trace record (as the call,
+ * then as its reply), which the trace writer's bounds must accept; then the same bytes
+ * go through the counter as a call and as the reply to it (which decode them again and
+ * write the summary), so its tables are exercised too.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +20,7 @@
 
 #include "extract/decode-nfs4.h"
 #include "extract/nfs4count.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -47,6 +50,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         m.nops > TBBT__NFS4_MAXOPS || m.nops > m.numops)
         abort();
 
+    if (kind <= TBBT__NFS4_REPLY) {
+        static struct tbbt_fhtab *fht;
+        struct tbbt_trace_rec rec;
+
+        if (!fht)
+            fht = tbbt_fhtab_new();
+        tbbt_trace_rec_init(&rec);
+        tbbt__nfs4_decode_rec(TBBT__NFS4_CALL, data, size, trunc, &rec, fht, &m);
+        tbbt__nfs4_decode_rec(TBBT__NFS4_REPLY, data, size, trunc, &rec, fht, &m);
+        if (rec.n_ops > TBBT_OP4_MAX)
+            abort();
+        for (uint32_t i = 0; i < rec.n_ops; i++)
+            if (rec.ops[i].name.len > TBBT_NAME_MAX || rec.ops[i].owner.len > TBBT_OP4_OWNER_MAX ||
+                (TBBT_O4_HAS(&rec.ops[i], FH) && rec.ops[i].fh >= tbbt_fhtab_count(fht)))
+                abort();
+        tbbt_trace_rec_fini(&rec);
+    }
     n = tbbt__nfs4_count_new();
     if (kind >= TBBT__NFS4_CB_CALL) {
         /* a callback: from the server's port once it has received an NFSv4 call */

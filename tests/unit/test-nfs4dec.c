@@ -33,6 +33,7 @@
 #include "extract/nfs4count.h"
 #include "proto/nfs4.h"
 #include "proto/proto.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 #define BUF 8192
@@ -193,6 +194,66 @@ static void test_truncated(void **state)
     (void)state;
     prefixes(TBBT__NFS4_CALL, make_call(0), call_ops, 5);
     prefixes(TBBT__NFS4_REPLY, make_reply(), reply_ops, 5);
+}
+
+/*
+ * Into a trace record: the call's operations with their arguments, then the reply's
+ * results into the same entries (READ's is the reply's third, the call's OPEN: not kept).
+ */
+static void test_record(void **state)
+{
+    struct tbbt__nfs4_compound m;
+    struct tbbt_trace_rec rec;
+    struct tbbt_fhtab *fht = tbbt_fhtab_new();
+    u_int n = make_call(1);
+    const struct tbbt_op4 *o;
+
+    (void)state;
+    tbbt_trace_rec_init(&rec);
+    assert_int_equal(tbbt__nfs4_decode_rec(TBBT__NFS4_CALL, (uint8_t *)buf, n, false, &rec, fht,
+                                           &m), 0);
+    assert_true(TBBT_HAS(&rec, TBBT_F_MINOR) && TBBT_HAS(&rec, TBBT_F_OPS));
+    assert_int_equal(rec.minor, 1);
+    assert_int_equal(rec.n_ops, 5);
+    assert_int_equal(rec.ops[0].op, OP_SEQUENCE);
+    assert_true(TBBT_O4_HAS(&rec.ops[0], SLOT));
+    assert_int_equal(rec.ops[0].slot, 7);
+    o = &rec.ops[1];
+    assert_true(TBBT_O4_HAS(o, FH));
+    assert_int_equal(tbbt_fhtab_count(fht), 1);
+    o = &rec.ops[2];
+    assert_true(TBBT_O4_HAS(o, NAME) && TBBT_O4_HAS(o, OWNER) && TBBT_O4_HAS(o, SHARE));
+    assert_string_equal(o->name.p, "a-file");
+    assert_int_equal(o->owner.len, 8);
+    assert_int_equal(o->share, OPEN4_SHARE_ACCESS_BOTH);
+    o = &rec.ops[3];
+    assert_int_equal(o->op, OP_WRITE);
+    assert_int_equal(o->offset, 4096);
+    assert_int_equal(o->count, sizeof data);
+    assert_int_equal(o->how, FILE_SYNC4);
+    assert_false(o->has >> TBBT_O4_TRUNC & 1u);
+
+    n = make_reply();
+    assert_int_equal(tbbt__nfs4_decode_rec(TBBT__NFS4_REPLY, (uint8_t *)buf, n, false, &rec,
+                                           fht, &m), 0);
+    assert_true(rec.flags & TBBT_RF_STATUS);
+    assert_int_equal(rec.status, NFS4ERR_NOENT);
+    assert_int_equal(rec.n_ops, 5);
+    assert_true(TBBT_O4_HAS(&rec.ops[0], STATUS) && TBBT_O4_HAS(&rec.ops[1], STATUS));
+    assert_false(TBBT_O4_HAS(&rec.ops[2], STATUS));   /* READ answered the OPEN's slot */
+    assert_false(TBBT_O4_HAS(&rec.ops[2], RES_COUNT));
+
+    /* a truncated WRITE call keeps its arguments before the data, marked */
+    tbbt_trace_rec_clear(&rec);
+    n = make_call(0);
+    assert_int_equal(tbbt__nfs4_decode_rec(TBBT__NFS4_CALL, (uint8_t *)buf, n - 100, true, &rec,
+                                           fht, &m), TBBT_E_TRUNC);
+    assert_true(rec.flags & TBBT_RF_CALL_TRUNC);
+    assert_int_equal(rec.n_ops, 4);
+    assert_true(rec.ops[3].has >> TBBT_O4_TRUNC & 1u);
+    assert_int_equal(rec.ops[3].count, sizeof data);
+    tbbt_trace_rec_fini(&rec);
+    tbbt_fhtab_free(fht);
 }
 
 /* ---- hostile input ---------------------------------------------------------------- */
@@ -394,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_call),
         cmocka_unit_test(test_reply),
         cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_record),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_cb_program),
