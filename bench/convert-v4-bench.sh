@@ -5,23 +5,23 @@
 # of >= 500,000 COMPOUNDs).
 #
 # Replicates a small real NFSv4 capture and a small real NFSv3 capture of the lab
-# (default: the committed traces/v41-tcp.pcap and traces/v3-tcp.pcap) into captures of
+# (default: the committed traces/v4/v41-tcp.pcap and traces/v3-tcp.pcap) into captures of
 # at least --calls RPC calls each (bench/pcap-replicate.py: every repetition is a new set
 # of client connections), then converts each --repeat times, interleaved, page-cached,
 # and compares the fastest runs: RPC calls per second of wall time, and CPU per call.
 # Prints the ratio v4/v3 and writes bench/out/convert-v4-bench.json.
 #
 # What the v4 figure covers today: tbbt-convert decodes every COMPOUND operation by
-# operation and counts it (summary key nfs4); it does not yet write v4 records, build
-# their hierarchy or pre-play them, which the v3 path does.  The ratio is therefore an
-# upper bound until v4 records exist; this script measures the same way then.
+# operation, counts it (summary key nfs4) and writes its record (trace format 1.2); it
+# does not yet build the hierarchy of v4 records or pre-play them, which the v3 path
+# does for its records.
 #
 #   bash bench/convert-v4-bench.sh [--build DIR] [--v4 FILE] [--v3 FILE] [--calls N]
 #                                  [--repeat N] [--keep]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
-build=$top/build v4=$top/traces/v41-tcp.pcap v3=$top/traces/v3-tcp.pcap calls=500000
+build=$top/build v4=$top/traces/v4/v41-tcp.pcap v3=$top/traces/v3-tcp.pcap calls=500000
 repeat=3 keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
