@@ -111,11 +111,20 @@ static void scan_mount(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
     ns->st.mounts++;
 }
 
+static void scan_lowered(struct tbbt_ns *ns, struct tbbt_trace_rec *low)
+{
+    tbbt_ns_ident_scan(ns, low);
+}
+
 void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
 {
     int op = tbbt__ns_op(rec);
     bool newobj;
 
+    if (rec->prog == TBBT_PROG_NFS4) {
+        tbbt__ns_v4_lower(ns, rec, scan_lowered);
+        return;
+    }
     if (op == NS_OP_NONE)
         return;
     newobj = names_new_object(rec);

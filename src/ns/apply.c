@@ -448,6 +448,10 @@ static void apply_as(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, bool replie
 
 void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
 {
+    if (rec->prog == TBBT_PROG_NFS4) {
+        tbbt__ns_v4_lower(ns, rec, tbbt_ns_apply);
+        return;
+    }
     apply_as(ns, rec, (rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
                           (rec->flags & TBBT_RF_STATUS),
              rec->status);

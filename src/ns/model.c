@@ -142,6 +142,12 @@ void tbbt_ns_free(struct tbbt_ns *ns)
     g_free(ns->htype);
     if (ns->hist)
         g_hash_table_destroy(ns->hist);
+    if (ns->v4_pseudo)
+        g_hash_table_destroy(ns->v4_pseudo);
+    if (ns->v4_low) {
+        tbbt_trace_rec_fini(ns->v4_low);
+        g_free(ns->v4_low);
+    }
     if (ns->mounts)
         g_array_free(ns->mounts, TRUE);
     g_free(ns);

@@ -175,6 +175,8 @@ struct tbbt_ns {
     tbbt_ns_infer_fn infer;     /* told of inferred lost calls, or NULL */
     void *infer_arg;
     uint64_t last_t;            /* event clock: call times made monotonic */
+    GHashTable *v4_pseudo;      /* handle ref + 1 of NFSv4 pseudo roots (apply-v4.c), or NULL */
+    struct tbbt_trace_rec *v4_low;  /* apply-v4.c's lowered record (owned), or NULL */
     uint64_t link_events;       /* links made or ended so far (paths are asked at those times) */
     bool trace_known;           /* the map's header names this trace (tbbt_ns_set_map_trace) */
     struct tbbt_trace_ident trace;

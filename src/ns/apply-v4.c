@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NFSv4 COMPOUND records in the namespace model: each COMPOUND is lowered to
+ * the NFSv3-shaped records of what its operations did to the namespace, which
+ * the identity scan and the replay of the model then take like any other
+ * (RFC 7530 16 and RFC 8881 18: the current and saved filehandles, 16.2.3.1.2).
+ *
+ * The walk keeps the current and saved filehandle of the COMPOUND as trace
+ * handle references: PUTFH sets the current one, SAVEFH and RESTOREFH copy,
+ * and an operation that moves the current filehandle to another object
+ * (LOOKUP, LOOKUPP, OPEN by name, CREATE) takes that object's handle from the
+ * next GETFH before the current filehandle moves again (and its attributes
+ * from the next GETATTR), as clients ask for it.  An operation whose current
+ * object's handle is not known (a LOOKUP without a GETFH after it) is left
+ * out.  Only operations with a result are lowered: a COMPOUND stops at its
+ * first error, and that error is the lowered record's status (NFSv4's error
+ * numbers of the Unix errors are NFSv3's).
+ *
+ * The pseudo file system: PUTROOTFH's object is the server's pseudo root,
+ * whose handle a GETFH after it tells.  A LOOKUP in the pseudo root reaches an
+ * export: it is lowered as a MOUNT of "/NAME" whose root is the handle the next
+ * GETFH gives, so the model places the exports as it places MOUNT v3's
+ * mounted directories (apply-mount.c).  Deeper pseudo paths ("/a/b" to an
+ * export) are not recognized: their first component is taken for the export.
+ *
+ * Lowered records borrow the v4 record's strings; the IDs the model assigns
+ * them are not copied back (NFSv4 operations carry no ID members yet).
+ */
+#include "ns/apply-int.h"
+
+#include "proto/mount.h"
+#include "proto/nfs3.h"
+#include "proto/nfs4.h"
+
+/* A filehandle of the walk: a trace handle reference, the pseudo root, or unknown. */
+struct cfh {
+    enum { FH_NONE, FH_REF, FH_ROOT } kind;
+    uint32_t ref;
+};
+
+/* One COMPOUND's walk. */
+struct lower {
+    struct tbbt_ns *ns;
+    const struct tbbt_trace_rec *v4;
+    struct tbbt_trace_rec *low;     /* the lowered record being filled (owned by ns) */
+    void (*emit)(struct tbbt_ns *ns, struct tbbt_trace_rec *low);
+    struct cfh cur, saved;
+};
+
+static bool is_pseudo(const struct lower *w, struct cfh f)
+{
+    return f.kind == FH_ROOT ||
+           (f.kind == FH_REF && w->ns->v4_pseudo &&
+            g_hash_table_contains(w->ns->v4_pseudo, GUINT_TO_POINTER(f.ref + 1)));
+}
+
+/* A fresh lowered record: the v4 record's header, NFSv3 procedure proc, status st. */
+static struct tbbt_trace_rec *start(struct lower *w, int prog, int proc, uint32_t st)
+{
+    struct tbbt_trace_rec *r = w->low;
+    const struct tbbt_trace_rec *v = w->v4;
+
+    tbbt_trace_rec_clear(r);
+    r->call_ns = v->call_ns;
+    r->reply_ns = v->reply_ns;
+    r->prog = (uint8_t)prog;
+    r->proc = (uint8_t)proc;
+    r->flags = (uint16_t)(v->flags & (TBBT_RF_REPLY | TBBT_RF_TCP | TBBT_RF_NO_CALL)) |
+               TBBT_RF_STATUS;
+    r->xid = v->xid;
+    r->endpoint = v->endpoint;
+    r->uid = v->uid;
+    r->gid = v->gid;
+    r->rpc_stat = v->rpc_stat;
+    r->status = (int32_t)st;
+    if (TBBT_HAS(v, TBBT_F_CRED)) {
+        r->cred = v->cred;
+        TBBT_SET(r, TBBT_F_CRED);
+    }
+    return r;
+}
+
+static void set_fh(struct tbbt_trace_rec *r, int field, uint32_t ref)
+{
+    if (field == TBBT_F_FH)
+        r->fh = ref;
+    else if (field == TBBT_F_FH2)
+        r->fh2 = ref;
+    else
+        r->new_fh = ref;
+    TBBT_SET(r, field);
+}
+
+/* True for operations that move the current filehandle. */
+static bool moves_cur(uint32_t op)
+{
+    switch (op) {
+    case OP_PUTFH: case OP_PUTROOTFH: case OP_PUTPUBFH: case OP_RESTOREFH: case OP_LOOKUP:
+    case OP_LOOKUPP: case OP_OPEN: case OP_CREATE: case OP_OPENATTR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*
+ * The handle and attributes of the object operation i made current: the next
+ * GETFH and GETATTR before the current filehandle moves.  Sets *ref (false if
+ * no GETFH tells it) and *attr (NULL if no GETATTR).
+ */
+static bool lookahead(const struct lower *w, uint32_t i, uint32_t *ref,
+                      const struct tbbt_fattr **attr)
+{
+    bool have = false;
+
+    *attr = NULL;
+    for (uint32_t j = i + 1; j < w->v4->n_ops; j++) {
+        const struct tbbt_op4 *o = &w->v4->ops[j];
+
+        if (moves_cur(o->op) || !TBBT_O4_HAS(o, STATUS) || o->status != NFS4_OK)
+            break;
+        if (o->op == OP_GETFH && TBBT_O4_HAS(o, FH) && !have) {
+            *ref = o->fh;
+            have = true;
+        }
+        if (o->op == OP_GETATTR && TBBT_O4_HAS(o, ATTR) && !*attr)
+            *attr = &o->attr;
+    }
+    return have;
+}
+
+/* Makes object (ref, attr) current; unknown without a handle. */
+static void made_current(struct lower *w, bool have, uint32_t ref)
+{
+    w->cur = have ? (struct cfh){FH_REF, ref} : (struct cfh){FH_NONE, 0};
+}
+
+static void emit_attr(struct tbbt_trace_rec *r, const struct tbbt_fattr *a)
+{
+    if (a) {
+        r->obj_attr = *a;
+        TBBT_SET(r, TBBT_F_OBJ_ATTR);
+    }
+}
+
+/* A LOOKUP in the pseudo root: a MOUNT of "/NAME", the export's root the next GETFH's handle. */
+static void lower_export(struct lower *w, uint32_t i, const struct tbbt_op4 *o)
+{
+    const struct tbbt_fattr *a;
+    char path[TBBT_NAME_MAX + 2];
+    uint32_t ref;
+    bool have = lookahead(w, i, &ref, &a);
+    struct tbbt_trace_rec *r;
+
+    made_current(w, have, ref);
+    if (o->status != NFS4_OK || !have || !tbbt_ns_name_ok(o->name.p, o->name.len))
+        return;
+    r = start(w, TBBT_PROG_MNT3, MOUNTPROC3_MNT, MNT3_OK);
+    path[0] = '/';
+    memcpy(path + 1, o->name.p, o->name.len);
+    tbbt_trace_rec_set_str(r, &r->dirpath, path, o->name.len + 1);
+    TBBT_SET(r, TBBT_F_DIRPATH);
+    set_fh(r, TBBT_F_NEW_FH, ref);
+    w->emit(w->ns, r);
+}
+
+/* LOOKUP, LOOKUPP (name ".."), OPEN without create: an NFSv3 LOOKUP. */
+static void lower_lookup(struct lower *w, uint32_t i, const struct tbbt_op4 *o,
+                         const struct tbbt_str *name)
+{
+    const struct tbbt_fattr *a;
+    uint32_t ref;
+    struct cfh dir = w->cur;
+    bool have = lookahead(w, i, &ref, &a);
+    struct tbbt_trace_rec *r;
+
+    made_current(w, have, ref);
+    if (dir.kind != FH_REF)
+        return;
+    r = start(w, TBBT_PROG_NFS3, NFSPROC3_LOOKUP, o->status);
+    set_fh(r, TBBT_F_FH, dir.ref);
+    r->name = *name;
+    TBBT_SET(r, TBBT_F_NAME);
+    if (o->status == NFS4_OK && have)
+        set_fh(r, TBBT_F_NEW_FH, ref);
+    if (o->status == NFS4_OK)
+        emit_attr(r, a);
+    w->emit(w->ns, r);
+}
+
+/* OPEN with create and CREATE: NFSv3 CREATE, MKDIR, SYMLINK or MKNOD. */
+static void lower_create(struct lower *w, uint32_t i, const struct tbbt_op4 *o, int proc)
+{
+    const struct tbbt_fattr *a;
+    uint32_t ref;
+    struct cfh dir = w->cur;
+    bool have = lookahead(w, i, &ref, &a);
+    struct tbbt_trace_rec *r;
+
+    made_current(w, have, ref);
+    if (dir.kind != FH_REF || !TBBT_O4_HAS(o, NAME))
+        return;
+    r = start(w, TBBT_PROG_NFS3, proc, o->status);
+    set_fh(r, TBBT_F_FH, dir.ref);
+    r->name = o->name;
+    TBBT_SET(r, TBBT_F_NAME);
+    if (TBBT_O4_HAS(o, SATTR)) {
+        r->sattr = o->sattr;
+        TBBT_SET(r, TBBT_F_SATTR);
+    }
+    if (proc == NFSPROC3_SYMLINK && TBBT_O4_HAS(o, TARGET)) {
+        r->target = o->target;
+        TBBT_SET(r, TBBT_F_TARGET);
+    }
+    if (o->status == NFS4_OK && have)
+        set_fh(r, TBBT_F_NEW_FH, ref);
+    if (o->status == NFS4_OK)
+        emit_attr(r, a);
+    w->emit(w->ns, r);
+}
+
+/* An operation on the current object: GETATTR, SETATTR, READ, WRITE, READLINK, READDIR. */
+static void lower_on_cur(struct lower *w, const struct tbbt_op4 *o, int proc)
+{
+    struct tbbt_trace_rec *r;
+
+    if (w->cur.kind != FH_REF)
+        return;
+    r = start(w, TBBT_PROG_NFS3, proc, o->status);
+    set_fh(r, TBBT_F_FH, w->cur.ref);
+    if (o->status != NFS4_OK) {
+        w->emit(w->ns, r);
+        return;
+    }
+    if (TBBT_O4_HAS(o, ATTR))
+        emit_attr(r, &o->attr);
+    if (TBBT_O4_HAS(o, SATTR)) {
+        r->sattr = o->sattr;
+        TBBT_SET(r, TBBT_F_SATTR);
+    }
+    if (TBBT_O4_HAS(o, OFFSET)) {
+        r->offset = o->offset;
+        TBBT_SET(r, TBBT_F_OFFSET);
+    }
+    if (TBBT_O4_HAS(o, COUNT)) {
+        r->count = o->count;
+        TBBT_SET(r, TBBT_F_COUNT);
+    }
+    if (TBBT_O4_HAS(o, RES_COUNT) && proc != NFSPROC3_READDIR) {
+        r->res_count = o->res_count;
+        TBBT_SET(r, TBBT_F_RES_COUNT);
+    }
+    if (TBBT_O4_HAS(o, TARGET)) {
+        r->target = o->target;
+        TBBT_SET(r, TBBT_F_TARGET);
+    }
+    w->emit(w->ns, r);
+}
+
+/* REMOVE (of a directory: RMDIR, when the model knows it is one), RENAME, LINK. */
+static void lower_remove(struct lower *w, const struct tbbt_op4 *o)
+{
+    struct tbbt_trace_rec *r;
+    uint64_t child = 0;
+    int proc = NFSPROC3_REMOVE;
+    uint32_t dir;
+
+    if (w->cur.kind != FH_REF || !TBBT_O4_HAS(o, NAME))
+        return;
+    dir = w->ns->by_id || w->cur.ref >= w->ns->nh ? 0 : w->ns->hid[w->cur.ref];
+    if (dir && tbbt_ns_lookup(w->ns, dir, o->name.p, o->name.len, &child) == TBBT_NS_PRESENT &&
+        ns_obj(w->ns, (uint32_t)child)->type == TBBT_NS_DIR)
+        proc = NFSPROC3_RMDIR;
+    r = start(w, TBBT_PROG_NFS3, proc, o->status);
+    set_fh(r, TBBT_F_FH, w->cur.ref);
+    r->name = o->name;
+    TBBT_SET(r, TBBT_F_NAME);
+    w->emit(w->ns, r);
+}
+
+/* RENAME: the saved filehandle's directory and name to the current one's; LINK likewise. */
+static void lower_two(struct lower *w, const struct tbbt_op4 *o, int proc)
+{
+    struct tbbt_trace_rec *r;
+
+    if (w->cur.kind != FH_REF || w->saved.kind != FH_REF)
+        return;
+    r = start(w, TBBT_PROG_NFS3, proc, o->status);
+    if (proc == NFSPROC3_RENAME) {
+        if (!TBBT_O4_HAS(o, NAME) || !TBBT_O4_HAS(o, NAME2))
+            return;
+        set_fh(r, TBBT_F_FH, w->saved.ref);
+        r->name = o->name;
+        set_fh(r, TBBT_F_FH2, w->cur.ref);
+        r->name2 = o->name2;
+        TBBT_SET(r, TBBT_F_NAME);
+        TBBT_SET(r, TBBT_F_NAME2);
+    } else {
+        if (!TBBT_O4_HAS(o, NAME))
+            return;
+        set_fh(r, TBBT_F_FH, w->saved.ref);         /* the object */
+        set_fh(r, TBBT_F_FH2, w->cur.ref);          /* the directory */
+        r->name2 = o->name;
+        TBBT_SET(r, TBBT_F_NAME2);
+    }
+    w->emit(w->ns, r);
+}
+
+static int create_proc(const struct tbbt_op4 *o)
+{
+    switch (o->ftype) {
+    case NF4DIR: return NFSPROC3_MKDIR;
+    case NF4LNK: return NFSPROC3_SYMLINK;
+    default: return NFSPROC3_MKNOD;
+    }
+}
+
+/* Operation i, which has a result. */
+static void lower_op(struct lower *w, uint32_t i)
+{
+    const struct tbbt_op4 *o = &w->v4->ops[i];
+    static const struct tbbt_str dotdot = {"..", 2};
+    uint32_t ref;
+    const struct tbbt_fattr *a;
+
+    switch (o->op) {
+    case OP_PUTFH:
+        w->cur = TBBT_O4_HAS(o, FH) ? (struct cfh){FH_REF, o->fh} : (struct cfh){FH_NONE, 0};
+        break;
+    case OP_PUTROOTFH:
+        w->cur = (struct cfh){FH_ROOT, 0};
+        if (lookahead(w, i, &ref, &a)) {      /* the pseudo root's handle */
+            if (!w->ns->v4_pseudo)
+                w->ns->v4_pseudo = g_hash_table_new(g_direct_hash, g_direct_equal);
+            g_hash_table_add(w->ns->v4_pseudo, GUINT_TO_POINTER(ref + 1));
+            w->cur = (struct cfh){FH_REF, ref};
+        }
+        break;
+    case OP_PUTPUBFH:
+        w->cur = (struct cfh){FH_NONE, 0};
+        break;
+    case OP_SAVEFH:
+        w->saved = w->cur;
+        break;
+    case OP_RESTOREFH:
+        w->cur = w->saved;
+        break;
+    case OP_LOOKUP:
+        if (is_pseudo(w, w->cur))
+            lower_export(w, i, o);
+        else if (TBBT_O4_HAS(o, NAME))
+            lower_lookup(w, i, o, &o->name);
+        else
+            made_current(w, false, 0);
+        break;
+    case OP_LOOKUPP:
+        if (is_pseudo(w, w->cur))
+            made_current(w, false, 0);
+        else
+            lower_lookup(w, i, o, &dotdot);
+        break;
+    case OP_OPEN:
+        if (!TBBT_O4_HAS(o, NAME))          /* by handle: the current object stays */
+            break;
+        if ((o->how & 0xf) == OPEN4_CREATE)
+            lower_create(w, i, o, NFSPROC3_CREATE);
+        else
+            lower_lookup(w, i, o, &o->name);
+        break;
+    case OP_CREATE:
+        lower_create(w, i, o, create_proc(o));
+        break;
+    case OP_REMOVE:
+        lower_remove(w, o);
+        break;
+    case OP_RENAME:
+        lower_two(w, o, NFSPROC3_RENAME);
+        break;
+    case OP_LINK:
+        lower_two(w, o, NFSPROC3_LINK);
+        break;
+    case OP_GETATTR:
+        lower_on_cur(w, o, NFSPROC3_GETATTR);
+        break;
+    case OP_SETATTR:
+        lower_on_cur(w, o, NFSPROC3_SETATTR);
+        break;
+    case OP_READ:
+        lower_on_cur(w, o, NFSPROC3_READ);
+        break;
+    case OP_WRITE:
+        lower_on_cur(w, o, NFSPROC3_WRITE);
+        break;
+    case OP_READLINK:
+        lower_on_cur(w, o, NFSPROC3_READLINK);
+        break;
+    case OP_READDIR:
+        lower_on_cur(w, o, NFSPROC3_READDIR);
+        break;
+    default:
+        break;
+    }
+}
+
+void tbbt__ns_v4_lower(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
+                       void (*emit)(struct tbbt_ns *ns, struct tbbt_trace_rec *low))
+{
+    struct lower w = {.ns = ns, .v4 = rec, .emit = emit};
+
+    if (rec->prog != TBBT_PROG_NFS4 || !TBBT_HAS(rec, TBBT_F_OPS) ||
+        !(rec->flags & TBBT_RF_REPLY) || rec->rpc_stat != TBBT_RPC_SUCCESS)
+        return;
+    if (!ns->v4_low) {
+        ns->v4_low = g_new(struct tbbt_trace_rec, 1);
+        tbbt_trace_rec_init(ns->v4_low);
+    }
+    w.low = ns->v4_low;
+    for (uint32_t i = 0; i < rec->n_ops; i++) {
+        if (!TBBT_O4_HAS(&rec->ops[i], STATUS))
+            break;                          /* the COMPOUND stopped before it */
+        lower_op(&w, i);
+        if (rec->ops[i].status != NFS4_OK)
+            break;
+    }
+}
