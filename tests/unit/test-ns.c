@@ -385,6 +385,36 @@ static void test_renames(void **state)
     run_free(&x);
 }
 
+/* NFSv4 COMPOUNDs lowered into the model (tests/golden/ns/v4.txt says what each does). */
+static void test_v4(void **state)
+{
+    struct run x;
+    GPtrArray *m;
+    const struct ent *e;
+
+    (void)state;
+    run_fixture(&x, "v4");
+    check_goldens("v4", &x);
+    m = read_map(x.map);
+    assert_int_equal(find_path(m, ".")->e.type, TBBT_NS_DIR);
+    e = find_path(m, "old");
+    assert_int_equal(e->e.create_ns, 0);
+    assert_int_equal(e->e.size, 100);
+    e = find_path(m, "new");
+    assert_int_equal(e->e.create_ns, S(4));
+    assert_string_equal(e->final, "d/new2");
+    e = find_path(m, "d");
+    assert_int_equal(e->e.type, TBBT_NS_DIR);
+    assert_int_equal(e->e.create_ns, S(6));
+    e = find_path(m, "old2");
+    assert_int_equal(e->e.create_ns, S(8));
+    assert_int_equal(e->e.delete_ns, S(10));
+    assert_int_equal(m->len, 5);         /* ".", "d", "new", "old", "old2": not "gone" */
+    assert_false(find_path(m, "d")->e.attrs_known);   /* its GETATTR had no GETFH before */
+    g_ptr_array_free(m, TRUE);
+    run_free(&x);
+}
+
 static void test_symlinks(void **state)
 {
     struct run x;
@@ -1333,6 +1363,7 @@ int main(void)
         cmocka_unit_test(test_hard_links),
         cmocka_unit_test(test_renames),
         cmocka_unit_test(test_symlinks),
+        cmocka_unit_test(test_v4),
         cmocka_unit_test(test_orphans_and_subtrees),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_sizes),
