@@ -152,6 +152,11 @@ static int scan_trace(struct run *r, const char *path)
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
+    if (!r->sc.has_v23 && r->sc.nv4) {
+        fprintf(stderr, PROG ": trace '%s' holds only NFSv4 records (%" PRIu64 "), which "
+                "tbbt-play does not replay yet (docs/nfsv4.md)\n", path, r->sc.nv4);
+        return -1;
+    }
     r->vers = r->sc.vers;
     return 0;
 }

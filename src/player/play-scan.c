@@ -65,8 +65,10 @@ int tbbt_play_scan(const char *path, struct tbbt_play_scan *sc, char *err, size_
     sc->vers = 3;
     tbbt_trace_rec_init(&rec);
     while ((rc = tbbt_trace_reader_next(t, &rec)) == 1) {
+        sc->nv4 += rec.prog == TBBT_PROG_NFS4;
         if (rec.prog != TBBT_PROG_NFS2 && rec.prog != TBBT_PROG_NFS3)
             continue;
+        sc->has_v23 = true;
         if (!vers_known) {
             sc->vers = rec.prog == TBBT_PROG_NFS2 ? 2 : 3;
             vers_known = true;

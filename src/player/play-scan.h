@@ -7,7 +7,8 @@
  * connection of each trace endpoint (the traced client connections, client address,
  * port and transport, of its NFS records, numbered in order of first use; beyond
  * TBBT_ENGINE_MAX_CONNS they share round robin), and for --distribute clients how many
- * client addresses the trace has.  Not the replay's reader (engine-read.c).
+ * client addresses the trace has, and whether it has NFSv2/v3 records or only NFSv4
+ * ones (which tbbt-play does not replay yet).  Not the replay's reader (engine-read.c).
  */
 #ifndef TBBT_PLAYER_PLAY_SCAN_H
 #define TBBT_PLAYER_PLAY_SCAN_H
@@ -24,6 +25,8 @@ struct tbbt_play_scan {
     bool want_addrs;            /* naddrs */
     /* what it learnt */
     uint32_t vers;              /* 2 or 3 */
+    bool has_v23;               /* the trace has an NFSv2 or NFSv3 record */
+    uint64_t nv4;               /* NFSv4 records seen before the scan stopped */
     uint64_t causal_slack_ns;   /* 0 unless want_slack */
     unsigned nclients;          /* traced client connections (0 with stop_at_version) */
     unsigned naddrs;            /* traced client addresses (0 unless want_addrs) */
