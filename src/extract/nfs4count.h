@@ -2,8 +2,9 @@
 /*
  * Private to the extract module: the NFSv4 messages of a capture, recognized
  * and counted for tbbt-convert's summary (its "nfs4" object, documented in
- * docs/tbbt-convert.md).  NFSv4 does not go into the trace yet; this gives the
- * per-operation counts by minor version that are checked against tshark.
+ * docs/tbbt-convert.md): the per-operation counts by minor version that are
+ * checked against tshark.  (The COMPOUND records of the trace are filled by
+ * decode-nfs4.c.)
  *
  * Recognized: program 100003 version 4 (NULL and COMPOUND; a COMPOUND under
  * RPCSEC_GSS is counted, not decoded: its arguments may be wrapped, RFC 2203
@@ -15,8 +16,9 @@
  * CB_COMPOUND).  A callback is a call of the server's: it is never taken for
  * a reply to a client's call.
  *
- * One instance per conversion, used only from the thread that reads the
- * capture.
+ * Nothing here is thread-safe: the reading thread has an instance (calls,
+ * callbacks), the thread that fills records another (the replies of COMPOUND
+ * records, tbbt__nfs4_count_decoded_reply()); the summary merges them.
  */
 #ifndef TBBT_EXTRACT_NFS4COUNT_H
 #define TBBT_EXTRACT_NFS4COUNT_H

@@ -8,9 +8,11 @@
  * after the RPC header go to the core with tbbt__conv_call_bytes() and
  * _reply_bytes(), and are decoded in fill(), on the writer thread when the
  * conversion is pipelined.  READ and WRITE data, which the decoders only
- * skip, then stays behind (keep()).  NFSv4 messages and callbacks are
- * decoded and counted on the reading thread (nfs4count.c) and paired without
- * a record.
+ * skip, then stays behind (keep()).  NFSv4 calls and callbacks are
+ * recognized and counted on the reading thread (nfs4count.c); a COMPOUND with
+ * AUTH_SYS or AUTH_NONE opens a record like any NFS call (decode-nfs4.c fills
+ * it, and counts its reply, in fill()); the others (NULL, RPCSEC_GSS,
+ * callbacks) are paired without a record.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -81,7 +83,6 @@ static void on_call(struct pcap_state *s, const struct tbbt_cap_msg *m,
 {
     struct tbbt__conv_msg cm;
     bool sys = h->flavor == 1;
-
     struct tbbt__nfs4_call c4 = {
         .prog = h->prog, .vers = h->vers, .proc = h->proc, .flavor = h->flavor,
         .af = m->af, .src = m->src, .dst = m->dst, .sport = m->sport, .dport = m->dport,
@@ -113,7 +114,6 @@ static void on_reply(struct pcap_state *s, const struct tbbt_cap_msg *m,
 {
     struct tbbt__conv_msg cm;
     bool ok = h->rpc_stat == TBBT_RPC_SUCCESS;
-
     uint8_t side;
 
     to_msg(m, false, h->xid, &cm);
