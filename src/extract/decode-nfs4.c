@@ -409,16 +409,23 @@ static bool header(struct walk *w)
 
 static int run(struct walk *w);
 
-int tbbt__nfs4_decode(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len, bool trunc,
-                      struct tbbt__nfs4_compound *out)
+/* A walk of p[0..len) of kind into out (no record). */
+static struct walk walk_of(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len, bool trunc,
+                           struct tbbt__nfs4_compound *out)
 {
-    struct walk w = {
+    return (struct walk){
         .p = p,
         .len = len > UINT32_MAX ? UINT32_MAX : (u_int)len,
         .trunc = trunc,
         .kind = kind,
         .out = out,
     };
+}
+
+int tbbt__nfs4_decode(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len, bool trunc,
+                      struct tbbt__nfs4_compound *out)
+{
+    struct walk w = walk_of(kind, p, len, trunc, out);
 
     return run(&w);
 }
@@ -427,16 +434,12 @@ int tbbt__nfs4_decode_rec(enum tbbt__nfs4_msg kind, const uint8_t *p, size_t len
                           struct tbbt_trace_rec *rec, struct tbbt_fhtab *fht,
                           struct tbbt__nfs4_compound *out)
 {
-    struct walk w = {
-        .p = p,
-        .len = len > UINT32_MAX ? UINT32_MAX : (u_int)len,
-        .trunc = trunc,
-        .kind = kind,
-        .out = out,
-        .sink = {.rec = rec, .fht = fht},
-    };
+    struct walk w = walk_of(kind, p, len, trunc, out);
     bool reply = kind == TBBT__NFS4_REPLY;
-    int rc = run(&w);
+    int rc;
+
+    w.sink = (struct sink){.rec = rec, .fht = fht};
+    rc = run(&w);
 
     if (!reply && (rc == 0 || out->numops > 0)) {     /* the minor version was read */
         rec->minor = out->minor;

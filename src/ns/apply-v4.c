@@ -315,6 +315,20 @@ static int create_proc(const struct tbbt_op4 *o)
     }
 }
 
+/* The NFSv3 procedure of an operation on the current object, -1 for the others. */
+static int on_cur_proc(uint32_t op)
+{
+    switch (op) {
+    case OP_GETATTR: return NFSPROC3_GETATTR;
+    case OP_SETATTR: return NFSPROC3_SETATTR;
+    case OP_READ: return NFSPROC3_READ;
+    case OP_WRITE: return NFSPROC3_WRITE;
+    case OP_READLINK: return NFSPROC3_READLINK;
+    case OP_READDIR: return NFSPROC3_READDIR;
+    default: return -1;
+    }
+}
+
 /* Operation i, which has a result. */
 static void lower_op(struct lower *w, uint32_t i)
 {
@@ -379,25 +393,9 @@ static void lower_op(struct lower *w, uint32_t i)
     case OP_LINK:
         lower_two(w, o, NFSPROC3_LINK);
         break;
-    case OP_GETATTR:
-        lower_on_cur(w, o, NFSPROC3_GETATTR);
-        break;
-    case OP_SETATTR:
-        lower_on_cur(w, o, NFSPROC3_SETATTR);
-        break;
-    case OP_READ:
-        lower_on_cur(w, o, NFSPROC3_READ);
-        break;
-    case OP_WRITE:
-        lower_on_cur(w, o, NFSPROC3_WRITE);
-        break;
-    case OP_READLINK:
-        lower_on_cur(w, o, NFSPROC3_READLINK);
-        break;
-    case OP_READDIR:
-        lower_on_cur(w, o, NFSPROC3_READDIR);
-        break;
     default:
+        if (on_cur_proc(o->op) >= 0)
+            lower_on_cur(w, o, on_cur_proc(o->op));
         break;
     }
 }

@@ -69,19 +69,6 @@ bool tbbt__op4s_check(const struct tbbt_trace_rec *rec, uint32_t nfh)
 
 /* ---- encoding ------------------------------------------------------------------- */
 
-#define ENC_VALUE(m, i, bits, ...) p = tbbt__put_uv_wide(p, a->m);
-static uint8_t *enc_fattr(uint8_t *p, const struct tbbt_fattr *a)
-{
-    TBBT__FATTR_VALUES(ENC_VALUE)
-    return p;
-}
-
-static uint8_t *enc_sattr(uint8_t *p, const struct tbbt_sattr *a)
-{
-    TBBT__SATTR_VALUES(ENC_VALUE)
-    return p;
-}
-#undef ENC_VALUE
 
 static uint8_t *enc_str(uint8_t *p, const struct tbbt_str *s)
 {
@@ -99,8 +86,8 @@ static uint8_t *enc_str(uint8_t *p, const struct tbbt_str *s)
 #define ENC_BLOB(p, v) enc_str(p, &(v))
 #define ENC_ID16(p, v) (memcpy(p, v, TBBT_OP4_ID_LEN), (p) + TBBT_OP4_ID_LEN)
 #define ENC_VERF(p, v) tbbt__put_le64(p, v)
-#define ENC_SATTR(p, v) enc_sattr(p, &(v))
-#define ENC_FATTR(p, v) enc_fattr(p, &(v))
+#define ENC_SATTR(p, v) tbbt__enc_sattr(p, &(v))
+#define ENC_FATTR(p, v) tbbt__enc_fattr(p, &(v))
 #define ENC_MEMBER(m, member, kind, text)                                                     \
     if (TBBT_O4_HAS(o, m))                                                                    \
         p = ENC_##kind(p, o->member);
@@ -123,19 +110,6 @@ uint8_t *tbbt__op4s_enc(uint8_t *p, const struct tbbt_trace_rec *rec)
 
 /* ---- decoding ------------------------------------------------------------------- */
 
-#define DEC_32(p) tbbt__get_uv32(b, p)
-#define DEC_64(p) tbbt__get_uv(b, p)
-#define DEC_VALUE(m, i, bits, ...) && DEC_##bits(&a->m)
-static bool dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a)
-{
-    return true TBBT__FATTR_VALUES(DEC_VALUE);
-}
-
-static bool dec_sattr(struct tbbt_buf *b, struct tbbt_sattr *a)
-{
-    return true TBBT__SATTR_VALUES(DEC_VALUE);
-}
-#undef DEC_VALUE
 
 static bool dec_str(struct tbbt_buf *b, struct tbbt_trace_rec *rec, struct tbbt_str *s,
                     uint32_t max)
@@ -165,16 +139,16 @@ static bool dec_verf(struct tbbt_buf *b, uint64_t *v)
     return !b->trunc;
 }
 
-#define DEC_U32(v) DEC_32(&(v))
-#define DEC_U64(v) DEC_64(&(v))
-#define DEC_REF(v) (DEC_32(&(v)) && (v) < nfh)
+#define DEC_U32(v) tbbt__get_uv32(b, &(v))
+#define DEC_U64(v) tbbt__get_uv(b, &(v))
+#define DEC_REF(v) (tbbt__get_uv32(b, &(v)) && (v) < nfh)
 #define DEC_NAME(v) dec_str(b, rec, &(v), TBBT_NAME_MAX)
 #define DEC_PATH(v) dec_str(b, rec, &(v), TBBT_PATH_MAX)
 #define DEC_BLOB(v) dec_str(b, rec, &(v), TBBT_OP4_OWNER_MAX)
 #define DEC_ID16(v) dec_id16(b, v)
 #define DEC_VERF(v) dec_verf(b, &(v))
-#define DEC_SATTR(v) dec_sattr(b, &(v))
-#define DEC_FATTR(v) dec_fattr(b, &(v))
+#define DEC_SATTR(v) tbbt__dec_sattr(b, &(v))
+#define DEC_FATTR(v) tbbt__dec_fattr(b, &(v))
 #define DEC_MEMBER(m, member, kind, text)                                                     \
     if (TBBT_O4_HAS(o, m) && !DEC_##kind(o->member))                                          \
         return false;

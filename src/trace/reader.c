@@ -354,27 +354,6 @@ static void dec_fixed(struct tbbt_buf *b, struct tbbt_trace_rec *rec)
     rec->status = (int32_t)tbbt_buf_get_le32(b);
 }
 
-/* What writer.c's enc_fattr(), enc_sattr() and enc_wcc() wrote; false if it does not decode. */
-#define DEC_32(p) tbbt__get_uv32(b, p)
-#define DEC_64(p) tbbt__get_uv(b, p)
-#define DEC_VALUE(m, i, bits, ...) && DEC_##bits(&a->m)
-static bool dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a)
-{
-    return true TBBT__FATTR_VALUES(DEC_VALUE);
-}
-
-static bool dec_sattr(struct tbbt_buf *b, struct tbbt_sattr *a)
-{
-    return true TBBT__SATTR_VALUES(DEC_VALUE);
-}
-
-static bool dec_wcc(struct tbbt_buf *b, struct tbbt_wcc_pre *a)
-{
-    return true TBBT__WCC_VALUES(DEC_VALUE);
-}
-#undef DEC_VALUE
-#undef DEC_64
-#undef DEC_32
 
 static bool dec_str(struct tbbt_buf *b, struct tbbt_trace_rec *rec, struct tbbt_str *s,
                     uint32_t max)
@@ -408,7 +387,7 @@ static bool dec_entry(struct tbbt_trace_reader *r, struct tbbt_buf *b,
         return false;
     if ((e->flags & TBBT_ENT_FH) && !dec_ref(r, b, &e->fh))
         return false;
-    if ((e->flags & TBBT_ENT_ATTR) && !dec_fattr(b, &e->attr))
+    if ((e->flags & TBBT_ENT_ATTR) && !tbbt__dec_fattr(b, &e->attr))
         return false;
     return !(e->flags & TBBT_ENT_ID) || tbbt__get_uv(b, &e->id);
 }
@@ -469,11 +448,11 @@ static bool dec_value(struct tbbt_trace_reader *r, struct tbbt_buf *b,
     case TBBT__K_PATH:
         return dec_str(b, rec, v, TBBT_PATH_MAX);
     case TBBT__K_SATTR:
-        return dec_sattr(b, v);
+        return tbbt__dec_sattr(b, v);
     case TBBT__K_FATTR:
-        return dec_fattr(b, v);
+        return tbbt__dec_fattr(b, v);
     case TBBT__K_WCC:
-        return dec_wcc(b, v);
+        return tbbt__dec_wcc(b, v);
     case TBBT__K_ENTRIES:
         return dec_entries(r, b, rec);
     case TBBT__K_INFO:

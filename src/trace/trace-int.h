@@ -267,4 +267,51 @@ static inline bool tbbt__get_uv32(struct tbbt_buf *b, uint32_t *out)
     X(size, 0, 64, "size", U64, 0) X(mtime_ns, 1, 64, "mtime", TIME, 0) \
     X(ctime_ns, 2, 64, "ctime", TIME, 0)
 
+/*
+ * struct tbbt_fattr, tbbt_sattr and tbbt_wcc_pre as LEB128 values in the lists' order
+ * (the trace file's composite values; writer.c, reader.c, op4.c).  The encoders use
+ * tbbt__put_uv_wide(): TBBT__UV_SLACK bytes past the end may be written.  The decoders
+ * return false if a value does not decode.
+ */
+#define TBBT__ENC_VALUE(m, i, bits, ...) p = tbbt__put_uv_wide(p, a->m);
+static inline uint8_t *tbbt__enc_fattr(uint8_t *p, const struct tbbt_fattr *a)
+{
+    TBBT__FATTR_VALUES(TBBT__ENC_VALUE)
+    return p;
+}
+
+static inline uint8_t *tbbt__enc_sattr(uint8_t *p, const struct tbbt_sattr *a)
+{
+    TBBT__SATTR_VALUES(TBBT__ENC_VALUE)
+    return p;
+}
+
+static inline uint8_t *tbbt__enc_wcc(uint8_t *p, const struct tbbt_wcc_pre *a)
+{
+    TBBT__WCC_VALUES(TBBT__ENC_VALUE)
+    return p;
+}
+#undef TBBT__ENC_VALUE
+
+#define TBBT__DEC_32(p) tbbt__get_uv32(b, p)
+#define TBBT__DEC_64(p) tbbt__get_uv(b, p)
+#define TBBT__DEC_VALUE(m, i, bits, ...) && TBBT__DEC_##bits(&a->m)
+static inline bool tbbt__dec_fattr(struct tbbt_buf *b, struct tbbt_fattr *a)
+{
+    return true TBBT__FATTR_VALUES(TBBT__DEC_VALUE);
+}
+
+static inline bool tbbt__dec_sattr(struct tbbt_buf *b, struct tbbt_sattr *a)
+{
+    return true TBBT__SATTR_VALUES(TBBT__DEC_VALUE);
+}
+
+static inline bool tbbt__dec_wcc(struct tbbt_buf *b, struct tbbt_wcc_pre *a)
+{
+    return true TBBT__WCC_VALUES(TBBT__DEC_VALUE);
+}
+#undef TBBT__DEC_VALUE
+#undef TBBT__DEC_64
+#undef TBBT__DEC_32
+
 #endif

@@ -303,26 +303,6 @@ static uint8_t *enc_fixed(uint8_t *p, const struct tbbt_trace_rec *rec)
     return tbbt__put_le32(p, (uint32_t)rec->status);
 }
 
-/* The attributes' values as LEB128 (tbbt__put_uv_wide: TBBT__UV_SLACK past the end). */
-static uint8_t *enc_fattr(uint8_t *p, const struct tbbt_fattr *a)
-{
-#define ENC_VALUE(m, i, bits, ...) p = tbbt__put_uv_wide(p, a->m);
-    TBBT__FATTR_VALUES(ENC_VALUE)
-    return p;
-}
-
-static uint8_t *enc_sattr(uint8_t *p, const struct tbbt_sattr *a)
-{
-    TBBT__SATTR_VALUES(ENC_VALUE)
-    return p;
-}
-
-static uint8_t *enc_wcc(uint8_t *p, const struct tbbt_wcc_pre *a)
-{
-    TBBT__WCC_VALUES(ENC_VALUE)
-    return p;
-}
-#undef ENC_VALUE
 
 static uint8_t *enc_bytes(uint8_t *p, const struct tbbt_str *s)
 {
@@ -344,7 +324,7 @@ static uint8_t *enc_entries(uint8_t *p, const struct tbbt_trace_rec *rec)
         if (e->flags & TBBT_ENT_FH)
             p = tbbt__put_uv_wide(p, e->fh);
         if (e->flags & TBBT_ENT_ATTR)
-            p = enc_fattr(p, &e->attr);
+            p = tbbt__enc_fattr(p, &e->attr);
         if (e->flags & TBBT_ENT_ID)
             p = tbbt__put_uv_wide(p, e->id);
     }
@@ -370,11 +350,11 @@ static uint8_t *enc_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
     case TBBT__K_PATH:
         return enc_bytes(p, v);
     case TBBT__K_SATTR:
-        return enc_sattr(p, v);
+        return tbbt__enc_sattr(p, v);
     case TBBT__K_FATTR:
-        return enc_fattr(p, v);
+        return tbbt__enc_fattr(p, v);
     case TBBT__K_WCC:
-        return enc_wcc(p, v);
+        return tbbt__enc_wcc(p, v);
     case TBBT__K_ENTRIES:
         return enc_entries(p, rec);
     case TBBT__K_OPS4:
