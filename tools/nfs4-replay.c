@@ -159,6 +159,10 @@ static const char *status_name(int32_t st, char *buf, size_t n)
     const char *s = st == TBBT_NFS4_NOSTATUS ? "none"
                                              : tbbt_proto_tok_name(tbbt_proto_nfsstat4, st);
 
+    if (s && g_str_has_prefix(s, "NFS4ERR_"))
+        return s + 8;
+    if (s && g_str_has_prefix(s, "NFS4_"))
+        return s + 5;
     if (s)
         return s;
     snprintf(buf, n, "%d", (int)st);

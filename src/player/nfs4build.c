@@ -753,6 +753,20 @@ static void track_fh(const struct tbbt_trace_rec *rec, struct tbbt_nfs4_opaux *a
 
 /* ------------------------------------------------------------------ the COMPOUND */
 
+/*
+ * True if operation i's arguments were cut by the snap length: the call was cut and the
+ * operation is marked (TBBT_O4_TRUNC also marks cut results, which do not matter
+ * here).  A WRITE keeps all its arguments but the data, which is never replayed.
+ */
+static bool args_cut(const struct tbbt_trace_rec *rec, uint32_t i)
+{
+    const struct tbbt_op4 *o = &rec->ops[i];
+
+    if (!(rec->flags & TBBT_RF_CALL_TRUNC) || !has(o, TBBT_O4_TRUNC))
+        return false;
+    return !(o->op == OP_WRITE && has(o, TBBT_O4_COUNT));
+}
+
 static void call_init(struct tbbt_nfs4_call *call, uint32_t n, uint32_t minor)
 {
     memset(call, 0, sizeof(*call));
@@ -781,9 +795,7 @@ int tbbt_nfs4_build(struct tbbt_nfs4_state *st, const struct tbbt_trace_rec *rec
     }
     track_fh(rec, call->aux);
     for (b.i = 0; b.i < rec->n_ops; b.i++) {
-        if (has(&rec->ops[b.i], TBBT_O4_TRUNC) && rec->ops[b.i].op != OP_WRITE &&
-            rec->ops[b.i].op != OP_READ && rec->ops[b.i].op != OP_READDIR &&
-            rec->ops[b.i].op != OP_GETATTR) {
+        if (args_cut(rec, b.i)) {
             tbbt_nfs4_call_abort(call);
             return unsendable(&b, "arguments cut in trace", "snap length");
         }
