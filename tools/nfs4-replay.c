@@ -5,8 +5,9 @@
  * record in trace order, one at a time, each on the TCP connection of its traced client
  * endpoint (one libtirpc CLIENT per endpoint, AUTH_SYS credentials of the record),
  * waiting for each reply; other records (NFSv3, MOUNT, NFSv4 NULL) are skipped and
- * counted.  A reply of NFS4ERR_DELAY or NFS4ERR_GRACE is retried with a bounded backoff,
- * a dead session is created again.  Prints a JSON summary on stdout: records, COMPOUNDs
+ * counted.  A reply of NFS4ERR_DELAY or NFS4ERR_GRACE is retried with a bounded backoff
+ * during which every client's lease is renewed (RENEW, or a lone SEQUENCE), a dead
+ * session is created again.  Prints a JSON summary on stdout: records, COMPOUNDs
  * sent, unsendable records by reason, replay failures by "OP:TRACED->LIVE" status pair,
  * operations per second.  Exit 0 only with no failure and nothing unsendable.
  * RFC 7530, RFC 8881, RFC 7862; RFC 5531 9.2 (AUTH_SYS).  A test helper, built in the
@@ -31,7 +32,8 @@
 #include "util/util.h"
 
 #define PROG "nfs4-replay"
-#define RETRIES_MAX 10                /* sends of one record after DELAY/GRACE */
+#define RETRIES_MAX 128               /* resends of one record after DELAY/GRACE: about two
+                                         minutes of pauses, past a default 90 s grace */
 #define MACHINE "tbbt-nfs4-replay"    /* AUTH_SYS machine name without a traced credential */
 
 struct config {
@@ -49,7 +51,7 @@ struct conn {
 
 struct stats {
     uint64_t records, v4, compounds, sends, ops, retries, resessions, rpc_errors;
-    uint64_t unsendable, failures;
+    uint64_t unsendable, failures, renewals, renew_errors;
     GHashTable *skipped;              /* program name -> count */
     GHashTable *why;                  /* unsendable reason -> count */
     GHashTable *fail;                 /* "OP:TRACED->LIVE" -> count */
@@ -61,6 +63,7 @@ struct replay {
     struct tbbt_trace_reader *reader;
     struct tbbt_nfs4_state *st;
     GHashTable *conns;                /* endpoint ref + 1 -> struct conn */
+    GHashTable *client_ep;            /* traced clientid (uint64_t *) -> endpoint ref + 1 */
     struct stats s;
 };
 
@@ -237,6 +240,56 @@ static void unsendable(struct replay *r, const struct tbbt_trace_rec *rec,
                 rec->endpoint, call->why ? call->why : "?", call->detail);
 }
 
+/* The endpoint of every traced clientid the record names (for lease renewals). */
+static void note_clients(struct replay *r, const struct tbbt_trace_rec *rec)
+{
+    for (uint32_t i = 0; i < rec->n_ops; i++)
+        if (TBBT_O4_HAS(&rec->ops[i], CLIENTID))
+            g_hash_table_replace(r->client_ep, g_memdup2(&rec->ops[i].clientid, 8),
+                                 GUINT_TO_POINTER(rec->endpoint + 1u));
+}
+
+/* Renews the lease of client c on its connection (RENEW, or a lone SEQUENCE). */
+static void renew_one(struct tbbt_nfs4_client *c, void *arg)
+{
+    struct replay *r = arg;
+    gpointer ep = g_hash_table_lookup(r->client_ep, &c->traced);
+    struct conn *cn = ep ? g_hash_table_lookup(r->conns, ep) : NULL;
+    struct tbbt_nfs4_call call;
+    COMPOUND4res res;
+    struct timeval tv = { 30, 0 };
+
+    if (!cn || !cn->clnt)
+        return;
+    if (tbbt_nfs4_build_renew(r->st, c, &call) < 0) {
+        tbbt_nfs4_call_fini(&call);
+        return;
+    }
+    memset(&res, 0, sizeof(res));
+    r->s.renewals++;
+    if (clnt_call(cn->clnt, NFSPROC4_COMPOUND, (xdrproc_t)xdr_COMPOUND4args,
+                  (caddr_t)&call.args, (xdrproc_t)tbbt_nfs4_xdr_res, (caddr_t)&res,
+                  tv) != RPC_SUCCESS) {
+        r->s.renew_errors++;
+        tbbt_nfs4_call_abort(&call);
+    } else if (tbbt_nfs4_absorb_renew(&call, &res) < 0) {
+        r->s.renew_errors++;
+    }
+    xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&res);
+    tbbt_nfs4_call_fini(&call);
+}
+
+/* Waits usecs, renewing every client's lease each half second (the lease may be short). */
+static void pause_renewing(struct replay *r, gulong usecs)
+{
+    while (usecs > 0) {
+        gulong step = MIN(usecs, 500000);
+        g_usleep(step);
+        usecs -= step;
+        tbbt_nfs4_client_foreach(r->st, renew_one, r);
+    }
+}
+
 /* One attempt: 1 to send again, 0 when done. */
 static int attempt(struct replay *r, const struct tbbt_trace_rec *rec, struct conn *c, int n)
 {
@@ -256,9 +309,10 @@ static int attempt(struct replay *r, const struct tbbt_trace_rec *rec, struct co
     }
     tbbt_nfs4_absorb(r->st, rec, &call, &res, &out);
     xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&res);
+    note_clients(r, rec);
     if (out.verdict == TBBT_NFS4_RETRY && n < RETRIES_MAX) {
         r->s.retries++;
-        g_usleep(MIN(1000000, 20000 << n));
+        pause_renewing(r, n < 6 ? 20000ul << n : 1000000ul);
         again = 1;
     } else if (out.verdict == TBBT_NFS4_RESESSION && n < RETRIES_MAX && call.sess) {
         resession(r, c, call.sess);
@@ -330,6 +384,8 @@ static void summary(const struct replay *r, double secs)
     g_string_append_printf(j, "  \"retries\": %" G_GUINT64_FORMAT ",\n  \"resessions\": %"
                            G_GUINT64_FORMAT ",\n  \"rpc_errors\": %" G_GUINT64_FORMAT ",\n",
                            s->retries, s->resessions, s->rpc_errors);
+    g_string_append_printf(j, "  \"renewals\": %" G_GUINT64_FORMAT ",\n  \"renew_errors\": %"
+                           G_GUINT64_FORMAT ",\n", s->renewals, s->renew_errors);
     g_string_append_printf(j, "  \"unsendable\": %" G_GUINT64_FORMAT ",\n", s->unsendable);
     json_table(j, "unsendable_by_reason", s->why, false);
     g_string_append_printf(j, "  \"failures\": %" G_GUINT64_FORMAT ",\n", s->failures);
@@ -396,6 +452,7 @@ static void replay_init(struct replay *r, const struct config *cfg)
     r->cfg = cfg;
     r->st = tbbt_nfs4_state_new();
     r->conns = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, conn_free);
+    r->client_ep = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     r->s.skipped = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     r->s.why = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     r->s.fail = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -404,6 +461,7 @@ static void replay_init(struct replay *r, const struct config *cfg)
 static void replay_fini(struct replay *r)
 {
     g_hash_table_destroy(r->conns);
+    g_hash_table_destroy(r->client_ep);
     tbbt_nfs4_state_free(r->st);
     g_hash_table_destroy(r->s.skipped);
     g_hash_table_destroy(r->s.why);

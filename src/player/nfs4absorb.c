@@ -323,3 +323,10 @@ int tbbt_nfs4_absorb_resession(struct tbbt_nfs4_state *st, struct tbbt_nfs4_sess
                           ok->csr_fore_chan_attrs.ca_maxrequests, s->traced_clientid);
     return 0;
 }
+
+int tbbt_nfs4_absorb_renew(struct tbbt_nfs4_call *call, const COMPOUND4res *res)
+{
+    release_slot(call, res);
+    return res->resarray.resarray_len > 0 && res_status(&res->resarray.resarray_val[0]) == NFS4_OK
+               ? 0 : -1;
+}

@@ -823,6 +823,36 @@ int tbbt_nfs4_build_resession(struct tbbt_nfs4_state *st, const struct tbbt_nfs4
     return 0;
 }
 
+int tbbt_nfs4_build_renew(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_client *c,
+                          struct tbbt_nfs4_call *call)
+{
+    struct tbbt_nfs4_session *s;
+    SEQUENCE4args *a;
+    uint32_t slot, seq, hi;
+
+    call_init(call, 1, c->minor);
+    if (c->minor == 0) {
+        call->ops[0].argop = OP_RENEW;
+        ARG(&call->ops[0], oprenew)->clientid = c->live;
+        return 0;
+    }
+    s = tbbt_nfs4_session_of(st, c->traced);
+    if (!s || tbbt_nfs4_slot_take(s, &slot, &seq, &hi) < 0) {
+        call->why = "no session to renew with";
+        return -1;
+    }
+    call->ops[0].argop = OP_SEQUENCE;
+    a = ARG(&call->ops[0], opsequence);
+    memcpy(a->sa_sessionid, s->live, NFS4_SESSIONID_SIZE);
+    a->sa_sequenceid = seq;
+    a->sa_slotid = slot;
+    a->sa_highest_slotid = hi;
+    call->sess = s;
+    call->slot = slot;
+    call->slotted = true;
+    return 0;
+}
+
 void tbbt_nfs4_call_abort(struct tbbt_nfs4_call *call)
 {
     if (call->slotted)

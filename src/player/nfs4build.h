@@ -72,9 +72,24 @@ void tbbt_nfs4_call_fini(struct tbbt_nfs4_call *call);
  */
 int tbbt_nfs4_build_resession(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_session *s,
                               struct tbbt_nfs4_call *call);
-/* Absorbs its reply: the traced session now maps to the new live one. 0 or -1. */
+/*
+ * Absorbs its reply: the traced session now maps to the new live one. 0 or -1.  The
+ * session is replaced: s is no longer valid after the call.
+ */
 int tbbt_nfs4_absorb_resession(struct tbbt_nfs4_state *st, struct tbbt_nfs4_session *s,
                                const COMPOUND4res *res);
+
+/*
+ * A lease renewal for client c (while a record waits out DELAY or GRACE, the other
+ * clients' leases must not expire): RENEW for 4.0, a lone SEQUENCE on one of the
+ * client's sessions (taking a slot) for 4.1+.  -1 when there is nothing to renew with
+ * (4.0 not confirmed yet, no session yet, all slots busy).  Its reply goes to
+ * tbbt_nfs4_absorb_renew(), which frees the slot.
+ */
+int tbbt_nfs4_build_renew(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_client *c,
+                          struct tbbt_nfs4_call *call);
+/* 0 if the renewal's first result is NFS4_OK, else -1. */
+int tbbt_nfs4_absorb_renew(struct tbbt_nfs4_call *call, const COMPOUND4res *res);
 
 enum tbbt_nfs4_verdict {
     TBBT_NFS4_DONE = 0,       /* compared and absorbed */

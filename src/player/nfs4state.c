@@ -91,6 +91,30 @@ struct tbbt_nfs4_client *tbbt_nfs4_client_get(struct tbbt_nfs4_state *st, uint64
     return c;
 }
 
+void tbbt_nfs4_client_foreach(struct tbbt_nfs4_state *st,
+                              void (*cb)(struct tbbt_nfs4_client *c, void *arg), void *arg)
+{
+    GHashTableIter it;
+    gpointer k, v;
+
+    g_hash_table_iter_init(&it, st->clients);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        cb(v, arg);
+}
+
+struct tbbt_nfs4_session *tbbt_nfs4_session_of(const struct tbbt_nfs4_state *st,
+                                               uint64_t traced_clientid)
+{
+    GHashTableIter it;
+    gpointer k, v;
+
+    g_hash_table_iter_init(&it, st->sessions);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        if (((struct tbbt_nfs4_session *)v)->traced_clientid == traced_clientid)
+            return v;
+    return NULL;
+}
+
 int tbbt_nfs4_clientid_live(const struct tbbt_nfs4_state *st, uint64_t traced, uint64_t *live)
 {
     const struct tbbt_nfs4_client *c = g_hash_table_lookup(st->clients, &traced);

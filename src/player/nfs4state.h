@@ -90,6 +90,12 @@ const struct tbbt_nfs4_fh *tbbt_nfs4_fh_live(const struct tbbt_nfs4_state *st, u
 /* The client of a traced clientid, created (zeroed, live = traced) if add is true. */
 struct tbbt_nfs4_client *tbbt_nfs4_client_get(struct tbbt_nfs4_state *st, uint64_t traced,
                                               bool add);
+/* Calls cb for every client (in no particular order); cb must not add or remove any. */
+void tbbt_nfs4_client_foreach(struct tbbt_nfs4_state *st,
+                              void (*cb)(struct tbbt_nfs4_client *c, void *arg), void *arg);
+/* A session of the traced client (borrowed), or NULL. */
+struct tbbt_nfs4_session *tbbt_nfs4_session_of(const struct tbbt_nfs4_state *st,
+                                               uint64_t traced_clientid);
 /* The live clientid of a traced one: 0 and *live, or -1 when unknown. */
 int tbbt_nfs4_clientid_live(const struct tbbt_nfs4_state *st, uint64_t traced,
                             uint64_t *live);
