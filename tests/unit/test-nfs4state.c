@@ -13,7 +13,9 @@
  *    xdr_COMPOUND4args and decoded back, then its live reply encoded and decoded with
  *    tbbt_nfs4_xdr_res and absorbed: the GETFH handle and the OPEN stateid learned, the
  *    slot advanced, no mismatch; and a reply that differs counted as mismatches;
- *  - records that cannot be sent say why (unknown handle, unsupported operation).
+ *  - records that cannot be sent say why (unknown handle, unsupported operation);
+ *  - BADSESSION: the verdict, CREATE_SESSION again with the live clientid and sequence
+ *    id, the traced session mapped to the new one; lease renewals (SEQUENCE, RENEW).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -388,6 +390,69 @@ static void test_v40_seqid_regen(void **unused)
     tbbt_nfs4_state_free(st);
 }
 
+/* BADSESSION: the session is created again (CREATE_SESSION with the live clientid and
+ * sequence id), then renewals use it. */
+static void test_resession_and_renew(void **unused)
+{
+    static const uint8_t NEW_SESS[16] = { 0x99, 0x98, 0x97 };
+    struct tbbt_nfs4_state *st = live_state();
+    struct tbbt_nfs4_client *c = tbbt_nfs4_client_get(st, T_CLIENTID, false);
+    struct tbbt_trace_rec rec;
+    struct tbbt_nfs4_call call;
+    struct tbbt_nfs4_outcome out;
+    COMPOUND4res res;
+    nfs_resop4 r[5];
+
+    (void)unused;
+    c->minor = 1;
+    c->cs_seq = 5;
+    open_record(&rec);
+    assert_int_equal(tbbt_nfs4_build(st, &rec, &call), 0);
+    live_reply(&res, r, &call.args);
+    r[0].nfs_resop4_u.opsequence.sr_status = NFS4ERR_BADSESSION;
+    res.resarray.resarray_len = 1;
+    tbbt_nfs4_absorb(st, &rec, &call, &res, &out);
+    assert_int_equal(out.verdict, TBBT_NFS4_RESESSION);
+    assert_int_equal(tbbt_nfs4_session_get(st, T_SESS)->seq[0], 1);    /* not advanced */
+    struct tbbt_nfs4_session *s = call.sess;
+    tbbt_nfs4_call_fini(&call);
+
+    assert_int_equal(tbbt_nfs4_build_resession(st, s, &call), 0);
+    assert_int_equal(call.ops[0].argop, OP_CREATE_SESSION);
+    assert_int_equal(call.ops[0].nfs_argop4_u.opcreate_session.csa_clientid, L_CLIENTID);
+    assert_int_equal(call.ops[0].nfs_argop4_u.opcreate_session.csa_sequence, 5);
+    memset(r, 0, sizeof(r));
+    r[0].resop = OP_CREATE_SESSION;
+    memcpy(r[0].nfs_resop4_u.opcreate_session.CREATE_SESSION4res_u.csr_resok4.csr_sessionid,
+           NEW_SESS, 16);
+    r[0].nfs_resop4_u.opcreate_session.CREATE_SESSION4res_u.csr_resok4.csr_fore_chan_attrs
+        .ca_maxrequests = 2;
+    res.resarray.resarray_len = 1;
+    res.resarray.resarray_val = r;
+    assert_int_equal(tbbt_nfs4_absorb_resession(st, s, &res), 0);
+    tbbt_nfs4_call_fini(&call);
+    assert_memory_equal(tbbt_nfs4_session_get(st, T_SESS)->live, NEW_SESS, 16);
+    assert_int_equal(tbbt_nfs4_session_get(st, T_SESS)->nslots, 2);
+    assert_int_equal(c->cs_seq, 6);
+
+    assert_int_equal(tbbt_nfs4_build_renew(st, c, &call), 0);
+    assert_int_equal(call.ops[0].argop, OP_SEQUENCE);
+    assert_memory_equal(call.ops[0].nfs_argop4_u.opsequence.sa_sessionid, NEW_SESS, 16);
+    r[0].resop = OP_SEQUENCE;
+    memset(&r[0].nfs_resop4_u, 0, sizeof(r[0].nfs_resop4_u));
+    assert_int_equal(tbbt_nfs4_absorb_renew(&call, &res), 0);
+    tbbt_nfs4_call_fini(&call);
+    assert_int_equal(tbbt_nfs4_session_get(st, T_SESS)->seq[0], 2);
+
+    c->minor = 0;
+    assert_int_equal(tbbt_nfs4_build_renew(st, c, &call), 0);
+    assert_int_equal(call.ops[0].argop, OP_RENEW);
+    assert_int_equal(call.ops[0].nfs_argop4_u.oprenew.clientid, L_CLIENTID);
+    tbbt_nfs4_call_fini(&call);
+    tbbt_trace_rec_fini(&rec);
+    tbbt_nfs4_state_free(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_rebuild_roundtrip),
         cmocka_unit_test(test_unsendable),
         cmocka_unit_test(test_v40_seqid_regen),
+        cmocka_unit_test(test_resession_and_renew),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
