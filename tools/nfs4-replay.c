@@ -187,6 +187,10 @@ static void note_failures(struct replay *r, const struct tbbt_trace_rec *rec,
             fprintf(stderr, PROG ": xid 0x%08x ep %u: failure %s\n", rec->xid, rec->endpoint,
                     key);
     }
+    if (out->confirm_differs) {
+        count(r->s.fail, "OPEN:confirm-differs", out->confirm_differs);
+        r->s.failures += out->confirm_differs;
+    }
     if (out->n_mismatch > TBBT_NFS4_MISMATCH_MAX)
         count(r->s.fail, "more:in-one-compound", out->n_mismatch - TBBT_NFS4_MISMATCH_MAX);
     r->s.failures += out->n_mismatch;

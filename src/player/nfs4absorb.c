@@ -188,7 +188,8 @@ static void learn_sid(struct tbbt_nfs4_state *st, const struct tbbt_op4 *o,
 }
 
 static void learn_op(struct tbbt_nfs4_state *st, const struct tbbt_trace_rec *rec,
-                     const struct tbbt_nfs4_call *call, u_int i, const nfs_resop4 *r)
+                     const struct tbbt_nfs4_call *call, u_int i, const nfs_resop4 *r,
+                     struct tbbt_nfs4_outcome *out)
 {
     const struct tbbt_op4 *o = &rec->ops[i];
     const __typeof__(r->nfs_resop4_u) *u = &r->nfs_resop4_u;
@@ -201,6 +202,9 @@ static void learn_op(struct tbbt_nfs4_state *st, const struct tbbt_trace_rec *re
         break;
     case OP_OPEN:
         learn_sid(st, o, &call->aux[i], &u->opopen.OPEN4res_u.resok4.stateid);
+        if (TBBT_O4_HAS(o, RES_FLAGS) &&
+            ((o->res_flags ^ u->opopen.OPEN4res_u.resok4.rflags) & OPEN4_RESULT_CONFIRM))
+            out->confirm_differs++;
         break;
     case OP_OPEN_CONFIRM:
         learn_sid(st, o, &call->aux[i], &u->opopen_confirm.OPEN_CONFIRM4res_u.resok4.open_stateid);
@@ -299,7 +303,7 @@ void tbbt_nfs4_absorb(struct tbbt_nfs4_state *st, const struct tbbt_trace_rec *r
         if (i < res->resarray.resarray_len && traced_status(rec, i) == NFS4_OK &&
             res_status(&res->resarray.resarray_val[i]) == NFS4_OK &&
             res->resarray.resarray_val[i].resop == o->op)
-            learn_op(st, rec, call, i, &res->resarray.resarray_val[i]);
+            learn_op(st, rec, call, i, &res->resarray.resarray_val[i], out);
     }
     compare(rec, res, out);
 }

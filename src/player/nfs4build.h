@@ -105,6 +105,9 @@ struct tbbt_nfs4_mismatch {
 };
 struct tbbt_nfs4_outcome {
     enum tbbt_nfs4_verdict verdict;
+    /* 4.0 OPENs whose live reply asked for OPEN_CONFIRM where the traced one did not, or
+     * the other way round: the trace's OPEN_CONFIRMs then no longer fit (not repaired). */
+    uint32_t confirm_differs;
     uint32_t n_mismatch;      /* all of them; the first TBBT_NFS4_MISMATCH_MAX are kept */
     struct tbbt_nfs4_mismatch mismatch[TBBT_NFS4_MISMATCH_MAX];
 };

@@ -59,6 +59,6 @@ if "$replay" "$work/v40-tcp.tbbt" >"$work/again.json" 2>/dev/null; then
 fi
 [ "$(json "$work/again.json" .failures)" -gt 0 ] || fail "second replay: no failures counted"
 echo "ok: a second replay of v40-tcp on the same export fails" \
-  "($(json "$work/again.json" .failures) status mismatches)"
+  "($(json "$work/again.json" .failures) failures)"
 bash "$lab" stop -q >/dev/null
 echo "ok: nfs4-replay of NFSv4.0 and NFSv4.1 captures against the lab server"
