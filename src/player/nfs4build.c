@@ -44,7 +44,7 @@ static int unsendable(struct bctx *b, const char *why, const char *fmt, ...)
 
 static void *keep(struct bctx *b, const void *p, size_t n)
 {
-    void *q = p ? g_memdup2(p, n ? n : 1) : g_malloc0(n ? n : 1);
+    void *q = p && n ? g_memdup2(p, n) : g_malloc0(n ? n : 1);
 
     g_ptr_array_add(b->call->mem, q);
     return q;

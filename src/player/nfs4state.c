@@ -66,7 +66,8 @@ void tbbt_nfs4_fh_learn(struct tbbt_nfs4_state *st, uint32_t ref, const void *fh
     struct tbbt_nfs4_fh *f = g_new0(struct tbbt_nfs4_fh, 1);
 
     f->len = len > NFS4_FHSIZE ? NFS4_FHSIZE : len;
-    memcpy(f->data, fh, f->len);
+    if (f->len)     /* an empty handle may come without a buffer */
+        memcpy(f->data, fh, f->len);
     g_hash_table_replace(st->fhs, REFKEY(ref), f);
 }
 
