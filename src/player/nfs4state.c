@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live state of NFSv4 replay (nfs4state.h): hash tables from traced values to live
+ * ones.  RFC 7530 9.1.7 (which errors leave an owner's seqid), RFC 8881 2.10.6.1
+ * (a slot's sequence id starts at 1 and advances once per answered SEQUENCE).
+ */
+#include "player/nfs4state.h"
+
+#include <string.h>
+
+struct tbbt_nfs4_dir {
+    uint64_t cookie;
+    char verf[NFS4_VERIFIER_SIZE];
+};
+
+struct tbbt_nfs4_state {
+    GHashTable *fhs;        /* GUINT_TO_POINTER(ref + 1) -> struct tbbt_nfs4_fh */
+    GHashTable *clients;    /* uint64_t * -> struct tbbt_nfs4_client (key inside) */
+    GHashTable *sessions;   /* GBytes (16) -> struct tbbt_nfs4_session */
+    GHashTable *owners;     /* GBytes (clientid + bytes) -> struct tbbt_nfs4_owner */
+    GHashTable *sids;       /* GBytes (other, 12) -> struct tbbt_nfs4_sid */
+    GHashTable *attrs;      /* ref + 1 -> struct tbbt_fattr (traced) */
+    GHashTable *dirs;       /* ref + 1 -> struct tbbt_nfs4_dir */
+};
+
+static GHashTable *bytes_table(void)
+{
+    return g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
+                                 g_free);
+}
+
+struct tbbt_nfs4_state *tbbt_nfs4_state_new(void)
+{
+    struct tbbt_nfs4_state *st = g_new0(struct tbbt_nfs4_state, 1);
+
+    st->fhs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    st->clients = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+    st->sessions = bytes_table();
+    st->owners = bytes_table();
+    st->sids = bytes_table();
+    st->attrs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    st->dirs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    return st;
+}
+
+void tbbt_nfs4_state_free(struct tbbt_nfs4_state *st)
+{
+    if (!st)
+        return;
+    g_hash_table_destroy(st->fhs);
+    g_hash_table_destroy(st->clients);
+    g_hash_table_destroy(st->sessions);
+    g_hash_table_destroy(st->owners);
+    g_hash_table_destroy(st->sids);
+    g_hash_table_destroy(st->attrs);
+    g_hash_table_destroy(st->dirs);
+    g_free(st);
+}
+
+#define REFKEY(ref) GUINT_TO_POINTER((ref) + 1u)
+
+/* ------------------------------------------------------------------ handles */
+
+void tbbt_nfs4_fh_learn(struct tbbt_nfs4_state *st, uint32_t ref, const void *fh, uint32_t len)
+{
+    struct tbbt_nfs4_fh *f = g_new0(struct tbbt_nfs4_fh, 1);
+
+    f->len = len > NFS4_FHSIZE ? NFS4_FHSIZE : len;
+    if (f->len)     /* an empty handle may come without a buffer */
+        memcpy(f->data, fh, f->len);
+    g_hash_table_replace(st->fhs, REFKEY(ref), f);
+}
+
+const struct tbbt_nfs4_fh *tbbt_nfs4_fh_live(const struct tbbt_nfs4_state *st, uint32_t ref)
+{
+    return g_hash_table_lookup(st->fhs, REFKEY(ref));
+}
+
+/* ------------------------------------------------------------------ clients */
+
+struct tbbt_nfs4_client *tbbt_nfs4_client_get(struct tbbt_nfs4_state *st, uint64_t traced,
+                                              bool add)
+{
+    struct tbbt_nfs4_client *c = g_hash_table_lookup(st->clients, &traced);
+
+    if (c || !add)
+        return c;
+    c = g_new0(struct tbbt_nfs4_client, 1);
+    c->traced = traced;
+    c->live = traced;
+    g_hash_table_insert(st->clients, &c->traced, c);
+    return c;
+}
+
+void tbbt_nfs4_client_foreach(struct tbbt_nfs4_state *st,
+                              void (*cb)(struct tbbt_nfs4_client *c, void *arg), void *arg)
+{
+    GHashTableIter it;
+    gpointer k, v;
+
+    g_hash_table_iter_init(&it, st->clients);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        cb(v, arg);
+}
+
+struct tbbt_nfs4_session *tbbt_nfs4_session_of(const struct tbbt_nfs4_state *st,
+                                               uint64_t traced_clientid)
+{
+    GHashTableIter it;
+    gpointer k, v;
+
+    g_hash_table_iter_init(&it, st->sessions);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        if (((struct tbbt_nfs4_session *)v)->traced_clientid == traced_clientid)
+            return v;
+    return NULL;
+}
+
+int tbbt_nfs4_clientid_live(const struct tbbt_nfs4_state *st, uint64_t traced, uint64_t *live)
+{
+    const struct tbbt_nfs4_client *c = g_hash_table_lookup(st->clients, &traced);
+
+    if (!c)
+        return -1;
+    *live = c->live;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ sessions */
+
+static GBytes *sess_key(const uint8_t *id)
+{
+    return g_bytes_new(id, NFS4_SESSIONID_SIZE);
+}
+
+struct tbbt_nfs4_session *tbbt_nfs4_session_add(struct tbbt_nfs4_state *st,
+                                                const uint8_t *traced, const uint8_t *live,
+                                                uint32_t nslots, uint64_t traced_clientid)
+{
+    struct tbbt_nfs4_session *s = g_new0(struct tbbt_nfs4_session, 1);
+
+    memcpy(s->traced, traced, NFS4_SESSIONID_SIZE);
+    memcpy(s->live, live, NFS4_SESSIONID_SIZE);
+    s->traced_clientid = traced_clientid;
+    s->nslots = nslots < 1 ? 1 : nslots > TBBT_NFS4_SLOTS_MAX ? TBBT_NFS4_SLOTS_MAX : nslots;
+    for (uint32_t i = 0; i < s->nslots; i++)
+        s->seq[i] = 1;
+    g_hash_table_replace(st->sessions, sess_key(traced), s);
+    return s;
+}
+
+struct tbbt_nfs4_session *tbbt_nfs4_session_get(const struct tbbt_nfs4_state *st,
+                                                const uint8_t *traced)
+{
+    GBytes *k = sess_key(traced);
+    struct tbbt_nfs4_session *s = g_hash_table_lookup(st->sessions, k);
+
+    g_bytes_unref(k);
+    return s;
+}
+
+void tbbt_nfs4_session_forget(struct tbbt_nfs4_state *st, const uint8_t *traced)
+{
+    GBytes *k = sess_key(traced);
+
+    g_hash_table_remove(st->sessions, k);
+    g_bytes_unref(k);
+}
+
+int tbbt_nfs4_slot_take(struct tbbt_nfs4_session *s, uint32_t *slot, uint32_t *seq,
+                        uint32_t *highest)
+{
+    uint32_t hi = 0;
+
+    for (uint32_t i = 0; i < s->nslots; i++) {
+        if (s->busy[i])
+            continue;
+        s->busy[i] = true;
+        *slot = i;
+        *seq = s->seq[i];
+        for (uint32_t j = 0; j < s->nslots; j++)
+            if (s->busy[j])
+                hi = j;
+        *highest = hi;
+        return 0;
+    }
+    return -1;
+}
+
+void tbbt_nfs4_slot_release(struct tbbt_nfs4_session *s, uint32_t slot, bool advance)
+{
+    if (slot >= s->nslots)
+        return;
+    s->busy[slot] = false;
+    if (advance)
+        s->seq[slot]++;
+}
+
+/* ------------------------------------------------------------------ owners */
+
+struct tbbt_nfs4_owner *tbbt_nfs4_owner_get(struct tbbt_nfs4_state *st, uint64_t clientid,
+                                            const struct tbbt_str *bytes,
+                                            uint32_t traced_seqid)
+{
+    GByteArray *b = g_byte_array_sized_new(8 + bytes->len);
+    GBytes *k;
+    struct tbbt_nfs4_owner *o;
+
+    g_byte_array_append(b, (const guint8 *)&clientid, 8);
+    g_byte_array_append(b, (const guint8 *)bytes->p, bytes->len);
+    k = g_byte_array_free_to_bytes(b);
+    o = g_hash_table_lookup(st->owners, k);
+    if (o) {
+        g_bytes_unref(k);
+        return o;
+    }
+    o = g_new0(struct tbbt_nfs4_owner, 1);
+    o->live_next = o->traced_next = traced_seqid;
+    g_hash_table_insert(st->owners, k, o);
+    return o;
+}
+
+uint32_t tbbt_nfs4_owner_seqid(const struct tbbt_nfs4_owner *o, uint32_t traced_seqid)
+{
+    return o->live_next + (traced_seqid - o->traced_next);
+}
+
+bool tbbt_nfs4_seqid_bumps(nfsstat4 status)
+{
+    switch (status) {
+    case NFS4ERR_STALE_CLIENTID:
+    case NFS4ERR_STALE_STATEID:
+    case NFS4ERR_BAD_STATEID:
+    case NFS4ERR_BAD_SEQID:
+    case NFS4ERR_BADXDR:
+    case NFS4ERR_RESOURCE:
+    case NFS4ERR_NOFILEHANDLE:
+    case NFS4ERR_MOVED:
+        return false;
+    default:
+        return true;
+    }
+}
+
+/* ------------------------------------------------------------------ stateids */
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static GBytes *sid_key(const uint8_t *traced)
+{
+    return g_bytes_new(traced + 4, NFS4_OTHER_SIZE);
+}
+
+void tbbt_nfs4_sid_learn(struct tbbt_nfs4_state *st, const uint8_t *traced,
+                         const stateid4 *live, struct tbbt_nfs4_owner *owner)
+{
+    GBytes *k = sid_key(traced);
+    struct tbbt_nfs4_sid *s = g_hash_table_lookup(st->sids, k);
+
+    if (!s) {
+        s = g_new0(struct tbbt_nfs4_sid, 1);
+        g_hash_table_insert(st->sids, g_bytes_ref(k), s);
+    }
+    g_bytes_unref(k);
+    s->traced_seqid = be32(traced);
+    s->live = *live;
+    if (owner)
+        s->owner = owner;
+}
+
+struct tbbt_nfs4_sid *tbbt_nfs4_sid_get(const struct tbbt_nfs4_state *st,
+                                        const uint8_t *traced)
+{
+    GBytes *k = sid_key(traced);
+    struct tbbt_nfs4_sid *s = g_hash_table_lookup(st->sids, k);
+
+    g_bytes_unref(k);
+    return s;
+}
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v)
+            return false;
+    return true;
+}
+
+int tbbt_nfs4_sid_live(const struct tbbt_nfs4_state *st, const uint8_t *traced,
+                       stateid4 *out)
+{
+    const struct tbbt_nfs4_sid *s;
+    uint32_t seqid = be32(traced);
+
+    if (all_bytes(traced + 4, NFS4_OTHER_SIZE, 0) || all_bytes(traced + 4, NFS4_OTHER_SIZE, 0xff)) {
+        out->seqid = seqid;
+        memcpy(out->other, traced + 4, NFS4_OTHER_SIZE);
+        return 0;
+    }
+    s = tbbt_nfs4_sid_get(st, traced);
+    if (!s)
+        return -1;
+    *out = s->live;
+    out->seqid = seqid == 0 ? 0 : s->live.seqid + (seqid - s->traced_seqid);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ attributes, listings */
+
+void tbbt_nfs4_attr_note(struct tbbt_nfs4_state *st, uint32_t ref, const struct tbbt_fattr *a)
+{
+    g_hash_table_replace(st->attrs, REFKEY(ref), g_memdup2(a, sizeof(*a)));
+}
+
+const struct tbbt_fattr *tbbt_nfs4_attr_traced(const struct tbbt_nfs4_state *st, uint32_t ref)
+{
+    return g_hash_table_lookup(st->attrs, REFKEY(ref));
+}
+
+void tbbt_nfs4_dir_note(struct tbbt_nfs4_state *st, uint32_t ref, uint64_t cookie,
+                        const char *verf)
+{
+    struct tbbt_nfs4_dir *d = g_new0(struct tbbt_nfs4_dir, 1);
+
+    d->cookie = cookie;
+    memcpy(d->verf, verf, NFS4_VERIFIER_SIZE);
+    g_hash_table_replace(st->dirs, REFKEY(ref), d);
+}
+
+bool tbbt_nfs4_dir_next(const struct tbbt_nfs4_state *st, uint32_t ref, uint64_t *cookie,
+                        char *verf)
+{
+    const struct tbbt_nfs4_dir *d = g_hash_table_lookup(st->dirs, REFKEY(ref));
+
+    if (!d)
+        return false;
+    *cookie = d->cookie;
+    memcpy(verf, d->verf, NFS4_VERIFIER_SIZE);
+    return true;
+}
