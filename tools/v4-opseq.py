@@ -6,8 +6,8 @@ Usage: v4-opseq.py [--json OUT] ORIGINAL.tbbt REPLAY.tbbt [--dump PATH-TO-tbbt-d
 
 The round trip of issue 19: the replay, captured and converted, must carry the same
 per-client operation sequence as the original, op codes and arguments compared except
-what a live server chooses (handles, stateids, seqids, verifiers, client and session
-ids, slots) and what a client may not repeat (attributes returned).  Clients are the
+what a live server chooses (handles, stateids, seqids, verifiers, READDIR cookies, client
+and session ids, slots) and what a client may not repeat (attributes returned).  Clients are the
 traces' endpoints taken in order of first appearance (the replayer opens one connection
 per traced client, in that order).  Each client's sequence of operations, as keys, is
 aligned with the other's (difflib); an operation matches when it is in an aligned
@@ -24,10 +24,11 @@ import sys
 
 # Members compared: what the client chose and the server's verdict.  Left out: fh,
 # stateid, new_stateid, seqid, lock_seqid, clientid, verf, res_verf, session, slot
-# (live values), attr (times, fileids), owner of SETCLIENTID/EXCHANGE_ID (the
-# replayer's own client id string).
+# (live values), READDIR's cookie but whether it is 0 (the server's cookies), attr
+# (times, fileids), owner of SETCLIENTID/EXCHANGE_ID (the replayer's own client id
+# string).
 KEEP = ("status", "name", "name2", "target", "offset", "count", "length", "share", "how",
-        "ftype", "sattr", "cookie", "access", "res_count", "eof", "bitmap")
+        "ftype", "sattr", "access", "res_count", "eof", "bitmap")
 
 
 def split_top(s, sep):
@@ -96,6 +97,8 @@ def key(op):
             parts.append("%s=%s" % (k, op[k]))
     if "owner" in op and not live_owner:
         parts.append("owner=%s" % op["owner"])
+    if "cookie" in op:
+        parts.append("cookie=%s" % ("0" if op["cookie"] == "0" else "server's"))
     return ",".join(parts)
 
 
