@@ -22,13 +22,15 @@ import json
 import subprocess
 import sys
 
-# Members compared: what the client chose and the server's verdict.  Left out: fh,
+# Members compared: what the client chose (the arguments) and the server's verdict (the
+# status); other results (res_count, eof, res_flags: a READDIR of the image root also
+# lists tbbt-init's marker) are left out, and so are fh,
 # stateid, new_stateid, seqid, lock_seqid, clientid, verf, res_verf, session, slot
 # (live values), READDIR's cookie but whether it is 0 (the server's cookies), attr
 # (times, fileids), owner of SETCLIENTID/EXCHANGE_ID (the replayer's own client id
 # string).
 KEEP = ("status", "name", "name2", "target", "offset", "count", "length", "share", "how",
-        "ftype", "sattr", "access", "res_count", "eof", "bitmap")
+        "ftype", "sattr", "access", "bitmap")
 
 
 def split_top(s, sep):

@@ -156,8 +156,11 @@ static bool read_res(XDR *x, struct tbbt_op4 *o)
     return skip_opaque(x, n);
 }
 
-/* One entry4 without its next pointer: cookie, name, attributes. */
-static bool dir_entry(XDR *x)
+/*
+ * One entry4 without its next pointer: cookie, name, attributes; into the
+ * record's entries when rec is given (a name over the trace's bound is left out).
+ */
+static bool dir_entry(XDR *x, struct tbbt_trace_rec *rec, struct tbbt_fhtab *fht)
 {
     entry4 e;
     bool ok;
@@ -165,14 +168,21 @@ static bool dir_entry(XDR *x)
     memset(&e, 0, sizeof(e));
     ok = xdr_nfs_cookie4(x, &e.cookie) && xdr_component4(x, &e.name) &&
          xdr_fattr4(x, &e.attrs);
+    if (ok && rec && e.name.utf8string_len <= TBBT_NAME_MAX)
+        tbbt__nfs4rec_entry(rec, e.cookie, &e.name, &e.attrs, fht);
     xdr_free((xdrproc_t)xdr_component4, (char *)&e.name);
     xdr_free((xdrproc_t)xdr_fattr4, (char *)&e.attrs);
     return ok;
 }
 
-/* READDIR4res (RFC 7530 16.24.2): status; when OK the verifier, entries, eof. */
-static bool readdir_res(XDR *x, struct tbbt_op4 *o)
+/*
+ * READDIR4res (RFC 7530 16.24.2): status; when OK the verifier, entries, eof.
+ * The entries of a record's first READDIR go into its `entries` field.
+ */
+static bool readdir_res(XDR *x, const struct sink *k)
 {
+    struct tbbt_op4 *o = k ? k->o : NULL;
+    struct tbbt_trace_rec *rec = o && !TBBT_HAS(k->rec, TBBT_F_ENTRIES) ? k->rec : NULL;
     nfsstat4 st;
     verifier4 verf;
     bool_t more, eof;
@@ -189,11 +199,13 @@ static bool readdir_res(XDR *x, struct tbbt_op4 *o)
             return false;
         if (!more)
             break;
-        if (!dir_entry(x))
+        if (!dir_entry(x, rec, rec ? k->fht : NULL))
             return false;
     }
     if (!tbbt_xdr_bool(x, &eof))
         return false;
+    if (rec)
+        TBBT_SET(rec, TBBT_F_ENTRIES);      /* this READDIR's, even if empty */
     if (o) {
         memcpy(&o->res_verf, verf, 8);
         o->res_count = n;
@@ -272,7 +284,7 @@ static bool decode_op(XDR *x, enum tbbt__nfs4_msg kind, uint32_t op,
     if (kind == TBBT__NFS4_REPLY && op == OP_READ)
         return tbbt_xdr_u_int(x, &num) && read_res(x, o);
     if (kind == TBBT__NFS4_REPLY && op == OP_READDIR)
-        return tbbt_xdr_u_int(x, &num) && readdir_res(x, o);
+        return tbbt_xdr_u_int(x, &num) && readdir_res(x, k);
     return generic_op(x, kind, out, k);
 }
 

@@ -61,6 +61,7 @@ union value {
     fattr4_fsid fsid;
     fattr4_owner owner;
     fattr4_rawdev rawdev;
+    fattr4_filehandle fh;
     nfstime4 time;
     settime4 settime;
     char any[256];
@@ -74,6 +75,8 @@ _Static_assert(sizeof(fs_locations4) <= 256 && sizeof(fs_locations_info4) <= 256
 struct sink {
     struct tbbt_fattr *attr;        /* NULL: setting attributes (sattr) */
     struct tbbt_sattr *sattr;
+    uint8_t *fh;                    /* the FILEHANDLE attribute's bytes (NULL: not wanted) */
+    uint32_t *fh_len;               /* its length; set only when the attribute is there */
 };
 
 uint32_t tbbt__nfs4_owner_id(const char *s, uint32_t len)
@@ -107,6 +110,11 @@ static void keep(struct sink *k, unsigned n, const union value *v)
 
     if (n == FATTR4_OWNER || n == FATTR4_OWNER_GROUP)
         id = tbbt__nfs4_owner_id(v->owner.utf8string_val, v->owner.utf8string_len);
+    if (n == FATTR4_FILEHANDLE && k->fh && v->fh.nfs_fh4_len <= NFS4_FHSIZE) {
+        memcpy(k->fh, v->fh.nfs_fh4_val, v->fh.nfs_fh4_len);
+        *k->fh_len = v->fh.nfs_fh4_len;
+        return;
+    }
     if (a) {
         switch (n) {
         case FATTR4_TYPE: a->type = v->u32; break;
@@ -183,6 +191,15 @@ bool tbbt__nfs4_fattr(const fattr4 *f, struct tbbt_fattr *out)
     struct sink k = {.attr = out};
 
     memset(out, 0, sizeof(*out));
+    return walk(f, &k);
+}
+
+bool tbbt__nfs4_fattr_fh(const fattr4 *f, struct tbbt_fattr *out, uint8_t *fh, uint32_t *fh_len)
+{
+    struct sink k = {.attr = out, .fh = fh, .fh_len = fh_len};
+
+    memset(out, 0, sizeof(*out));
+    *fh_len = UINT32_MAX;
     return walk(f, &k);
 }
 

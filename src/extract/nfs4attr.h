@@ -29,6 +29,25 @@
  */
 bool tbbt__nfs4_fattr(const fattr4 *f, struct tbbt_fattr *out);
 bool tbbt__nfs4_sattr(const fattr4 *f, struct tbbt_sattr *out);
+/*
+ * tbbt__nfs4_fattr(), and the FILEHANDLE attribute's bytes into fh (NFS4_FHSIZE
+ * bytes) with their length in *fh_len, UINT32_MAX when f has none.
+ */
+bool tbbt__nfs4_fattr_fh(const fattr4 *f, struct tbbt_fattr *out, uint8_t *fh, uint32_t *fh_len);
+/*
+ * True if attribute bitmap b (words 0 and 1) names every attribute struct tbbt_fattr
+ * needs to stand for the object as NFSv3's fattr3 does: type, size, fileid, mode,
+ * numlinks, owner and owner_group (the namespace model takes them as exact).
+ */
+static inline bool tbbt__nfs4_attrs_whole(uint64_t b)
+{
+    const uint64_t need = UINT64_C(1) << FATTR4_TYPE | UINT64_C(1) << FATTR4_SIZE |
+                          UINT64_C(1) << FATTR4_FILEID | UINT64_C(1) << FATTR4_MODE |
+                          UINT64_C(1) << FATTR4_NUMLINKS | UINT64_C(1) << FATTR4_OWNER |
+                          UINT64_C(1) << FATTR4_OWNER_GROUP;
+    return (b & need) == need;
+}
+
 /* Words 0 and 1 of a bitmap4 as one value (word 1 in the high half). */
 uint64_t tbbt__nfs4_bitmap(const bitmap4 *b);
 /* The id of an owner or owner_group string s[0..len) (see above). */

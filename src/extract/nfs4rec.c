@@ -95,6 +95,34 @@ static void set_sattr(struct tbbt_op4 *o, const fattr4 *f)
     SET(o, SATTR);
 }
 
+void tbbt__nfs4rec_entry(struct tbbt_trace_rec *rec, uint64_t cookie, const utf8string *name,
+                         const fattr4 *attrs, struct tbbt_fhtab *fht)
+{
+    uint8_t fh[NFS4_FHSIZE];
+    uint32_t fh_len;
+    struct tbbt_fattr a;
+    struct tbbt_entry *e;
+
+    if (!(tbbt__nfs4_bitmap(&attrs->attrmask) & UINT64_C(1) << FATTR4_FILEID) ||
+        name->utf8string_len > TBBT_NAME_MAX)
+        return;
+    if (!tbbt__nfs4_fattr_fh(attrs, &a, fh, &fh_len))
+        return;
+    e = tbbt_trace_rec_add_entry(rec);
+    e->cookie = cookie;
+    e->fileid = a.fileid;
+    tbbt_trace_rec_set_str(rec, &e->name, name->utf8string_val, name->utf8string_len);
+    if (tbbt__nfs4_attrs_whole(tbbt__nfs4_bitmap(&attrs->attrmask))) {
+        e->attr = a;
+        e->flags = TBBT_ENT_ATTR;
+    }
+    if (fh_len != UINT32_MAX) {
+        e->fh = tbbt_fhtab_intern(fht, fh_len ? fh : (const uint8_t *)"", fh_len);
+        e->flags |= TBBT_ENT_FH;
+    }
+    TBBT_SET(rec, TBBT_F_ENTRIES);
+}
+
 /* ---- calls ----------------------------------------------------------------------- */
 
 static void open_call(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const OPEN4args *a)

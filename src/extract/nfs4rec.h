@@ -20,6 +20,14 @@ void tbbt__nfs4rec_call(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nf
 /* The result r of operation o: its status, and what an NFS4_OK result carries. */
 void tbbt__nfs4rec_res(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nfs_resop4 *r,
                        struct tbbt_fhtab *fht);
+/*
+ * A READDIR result's entry into rec's `entries` (and the field set): cookie, name,
+ * and from its attributes the fileid, the attributes and the FILEHANDLE attribute's
+ * handle when present.  An entry whose attributes lack the fileid is left out: the
+ * namespace model tells entries apart by it.
+ */
+void tbbt__nfs4rec_entry(struct tbbt_trace_rec *rec, uint64_t cookie, const utf8string *name,
+                         const fattr4 *attrs, struct tbbt_fhtab *fht);
 /* A stateid as the trace keeps it: the seqid big-endian, then the 12 bytes of other. */
 void tbbt__nfs4rec_stateid(uint8_t *dst, const stateid4 *s);
 

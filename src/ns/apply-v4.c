@@ -23,6 +23,11 @@
  * mounted directories (apply-mount.c).  Deeper pseudo paths ("/a/b" to an
  * export) are not recognized: their first component is taken for the export.
  *
+ * Attributes: a GETATTR's count (as the lowered record's obj_attr) only when it
+ * asked for type, size, fileid, mode, owner and owner_group, which the model takes
+ * as exact; the entries of the COMPOUND's first READDIR (the record's `entries`) go
+ * to its lowered READDIR, and their attributes follow as GETATTRs by ID.
+ *
  * Lowered records borrow the v4 record's strings; the IDs the model assigns
  * them are not copied back (NFSv4 operations carry no ID members yet).
  */
@@ -45,6 +50,7 @@ struct lower {
     struct tbbt_trace_rec *low;     /* the lowered record being filled (owned by ns) */
     void (*emit)(struct tbbt_ns *ns, struct tbbt_trace_rec *low);
     struct cfh cur, saved;
+    bool entries_used;              /* the record's entries went to its first READDIR */
 };
 
 static bool is_pseudo(const struct lower *w, struct cfh f)
@@ -109,7 +115,7 @@ static bool moves_cur(uint32_t op)
  * no GETFH tells it) and *attr (NULL if no GETATTR).
  */
 static bool lookahead(const struct lower *w, uint32_t i, uint32_t *ref,
-                      const struct tbbt_fattr **attr)
+                      const struct tbbt_op4 **attr)
 {
     bool have = false;
 
@@ -124,7 +130,7 @@ static bool lookahead(const struct lower *w, uint32_t i, uint32_t *ref,
             have = true;
         }
         if (o->op == OP_GETATTR && TBBT_O4_HAS(o, ATTR) && !*attr)
-            *attr = &o->attr;
+            *attr = o;
     }
     return have;
 }
@@ -135,18 +141,30 @@ static void made_current(struct lower *w, bool have, uint32_t ref)
     w->cur = have ? (struct cfh){FH_REF, ref} : (struct cfh){FH_NONE, 0};
 }
 
-static void emit_attr(struct tbbt_trace_rec *r, const struct tbbt_fattr *a)
+/*
+ * A GETATTR's attributes as the lowered record's obj_attr, which the model takes
+ * as exact (apply.c, tbbt__ns_learn()): only when the GETATTR asked for the type,
+ * size, fileid, mode, owner and owner_group; without numlinks the link count is
+ * 0xffff, "unknown, maybe many", which lets the model infer no lost rename from it.
+ */
+static void emit_attr(struct tbbt_trace_rec *r, const struct tbbt_op4 *g)
 {
-    if (a) {
-        r->obj_attr = *a;
-        TBBT_SET(r, TBBT_F_OBJ_ATTR);
-    }
+    const uint64_t need = UINT64_C(1) << FATTR4_TYPE | UINT64_C(1) << FATTR4_SIZE |
+                          UINT64_C(1) << FATTR4_FILEID | UINT64_C(1) << FATTR4_MODE |
+                          UINT64_C(1) << FATTR4_OWNER | UINT64_C(1) << FATTR4_OWNER_GROUP;
+
+    if (!g || !TBBT_O4_HAS(g, BITMAP) || (g->bitmap & need) != need)
+        return;
+    r->obj_attr = g->attr;
+    if (!(g->bitmap & UINT64_C(1) << FATTR4_NUMLINKS))
+        r->obj_attr.nlink = 0xffff;
+    TBBT_SET(r, TBBT_F_OBJ_ATTR);
 }
 
 /* A LOOKUP in the pseudo root: a MOUNT of "/NAME", the export's root the next GETFH's handle. */
 static void lower_export(struct lower *w, uint32_t i, const struct tbbt_op4 *o)
 {
-    const struct tbbt_fattr *a;
+    const struct tbbt_op4 *a;
     char path[TBBT_NAME_MAX + 2];
     uint32_t ref;
     bool have = lookahead(w, i, &ref, &a);
@@ -168,7 +186,7 @@ static void lower_export(struct lower *w, uint32_t i, const struct tbbt_op4 *o)
 static void lower_lookup(struct lower *w, uint32_t i, const struct tbbt_op4 *o,
                          const struct tbbt_str *name)
 {
-    const struct tbbt_fattr *a;
+    const struct tbbt_op4 *a;
     uint32_t ref;
     struct cfh dir = w->cur;
     bool have = lookahead(w, i, &ref, &a);
@@ -191,7 +209,7 @@ static void lower_lookup(struct lower *w, uint32_t i, const struct tbbt_op4 *o,
 /* OPEN with create and CREATE: NFSv3 CREATE, MKDIR, SYMLINK or MKNOD. */
 static void lower_create(struct lower *w, uint32_t i, const struct tbbt_op4 *o, int proc)
 {
-    const struct tbbt_fattr *a;
+    const struct tbbt_op4 *a;
     uint32_t ref;
     struct cfh dir = w->cur;
     bool have = lookahead(w, i, &ref, &a);
@@ -219,6 +237,47 @@ static void lower_create(struct lower *w, uint32_t i, const struct tbbt_op4 *o, 
     w->emit(w->ns, r);
 }
 
+/*
+ * The v4 record's entries (those of its first READDIR, decode-nfs4.c) into the
+ * lowered READDIR; their names stay borrowed.
+ */
+static void copy_entries(struct tbbt_trace_rec *r, const struct tbbt_trace_rec *v4)
+{
+    for (uint32_t i = 0; i < v4->n_entries; i++)
+        *tbbt_trace_rec_add_entry(r) = v4->entries[i];
+    TBBT_SET(r, TBBT_F_ENTRIES);
+}
+
+/*
+ * The attributes of the entries the model named (TBBT_ENT_ID) in the lowered READDIR
+ * just applied, as GETATTRs by ID: NFSv3's READDIR entries have none, so the model
+ * takes only an entry's handle's attributes; NFSv4's come without handles.
+ */
+static void entry_attrs(struct lower *w)
+{
+    const struct tbbt_trace_rec *v4 = w->v4;
+    uint64_t *ids = g_new0(uint64_t, v4->n_entries + 1);
+    uint32_t n = w->low->n_entries;
+
+    for (uint32_t i = 0; i < n && i < v4->n_entries; i++)
+        if ((w->low->entries[i].flags & TBBT_ENT_ID) && (v4->entries[i].flags & TBBT_ENT_ATTR) &&
+            !(v4->entries[i].flags & TBBT_ENT_FH))
+            ids[i] = w->low->entries[i].id;
+    for (uint32_t i = 0; i < n && i < v4->n_entries; i++) {
+        struct tbbt_trace_rec *r;
+
+        if (!ids[i])
+            continue;
+        r = start(w, TBBT_PROG_NFS3, NFSPROC3_GETATTR, NFS3_OK);
+        r->id = ids[i];
+        TBBT_SET(r, TBBT_F_ID);
+        r->obj_attr = v4->entries[i].attr;
+        TBBT_SET(r, TBBT_F_OBJ_ATTR);
+        w->emit(w->ns, r);
+    }
+    g_free(ids);
+}
+
 /* An operation on the current object: GETATTR, SETATTR, READ, WRITE, READLINK, READDIR. */
 static void lower_on_cur(struct lower *w, const struct tbbt_op4 *o, int proc)
 {
@@ -233,7 +292,7 @@ static void lower_on_cur(struct lower *w, const struct tbbt_op4 *o, int proc)
         return;
     }
     if (TBBT_O4_HAS(o, ATTR))
-        emit_attr(r, &o->attr);
+        emit_attr(r, o);
     if (TBBT_O4_HAS(o, SATTR)) {
         r->sattr = o->sattr;
         TBBT_SET(r, TBBT_F_SATTR);
@@ -253,6 +312,13 @@ static void lower_on_cur(struct lower *w, const struct tbbt_op4 *o, int proc)
     if (TBBT_O4_HAS(o, TARGET)) {
         r->target = o->target;
         TBBT_SET(r, TBBT_F_TARGET);
+    }
+    if (proc == NFSPROC3_READDIR && !w->entries_used && TBBT_HAS(w->v4, TBBT_F_ENTRIES)) {
+        copy_entries(r, w->v4);
+        w->entries_used = true;
+        w->emit(w->ns, r);
+        entry_attrs(w);
+        return;
     }
     w->emit(w->ns, r);
 }
@@ -335,7 +401,7 @@ static void lower_op(struct lower *w, uint32_t i)
     const struct tbbt_op4 *o = &w->v4->ops[i];
     static const struct tbbt_str dotdot = {"..", 2};
     uint32_t ref;
-    const struct tbbt_fattr *a;
+    const struct tbbt_op4 *a;
 
     switch (o->op) {
     case OP_PUTFH:
