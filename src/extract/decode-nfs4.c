@@ -15,6 +15,10 @@
  * again on a probe stream that notes whether it ran out of bytes: if it did,
  * the operation was cut by the snap length (kept, marked truncated); if not,
  * it is malformed.
+ *
+ * The same walk serves the counts (tbbt__nfs4_decode(): operation numbers and
+ * statuses) and the trace records (tbbt__nfs4_decode_rec(): each decoded arm
+ * handed to nfs4rec.c, the three arms above stored here).
  */
 #include "extract/decode-nfs4.h"
 
