@@ -26,7 +26,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tbbt-version.h"
 
 #include "nfs-scenario-int.h"
 
@@ -80,23 +79,10 @@ static void parse_args(int argc, char **argv, struct config *cfg)
           "print the version and exit", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
-    GOptionContext *ctx = g_option_context_new("URL");
-    GError *err = NULL;
-
-    g_option_context_set_summary(ctx,
-        "Runs a scripted NFSv3 scenario that uses every procedure, then --ops random\n"
-        "operations, against URL nfs://SERVER/EXPORT?version=3 (libnfs, TCP).");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        fprintf(stderr, PROG ": %s (try --help)\n", err->message);
-        exit(TBBT_EXIT_USAGE);
-    }
-    g_option_context_free(ctx);
-    if (show_version) {
-        printf(PROG " (tbbt) %s\nglib %u.%u.%u\n", TBBT_VERSION, glib_major_version,
-               glib_minor_version, glib_micro_version);
-        exit(TBBT_EXIT_OK);
-    }
+    tool_options(PROG, "URL",
+                 "Runs a scripted NFSv3 scenario that uses every procedure, then --ops random\n"
+                 "operations, against URL nfs://SERVER/EXPORT?version=3 (libnfs, TCP).",
+                 entries, &show_version, &argc, &argv);
     if (argc != 2 || !parse_url(argv[1], cfg)) {
         fprintf(stderr, PROG ": need one URL nfs://SERVER/PATH[?version=3] (try --help)\n");
         exit(TBBT_EXIT_USAGE);

@@ -26,7 +26,7 @@
 
 #include "player/nfs4build.h"
 #include "proto/proto.h"
-#include "tbbt-version.h"
+#include "tool-die.h"
 #include "trace/trace.h"
 #include "util/exit-codes.h"
 #include "util/util.h"
@@ -420,26 +420,13 @@ static void parse_args(int argc, char **argv, struct config *cfg)
           NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
-    GOptionContext *ctx = g_option_context_new("TRACE");
-    GError *err = NULL;
-
-    g_option_context_set_summary(ctx,
-        "Replays the NFSv4 COMPOUNDs of a tbbt trace in trace order, one at a time, with\n"
-        "live client ids, sessions, stateids, seqids and handles, against an NFSv4 server\n"
-        "whose export starts as the traced one did, and prints a JSON summary on stdout.\n"
-        "Exit status 0 only when every operation's status matched the trace and every\n"
-        "record could be sent.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        fprintf(stderr, PROG ": %s (try --help)\n", err->message);
-        exit(TBBT_EXIT_USAGE);
-    }
-    g_option_context_free(ctx);
-    if (show_version) {
-        printf(PROG " (tbbt) %s\nglib %u.%u.%u\n", TBBT_VERSION, glib_major_version,
-               glib_minor_version, glib_micro_version);
-        exit(TBBT_EXIT_OK);
-    }
+    tool_options(PROG, "TRACE",
+                 "Replays the NFSv4 COMPOUNDs of a tbbt trace in trace order, one at a time, with\n"
+                 "live client ids, sessions, stateids, seqids and handles, against an NFSv4 server\n"
+                 "whose export starts as the traced one did, and prints a JSON summary on stdout.\n"
+                 "Exit status 0 only when every operation's status matched the trace and every\n"
+                 "record could be sent.",
+                 entries, &show_version, &argc, &argv);
     if (argc != 2 || port < 1 || port > 65535) {
         fprintf(stderr, PROG ": one TRACE operand and --port 1..65535 needed (try --help)\n");
         exit(TBBT_EXIT_USAGE);

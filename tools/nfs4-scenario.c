@@ -20,7 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tbbt-version.h"
 
 #include "nfs4-scenario-int.h"
 
@@ -49,24 +48,11 @@ static void parse_args(int argc, char **argv, struct config *cfg)
           NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
-    GOptionContext *ctx = g_option_context_new("");
-    GError *err = NULL;
-
-    g_option_context_set_summary(ctx,
-        "Runs a scripted NFSv4.x scenario (COMPOUNDs over TCP, libtirpc and the tbbt\n"
-        "rpcgen XDR) with several clients, and prints per-operation counts on stdout\n"
-        "as lines \"NAME NUMBER COUNT\".");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        fprintf(stderr, PROG ": %s (try --help)\n", err->message);
-        exit(TBBT_EXIT_USAGE);
-    }
-    g_option_context_free(ctx);
-    if (show_version) {
-        printf(PROG " (tbbt) %s\nglib %u.%u.%u\n", TBBT_VERSION, glib_major_version,
-               glib_minor_version, glib_micro_version);
-        exit(TBBT_EXIT_OK);
-    }
+    tool_options(PROG, "",
+                 "Runs a scripted NFSv4.x scenario (COMPOUNDs over TCP, libtirpc and the tbbt\n"
+                 "rpcgen XDR) with several clients, and prints per-operation counts on stdout\n"
+                 "as lines \"NAME NUMBER COUNT\".",
+                 entries, &show_version, &argc, &argv);
     cfg->server = server ? server : g_strdup("127.0.0.1");
     cfg->path = path ? path : g_strdup("/export");
     cfg->port = port;

@@ -22,7 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tbbt-version.h"
 
 #include "udp-scenario-int.h"
 
@@ -122,23 +121,10 @@ static void parse_args(int argc, char **argv, struct config *cfg)
           "print the version and exit", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
-    GOptionContext *ctx = g_option_context_new("URL");
-    GError *err = NULL;
-
-    g_option_context_set_summary(ctx,
-        "Runs a scripted NFSv3 (or, with --v2, NFSv2) scenario over UDP against\n"
-        "URL nfs://SERVER/EXPORT (libtirpc and the tbbt rpcgen stubs).");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
-        fprintf(stderr, PROG ": %s (try --help)\n", err->message);
-        exit(TBBT_EXIT_USAGE);
-    }
-    g_option_context_free(ctx);
-    if (show_version) {
-        printf(PROG " (tbbt) %s\nglib %u.%u.%u\n", TBBT_VERSION, glib_major_version,
-               glib_minor_version, glib_micro_version);
-        exit(TBBT_EXIT_OK);
-    }
+    tool_options(PROG, "URL",
+                 "Runs a scripted NFSv3 (or, with --v2, NFSv2) scenario over UDP against\n"
+                 "URL nfs://SERVER/EXPORT (libtirpc and the tbbt rpcgen stubs).",
+                 entries, &show_version, &argc, &argv);
     if (argc != 2 || !parse_url(argv[1], cfg)) {
         fprintf(stderr, PROG ": need one URL nfs://SERVER/PATH (try --help)\n");
         exit(TBBT_EXIT_USAGE);
