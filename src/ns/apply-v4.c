@@ -135,7 +135,7 @@ static bool lookahead(const struct lower *w, uint32_t i, uint32_t *ref,
     return have;
 }
 
-/* Makes object (ref, attr) current; unknown without a handle. */
+/* Makes the object of handle ref current (have), or an object whose handle is unknown. */
 static void made_current(struct lower *w, bool have, uint32_t ref)
 {
     w->cur = have ? (struct cfh){FH_REF, ref} : (struct cfh){FH_NONE, 0};
