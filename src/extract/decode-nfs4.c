@@ -221,31 +221,11 @@ static bool readdir_res(XDR *x, const struct sink *k)
 
 /* ---- one operation ------------------------------------------------------------ */
 
-/* The callback program a call's operation hands the server, if it does. */
-static void note_cb_program(struct tbbt__nfs4_compound *out, const nfs_argop4 *a)
-{
-    switch (a->argop) {
-    case OP_SETCLIENTID:
-        out->cb_program = a->nfs_argop4_u.opsetclientid.callback.cb_program;
-        break;
-    case OP_CREATE_SESSION:
-        out->cb_program = a->nfs_argop4_u.opcreate_session.csa_cb_program;
-        break;
-    case OP_BACKCHANNEL_CTL:
-        out->cb_program = a->nfs_argop4_u.opbackchannel_ctl.bca_cb_program;
-        break;
-    default:
-        return;
-    }
-    out->has_cb_program = true;
-}
-
 /*
  * A whole arm through its union routine, what it gives into the sink's entry
  * (if any); what it allocated is freed.
  */
-static bool generic_op(XDR *x, enum tbbt__nfs4_msg kind, struct tbbt__nfs4_compound *out,
-                       const struct sink *k)
+static bool generic_op(XDR *x, enum tbbt__nfs4_msg kind, const struct sink *k)
 {
     union {
         nfs_argop4 a;
@@ -263,8 +243,6 @@ static bool generic_op(XDR *x, enum tbbt__nfs4_msg kind, struct tbbt__nfs4_compo
 
     memset(&u, 0, sizeof(u));
     ok = procs[kind](x, &u);
-    if (ok && out && kind == TBBT__NFS4_CALL)
-        note_cb_program(out, &u.a);
     if (ok && k && k->o && kind == TBBT__NFS4_CALL)
         tbbt__nfs4rec_call(k->rec, k->o, &u.a, k->fht);
     if (ok && k && k->o && kind == TBBT__NFS4_REPLY)
@@ -275,10 +253,9 @@ static bool generic_op(XDR *x, enum tbbt__nfs4_msg kind, struct tbbt__nfs4_compo
 
 /*
  * Decodes the operation at x's position (its number included) on any stream;
- * out and k (NULL on the probe) get what it hands over.
+ * the sink k (NULL on the probe) gets what it hands over.
  */
-static bool decode_op(XDR *x, enum tbbt__nfs4_msg kind, uint32_t op,
-                      struct tbbt__nfs4_compound *out, const struct sink *k)
+static bool decode_op(XDR *x, enum tbbt__nfs4_msg kind, uint32_t op, const struct sink *k)
 {
     struct tbbt_op4 *o = k ? k->o : NULL;
     u_int num;
@@ -289,7 +266,7 @@ static bool decode_op(XDR *x, enum tbbt__nfs4_msg kind, uint32_t op,
         return tbbt_xdr_u_int(x, &num) && read_res(x, o);
     if (kind == TBBT__NFS4_REPLY && op == OP_READDIR)
         return tbbt_xdr_u_int(x, &num) && readdir_res(x, k);
-    return generic_op(x, kind, out, k);
+    return generic_op(x, kind, k);
 }
 
 /* True if nfs4.x has operation number op in messages of kind. */
@@ -319,7 +296,7 @@ static int classify(const struct walk *w, u_int pos, uint32_t op)
 
     if (!w->trunc || !probe_at(w, pos, &x))
         return TBBT_E_BADREC;
-    if (decode_op(&x, w->kind, op, NULL, NULL))
+    if (decode_op(&x, w->kind, op, NULL))
         return TBBT_E_BADREC;      /* cannot happen: it failed on the same bytes */
     return x.x_handy ? TBBT_E_TRUNC : TBBT_E_BADREC;
 }
@@ -383,7 +360,7 @@ static int walk_op(struct walk *w, uint32_t i)
     if (!xdr_setpos(&w->x, pos))
         return TBBT_E_BADREC;
     sink_op(w, i, num);
-    if (decode_op(&w->x, w->kind, num, w->out, &w->sink))
+    if (decode_op(&w->x, w->kind, num, &w->sink))
         return 0;
     err = classify(w, pos, num);
     o->trunc = err == TBBT_E_TRUNC;

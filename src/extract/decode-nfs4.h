@@ -49,12 +49,6 @@ struct tbbt__nfs4_compound {
     uint32_t nops;          /* operations whose number was read: ops[0..nops) */
     int32_t status;         /* replies: the COMPOUND's status; -1 when not read */
     bool unknown_op;        /* the walk stopped at an operation number nfs4.x lacks */
-    /*
-     * Calls: the callback program a SETCLIENTID, CREATE_SESSION or
-     * BACKCHANNEL_CTL gives the server (the program of that client's CB_COMPOUNDs).
-     */
-    bool has_cb_program;
-    uint32_t cb_program;
     struct tbbt__nfs4_op ops[TBBT__NFS4_MAXOPS];
 };
 

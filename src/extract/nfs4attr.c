@@ -111,7 +111,8 @@ static void keep(struct sink *k, unsigned n, const union value *v)
     if (n == FATTR4_OWNER || n == FATTR4_OWNER_GROUP)
         id = tbbt__nfs4_owner_id(v->owner.utf8string_val, v->owner.utf8string_len);
     if (n == FATTR4_FILEHANDLE && k->fh && v->fh.nfs_fh4_len <= NFS4_FHSIZE) {
-        memcpy(k->fh, v->fh.nfs_fh4_val, v->fh.nfs_fh4_len);
+        if (v->fh.nfs_fh4_len)                      /* an empty handle has no buffer */
+            memcpy(k->fh, v->fh.nfs_fh4_val, v->fh.nfs_fh4_len);
         *k->fh_len = v->fh.nfs_fh4_len;
         return;
     }

@@ -33,11 +33,17 @@ struct minor {
     struct opcounts ops;
 };
 
-/* An endpoint that received NFSv4 calls: address family, address, port. */
+/*
+ * Callback programs: RFC 5531 8.3's transient range, where clients take the
+ * program they name in SETCLIENTID and CREATE_SESSION (Linux: 0x40000000).
+ */
+#define CB_PROG_FIRST 0x40000000u
+#define CB_PROG_LAST 0x5fffffffu
+
+/* An address that received NFSv4 calls (a server): address family and address. */
 struct endpoint {
     uint8_t af;
     uint8_t addr[16];
-    uint16_t port;
 };
 
 struct tbbt__nfs4_count {
@@ -47,7 +53,6 @@ struct tbbt__nfs4_count {
     struct minor minor[NMINOR];
     struct opcounts cb;
     GHashTable *servers;          /* struct endpoint * (owned) */
-    GHashTable *cb_programs;      /* GUINT_TO_POINTER(program) */
 };
 
 static guint ep_hash(gconstpointer k)
@@ -57,7 +62,7 @@ static guint ep_hash(gconstpointer k)
 
     for (size_t i = 0; i < sizeof(e->addr); i++)
         h = (h ^ e->addr[i]) * 16777619u;
-    return h ^ e->port ^ (guint)e->af << 20;
+    return h ^ (guint)e->af << 20;
 }
 
 static gboolean ep_equal(gconstpointer a, gconstpointer b)
@@ -65,12 +70,11 @@ static gboolean ep_equal(gconstpointer a, gconstpointer b)
     return memcmp(a, b, sizeof(struct endpoint)) == 0;
 }
 
-static void ep_set(struct endpoint *e, uint8_t af, const uint8_t *addr, uint16_t port)
+static void ep_set(struct endpoint *e, uint8_t af, const uint8_t *addr)
 {
     memset(e, 0, sizeof(*e));
     e->af = af;
     memcpy(e->addr, addr, 16);
-    e->port = port;
 }
 
 static void ops_init(struct opcounts *o)
@@ -86,7 +90,6 @@ struct tbbt__nfs4_count *tbbt__nfs4_count_new(void)
         ops_init(&n->minor[i].ops);
     ops_init(&n->cb);
     n->servers = g_hash_table_new_full(ep_hash, ep_equal, g_free, NULL);
-    n->cb_programs = g_hash_table_new(g_direct_hash, g_direct_equal);
     return n;
 }
 
@@ -98,7 +101,6 @@ void tbbt__nfs4_count_free(struct tbbt__nfs4_count *n)
         g_hash_table_destroy(n->minor[i].ops.errors);
     g_hash_table_destroy(n->cb.errors);
     g_hash_table_destroy(n->servers);
-    g_hash_table_destroy(n->cb_programs);
     g_free(n);
 }
 
@@ -149,41 +151,32 @@ static void count_ops(struct tbbt__nfs4_count *n, struct opcounts *o, bool cb, b
         n->hostile_counts++;
 }
 
-/* A COMPOUND call: decoded and counted; its side. */
-static uint8_t compound_call(struct tbbt__nfs4_count *n, const struct tbbt__nfs4_call *c,
-                             const uint8_t *body, size_t len, bool trunc)
+/*
+ * A COMPOUND call: its server noted; under RPCSEC_GSS counted, else left to its
+ * record (tbbt__nfs4_count_decoded_call()).  Its side.
+ */
+static uint8_t compound_call(struct tbbt__nfs4_count *n, const struct tbbt__nfs4_call *c)
 {
-    struct tbbt__nfs4_compound m;
     struct endpoint e;
-    struct minor *mi;
-    int rc;
 
-    ep_set(&e, c->af, c->dst, c->dport);
+    ep_set(&e, c->af, c->dst);
     if (!g_hash_table_contains(n->servers, &e))
         g_hash_table_add(n->servers, g_memdup2(&e, sizeof(e)));
     if (c->flavor == RPCSEC_GSS) {
         n->gss_calls++;
         return TBBT__NFS4_SIDE_GSS;
     }
-    rc = tbbt__nfs4_decode(TBBT__NFS4_CALL, body, len, trunc, &m);
-    mi = &n->minor[m.minor < NMINOR ? m.minor : NMINOR - 1];
-    mi->compounds++;
-    count_ops(n, &mi->ops, false, false, &m, rc);
-    if (m.has_cb_program)
-        g_hash_table_add(n->cb_programs, GUINT_TO_POINTER(m.cb_program));
-    return (uint8_t)(TBBT__NFS4_SIDE_MINOR + (m.minor < NMINOR ? m.minor : NMINOR - 1));
+    return TBBT__NFS4_SIDE_RECORD;
 }
 
-/* True if the call is a callback: from an NFSv4 server, or of a callback program. */
+/* True if the call is a callback: version 1 of a transient program, from an NFSv4 server. */
 static bool is_callback(struct tbbt__nfs4_count *n, const struct tbbt__nfs4_call *c)
 {
     struct endpoint e;
 
-    if (c->vers != NFS_CB)
+    if (c->vers != NFS_CB || c->prog < CB_PROG_FIRST || c->prog > CB_PROG_LAST)
         return false;
-    if (g_hash_table_contains(n->cb_programs, GUINT_TO_POINTER(c->prog)))
-        return true;
-    ep_set(&e, c->af, c->src, c->sport);
+    ep_set(&e, c->af, c->src);
     return g_hash_table_contains(n->servers, &e);
 }
 
@@ -218,7 +211,7 @@ uint8_t tbbt__nfs4_count_call(struct tbbt__nfs4_count *n, const struct tbbt__nfs
             return TBBT__NFS4_SIDE_NULL;
         }
         if (c->proc == NFSPROC4_COMPOUND)
-            return compound_call(n, c, body, len, trunc);
+            return compound_call(n, c);
         n->other_procs++;
         return TBBT__NFS4_SIDE_OTHER;
     }
@@ -231,7 +224,6 @@ void tbbt__nfs4_count_reply(struct tbbt__nfs4_count *n, uint8_t side, const uint
                             size_t len, bool trunc)
 {
     struct tbbt__nfs4_compound m;
-    struct minor *mi;
     int rc;
 
     switch (side) {
@@ -249,15 +241,17 @@ void tbbt__nfs4_count_reply(struct tbbt__nfs4_count *n, uint8_t side, const uint
         count_ops(n, &n->cb, true, true, &m, rc);
         return;
     default:
-        if (side < TBBT__NFS4_SIDE_MINOR || side >= TBBT__NFS4_SIDE_MINOR + NMINOR)
-            return;
+        return;                     /* a COMPOUND's reply is counted with its record */
     }
-    mi = &n->minor[side - TBBT__NFS4_SIDE_MINOR];
-    mi->replies++;
-    if (!body)
-        return;
-    rc = tbbt__nfs4_decode(TBBT__NFS4_REPLY, body, len, trunc, &m);
-    count_ops(n, &mi->ops, false, true, &m, rc);
+}
+
+void tbbt__nfs4_count_decoded_call(struct tbbt__nfs4_count *n, const struct tbbt__nfs4_compound *m,
+                                   int rc)
+{
+    struct minor *mi = &n->minor[m->minor < NMINOR ? m->minor : NMINOR - 1];
+
+    mi->compounds++;
+    count_ops(n, &mi->ops, false, false, m, rc);
 }
 
 void tbbt__nfs4_count_decoded_reply(struct tbbt__nfs4_count *n, uint32_t minor,

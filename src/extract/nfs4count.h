@@ -8,17 +8,18 @@
  *
  * Recognized: program 100003 version 4 (NULL and COMPOUND; a COMPOUND under
  * RPCSEC_GSS is counted, not decoded: its arguments may be wrapped, RFC 2203
- * 5.3.2), and callbacks: a call sent from an address and port that received
- * NFSv4 calls (the NFSv4.1 backchannel, on the client's own connection,
- * RFC 5661 2.10.3.1) or of a program a client gave as its callback program in
- * SETCLIENTID, CREATE_SESSION or BACKCHANNEL_CTL (NFSv4.0 callbacks on a
- * connection the server opens, RFC 7530 3.3.6), with version 1 (CB_NULL and
- * CB_COMPOUND).  A callback is a call of the server's: it is never taken for
- * a reply to a client's call.
+ * 5.3.2), and callbacks: a call of version 1 (CB_NULL and CB_COMPOUND) of a
+ * program in RFC 5531's transient range 0x40000000-0x5fffffff, where clients
+ * take the callback program they name in SETCLIENTID and CREATE_SESSION, sent
+ * from an address that received NFSv4 calls: the NFSv4.1 backchannel on the
+ * client's own connection (RFC 8881 2.10.3.1) and NFSv4.0 callbacks on a
+ * connection the server opens (RFC 7530 3.3.6) alike.  A callback is a call of
+ * the server's: it is never taken for a reply to a client's call.
  *
- * Nothing here is thread-safe: the reading thread has an instance (calls,
- * callbacks), the thread that fills records another (the replies of COMPOUND
- * records, tbbt__nfs4_count_decoded_reply()); the summary merges them.
+ * Nothing here is thread-safe: the reading thread has an instance (NULL,
+ * RPCSEC_GSS and callbacks), the thread that fills records another (the
+ * COMPOUNDs of records, decoded once there: tbbt__nfs4_count_decoded_call()
+ * and _reply()); the summary merges them.
  */
 #ifndef TBBT_EXTRACT_NFS4COUNT_H
 #define TBBT_EXTRACT_NFS4COUNT_H
@@ -38,7 +39,8 @@ enum {
     TBBT__NFS4_SIDE_CB_NULL = 3,    /* CB_NULL */
     TBBT__NFS4_SIDE_CB = 4,         /* CB_COMPOUND */
     TBBT__NFS4_SIDE_OTHER = 5,      /* another procedure number: malformed */
-    TBBT__NFS4_SIDE_MINOR = 8,      /* COMPOUND of minor version m: SIDE_MINOR + min(m, 3) */
+    TBBT__NFS4_SIDE_RECORD = 6,     /* a COMPOUND for a trace record: counted where its
+                                       record is filled, not paired as a side */
 };
 
 /* The call as the reader sees it: RPC header fields and the endpoints. */
@@ -53,9 +55,10 @@ struct tbbt__nfs4_count *tbbt__nfs4_count_new(void);
 void tbbt__nfs4_count_free(struct tbbt__nfs4_count *n);
 
 /*
- * A call: if it is NFSv4 or a callback, counts it (decoding body[0..len), cut
- * by the snap length when trunc) and returns its side (above); 0 if it is
- * neither (the caller handles it as before).
+ * A call: if it is NFSv4 or a callback, counts it (a CB_COMPOUND decoded from
+ * body[0..len), cut by the snap length when trunc) and returns its side (above);
+ * TBBT__NFS4_SIDE_RECORD for a COMPOUND that goes into a record (decoded and
+ * counted there, once); 0 if it is neither (the caller handles it as before).
  */
 uint8_t tbbt__nfs4_count_call(struct tbbt__nfs4_count *n, const struct tbbt__nfs4_call *c,
                               const uint8_t *body, size_t len, bool trunc);
@@ -69,11 +72,13 @@ void tbbt__nfs4_count_reply(struct tbbt__nfs4_count *n, uint8_t side, const uint
 
 struct tbbt__nfs4_compound;
 /*
- * The reply of a COMPOUND of minor version minor that went into a trace record,
- * already decoded (m, and rc as tbbt__nfs4_decode() returned it): counted
- * like tbbt__nfs4_count_reply() counts.  For the thread that fills records,
- * with an instance of its own (merged with tbbt__nfs4_count_merge()).
+ * The call, and the reply, of a COMPOUND of minor version minor that went into a
+ * trace record, already decoded (m, and rc as tbbt__nfs4_decode() returned it):
+ * its operations and errors counted.  For the thread that fills records, with an
+ * instance of its own (merged with tbbt__nfs4_count_merge()).
  */
+void tbbt__nfs4_count_decoded_call(struct tbbt__nfs4_count *n, const struct tbbt__nfs4_compound *m,
+                                   int rc);
 void tbbt__nfs4_count_decoded_reply(struct tbbt__nfs4_count *n, uint32_t minor,
                                     const struct tbbt__nfs4_compound *m, int rc);
 /* Adds src's counts to dst's (the endpoint and callback-program sets are not merged). */

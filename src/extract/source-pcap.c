@@ -9,10 +9,10 @@
  * _reply_bytes(), and are decoded in fill(), on the writer thread when the
  * conversion is pipelined.  READ and WRITE data, which the decoders only
  * skip, then stays behind (keep()).  NFSv4 calls and callbacks are
- * recognized and counted on the reading thread (nfs4count.c); a COMPOUND with
- * AUTH_SYS or AUTH_NONE opens a record like any NFS call (decode-nfs4.c fills
- * it, and counts its reply, in fill()); the others (NULL, RPCSEC_GSS,
- * callbacks) are paired without a record.
+ * recognized on the reading thread (nfs4count.c); a COMPOUND with AUTH_SYS or
+ * AUTH_NONE opens a record like any NFS call (decode-nfs4.c fills it, and its
+ * call and reply are counted, in fill()); the others (NULL, RPCSEC_GSS,
+ * callbacks) are counted there and paired without a record.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -41,10 +41,10 @@ struct pcap_state {
     uint64_t malformed_rpc;       /* messages that are not RPC */
     uint64_t unusable_truncated;  /* messages cut before the end of the fixed RPC header */
     uint64_t other_auth;          /* calls with credentials other than AUTH_NONE/AUTH_SYS */
-    struct tbbt__nfs4_count *nfs4; /* NFSv4 calls and callbacks (owned) */
+    struct tbbt__nfs4_count *nfs4; /* NFSv4 NULL, RPCSEC_GSS and callbacks (owned) */
     char pad[64];                 /* below: written by fill(), maybe on the writer thread */
     uint64_t malformed_nfs;       /* NFS/MOUNT bodies that do not decode */
-    struct tbbt__nfs4_count *nfs4_rec;  /* replies of NFSv4 COMPOUND records (owned) */
+    struct tbbt__nfs4_count *nfs4_rec;  /* NFSv4 COMPOUNDs of records (owned) */
     char pad2[64];
 };
 
@@ -94,7 +94,7 @@ static void on_call(struct pcap_state *s, const struct tbbt_cap_msg *m,
         s->other_auth++;
     side = tbbt__nfs4_count_call(s->nfs4, &c4, m->data + h->body_off, m->len - h->body_off,
                                  m->truncated);
-    if (side >= TBBT__NFS4_SIDE_MINOR) {          /* a COMPOUND: a record of its own */
+    if (side == TBBT__NFS4_SIDE_RECORD) {         /* a COMPOUND: a record of its own */
         tbbt__conv_call_bytes(s->conv, &cm, TBBT_PROG_NFS4, h->proc, sys ? h->uid : 0,
                               sys ? h->gid : 0, sys ? h->sys : NULL, sys ? h->sys_len : 0,
                               m->data + h->body_off, m->len - h->body_off);
@@ -133,11 +133,13 @@ static void pcap_fill(struct tbbt__conv *c, struct tbbt_trace_rec *rec, bool rep
     struct tbbt__nfs4_compound m;
     int rc;
 
-    if (rec->prog == TBBT_PROG_NFS4) {  /* counted apart: the call on the reading thread */
+    if (rec->prog == TBBT_PROG_NFS4) {  /* decoded once, counted here */
         rc = tbbt__nfs4_decode_rec(reply ? TBBT__NFS4_REPLY : TBBT__NFS4_CALL, p, len, trunc,
                                    rec, fh, &m);
         if (reply)
             tbbt__nfs4_count_decoded_reply(s->nfs4_rec, rec->minor, &m, rc);
+        else
+            tbbt__nfs4_count_decoded_call(s->nfs4_rec, &m, rc);
         return;
     }
     rc = reply ? tbbt__decode_reply(rec, p, len, trunc, fh)
