@@ -145,7 +145,7 @@ static void made_current(struct lower *w, bool have, uint32_t ref)
  * A GETATTR's attributes as the lowered record's obj_attr, which the model takes
  * as exact (apply.c, tbbt__ns_learn()): only when the GETATTR asked for the type,
  * size, fileid, mode, owner and owner_group; without numlinks the link count is
- * 0xffff, "unknown, maybe many", which lets the model infer no lost rename from it.
+ * TBBT_NLINK_UNKNOWN, which the model leaves aside.
  */
 static void emit_attr(struct tbbt_trace_rec *r, const struct tbbt_op4 *g)
 {
@@ -157,7 +157,7 @@ static void emit_attr(struct tbbt_trace_rec *r, const struct tbbt_op4 *g)
         return;
     r->obj_attr = g->attr;
     if (!(g->bitmap & UINT64_C(1) << FATTR4_NUMLINKS))
-        r->obj_attr.nlink = 0xffff;
+        r->obj_attr.nlink = TBBT_NLINK_UNKNOWN;
     TBBT_SET(r, TBBT_F_OBJ_ATTR);
 }
 

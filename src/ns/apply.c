@@ -113,8 +113,10 @@ void tbbt__ns_learn(struct tbbt__ns_ctx *c, uint32_t id, const struct tbbt_fattr
         return;
     tbbt__ns_set_type(c->ns, id, tbbt__ns_ftype(a->type), true);
     o = ns_obj(c->ns, id);
-    o->nlink = (uint16_t)MIN(a->nlink, 0xffffu);
-    o->flags |= OF_NLINK;
+    if (a->nlink != TBBT_NLINK_UNKNOWN) {
+        o->nlink = (uint16_t)MIN(a->nlink, 0xffffu);
+        o->flags |= OF_NLINK;
+    }
     tbbt__ns_size_evidence(o, a->size, true);
     learn_perms(c, id, o, a);
     if (o->key && ns_key(c->ns, o->key)->fsid == a->fsid &&

@@ -79,11 +79,14 @@ enum tbbt_rpc_stat {
     TBBT_RPC_DENIED_AUTH = 17,      /* MSG_DENIED, AUTH_ERROR */
 };
 
+/* nlink of attributes that do not tell the link count (the namespace model ignores it). */
+#define TBBT_NLINK_UNKNOWN UINT32_MAX
+
 /* File attributes as the server returned them (NFSv3 fattr3; v2 fattr mapped in). */
 struct tbbt_fattr {
     uint32_t type;      /* ftype3 numbering (1 reg, 2 dir, 3 blk, 4 chr, 5 lnk, 6 sock, 7 fifo) */
     uint32_t mode;
-    uint32_t nlink;
+    uint32_t nlink;     /* TBBT_NLINK_UNKNOWN: not known (NFSv4 without numlinks) */
     uint32_t uid;
     uint32_t gid;
     uint64_t size;
