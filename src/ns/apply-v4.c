@@ -182,9 +182,14 @@ static void lower_export(struct lower *w, uint32_t i, const struct tbbt_op4 *o)
     w->emit(w->ns, r);
 }
 
-/* LOOKUP, LOOKUPP (name ".."), OPEN without create: an NFSv3 LOOKUP. */
-static void lower_lookup(struct lower *w, uint32_t i, const struct tbbt_op4 *o,
-                         const struct tbbt_str *name)
+/*
+ * An operation that names an entry of the current directory and makes the entry's
+ * object current: the lowered record of NFSv3 procedure proc with the directory's
+ * handle, name, and when it succeeded the object's handle and attributes (GETFH and
+ * GETATTR after it); NULL when the directory's handle or the name is unknown.
+ */
+static struct tbbt_trace_rec *dirop(struct lower *w, uint32_t i, const struct tbbt_op4 *o,
+                                    int proc, const struct tbbt_str *name)
 {
     const struct tbbt_op4 *a;
     uint32_t ref;
@@ -193,9 +198,9 @@ static void lower_lookup(struct lower *w, uint32_t i, const struct tbbt_op4 *o,
     struct tbbt_trace_rec *r;
 
     made_current(w, have, ref);
-    if (dir.kind != FH_REF)
-        return;
-    r = start(w, TBBT_PROG_NFS3, NFSPROC3_LOOKUP, o->status);
+    if (dir.kind != FH_REF || !name)
+        return NULL;
+    r = start(w, TBBT_PROG_NFS3, proc, o->status);
     set_fh(r, TBBT_F_FH, dir.ref);
     r->name = *name;
     TBBT_SET(r, TBBT_F_NAME);
@@ -203,25 +208,26 @@ static void lower_lookup(struct lower *w, uint32_t i, const struct tbbt_op4 *o,
         set_fh(r, TBBT_F_NEW_FH, ref);
     if (o->status == NFS4_OK)
         emit_attr(r, a);
-    w->emit(w->ns, r);
+    return r;
+}
+
+/* LOOKUP, LOOKUPP (name ".."), OPEN without create: an NFSv3 LOOKUP. */
+static void lower_lookup(struct lower *w, uint32_t i, const struct tbbt_op4 *o,
+                         const struct tbbt_str *name)
+{
+    struct tbbt_trace_rec *r = dirop(w, i, o, NFSPROC3_LOOKUP, name);
+
+    if (r)
+        w->emit(w->ns, r);
 }
 
 /* OPEN with create and CREATE: NFSv3 CREATE, MKDIR, SYMLINK or MKNOD. */
 static void lower_create(struct lower *w, uint32_t i, const struct tbbt_op4 *o, int proc)
 {
-    const struct tbbt_op4 *a;
-    uint32_t ref;
-    struct cfh dir = w->cur;
-    bool have = lookahead(w, i, &ref, &a);
-    struct tbbt_trace_rec *r;
+    struct tbbt_trace_rec *r = dirop(w, i, o, proc, TBBT_O4_HAS(o, NAME) ? &o->name : NULL);
 
-    made_current(w, have, ref);
-    if (dir.kind != FH_REF || !TBBT_O4_HAS(o, NAME))
+    if (!r)
         return;
-    r = start(w, TBBT_PROG_NFS3, proc, o->status);
-    set_fh(r, TBBT_F_FH, dir.ref);
-    r->name = o->name;
-    TBBT_SET(r, TBBT_F_NAME);
     if (TBBT_O4_HAS(o, SATTR)) {
         r->sattr = o->sattr;
         TBBT_SET(r, TBBT_F_SATTR);
@@ -230,10 +236,6 @@ static void lower_create(struct lower *w, uint32_t i, const struct tbbt_op4 *o, 
         r->target = o->target;
         TBBT_SET(r, TBBT_F_TARGET);
     }
-    if (o->status == NFS4_OK && have)
-        set_fh(r, TBBT_F_NEW_FH, ref);
-    if (o->status == NFS4_OK)
-        emit_attr(r, a);
     w->emit(w->ns, r);
 }
 

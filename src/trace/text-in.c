@@ -495,30 +495,6 @@ static int parse_entry(struct parser *ps, struct tbbt_entry *e)
     return parse_members(ps, &(struct members){ .what = "entry", .keys = keys, .base = e });
 }
 
-/* list := '[' [item (',' item)*] ']' for entries and info. */
-static int parse_list(struct parser *ps, bool entries)
-{
-    struct tbbt_trace_rec *rec = &ps->rec;
-    int rc;
-
-    if ((rc = expect(ps, '[')) < 0)
-        return rc;
-    if (eat(ps, ']'))
-        return 0;
-    do {
-        if (entries) {
-            rc = parse_entry(ps, tbbt_trace_rec_add_entry(rec));
-        } else if (rec->n_info == TBBT_INFO_MAX) {
-            rc = syntax(ps, "info has more than %d values", TBBT_INFO_MAX);
-        } else {
-            rc = parse_uint(ps, UINT64_MAX, &rec->info[rec->n_info++], "info value");
-        }
-        if (rc < 0)
-            return rc;
-    } while (eat(ps, ','));
-    return expect(ps, ']');
-}
-
 /* ---- NFSv4 operations -------------------------------------------------------------- */
 
 /* id := "0x" and 32 hex digits (a stateid or sessionid). */
@@ -630,8 +606,31 @@ static int parse_op4(struct parser *ps, struct tbbt_op4 *o)
     return expect(ps, '}');
 }
 
-/* ops := '[' [op4 (',' op4)*] ']', at most TBBT_OP4_MAX. */
-static int parse_ops(struct parser *ps)
+/* The list fields of an op line. */
+enum list_kind { LIST_ENTRIES, LIST_INFO, LIST_OPS };
+
+/* One item of a list of kind k. */
+static int parse_item(struct parser *ps, enum list_kind k)
+{
+    struct tbbt_trace_rec *rec = &ps->rec;
+    struct tbbt_op4 *o;
+
+    switch (k) {
+    case LIST_ENTRIES:
+        return parse_entry(ps, tbbt_trace_rec_add_entry(rec));
+    case LIST_INFO:
+        if (rec->n_info == TBBT_INFO_MAX)
+            return syntax(ps, "info has more than %d values", TBBT_INFO_MAX);
+        return parse_uint(ps, UINT64_MAX, &rec->info[rec->n_info++], "info value");
+    default:
+        if (!(o = tbbt_trace_rec_add_op4(rec)))
+            return syntax(ps, "more than %d NFSv4 operations", TBBT_OP4_MAX);
+        return parse_op4(ps, o);
+    }
+}
+
+/* list := '[' [item (',' item)*] ']' for entries, info and ops. */
+static int parse_list(struct parser *ps, enum list_kind k)
 {
     int rc;
 
@@ -640,11 +639,7 @@ static int parse_ops(struct parser *ps)
     if (eat(ps, ']'))
         return 0;
     do {
-        struct tbbt_op4 *o = tbbt_trace_rec_add_op4(&ps->rec);
-
-        if (!o)
-            return syntax(ps, "more than %d NFSv4 operations", TBBT_OP4_MAX);
-        if ((rc = parse_op4(ps, o)) < 0)
+        if ((rc = parse_item(ps, k)) < 0)
             return rc;
     } while (eat(ps, ','));
     return expect(ps, ']');
@@ -686,11 +681,11 @@ static int parse_field(struct parser *ps, unsigned f)
     case TBBT__K_WCC:
         return parse_struct(ps, tbbt__wcc_subs, v, name);
     case TBBT__K_ENTRIES:
-        return parse_list(ps, true);
+        return parse_list(ps, LIST_ENTRIES);
     case TBBT__K_OPS4:
-        return parse_ops(ps);
+        return parse_list(ps, LIST_OPS);
     case TBBT__K_INFO:
-        return parse_list(ps, false);
+        return parse_list(ps, LIST_INFO);
     }
     return 0;
 }
