@@ -9,6 +9,9 @@
 - The snapshot format of tools/tree-snap.py (docs/lab.md, "tree-snap.py"): one line per
   object, PATH TYPE SIZE TARGET MODE UID GID NLINK tab-separated, '#' lines comments;
   snap_escape() and snap_load().
+- The values of a trace's text form (docs/trace-format.md, "Text form"): split_top()
+  splits at a separator outside quotes, braces and brackets, and op4_list() reads an
+  `ops=[...]` value into one {member: text} dict per NFSv4 operation.
 
 It does not parse a map's other fields (tbbt_ns_map_reader_*() in src/ns/ns.h is the
 strict reader) or write maps.  Standard library only.  Tools in tools/ import it
@@ -89,3 +92,44 @@ def textsum_add(data):
     (zlib's) of every byte before it, as the map and manifest writers put it."""
     import zlib
     return data + TEXTSUM_PREFIX + b"%08x\n" % zlib.crc32(data)
+
+
+def split_top(s, sep):
+    """Splits s at sep outside quotes (with their escapes), braces and brackets."""
+    out, depth, cur, quoted, esc = [], 0, [], False, False
+    for ch in s:
+        if quoted:
+            cur.append(ch)
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                quoted = False
+            continue
+        if ch == '"':
+            quoted = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def op4_list(text):
+    """[{member: value text}] of an op line's ops=[...] value (the text after "ops=")."""
+    ops = []
+    for item in split_top(text[1:-1], ","):
+        d = {}
+        for kv in split_top(item.strip()[1:-1], ","):
+            k, _, v = kv.partition("=")
+            d[k] = v
+        ops.append(d)
+    return ops

@@ -22,6 +22,8 @@ import json
 import subprocess
 import sys
 
+import tbbtfmt
+
 # Members compared: what the client chose (the arguments) and the server's verdict (the
 # status); other results (res_count, eof, res_flags: a READDIR of the image root also
 # lists tbbt-init's marker) are left out, and so are fh,
@@ -33,61 +35,19 @@ KEEP = ("status", "name", "name2", "target", "offset", "count", "length", "share
         "ftype", "sattr", "access", "bitmap")
 
 
-def split_top(s, sep):
-    """Splits s at sep outside quotes, braces and brackets."""
-    out, depth, cur, q, esc = [], 0, [], False, False
-    for ch in s:
-        if q:
-            cur.append(ch)
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                q = False
-            continue
-        if ch == '"':
-            q = True
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        if ch == sep and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    if cur:
-        out.append("".join(cur))
-    return out
-
-
-def parse_ops(text):
-    """[{member: value-text}] of an ops=[...] value."""
-    inner = text[1:-1]
-    ops = []
-    for item in split_top(inner, ","):
-        d = {}
-        for kv in split_top(item.strip()[1:-1], ","):
-            k, _, v = kv.partition("=")
-            d[k] = v
-        ops.append(d)
-    return ops
-
-
 def records(path, dump):
     """(endpoint, [ops]) of each v4 compound record of the trace, in trace order."""
     out = subprocess.run([dump, path], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         if not line.startswith("op ") or " v4 compound " not in line:
             continue
-        fields = split_top(line, " ")
+        fields = tbbtfmt.split_top(line, " ")
         ep, ops = None, []
         for f in fields:
             if f.startswith("ep="):
                 ep = int(f[3:])
             elif f.startswith("ops="):
-                ops = parse_ops(f[4:])
+                ops = tbbtfmt.op4_list(f[4:])
         yield ep, ops
 
 
