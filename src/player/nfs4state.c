@@ -16,12 +16,46 @@ struct tbbt_nfs4_dir {
 struct tbbt_nfs4_state {
     GHashTable *fhs;        /* GUINT_TO_POINTER(ref + 1) -> struct tbbt_nfs4_fh */
     GHashTable *clients;    /* uint64_t * -> struct tbbt_nfs4_client (key inside) */
-    GHashTable *sessions;   /* GBytes (16) -> struct tbbt_nfs4_session */
+    GHashTable *sessions;   /* its traced id (16 bytes) -> struct tbbt_nfs4_session */
     GHashTable *owners;     /* GBytes (clientid + bytes) -> struct tbbt_nfs4_owner */
-    GHashTable *sids;       /* GBytes (other, 12) -> struct tbbt_nfs4_sid */
+    GHashTable *sids;       /* its other (12 bytes) -> struct tbbt_nfs4_sid */
     GHashTable *attrs;      /* ref + 1 -> struct tbbt_fattr (traced) */
     GHashTable *dirs;       /* ref + 1 -> struct tbbt_nfs4_dir */
 };
+
+/*
+ * Tables keyed by an id of fixed length held in the value (a session's traced id, a
+ * stateid's other): a lookup hashes the caller's bytes, with nothing to allocate.
+ */
+static guint bytes_hash(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    guint h = 2166136261u;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+static guint sess_hash(gconstpointer k)
+{
+    return bytes_hash(k, NFS4_SESSIONID_SIZE);
+}
+
+static gboolean sess_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, NFS4_SESSIONID_SIZE) == 0;
+}
+
+static guint other_hash(gconstpointer k)
+{
+    return bytes_hash(k, NFS4_OTHER_SIZE);
+}
+
+static gboolean other_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, NFS4_OTHER_SIZE) == 0;
+}
 
 static GHashTable *bytes_table(void)
 {
@@ -35,9 +69,9 @@ struct tbbt_nfs4_state *tbbt_nfs4_state_new(void)
 
     st->fhs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     st->clients = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
-    st->sessions = bytes_table();
+    st->sessions = g_hash_table_new_full(sess_hash, sess_equal, NULL, g_free);
     st->owners = bytes_table();
-    st->sids = bytes_table();
+    st->sids = g_hash_table_new_full(other_hash, other_equal, NULL, g_free);
     st->attrs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     st->dirs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     return st;
@@ -128,11 +162,6 @@ int tbbt_nfs4_clientid_live(const struct tbbt_nfs4_state *st, uint64_t traced, u
 
 /* ------------------------------------------------------------------ sessions */
 
-static GBytes *sess_key(const uint8_t *id)
-{
-    return g_bytes_new(id, NFS4_SESSIONID_SIZE);
-}
-
 struct tbbt_nfs4_session *tbbt_nfs4_session_add(struct tbbt_nfs4_state *st,
                                                 const uint8_t *traced, const uint8_t *live,
                                                 uint32_t nslots, uint64_t traced_clientid)
@@ -145,26 +174,19 @@ struct tbbt_nfs4_session *tbbt_nfs4_session_add(struct tbbt_nfs4_state *st,
     s->nslots = nslots < 1 ? 1 : nslots > TBBT_NFS4_SLOTS_MAX ? TBBT_NFS4_SLOTS_MAX : nslots;
     for (uint32_t i = 0; i < s->nslots; i++)
         s->seq[i] = 1;
-    g_hash_table_replace(st->sessions, sess_key(traced), s);
+    g_hash_table_replace(st->sessions, s->traced, s);
     return s;
 }
 
 struct tbbt_nfs4_session *tbbt_nfs4_session_get(const struct tbbt_nfs4_state *st,
                                                 const uint8_t *traced)
 {
-    GBytes *k = sess_key(traced);
-    struct tbbt_nfs4_session *s = g_hash_table_lookup(st->sessions, k);
-
-    g_bytes_unref(k);
-    return s;
+    return g_hash_table_lookup(st->sessions, traced);
 }
 
 void tbbt_nfs4_session_forget(struct tbbt_nfs4_state *st, const uint8_t *traced)
 {
-    GBytes *k = sess_key(traced);
-
-    g_hash_table_remove(st->sessions, k);
-    g_bytes_unref(k);
+    g_hash_table_remove(st->sessions, traced);
 }
 
 int tbbt_nfs4_slot_take(struct tbbt_nfs4_session *s, uint32_t *slot, uint32_t *seq,
@@ -249,22 +271,16 @@ static uint32_t be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static GBytes *sid_key(const uint8_t *traced)
-{
-    return g_bytes_new(traced + 4, NFS4_OTHER_SIZE);
-}
-
 void tbbt_nfs4_sid_learn(struct tbbt_nfs4_state *st, const uint8_t *traced,
                          const stateid4 *live, struct tbbt_nfs4_owner *owner)
 {
-    GBytes *k = sid_key(traced);
-    struct tbbt_nfs4_sid *s = g_hash_table_lookup(st->sids, k);
+    struct tbbt_nfs4_sid *s = g_hash_table_lookup(st->sids, traced + 4);
 
     if (!s) {
         s = g_new0(struct tbbt_nfs4_sid, 1);
-        g_hash_table_insert(st->sids, g_bytes_ref(k), s);
+        memcpy(s->other, traced + 4, NFS4_OTHER_SIZE);
+        g_hash_table_insert(st->sids, s->other, s);
     }
-    g_bytes_unref(k);
     s->traced_seqid = be32(traced);
     s->live = *live;
     if (owner)
@@ -274,11 +290,7 @@ void tbbt_nfs4_sid_learn(struct tbbt_nfs4_state *st, const uint8_t *traced,
 struct tbbt_nfs4_sid *tbbt_nfs4_sid_get(const struct tbbt_nfs4_state *st,
                                         const uint8_t *traced)
 {
-    GBytes *k = sid_key(traced);
-    struct tbbt_nfs4_sid *s = g_hash_table_lookup(st->sids, k);
-
-    g_bytes_unref(k);
-    return s;
+    return g_hash_table_lookup(st->sids, traced + 4);
 }
 
 static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)

@@ -69,6 +69,7 @@ struct tbbt_nfs4_owner {
 
 /* A traced stateid's live counterpart. */
 struct tbbt_nfs4_sid {
+    uint8_t other[NFS4_OTHER_SIZE];    /* the traced stateid's other (key) */
     uint32_t traced_seqid;      /* the traced seqid live.seqid stands for */
     stateid4 live;
     struct tbbt_nfs4_owner *owner;     /* borrowed from the state; NULL if none */
