@@ -76,16 +76,23 @@ static uint64_t verf64(const char *v)
 }
 
 /* An open or lock owner: clientid and owner bytes. */
+/* Owner bytes p[0..len) (an owner's, or a client id string); over the bound: marked cut. */
+static void set_owner_bytes(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const char *p,
+                            u_int len)
+{
+    if (len > TBBT_OP4_OWNER_MAX) {
+        o->has |= 1u << TBBT_O4_TRUNC;
+        return;
+    }
+    tbbt_trace_rec_set_str(rec, &o->owner, p, len);
+    SET(o, OWNER);
+}
+
 static void set_owner(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const state_owner4 *w)
 {
     o->clientid = w->clientid;
     SET(o, CLIENTID);
-    if (w->owner.owner_len > TBBT_OP4_OWNER_MAX) {
-        o->has |= 1u << TBBT_O4_TRUNC;
-        return;
-    }
-    tbbt_trace_rec_set_str(rec, &o->owner, w->owner.owner_val, w->owner.owner_len);
-    SET(o, OWNER);
+    set_owner_bytes(rec, o, w->owner.owner_val, w->owner.owner_len);
 }
 
 static void set_sattr(struct tbbt_op4 *o, const fattr4 *f)
@@ -376,9 +383,8 @@ void tbbt__nfs4rec_call(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nf
     case OP_SETCLIENTID:
         o->verf = verf64(u->opsetclientid.client.verifier);
         SET(o, VERF);
-        set_owner(rec, o, &(state_owner4){
-            .owner = {u->opsetclientid.client.id.id_len, u->opsetclientid.client.id.id_val}});
-        o->has &= ~(1u << TBBT_O4_CLIENTID);
+        set_owner_bytes(rec, o, u->opsetclientid.client.id.id_val,
+                        u->opsetclientid.client.id.id_len);
         break;
     case OP_SETCLIENTID_CONFIRM:
         o->clientid = u->opsetclientid_confirm.clientid;
@@ -389,10 +395,8 @@ void tbbt__nfs4rec_call(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nf
     case OP_EXCHANGE_ID:
         o->verf = verf64(u->opexchange_id.eia_clientowner.co_verifier);
         SET(o, VERF);
-        set_owner(rec, o, &(state_owner4){
-            .owner = {u->opexchange_id.eia_clientowner.co_ownerid.co_ownerid_len,
-                      u->opexchange_id.eia_clientowner.co_ownerid.co_ownerid_val}});
-        o->has &= ~(1u << TBBT_O4_CLIENTID);
+        set_owner_bytes(rec, o, u->opexchange_id.eia_clientowner.co_ownerid.co_ownerid_val,
+                        u->opexchange_id.eia_clientowner.co_ownerid.co_ownerid_len);
         break;
     case OP_RELEASE_LOCKOWNER:
         set_owner(rec, o, &u->oprelease_lockowner.lock_owner);
