@@ -14,6 +14,7 @@
 #include "extract/decode-nfs4.h"
 #include "proto/nfs4.h"
 #include "proto/proto.h"
+#include "util/hash.h"
 #include "util/util.h"
 
 #define NFS4_PROG 100003u
@@ -57,12 +58,7 @@ struct tbbt__nfs4_count {
 
 static guint ep_hash(gconstpointer k)
 {
-    const struct endpoint *e = k;
-    guint h = 2166136261u;
-
-    for (size_t i = 0; i < sizeof(e->addr); i++)
-        h = (h ^ e->addr[i]) * 16777619u;
-    return h ^ (guint)e->af << 20;
+    return (guint)tbbt_hash(k, sizeof(struct endpoint), 0);
 }
 
 static gboolean ep_equal(gconstpointer a, gconstpointer b)

@@ -6,6 +6,8 @@
  */
 #include "player/nfs4state.h"
 
+#include "util/hash.h"
+
 #include <string.h>
 
 struct tbbt_nfs4_dir {
@@ -27,19 +29,9 @@ struct tbbt_nfs4_state {
  * Tables keyed by an id of fixed length held in the value (a session's traced id, a
  * stateid's other): a lookup hashes the caller's bytes, with nothing to allocate.
  */
-static guint bytes_hash(const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    guint h = 2166136261u;
-
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 16777619u;
-    return h;
-}
-
 static guint sess_hash(gconstpointer k)
 {
-    return bytes_hash(k, NFS4_SESSIONID_SIZE);
+    return (guint)tbbt_hash(k, NFS4_SESSIONID_SIZE, 0);
 }
 
 static gboolean sess_equal(gconstpointer a, gconstpointer b)
@@ -49,7 +41,7 @@ static gboolean sess_equal(gconstpointer a, gconstpointer b)
 
 static guint other_hash(gconstpointer k)
 {
-    return bytes_hash(k, NFS4_OTHER_SIZE);
+    return (guint)tbbt_hash(k, NFS4_OTHER_SIZE, 0);
 }
 
 static gboolean other_equal(gconstpointer a, gconstpointer b)
