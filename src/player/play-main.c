@@ -661,6 +661,7 @@ static int play(void)
             owner.by_connection = !strcmp(opt_client_key, "connection") ||
                                   (!strcmp(opt_client_key, "auto") &&
                                    r.sc.naddrs < (unsigned)owner.size);
+            tbbt_play_owner_plan(&owner, owner.by_connection ? r.sc.conn_load : r.sc.addr_load);
             peer = (struct tbbt_engine_peer){
                 .mine = tbbt_play_owner_mine, .mine_arg = &owner,
                 .in = g_async_queue_new_full((GDestroyNotify)g_bytes_unref),
@@ -803,6 +804,10 @@ out:
     g_free(r.root_rel);
     g_free(r.map_path);
     g_free(r.sc.conn_map);
+    if (r.sc.addr_load)
+        g_hash_table_destroy(r.sc.addr_load);
+    if (r.sc.conn_load)
+        g_hash_table_destroy(r.sc.conn_load);
     tbbt_manifest_free(r.man);
     return status;
 }

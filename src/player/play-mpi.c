@@ -51,6 +51,45 @@ void tbbt_play_images_of(enum tbbt_play_dist dist, int rank, int size, uint32_t 
     img->count = clones > r ? (clones - r + n - 1) / n : 0;
 }
 
+struct client_load {
+    const char *key;
+    uint64_t load;
+};
+
+static gint load_cmp(gconstpointer a, gconstpointer b)
+{
+    const struct client_load *x = a, *y = b;
+    if (x->load != y->load)
+        return x->load > y->load ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+void tbbt_play_owner_plan(struct tbbt_play_owner *o, GHashTable *load)
+{
+    if (o->size <= 1 || !load)
+        return;
+    GArray *v = g_array_new(FALSE, FALSE, sizeof(struct client_load));
+    GHashTableIter it;
+    gpointer k, n;
+    g_hash_table_iter_init(&it, load);
+    while (g_hash_table_iter_next(&it, &k, &n))
+        g_array_append_val(v, ((struct client_load){k, GPOINTER_TO_SIZE(n)}));
+    g_array_sort(v, load_cmp);
+    uint64_t *sum = g_new0(uint64_t, (gsize)o->size);
+    o->plan = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < v->len; i++) {
+        const struct client_load *c = &g_array_index(v, struct client_load, i);
+        int best = 0;
+        for (int r = 1; r < o->size; r++)
+            if (sum[r] < sum[best])
+                best = r;
+        sum[best] += c->load;
+        g_hash_table_insert(o->plan, g_strdup(c->key), GINT_TO_POINTER(best + 1));
+    }
+    g_free(sum);
+    g_array_free(v, TRUE);
+}
+
 bool tbbt_play_owner_mine(const struct tbbt_trace_rec *rec, const struct tbbt_eptab *eps,
                           void *arg)
 {
@@ -69,7 +108,9 @@ bool tbbt_play_owner_mine(const struct tbbt_trace_rec *rec, const struct tbbt_ep
         g_snprintf(key, sizeof(key), "%s:%u", ep->client, ep->client_port);
     else
         g_snprintf(key, sizeof(key), "%s", ep->client);
-    uint32_t owner = (uint32_t)(tbbt_hash(key, strlen(key), OWNER_SEED) % (uint64_t)o->size);
+    gpointer planned = o->plan ? g_hash_table_lookup(o->plan, key) : NULL;
+    uint32_t owner = planned ? (uint32_t)(GPOINTER_TO_INT(planned) - 1)
+                     : (uint32_t)(tbbt_hash(key, strlen(key), OWNER_SEED) % (uint64_t)o->size);
     if (rec->endpoint < (1u << 24)) {
         if (rec->endpoint >= o->cache->len)
             g_array_set_size(o->cache, rec->endpoint + 1);
@@ -88,8 +129,11 @@ void tbbt_play_owner_fini(struct tbbt_play_owner *o)
         g_array_free(o->cache, TRUE);
     if (o->clients)
         g_hash_table_destroy(o->clients);
+    if (o->plan)
+        g_hash_table_destroy(o->plan);
     o->cache = NULL;
     o->clients = NULL;
+    o->plan = NULL;
 }
 
 int tbbt_play_mpi_agree(int rc, const char *why)

@@ -36,17 +36,23 @@ void tbbt_play_images_of(enum tbbt_play_dist dist, int rank, int size, uint32_t 
 /*
  * --distribute clients: which rank replays a record.  A client is the traced client
  * address, or with by_connection its address and port (one traced client connection:
- * captures made on one host, where every client has the address 127.0.0.1); the rank is
- * the client's 64-bit hash (util/hash.h, seed "tbbt") modulo the number of ranks, the
- * same in every rank.  mine() is a tbbt_engine_owner_cb (arg: this struct; I/O thread).
+ * captures made on one host, where every client has the address 127.0.0.1).  plan()
+ * shares the clients out by their load, the records each sends (play-scan.c counts them):
+ * heaviest first, each to the rank with the least load so far (ties: the lower key, the
+ * lower rank), so every rank computes the same plan from the same trace.  A client the
+ * plan lacks goes by its 64-bit hash (util/hash.h, seed "tbbt") modulo the number of
+ * ranks.  mine() is a tbbt_engine_owner_cb (arg: this struct; I/O thread).
  */
 struct tbbt_play_owner {
     int rank, size;
     bool by_connection;
-    GArray *cache;          /* uint32 rank + 1 by endpoint reference, 0: not yet hashed */
+    GHashTable *plan;       /* client key -> rank + 1 (plan()), or NULL */
+    GArray *cache;          /* uint32 rank + 1 by endpoint reference, 0: not yet decided */
     GHashTable *clients;    /* the client keys seen (a set) */
     unsigned nmine;         /* ... of them this rank's */
 };
+/* load: client key (as by_connection wants it) -> records, GSIZE_TO_POINTER (borrowed). */
+void tbbt_play_owner_plan(struct tbbt_play_owner *o, GHashTable *load);
 bool tbbt_play_owner_mine(const struct tbbt_trace_rec *rec, const struct tbbt_eptab *eps,
                           void *arg);
 void tbbt_play_owner_fini(struct tbbt_play_owner *o);

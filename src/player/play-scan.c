@@ -44,6 +44,36 @@ static uint64_t reaction_p1_ns(const struct reactions *re)
     return 0;
 }
 
+/* Adds n to key's load in tab (a key it lacks is copied in). */
+static void load_add(GHashTable *tab, const char *key, uint64_t n)
+{
+    gsize old = GPOINTER_TO_SIZE(g_hash_table_lookup(tab, key));
+    g_hash_table_insert(tab, g_strdup(key), GSIZE_TO_POINTER(old + n));
+}
+
+/* The records by endpoint summed by client address and by client connection, keyed as
+ * play-mpi.c's tbbt_play_owner_mine() keys them. */
+static void loads_of(struct tbbt_play_scan *sc, const GArray *load, const struct tbbt_eptab *eps)
+{
+    sc->addr_load = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    sc->conn_load = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < load->len; i++) {
+        uint64_t n = g_array_index(load, uint64_t, i);
+        if (!n)
+            continue;
+        const struct tbbt_endpoint *ep = tbbt_eptab_get(eps, i);
+        char key[64];
+        if (!ep) {
+            load_add(sc->addr_load, "?", n);
+            load_add(sc->conn_load, "?", n);
+            continue;
+        }
+        load_add(sc->addr_load, ep->client, n);
+        g_snprintf(key, sizeof(key), "%s:%u", ep->client, ep->client_port);
+        load_add(sc->conn_load, key, n);
+    }
+}
+
 int tbbt_play_scan(const char *path, struct tbbt_play_scan *sc, char *err, size_t errlen)
 {
     int e = 0;
@@ -58,6 +88,7 @@ int tbbt_play_scan(const char *path, struct tbbt_play_scan *sc, char *err, size_
     GArray *map = g_array_new(FALSE, TRUE, sizeof(uint16_t));
     GHashTable *addrs = sc->want_addrs
                         ? g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL) : NULL;
+    GArray *load = g_array_new(FALSE, TRUE, sizeof(uint64_t));  /* records by endpoint */
     struct tbbt_trace_rec rec;
     bool vers_known = false;
     struct reactions react = {.last_reply = g_array_new(FALSE, TRUE, sizeof(uint64_t))};
@@ -66,6 +97,11 @@ int tbbt_play_scan(const char *path, struct tbbt_play_scan *sc, char *err, size_
     tbbt_trace_rec_init(&rec);
     while ((rc = tbbt_trace_reader_next(t, &rec)) == 1) {
         sc->nv4 += rec.prog == TBBT_PROG_NFS4;
+        if (addrs) {
+            if (rec.endpoint >= load->len)
+                g_array_set_size(load, rec.endpoint + 1);
+            g_array_index(load, uint64_t, rec.endpoint)++;
+        }
         if (rec.prog != TBBT_PROG_NFS2 && rec.prog != TBBT_PROG_NFS3)
             continue;
         sc->has_v23 = true;
@@ -98,6 +134,9 @@ int tbbt_play_scan(const char *path, struct tbbt_play_scan *sc, char *err, size_
             (uint16_t)((GPOINTER_TO_UINT(v) - 1) % TBBT_ENGINE_MAX_CONNS + 1);
     }
     tbbt_trace_rec_fini(&rec);
+    if (addrs && rc == 0)
+        loads_of(sc, load, tbbt_trace_reader_eptab(t));
+    g_array_free(load, TRUE);
     tbbt_trace_reader_close(t);
     sc->causal_slack_ns = sc->want_slack ? 2 * reaction_p1_ns(&react) : 0;
     g_array_free(react.last_reply, TRUE);

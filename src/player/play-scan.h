@@ -7,7 +7,8 @@
  * connection of each trace endpoint (the traced client connections, client address,
  * port and transport, of its NFS records, numbered in order of first use; beyond
  * TBBT_ENGINE_MAX_CONNS they share round robin), and for --distribute clients how many
- * client addresses the trace has, and whether it has NFSv2/v3 records or only NFSv4
+ * client addresses the trace has and how many records each client (address, or address
+ * and port) sends, and whether it has NFSv2/v3 records or only NFSv4
  * ones (which tbbt-play does not replay yet).  Not the replay's reader (engine-read.c).
  */
 #ifndef TBBT_PLAYER_PLAY_SCAN_H
@@ -16,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <glib.h>
 
 struct tbbt_play_scan {
     /* what to learn */
@@ -30,6 +33,9 @@ struct tbbt_play_scan {
     uint64_t causal_slack_ns;   /* 0 unless want_slack */
     unsigned nclients;          /* traced client connections (0 with stop_at_version) */
     unsigned naddrs;            /* traced client addresses (0 unless want_addrs) */
+    GHashTable *addr_load;      /* want_addrs: client address -> its records (every
+                                   program's), as GSIZE_TO_POINTER (given: destroy) */
+    GHashTable *conn_load;      /* ... "address:port" (a client connection) -> records */
     uint16_t *conn_map;         /* trace endpoint -> connection (given: g_free()); no
                                    entries with stop_at_version */
     uint32_t conn_map_len;
