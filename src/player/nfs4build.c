@@ -277,7 +277,7 @@ static int b_sequence(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
     if (!sess)
         return unsendable(b, "unknown session", "traced session never created");
     if (tbbt_nfs4_slot_take(sess, &slot, &seq, &hi) < 0)
-        return unsendable(b, "no free slot", "all %u slots busy", sess->nslots);
+        return unsendable(b, TBBT_NFS4_NO_SLOT, "all %u slots busy", sess->nslots);
     memcpy(s->sa_sessionid, sess->live, NFS4_SESSIONID_SIZE);
     s->sa_sequenceid = seq;
     s->sa_slotid = slot;
@@ -751,6 +751,40 @@ static void track_fh(const struct tbbt_trace_rec *rec, struct tbbt_nfs4_opaux *a
     }
 }
 
+/* ------------------------------------------------------------------ the image root */
+
+/* Where the traced export's root is reached (PUTROOTFH, or PUTFH of the traced pseudo
+ * root, then LOOKUP): the image directory instead (tbbt_nfs4_image_set()). */
+static void redirect_image(struct bctx *b)
+{
+    const struct tbbt_trace_rec *rec = b->rec;
+    const struct tbbt_nfs4_fh *parent;
+    const char *leaf;
+    uint32_t root;
+
+    for (uint32_t i = 0; i + 1 < rec->n_ops; i++) {
+        const struct tbbt_op4 *o = &rec->ops[i], *next = &rec->ops[i + 1];
+        if (o->op == OP_PUTROOTFH && next->op == OP_GETFH && TBBT_O4_HAS(next, FH))
+            tbbt_nfs4_pseudo_root_note(b->st, next->fh);
+        bool at_root = o->op == OP_PUTROOTFH ||
+                       (o->op == OP_PUTFH && TBBT_O4_HAS(o, FH) &&
+                        tbbt_nfs4_pseudo_root(b->st, &root) && o->fh == root);
+        if (!at_root || next->op != OP_LOOKUP || !tbbt_nfs4_image_get(b->st, &parent, &leaf))
+            continue;
+        nfs_argop4 *a = &b->call->ops[i];
+        if (parent) {
+            a->argop = OP_PUTFH;
+            ARG(a, opputfh)->object.nfs_fh4_len = parent->len;
+            ARG(a, opputfh)->object.nfs_fh4_val = keep(b, parent->data, parent->len);
+        } else {
+            a->argop = OP_PUTROOTFH;
+        }
+        LOOKUP4args *l = ARG(&b->call->ops[i + 1], oplookup);
+        l->objname.utf8string_len = (u_int)strlen(leaf);
+        l->objname.utf8string_val = keep(b, leaf, strlen(leaf));
+    }
+}
+
 /* ------------------------------------------------------------------ the COMPOUND */
 
 /*
@@ -804,6 +838,7 @@ int tbbt_nfs4_build(struct tbbt_nfs4_state *st, const struct tbbt_trace_rec *rec
             return -1;
         }
     }
+    redirect_image(&b);
     return 0;
 }
 

@@ -30,6 +30,8 @@
 #include "trace/trace.h"
 
 #define TBBT_NFS4_FORE_SLOTS 16       /* slots asked for in CREATE_SESSION */
+#define TBBT_NFS4_NO_SLOT "no free slot"   /* call->why: every slot of the session busy
+                                             (not a fault of the record: send it later) */
 
 /* What build knows about one operation for absorbing its result. */
 struct tbbt_nfs4_opaux {

@@ -23,6 +23,12 @@ struct tbbt_nfs4_state {
     GHashTable *sids;       /* its other (12 bytes) -> struct tbbt_nfs4_sid */
     GHashTable *attrs;      /* ref + 1 -> struct tbbt_fattr (traced) */
     GHashTable *dirs;       /* ref + 1 -> struct tbbt_nfs4_dir */
+    bool image;             /* tbbt_nfs4_image_set() was called */
+    bool image_parent;      /* ... with a parent (else the pseudo root) */
+    struct tbbt_nfs4_fh parent;
+    char *leaf;
+    bool root_known;        /* the traced pseudo root's reference is known */
+    uint32_t root_ref;
 };
 
 /*
@@ -80,10 +86,46 @@ void tbbt_nfs4_state_free(struct tbbt_nfs4_state *st)
     g_hash_table_destroy(st->sids);
     g_hash_table_destroy(st->attrs);
     g_hash_table_destroy(st->dirs);
+    g_free(st->leaf);
     g_free(st);
 }
 
 #define REFKEY(ref) GUINT_TO_POINTER((ref) + 1u)
+
+/* ------------------------------------------------------------------ the image root */
+
+void tbbt_nfs4_image_set(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_fh *parent,
+                         const char *leaf)
+{
+    st->image = true;
+    st->image_parent = parent != NULL;
+    if (parent)
+        st->parent = *parent;
+    g_free(st->leaf);
+    st->leaf = g_strdup(leaf);
+}
+
+bool tbbt_nfs4_image_get(const struct tbbt_nfs4_state *st, const struct tbbt_nfs4_fh **parent,
+                         const char **leaf)
+{
+    if (!st->image)
+        return false;
+    *parent = st->image_parent ? &st->parent : NULL;
+    *leaf = st->leaf;
+    return true;
+}
+
+void tbbt_nfs4_pseudo_root_note(struct tbbt_nfs4_state *st, uint32_t ref)
+{
+    st->root_known = true;
+    st->root_ref = ref;
+}
+
+bool tbbt_nfs4_pseudo_root(const struct tbbt_nfs4_state *st, uint32_t *ref)
+{
+    *ref = st->root_ref;
+    return st->root_known;
+}
 
 /* ------------------------------------------------------------------ handles */
 

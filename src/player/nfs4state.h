@@ -81,6 +81,24 @@ struct tbbt_nfs4_state;
 struct tbbt_nfs4_state *tbbt_nfs4_state_new(void);
 void tbbt_nfs4_state_free(struct tbbt_nfs4_state *st);
 
+/* ---- the image root (tbbt-play) ---- */
+/*
+ * The traced export is replayed in an image directory: a traced PUTROOTFH (or a PUTFH
+ * of the handle a GETFH right after a PUTROOTFH returned: the traced pseudo root)
+ * followed by a LOOKUP (of the traced export) becomes PUTFH of parent (PUTROOTFH when
+ * parent is NULL: the image directory is a pseudo-root child) and LOOKUP of leaf (copied):
+ * the same operations, so the results still pair with the traced ones.  Without a call,
+ * PUTROOTFH and its LOOKUP go as traced (nfs4-replay against the traced export).
+ */
+void tbbt_nfs4_image_set(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_fh *parent,
+                         const char *leaf);
+/* true with *parent (NULL: the pseudo root) and *leaf (borrowed) when set. */
+bool tbbt_nfs4_image_get(const struct tbbt_nfs4_state *st, const struct tbbt_nfs4_fh **parent,
+                         const char **leaf);
+/* The traced pseudo root's handle reference: noted, and asked (true with *ref). */
+void tbbt_nfs4_pseudo_root_note(struct tbbt_nfs4_state *st, uint32_t ref);
+bool tbbt_nfs4_pseudo_root(const struct tbbt_nfs4_state *st, uint32_t *ref);
+
 /* ---- handles ---- */
 /* Learns the live bytes (copied; cut to NFS4_FHSIZE) of traced handle ref. */
 void tbbt_nfs4_fh_learn(struct tbbt_nfs4_state *st, uint32_t ref, const void *fh, uint32_t len);

@@ -25,6 +25,7 @@
 #include "player/handles.h"
 #include "player/play-mpi.h"
 #include "player/play-scan.h"
+#include "player/engine4.h"
 #include "player/precheck.h"
 #include "player/report.h"
 #include "player/resolve.h"
@@ -42,7 +43,8 @@
 static gchar *opt_trace, *opt_manifest, *opt_server, *opt_export, *opt_map;
 static gchar *opt_proto = "tcp", *opt_order = "conservative", *opt_timing = "full";
 static gchar *opt_report_json, *opt_timeseries, *opt_events, *opt_subset_client;
-static gchar *opt_subset_subtree, *opt_image_root, *opt_reorder;
+static gchar *opt_subset_subtree, *opt_image_root, *opt_reorder, *opt_pseudo;
+static gint opt_v4_renew_ms = 1000;
 static gint64 opt_reorder_seed = 1;
 static gint opt_client_out;
 static struct tbbt_reorder_spec reorder_spec;
@@ -88,6 +90,7 @@ struct run {
     char *root_rel;
     struct tbbt_subset ss;
     bool usage_error;               /* startup(): no server or export to replay to */
+    bool v4;                        /* an NFSv4 trace (engine4.h) */
 };
 
 static struct tbbt_rpcconn *conn_to(bool udp, const char *host, uint16_t port, char *err,
@@ -152,9 +155,13 @@ static int scan_trace(struct run *r, const char *path)
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
-    if (!r->sc.has_v23 && r->sc.nv4) {
-        fprintf(stderr, PROG ": trace '%s' holds only NFSv4 records (%" PRIu64 "), which "
-                "tbbt-play does not replay yet (docs/nfsv4.md)\n", path, r->sc.nv4);
+    r->v4 = !r->sc.has_v23 && r->sc.nv4;
+    if (r->v4 && (dist != TBBT_PLAY_DIST_NONE || img.count != 1 || opt_proto[0] == 'u' ||
+                  opt_reorder || opt_subset_client || opt_subset_subtree)) {
+        fprintf(stderr, PROG ": trace '%s' is an NFSv4 trace: it replays over TCP against "
+                "one image, without --distribute, --clones, --reorder or --subset-* "
+                "(docs/nfsv4.md)\n", path);
+        r->usage_error = true;
         return -1;
     }
     r->vers = r->sc.vers;
@@ -323,6 +330,58 @@ static int grace_check(struct run *r)
     if (rc < 0)
         fprintf(stderr, PROG ": %s\n", err);
     return rc < 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ NFSv4 */
+
+/*
+ * An NFSv4 trace (engine4.h): the image directory's place in the server's pseudo file
+ * system (--pseudo, then the image's path under the export) stands for the traced export;
+ * its parent's live handle is looked up once, then engine4 replays.
+ */
+static int run_v4(struct run *r, int stop_fd, struct tbbt_report **rep,
+                  struct tbbt_report_counts *cn, char *err, size_t errlen)
+{
+    gchar *path = g_build_filename("/", opt_pseudo ? opt_pseudo : opt_export,
+                                   r->root_rel ? r->root_rel : "", NULL);
+    gchar **all = g_strsplit(path, "/", -1);
+    GPtrArray *comps = g_ptr_array_new();
+    for (gchar **c = all; *c; c++)
+        if (**c && strcmp(*c, "."))
+            g_ptr_array_add(comps, *c);
+    struct tbbt_nfs4_fh parent;
+    struct tbbt_engine4_opts o = {
+        .trace_path = opt_trace, .server = opt_server, .port = r->nfs_port,
+        .fsdep = !strcmp(opt_order, "fsdep"), .timestamp = !strcmp(opt_timing, "timestamp"),
+        .speed = opt_speed, .window = (unsigned)opt_window,
+        .timeout_ms = opt_timeout_ms > 0 ? (unsigned)opt_timeout_ms : 30000,
+        .renew_ms = (unsigned)MAX(opt_v4_renew_ms, 0),
+        .fixed_creds = opt_uid >= 0, .uid = opt_uid >= 0 ? (uint32_t)opt_uid : 0,
+        .gid = opt_gid >= 0 ? (uint32_t)opt_gid : opt_uid >= 0 ? (uint32_t)opt_uid : 0,
+        .stop_fd = stop_fd, .verbose = tbbt__log_level >= TBBT_LOG_INFO,
+    };
+    int rc = 0;
+    if (comps->len > 0) {
+        o.image = true;
+        o.image_leaf = g_ptr_array_index(comps, comps->len - 1);
+        g_ptr_array_index(comps, comps->len - 1) = NULL;     /* the parent's path */
+        if (comps->len > 1) {
+            rc = tbbt_engine4_lookup(opt_server, r->nfs_port, (char *const *)comps->pdata,
+                                     &parent, err, errlen);
+            o.image_parent = &parent;
+        }
+    }
+    if (rc == 0) {
+        tbbt_log(TBBT_LOG_INFO, "NFSv4 trace: the traced export is %s", path);
+        rc = tbbt_engine4_run(&o, rep, cn, err, errlen);
+    } else {
+        memset(cn, 0, sizeof(*cn));
+        rc = -EIO;
+    }
+    g_ptr_array_free(comps, TRUE);
+    g_strfreev(all);
+    g_free(path);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ verify, report */
@@ -679,7 +738,8 @@ static int play(void)
     struct tbbt_report *rep = NULL;
     struct tbbt_report_counts cn;
     char err[512] = "";
-    int rc = tbbt_engine_run(&o, &rep, &cn, err, sizeof(err));
+    int rc = r.v4 ? run_v4(&r, stopper.efd, &rep, &cn, err, sizeof(err))
+                  : tbbt_engine_run(&o, &rep, &cn, err, sizeof(err));
     const char *peer_stop = NULL;     /* another rank stopped early, and so this one */
     chan = rx.chan;
     if (chan) {

@@ -64,8 +64,10 @@ uint64_t tbbt_hist_min(const struct tbbt_hist *h);
 
 /* `got` of tbbt_report_failure() for a call that never got a reply. */
 #define TBBT_REPORT_NO_REPLY (-1)
-/* Progs 0..4 (enum tbbt_prog) by procedures 0..31; anything else counts as "other". */
-#define TBBT_REPORT_NPROG 5
+/* Progs 0..5 (enum tbbt_prog: NFSv4 has NULL and COMPOUND) by procedures 0..31; anything
+ * else counts as "other".  Failure kinds are not bounded: NFSv4 ones name the operation
+ * (tbbt_proc_label() of the operation number). */
+#define TBBT_REPORT_NPROG 6
 #define TBBT_REPORT_NPROC 32
 /* Time series length cap (~48 days); later events count in the last second. */
 #define TBBT_REPORT_MAX_SECONDS (1u << 22)

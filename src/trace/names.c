@@ -292,6 +292,13 @@ const char *tbbt_proc_label(int prog, int proc, char *buf, size_t len)
 
     if (s || !buf)
         return s;
+    const char *op = prog == TBBT_PROG_NFS4 ? tbbt_proto_nfs4_op_name((uint32_t)proc) : NULL;
+    if (op && proc > 2) {       /* an operation (3..): "v4.open"; 0 and 1 are procedures */
+        char *low = g_ascii_strdown(op, -1);
+        g_snprintf(buf, len, "v4.%s", low);
+        g_free(low);
+        return buf;
+    }
     if (prog == TBBT_PROG_NFS3)
         g_snprintf(buf, len, "%d", proc);
     else if (pn)

@@ -1,0 +1,1132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tbbt-play's NFSv4 replay (engine4.h): the window of records, their dependency keys,
+ * the ordering and timing policies, and one epoll loop that sends what may go, reads
+ * the replies, absorbs them into the live state (nfs4build.h) and keeps the leases.
+ */
+#include <errno.h>
+#include <math.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "onc/rpcconn.h"
+#include "player/engine4.h"
+#include "player/nfs4build.h"
+#include "proto/proto.h"
+#include "trace/trace.h"
+#include "util/hash.h"
+#include "util/util.h"
+
+#define RETRIES_MAX 128                 /* tries of one record after DELAY/GRACE */
+#define REPLY_BATCH 64
+#define MACHINE "tbbt-play"
+
+enum pstate { P_FREE = 0, P_WAIT, P_FLIGHT, P_DONE };
+enum callkind { K_REC = 1, K_RESESSION, K_RENEW };
+
+struct p4conn;
+
+/* One record of the window. */
+struct prec {
+    uint8_t kind;               /* K_REC: first, as in struct renewal (the reply's arg) */
+    uint8_t state;              /* enum pstate */
+    bool resession;             /* the call out is CREATE_SESSION for it (K_RESESSION) */
+    bool in_call;               /* call holds a built COMPOUND */
+    bool sent;                  /* went out at least once */
+    uint16_t tries;             /* DELAY/GRACE answers so far */
+    uint32_t ndeps;             /* earlier records it still waits for */
+    uint64_t seq;
+    uint64_t due_ns;            /* timestamp: its send time */
+    uint64_t not_before;        /* a retry's back-off */
+    uint64_t send_ns;           /* the first send (latency) */
+    uint64_t try_ns;            /* the current send */
+    GArray *succ;               /* uint64_t: later records waiting for it */
+    struct p4conn *conn;
+    struct tbbt_trace_rec rec;  /* owned (memory kept across reuse) */
+    struct tbbt_nfs4_call call;
+    COMPOUND4res res;
+};
+
+/* A lease renewal in flight. */
+struct renewal {
+    uint8_t kind;               /* K_RENEW */
+    struct tbbt_nfs4_call call;
+    COMPOUND4res res;
+    uint64_t client;            /* traced clientid */
+};
+
+/* One traced client endpoint's live connection. */
+struct p4conn {
+    struct tbbt_rpcconn *rpc;
+    uint32_t endpoint;
+    bool dirty;                 /* calls queued since the last flush */
+    bool down;
+    uint64_t last_send;
+};
+
+/* A dependency key's holders (RW lock over sequence numbers). */
+struct holders {
+    uint64_t writer;            /* seq + 1, 0: none */
+    GArray *readers;            /* uint64_t seq, since the writer */
+    guint compact_at;           /* readers are pruned of finished ones at this length */
+};
+
+struct e4 {
+    const struct tbbt_engine4_opts *o;
+    struct tbbt_trace_reader *reader;
+    struct tbbt_nfs4_state *st;
+    struct tbbt_report *rep;
+    struct tbbt_report_counts *c;
+    unsigned W;
+    struct prec *slots;
+    uint64_t oldest, admitted, next_cons, inflight;
+    bool eof;
+    GHashTable *keys;           /* uint64 key -> struct holders */
+    GHashTable *owner_of;       /* stateid other (12 bytes, GBytes) -> owner key */
+    GHashTable *sess_client;    /* traced session (GBytes) -> traced clientid */
+    GHashTable *name_obj;       /* name key (uint64_t *) -> the handle ref it names + 1 */
+    uint64_t *heap;             /* ready records (sequence numbers), min-heap */
+    size_t nheap, cheap;
+    GQueue retry;               /* struct prec *: to send again at not_before */
+    GQueue slotwait;            /* struct prec *: their session had no free slot */
+    GHashTable *conns;          /* endpoint + 1 -> struct p4conn */
+    GHashTable *client_conn;    /* traced clientid (uint64_t *) -> struct p4conn */
+    GHashTable *renewing;       /* traced clientids with a renewal out */
+    GPtrArray *creds;           /* encoded credentials by trace reference */
+    int ep;
+    uint64_t start_ns, trace_t0, last_renew;
+    uint64_t barrier;           /* the last barrier record's seq + 1, 0: none */
+    bool t0_set, stopping;
+    uint64_t stop_deadline;
+    int err;
+    char *errbuf;
+    size_t errlen;
+};
+
+struct encred {
+    uint32_t len;
+    uint8_t body[TBBT_RPCCONN_AUTH_MAX];
+};
+
+static inline struct prec *S(struct e4 *e, uint64_t seq)
+{
+    return &e->slots[seq % e->W];
+}
+
+static bool live(struct e4 *e, uint64_t seq)
+{
+    if (seq < e->oldest || seq >= e->admitted)
+        return false;
+    struct prec *p = S(e, seq);
+    return p->seq == seq && p->state != P_DONE && p->state != P_FREE;
+}
+
+/* ------------------------------------------------------------------ the ready heap */
+
+static void heap_push(struct e4 *e, uint64_t seq)
+{
+    if (e->nheap == e->cheap) {
+        e->cheap = e->cheap ? 2 * e->cheap : 256;
+        e->heap = g_renew(uint64_t, e->heap, e->cheap);
+    }
+    size_t i = e->nheap++;
+    while (i > 0 && e->heap[(i - 1) / 2] > seq) {
+        e->heap[i] = e->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    e->heap[i] = seq;
+}
+
+static uint64_t heap_pop(struct e4 *e)
+{
+    uint64_t top = e->heap[0], last = e->heap[--e->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        uint64_t v = last;
+        if (l < e->nheap && e->heap[l] < v)
+            m = l, v = e->heap[l];
+        if (l + 1 < e->nheap && e->heap[l + 1] < v)
+            m = l + 1;
+        if (m == i)
+            break;
+        e->heap[i] = e->heap[m];
+        i = m;
+    }
+    if (e->nheap)
+        e->heap[i] = last;
+    return top;
+}
+
+/* ------------------------------------------------------------------ dependency keys */
+
+enum { KT_CLIENT = 1, KT_SESSION, KT_FH, KT_NAME, KT_STATEID, KT_OWNER, KT_PAGE };
+
+static uint64_t key_of(int type, uint64_t a, const void *bytes, size_t n)
+{
+    uint64_t h = tbbt_hash(bytes ? bytes : "", bytes ? n : 0, a * 0x9e3779b97f4a7c15ull + (uint64_t)type);
+    return h ? h : 1;
+}
+
+struct keyset {
+    uint64_t k[2 * TBBT_OP4_MAX + 16];
+    bool w[2 * TBBT_OP4_MAX + 16];
+    unsigned n;
+    bool barrier;               /* an object it cannot name: it waits for all before it */
+};
+
+static void kadd(struct keyset *ks, uint64_t k, bool w)
+{
+    for (unsigned i = 0; i < ks->n; i++)
+        if (ks->k[i] == k) {
+            ks->w[i] |= w;
+            return;
+        }
+    if (ks->n < G_N_ELEMENTS(ks->k)) {
+        ks->k[ks->n] = k;
+        ks->w[ks->n++] = w;
+    } else {
+        ks->barrier = true;     /* too many to list */
+    }
+}
+
+static uint64_t name_key(bool dir_known, uint32_t dir, const struct tbbt_str *name)
+{
+    return key_of(KT_NAME, dir_known ? dir + 1ull : 0, name->p, name->len);
+}
+
+/* Does the operation change the object current when it runs? */
+static bool writes_cur(uint32_t op)
+{
+    switch (op) {
+    case OP_WRITE: case OP_SETATTR: case OP_COMMIT: case OP_CREATE: case OP_REMOVE:
+    case OP_RENAME: case OP_LINK: case OP_OPEN: case OP_CLOSE: case OP_LOCK: case OP_LOCKU:
+    case OP_OPEN_DOWNGRADE: case OP_OPEN_CONFIRM: case OP_ALLOCATE: case OP_DEALLOCATE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Operations that need no current object (or set it without reading one). */
+static bool no_cur(uint32_t op)
+{
+    switch (op) {
+    case OP_PUTFH: case OP_PUTROOTFH: case OP_PUTPUBFH: case OP_SEQUENCE: case OP_SETCLIENTID:
+    case OP_SETCLIENTID_CONFIRM: case OP_RENEW: case OP_EXCHANGE_ID: case OP_CREATE_SESSION:
+    case OP_DESTROY_SESSION: case OP_DESTROY_CLIENTID: case OP_RECLAIM_COMPLETE:
+    case OP_RELEASE_LOCKOWNER: case OP_FREE_STATEID: case OP_TEST_STATEID: case OP_SAVEFH:
+    case OP_RESTOREFH: case OP_GETFH: case OP_SECINFO_NO_NAME:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* OPEN4_CREATE (the how member: opentype | createmode << 4 | claim << 8) */
+static bool opens_create(const struct tbbt_op4 *o)
+{
+    return TBBT_O4_HAS(o, HOW) && (o->how & 15) == OPEN4_CREATE;
+}
+
+static bool seqid_op(uint32_t op)
+{
+    return op == OP_OPEN || op == OP_OPEN_CONFIRM || op == OP_OPEN_DOWNGRADE || op == OP_CLOSE ||
+           op == OP_LOCK || op == OP_LOCKU;
+}
+
+static uint64_t owner_key(uint64_t clientid, const struct tbbt_str *owner)
+{
+    return key_of(KT_OWNER, clientid, owner->p, owner->len);
+}
+
+/* A name change writes the object its name held (known from a GETFH after a look-up of
+ * the name): a directory's removal after the changes inside it. */
+static void name_obj_write(struct e4 *e, struct keyset *ks, uint64_t nk, bool w)
+{
+    gpointer ref = g_hash_table_lookup(e->name_obj, &nk);
+    if (ref)
+        kadd(ks, key_of(KT_FH, GPOINTER_TO_UINT(ref) - 1u, NULL, 0), w);
+}
+
+/* The keys record rec reads and writes (engine4.h "Ordering"). */
+static void keys_of(struct e4 *e, const struct tbbt_trace_rec *rec, struct keyset *ks)
+{
+    uint32_t cur = 0, saved = 0;
+    bool known = false, saved_known = false, named = false, saved_named = false;
+    uint64_t cur_name = 0, saved_name = 0, client = 0;
+    bool has_client = false;
+
+    ks->n = 0;
+    ks->barrier = false;
+    for (uint32_t i = 0; i < rec->n_ops; i++) {
+        const struct tbbt_op4 *o = &rec->ops[i];
+        uint32_t op = o->op;
+        /* the object current at the op (an OPEN by name: its directory, changed only
+         * by a create) */
+        if (!no_cur(op)) {
+            bool w = writes_cur(op) && !(op == OP_OPEN && TBBT_O4_HAS(o, NAME) &&
+                                         !opens_create(o));
+            if (known)
+                kadd(ks, key_of(KT_FH, cur, NULL, 0), w);
+            else if (named)
+                kadd(ks, cur_name, w);
+            else
+                ks->barrier = true;
+        }
+        /* READDIR pages of a directory go one after the other (a continuation starts
+         * where the live page before it ended) */
+        if (op == OP_READDIR && (known || named))
+            kadd(ks, key_of(KT_PAGE, known ? cur + 1ull : cur_name, NULL, 0), true);
+        /* names, and the objects a name change removes or moves */
+        if (TBBT_O4_HAS(o, NAME) && (op == OP_LOOKUP || op == OP_OPEN || op == OP_CREATE ||
+                                      op == OP_REMOVE || op == OP_LINK || op == OP_RENAME)) {
+            uint64_t nk = name_key(known, cur, &o->name);
+            if (op == OP_RENAME) {
+                nk = name_key(saved_known, saved, &o->name);
+                kadd(ks, nk, true);
+                name_obj_write(e, ks, nk, true);
+                if (TBBT_O4_HAS(o, NAME2)) {
+                    uint64_t nk2 = name_key(known, cur, &o->name2);
+                    kadd(ks, nk2, true);
+                    name_obj_write(e, ks, nk2, true);
+                    gpointer ref = g_hash_table_lookup(e->name_obj, &nk);
+                    if (ref)
+                        g_hash_table_replace(e->name_obj, g_memdup2(&nk2, 8), ref);
+                }
+                g_hash_table_remove(e->name_obj, &nk);
+            } else if (op == OP_REMOVE || op == OP_LINK) {
+                kadd(ks, nk, true);
+                name_obj_write(e, ks, nk, true);
+            } else {
+                kadd(ks, nk, op == OP_CREATE || op == OP_REMOVE || op == OP_LINK ||
+                             (op == OP_OPEN && opens_create(o)));
+            }
+            if (op == OP_LINK && saved_known)
+                kadd(ks, key_of(KT_FH, saved, NULL, 0), true);
+        }
+        /* stateids */
+        if (TBBT_O4_HAS(o, STATEID)) {
+            bool changes = seqid_op(op) || op == OP_FREE_STATEID;
+            kadd(ks, key_of(KT_STATEID, 0, o->stateid + 4, 12), changes);
+            if (rec->minor == 0 && seqid_op(op)) {
+                gpointer ok = NULL;
+                GBytes *b = g_bytes_new_static(o->stateid + 4, 12);
+                if (g_hash_table_lookup_extended(e->owner_of, b, NULL, &ok))
+                    kadd(ks, GPOINTER_TO_SIZE(ok), true);
+                g_bytes_unref(b);
+            }
+        }
+        if (TBBT_O4_HAS(o, NEW_STATEID)) {
+            kadd(ks, key_of(KT_STATEID, 0, o->new_stateid + 4, 12), true);
+            if (rec->minor == 0 && TBBT_O4_HAS(o, OWNER) && TBBT_O4_HAS(o, CLIENTID))
+                g_hash_table_replace(e->owner_of, g_bytes_new(o->new_stateid + 4, 12),
+                                     GSIZE_TO_POINTER(owner_key(o->clientid, &o->owner)));
+        }
+        if (rec->minor == 0 && TBBT_O4_HAS(o, OWNER) && TBBT_O4_HAS(o, CLIENTID) &&
+            seqid_op(op))
+            kadd(ks, owner_key(o->clientid, &o->owner), true);
+        /* client and session */
+        if (TBBT_O4_HAS(o, CLIENTID)) {
+            client = o->clientid;
+            has_client = true;
+        }
+        if (TBBT_O4_HAS(o, SESSION)) {
+            GBytes *b = g_bytes_new_static(o->session, 16);
+            gpointer cid = NULL;
+            bool lifecycle = op == OP_CREATE_SESSION || op == OP_DESTROY_SESSION;
+            kadd(ks, key_of(KT_SESSION, 0, o->session, 16), lifecycle);
+            if (op == OP_CREATE_SESSION && TBBT_O4_HAS(o, CLIENTID))
+                g_hash_table_replace(e->sess_client, g_bytes_new(o->session, 16),
+                                     g_memdup2(&o->clientid, 8));
+            else if (!has_client && g_hash_table_lookup_extended(e->sess_client, b, NULL, &cid)) {
+                client = *(uint64_t *)cid;
+                has_client = true;
+            }
+            g_bytes_unref(b);
+        }
+        bool lifecycle = op == OP_SETCLIENTID || op == OP_SETCLIENTID_CONFIRM ||
+                         op == OP_EXCHANGE_ID || op == OP_CREATE_SESSION ||
+                         op == OP_DESTROY_CLIENTID;
+        if (has_client)
+            kadd(ks, key_of(KT_CLIENT, client, NULL, 0), lifecycle);
+        else if (lifecycle)
+            ks->barrier = true;
+        /* what is current after it */
+        switch (op) {
+        case OP_PUTFH: case OP_GETFH:
+            if (TBBT_O4_HAS(o, FH)) {
+                if (op == OP_GETFH && named && !known)     /* the name's object */
+                    g_hash_table_replace(e->name_obj, g_memdup2(&cur_name, 8),
+                                         GUINT_TO_POINTER(o->fh + 1u));
+                cur = o->fh;
+                known = true;
+                named = false;
+                if (op == OP_GETFH)
+                    kadd(ks, key_of(KT_FH, cur, NULL, 0), true);
+            }
+            break;
+        case OP_SAVEFH:
+            saved = cur, saved_known = known, saved_named = named, saved_name = cur_name;
+            break;
+        case OP_RESTOREFH:
+            cur = saved, known = saved_known, named = saved_named, cur_name = saved_name;
+            break;
+        case OP_PUTROOTFH: case OP_PUTPUBFH:
+            cur_name = key_of(KT_NAME, 0, "/", 1);
+            known = false;
+            named = true;
+            break;
+        case OP_LOOKUP: case OP_OPEN: case OP_CREATE:
+            if (TBBT_O4_HAS(o, NAME)) {
+                cur_name = name_key(known, cur, &o->name);
+                named = true;
+                gpointer ref = g_hash_table_lookup(e->name_obj, &cur_name);
+                known = ref != NULL && op != OP_CREATE;    /* a create makes a new one */
+                cur = ref ? GPOINTER_TO_UINT(ref) - 1u : 0;
+            } else {
+                named = false;
+                known = op == OP_OPEN && known;     /* OPEN by handle: the same file */
+            }
+            if (op == OP_CREATE || (op == OP_OPEN && opens_create(o)))
+                known = false;
+            break;
+        case OP_LOOKUPP: case OP_OPENATTR:
+            known = named = false;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* Admits record p (its seq set) with its keys: its dependencies on live holders. */
+static void admit_deps(struct e4 *e, struct prec *p)
+{
+    struct keyset ks;
+    uint64_t deps[64];
+    unsigned nd = 0;
+    bool overflow = false;
+
+    keys_of(e, &p->rec, &ks);
+    if (!ks.barrier && e->barrier && live(e, e->barrier - 1))
+        deps[nd++] = e->barrier - 1;
+    for (unsigned i = 0; i < ks.n; i++) {
+        struct holders *h = g_hash_table_lookup(e->keys, &ks.k[i]);
+        if (!h) {
+            h = g_new0(struct holders, 1);
+            h->readers = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+            g_hash_table_insert(e->keys, g_memdup2(&ks.k[i], 8), h);
+        }
+        if (h->writer && live(e, h->writer - 1)) {
+            if (nd < G_N_ELEMENTS(deps))
+                deps[nd++] = h->writer - 1;
+            else
+                overflow = true;
+        }
+        if (ks.w[i]) {
+            for (guint j = 0; j < h->readers->len; j++) {
+                uint64_t r = g_array_index(h->readers, uint64_t, j);
+                if (!live(e, r))
+                    continue;
+                if (nd < G_N_ELEMENTS(deps))
+                    deps[nd++] = r;
+                else
+                    overflow = true;
+            }
+            g_array_set_size(h->readers, 0);
+            h->writer = p->seq + 1;
+        } else {
+            if (h->readers->len >= MAX(h->compact_at, 32u)) {   /* drop the finished */
+                guint k = 0;
+                for (guint j = 0; j < h->readers->len; j++) {
+                    uint64_t r = g_array_index(h->readers, uint64_t, j);
+                    if (live(e, r))
+                        g_array_index(h->readers, uint64_t, k++) = r;
+                }
+                g_array_set_size(h->readers, k);
+                h->compact_at = 2 * k;      /* amortized: live readers may be many */
+            }
+            g_array_append_val(h->readers, p->seq);
+        }
+    }
+    if (overflow || ks.barrier) {   /* it waits for everything before it */
+        e->barrier = p->seq + 1;
+        nd = 0;
+        for (uint64_t s = e->oldest; s < p->seq; s++)
+            if (live(e, s)) {
+                g_array_append_val(S(e, s)->succ, p->seq);
+                p->ndeps++;
+            }
+    }
+    for (unsigned i = 0; i < nd; i++) {
+        bool dup = false;
+        for (unsigned j = 0; j < i && !dup; j++)
+            dup = deps[j] == deps[i];
+        if (dup)
+            continue;
+        g_array_append_val(S(e, deps[i])->succ, p->seq);
+        p->ndeps++;
+    }
+    if (!p->ndeps)
+        heap_push(e, p->seq);
+}
+
+/* ------------------------------------------------------------------ connections */
+
+static const struct encred *rec_cred(struct e4 *e, const struct tbbt_trace_rec *rec)
+{
+    if (!TBBT_HAS(rec, TBBT_F_CRED))
+        return NULL;
+    if (rec->cred < e->creds->len && g_ptr_array_index(e->creds, rec->cred))
+        return g_ptr_array_index(e->creds, rec->cred);
+    const struct tbbt_cred *c = tbbt_credtab_get(tbbt_trace_reader_credtab(e->reader), rec->cred);
+    if (!c)
+        return NULL;
+    struct encred *x = g_new(struct encred, 1);
+    x->len = tbbt_rpcconn_encode_authsys(x->body, (uint32_t)time(NULL), c->machine,
+                                         c->machine_len, c->uid, c->gid, c->ngids, c->gids);
+    if (rec->cred >= e->creds->len)
+        g_ptr_array_set_size(e->creds, rec->cred + 1);
+    g_ptr_array_index(e->creds, rec->cred) = x;
+    return x;
+}
+
+static void conn_free(gpointer p)
+{
+    struct p4conn *c = p;
+    tbbt_rpcconn_free(c->rpc);
+    g_free(c);
+}
+
+static struct p4conn *conn_of(struct e4 *e, uint32_t endpoint)
+{
+    gpointer key = GUINT_TO_POINTER(endpoint + 1u);
+    struct p4conn *c = g_hash_table_lookup(e->conns, key);
+    if (c)
+        return c->down ? NULL : c;
+    struct tbbt_rpcconn_opts ro = {.flavor = TBBT_RPCCONN_AUTH_SYS, .machine = MACHINE,
+                                   .uid = e->o->uid, .gid = e->o->gid};
+    c = g_new0(struct p4conn, 1);
+    c->endpoint = endpoint;
+    c->rpc = tbbt_rpcconn_new(&ro);
+    g_hash_table_insert(e->conns, key, c);
+    if (tbbt_rpcconn_connect(c->rpc, e->o->server, e->o->port) < 0) {
+        g_snprintf(e->errbuf, e->errlen, "cannot connect to %s:%u: %s", e->o->server,
+                   e->o->port, tbbt_rpcconn_error(c->rpc));
+        c->down = true;
+        return NULL;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    epoll_ctl(e->ep, EPOLL_CTL_ADD, tbbt_rpcconn_fd(c->rpc), &ev);
+    return c;
+}
+
+/* Queues a COMPOUND on c (arg: the reply's cookie).  0 or -1. */
+static int queue_call(struct e4 *e, struct p4conn *c, const struct tbbt_trace_rec *rec,
+                      struct tbbt_nfs4_call *call, COMPOUND4res *res, void *arg)
+{
+    struct tbbt_rpcconn_call rc = {
+        .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_COMPOUND,
+        .xargs = (xdrproc_t)xdr_COMPOUND4args, .args = &call->args,
+        .xres = (xdrproc_t)tbbt_nfs4_xdr_res, .res = res, .res_size = sizeof(*res), .arg = arg,
+    };
+    const struct encred *cr = rec && !e->o->fixed_creds ? rec_cred(e, rec) : NULL;
+    if (cr) {
+        rc.flags |= TBBT_RPCCONN_CALL_RAWCRED;
+        rc.cred = cr->body;
+        rc.cred_len = cr->len;
+    } else if (rec && !e->o->fixed_creds) {
+        rc.flags |= TBBT_RPCCONN_CALL_CRED;
+        rc.uid = rec->uid;
+        rc.gid = rec->gid;
+    }
+    if (tbbt_rpcconn_call(c->rpc, &rc, NULL) < 0)
+        return -1;
+    c->dirty = true;
+    c->last_send = tbbt_now_ns();
+    return 0;
+}
+
+/* ------------------------------------------------------------------ completion */
+
+static void complete(struct e4 *e, struct prec *p)
+{
+    if (p->in_call) {
+        tbbt_nfs4_call_fini(&p->call);
+        p->in_call = false;
+    }
+    p->state = P_DONE;
+    for (guint i = 0; i < p->succ->len; i++) {
+        struct prec *q = S(e, g_array_index(p->succ, uint64_t, i));
+        if (q->ndeps && --q->ndeps == 0)
+            heap_push(e, q->seq);
+    }
+    g_array_set_size(p->succ, 0);
+    while (e->oldest < e->admitted && S(e, e->oldest)->state == P_DONE) {
+        S(e, e->oldest)->state = P_FREE;
+        e->oldest++;
+    }
+}
+
+static void note_clients(struct e4 *e, const struct tbbt_trace_rec *rec, struct p4conn *c)
+{
+    for (uint32_t i = 0; i < rec->n_ops; i++)
+        if (TBBT_O4_HAS(&rec->ops[i], CLIENTID))
+            g_hash_table_replace(e->client_conn, g_memdup2(&rec->ops[i].clientid, 8), c);
+}
+
+static void fail_kind(struct e4 *e, uint32_t op, int32_t traced, int32_t got, uint64_t now,
+                      const struct tbbt_trace_rec *rec)
+{
+    tbbt_report_failure(e->rep, TBBT_PROG_NFS4, (int)op, traced, got, now);
+    if (e->o->verbose) {
+        char *k = tbbt_report_failure_kind(TBBT_PROG_NFS4, (int)op, traced, got);
+        fprintf(stderr, "tbbt-play: xid 0x%08x endpoint %u: replay failure %s\n", rec->xid,
+                rec->endpoint, k);
+        g_free(k);
+    }
+}
+
+/* Record p got no reply (lost, timed out, refused): its outcome is unknown. */
+static void unknown(struct e4 *e, struct prec *p, uint64_t now)
+{
+    e->c->ops_unknown++;
+    tbbt_report_failure(e->rep, TBBT_PROG_NFS4, 1,
+                        (p->rec.flags & TBBT_RF_REPLY) ? p->rec.status : 0,
+                        TBBT_REPORT_NO_REPLY, now);
+    if (p->in_call)
+        tbbt_nfs4_call_abort(&p->call);
+    e->inflight--;
+    complete(e, p);
+}
+
+static void on_reply(struct e4 *e, struct prec *p, const struct tbbt_rpcconn_reply *r)
+{
+    uint64_t now = r->recv_ns;
+
+    if (p->resession) {
+        p->resession = false;
+        if (r->status == TBBT_RPCCONN_OK && p->call.sess)
+            tbbt_nfs4_absorb_resession(e->st, p->call.sess, &p->res);
+        if (r->status == TBBT_RPCCONN_OK)
+            xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&p->res);
+        tbbt_nfs4_call_fini(&p->call);
+        p->in_call = false;
+        p->not_before = now;
+        g_queue_push_tail(&e->retry, p);
+        return;
+    }
+    if (r->status != TBBT_RPCCONN_OK) {
+        if (r->status == TBBT_RPCCONN_TIMEDOUT)
+            e->c->timeouts++;
+        unknown(e, p, now);
+        return;
+    }
+    struct tbbt_nfs4_outcome out;
+    tbbt_nfs4_absorb(e->st, &p->rec, &p->call, &p->res, &out);
+    xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&p->res);
+    note_clients(e, &p->rec, p->conn);
+    if (out.verdict == TBBT_NFS4_RETRY && p->tries < RETRIES_MAX) {
+        e->c->retries++;
+        e->c->jukebox_replies++;
+        unsigned n = p->tries++;
+        p->not_before = now + (n < 6 ? 20000000ull << n : 1000000000ull);
+        tbbt_nfs4_call_fini(&p->call);
+        p->in_call = false;
+        g_queue_push_tail(&e->retry, p);
+        return;
+    }
+    if (out.verdict == TBBT_NFS4_RESESSION && p->tries < RETRIES_MAX && p->call.sess) {
+        struct tbbt_nfs4_session *s = p->call.sess;
+        p->tries++;
+        tbbt_nfs4_call_fini(&p->call);
+        p->in_call = false;
+        if (tbbt_nfs4_build_resession(e->st, s, &p->call) == 0 &&
+            queue_call(e, p->conn, NULL, &p->call, &p->res, p) == 0) {
+            p->in_call = true;
+            p->resession = true;
+            p->call.sess = s;     /* for the absorb (no slot is held by it) */
+            return;
+        }
+        tbbt_nfs4_call_fini(&p->call);
+        unknown(e, p, now);
+        return;
+    }
+    if (p->tries)
+        e->c->jukebox_ops++;
+    tbbt_report_op(e->rep, TBBT_PROG_NFS4, 1, now - p->send_ns, now);
+    e->c->ops_completed++;
+    for (uint32_t i = 0; i < out.n_mismatch && i < TBBT_NFS4_MISMATCH_MAX; i++)
+        fail_kind(e, out.mismatch[i].op, out.mismatch[i].traced, out.mismatch[i].live, now,
+                  &p->rec);
+    for (uint32_t i = TBBT_NFS4_MISMATCH_MAX; i < out.n_mismatch; i++)
+        fail_kind(e, 1, 0, 0, now, &p->rec);
+    for (uint32_t i = 0; i < out.confirm_differs; i++)
+        fail_kind(e, OP_OPEN_CONFIRM, 0, -2, now, &p->rec);
+    e->inflight--;
+    complete(e, p);
+}
+
+static void on_renewal(struct e4 *e, struct renewal *w, const struct tbbt_rpcconn_reply *r)
+{
+    if (r->status == TBBT_RPCCONN_OK) {
+        tbbt_nfs4_absorb_renew(&w->call, &w->res);
+        xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&w->res);
+    } else {
+        tbbt_nfs4_call_abort(&w->call);
+    }
+    g_hash_table_remove(e->renewing, &w->client);
+    tbbt_nfs4_call_fini(&w->call);
+    g_free(w);
+}
+
+static void on_replies(struct e4 *e, struct tbbt_rpcconn_reply *rep, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint8_t kind = *(uint8_t *)rep[i].arg;
+        if (kind == K_RENEW)
+            on_renewal(e, rep[i].arg, &rep[i]);
+        else
+            on_reply(e, rep[i].arg, &rep[i]);
+    }
+    /* a reply may have freed a slot */
+    while (!g_queue_is_empty(&e->slotwait))
+        g_queue_push_tail(&e->retry, g_queue_pop_head(&e->slotwait));
+}
+
+/* ------------------------------------------------------------------ sending */
+
+/* p goes out now: counted once, on its first send. */
+static void issued(struct e4 *e, struct prec *p, uint64_t now)
+{
+    if (p->sent)
+        return;
+    p->sent = true;
+    p->send_ns = now;
+    e->inflight++;
+    e->c->ops_issued++;
+    tbbt_report_issued(e->rep, now);
+    if (e->o->timestamp)
+        tbbt_report_dispatch(e->rep, (int64_t)(now - p->due_ns), now);
+    if (e->inflight > e->c->peak_outstanding)
+        e->c->peak_outstanding = e->inflight;
+}
+
+/* Builds and queues p (its first send or again), or accounts why it cannot go. */
+static void send_rec(struct e4 *e, struct prec *p, uint64_t now)
+{
+    if (!p->conn) {
+        p->conn = conn_of(e, p->rec.endpoint);
+        if (!p->conn) {
+            e->err = -ECONNREFUSED;
+            issued(e, p, now);
+            unknown(e, p, now);
+            return;
+        }
+    }
+    if (tbbt_nfs4_build(e->st, &p->rec, &p->call) < 0) {
+        bool noslot = p->call.why && !strcmp(p->call.why, TBBT_NFS4_NO_SLOT);
+        if (noslot) {
+            tbbt_nfs4_call_fini(&p->call);
+            g_queue_push_tail(&e->slotwait, p);
+            return;
+        }
+        if (e->o->verbose)
+            fprintf(stderr, "tbbt-play: xid 0x%08x endpoint %u: unsendable: %s: %s\n",
+                    p->rec.xid, p->rec.endpoint, p->call.why ? p->call.why : "?",
+                    p->call.detail);
+        tbbt_nfs4_call_fini(&p->call);
+        if (p->sent) {          /* a retry that no longer builds: its outcome is open */
+            unknown(e, p, now);
+            return;
+        }
+        e->c->skipped_unsendable++;
+        e->c->ops_skipped++;
+        complete(e, p);
+        return;
+    }
+    p->in_call = true;
+    issued(e, p, now);
+    p->try_ns = now;
+    if (queue_call(e, p->conn, &p->rec, &p->call, &p->res, p) < 0)
+        unknown(e, p, now);
+}
+
+/* The conservative rule: no record in flight has a traced reply at or before p's call. */
+static bool cons_may(struct e4 *e, const struct prec *p)
+{
+    for (uint64_t s = e->oldest; s < p->seq; s++) {
+        const struct prec *q = S(e, s);
+        if (q->state == P_FLIGHT && (q->rec.flags & TBBT_RF_REPLY) &&
+            q->rec.reply_ns <= p->rec.call_ns)
+            return false;
+    }
+    return true;
+}
+
+/* Sends what may go now; *due: the earliest time something else may. */
+static void dispatch(struct e4 *e, uint64_t now, uint64_t *due)
+{
+    /* retries first */
+    for (guint n = g_queue_get_length(&e->retry); n > 0; n--) {
+        struct prec *p = g_queue_pop_head(&e->retry);
+        if (p->not_before > now) {
+            *due = MIN(*due, p->not_before);
+            g_queue_push_tail(&e->retry, p);
+            continue;
+        }
+        send_rec(e, p, now);
+    }
+    if (e->stopping)
+        return;
+    while (e->nheap) {
+        uint64_t seq = e->heap[0];
+        struct prec *p = S(e, seq);
+        if (!e->o->fsdep && seq != e->next_cons)
+            break;          /* conservative: in trace order */
+        if (e->o->timestamp && p->due_ns > now) {
+            *due = MIN(*due, p->due_ns);
+            break;
+        }
+        if (!e->o->fsdep && !cons_may(e, p))
+            break;
+        heap_pop(e);
+        p->state = P_FLIGHT;
+        if (!e->o->fsdep)
+            e->next_cons++;
+        send_rec(e, p, now);
+    }
+}
+
+static void flush_all(struct e4 *e)
+{
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, e->conns);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        struct p4conn *c = v;
+        if (!c->dirty || c->down)
+            continue;
+        int rc = tbbt_rpcconn_flush(c->rpc);
+        c->dirty = rc == -EAGAIN;
+    }
+}
+
+/* ------------------------------------------------------------------ leases */
+
+struct renew_ctx {
+    struct e4 *e;
+    uint64_t now;
+};
+
+static void renew_one(struct tbbt_nfs4_client *cl, void *arg)
+{
+    struct renew_ctx *rc = arg;
+    struct e4 *e = rc->e;
+    struct p4conn *c = g_hash_table_lookup(e->client_conn, &cl->traced);
+    uint64_t every = (uint64_t)e->o->renew_ms * 1000000ull;
+    if (!c || c->down || rc->now - c->last_send < every ||
+        g_hash_table_contains(e->renewing, &cl->traced))
+        return;
+    struct renewal *w = g_new0(struct renewal, 1);
+    w->kind = K_RENEW;
+    w->client = cl->traced;
+    if (tbbt_nfs4_build_renew(e->st, cl, &w->call) < 0 ||
+        queue_call(e, c, NULL, &w->call, &w->res, w) < 0) {
+        tbbt_nfs4_call_fini(&w->call);
+        g_free(w);
+        return;
+    }
+    g_hash_table_add(e->renewing, g_memdup2(&cl->traced, 8));
+}
+
+static void renew_leases(struct e4 *e, uint64_t now)
+{
+    if (!e->o->renew_ms || now - e->last_renew < (uint64_t)e->o->renew_ms * 250000ull)
+        return;
+    e->last_renew = now;
+    struct renew_ctx rc = {e, now};
+    tbbt_nfs4_client_foreach(e->st, renew_one, &rc);
+}
+
+/* ------------------------------------------------------------------ the loop */
+
+/* Reads records into the window; false on a read error (e->err set). */
+static bool fill(struct e4 *e)
+{
+    while (!e->eof && e->admitted - e->oldest < e->W) {
+        struct prec *p = S(e, e->admitted);
+        int rc = tbbt_trace_reader_next(e->reader, &p->rec);
+        if (rc < 0) {
+            e->err = rc;
+            g_snprintf(e->errbuf, e->errlen, "trace '%s': %s", e->o->trace_path,
+                       tbbt_strerror(rc));
+            e->eof = true;
+            return false;
+        }
+        if (rc == 0) {
+            e->eof = true;
+            break;
+        }
+        e->c->trace_ops++;
+        if (!e->t0_set) {
+            e->trace_t0 = p->rec.call_ns;
+            e->t0_set = true;
+        }
+        e->c->trace_seconds = (double)(p->rec.call_ns - MIN(p->rec.call_ns, e->trace_t0)) / 1e9;
+        if (p->rec.prog != TBBT_PROG_NFS4 || p->rec.proc != 1) {
+            e->c->skipped_not_nfs++;
+            e->c->ops_skipped++;
+            continue;       /* the slot is reused by the next record */
+        }
+        p->kind = K_REC;
+        p->seq = e->admitted++;
+        p->state = P_WAIT;
+        p->ndeps = 0;
+        p->sent = p->resession = p->in_call = false;
+        p->tries = 0;
+        p->conn = NULL;
+        p->due_ns = e->o->timestamp
+                    ? e->start_ns + (uint64_t)((double)(p->rec.call_ns - MIN(p->rec.call_ns,
+                                                                               e->trace_t0)) /
+                                               e->o->speed)
+                    : 0;
+        admit_deps(e, p);
+    }
+    return true;
+}
+
+static void holders_free(gpointer p)
+{
+    struct holders *h = p;
+    g_array_free(h->readers, TRUE);
+    g_free(h);
+}
+
+static void expire_all(struct e4 *e, uint64_t now)
+{
+    struct tbbt_rpcconn_reply rep[REPLY_BATCH];
+    uint64_t limit = (uint64_t)e->o->timeout_ms * 1000000ull;
+    GHashTableIter it;
+    gpointer k, v;
+    if (now < limit)
+        return;
+    g_hash_table_iter_init(&it, e->conns);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        struct p4conn *c = v;
+        int n;
+        while ((n = tbbt_rpcconn_expire(c->rpc, now - limit, rep, REPLY_BATCH)) > 0)
+            on_replies(e, rep, n);
+    }
+}
+
+static void receive(struct e4 *e, struct p4conn *c)
+{
+    struct tbbt_rpcconn_reply rep[REPLY_BATCH];
+    int n;
+    while ((n = tbbt_rpcconn_recv(c->rpc, rep, REPLY_BATCH)) > 0)
+        on_replies(e, rep, n);
+    if (n < 0 && !c->down) {
+        c->down = true;
+        epoll_ctl(e->ep, EPOLL_CTL_DEL, tbbt_rpcconn_fd(c->rpc), NULL);
+        if (!e->err) {
+            e->err = n;
+            g_snprintf(e->errbuf, e->errlen, "connection of trace endpoint %u lost: %s",
+                       c->endpoint, tbbt_rpcconn_error(c->rpc));
+        }
+    }
+}
+
+static double tv_s(const struct timeval *t)
+{
+    return (double)t->tv_sec + (double)t->tv_usec / 1e6;
+}
+
+int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep,
+                     struct tbbt_report_counts *cn, char *err, size_t errlen)
+{
+    struct e4 e = {.o = o, .errbuf = err, .errlen = errlen};
+    int rc = 0;
+
+    memset(cn, 0, sizeof(*cn));
+    *rep = NULL;
+    e.c = cn;
+    e.reader = tbbt_trace_reader_open(o->trace_path, &rc);
+    if (!e.reader) {
+        g_snprintf(err, errlen, "cannot open trace '%s': %s", o->trace_path, tbbt_strerror(rc));
+        return rc ? rc : -EIO;
+    }
+    e.W = MAX(o->window, 1u);
+    e.slots = g_new0(struct prec, e.W);
+    for (unsigned i = 0; i < e.W; i++) {
+        tbbt_trace_rec_init(&e.slots[i].rec);
+        e.slots[i].succ = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    }
+    e.st = tbbt_nfs4_state_new();
+    if (o->image)
+        tbbt_nfs4_image_set(e.st, o->image_parent, o->image_leaf);
+    e.keys = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, holders_free);
+    e.owner_of = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+                                       (GDestroyNotify)g_bytes_unref, NULL);
+    e.sess_client = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+                                          (GDestroyNotify)g_bytes_unref, g_free);
+    e.name_obj = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    e.conns = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, conn_free);
+    e.client_conn = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    e.renewing = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    e.creds = g_ptr_array_new_with_free_func(g_free);
+    e.ep = epoll_create1(EPOLL_CLOEXEC);
+    if (o->stop_fd >= 0) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+        epoll_ctl(e.ep, EPOLL_CTL_ADD, o->stop_fd, &ev);
+    }
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    e.start_ns = tbbt_now_ns();
+    e.last_renew = e.start_ns;
+    e.rep = tbbt_report_new(e.start_ns);
+    cn->order = o->fsdep ? "fsdep" : "conservative";
+    cn->timing = o->timestamp ? "timestamp" : "full";
+    cn->transport = "tcp";
+    cn->speed = o->timestamp ? o->speed : 1;
+    cn->clones = 1;
+    cn->window = e.W;
+    cn->causal_slack_us = o->fsdep ? NAN : 0;
+
+    for (;;) {
+        uint64_t now = tbbt_now_ns(), due = UINT64_MAX;
+        if (!fill(&e))
+            break;
+        dispatch(&e, now, &due);
+        renew_leases(&e, now);
+        flush_all(&e);
+        if (e.err && e.err != -ECONNREFUSED)
+            break;
+        if (e.eof && e.oldest == e.admitted)
+            break;
+        if (e.stopping && (e.inflight == 0 || now > e.stop_deadline))
+            break;
+        int ms = 100;
+        if (due != UINT64_MAX)
+            ms = due <= now ? 0 : (int)MIN((due - now + 999999) / 1000000, 100u);
+        struct epoll_event evs[64];
+        int n = epoll_wait(e.ep, evs, 64, ms);
+        for (int i = 0; i < n; i++) {
+            if (!evs[i].data.ptr) {
+                if (!e.stopping) {
+                    e.stopping = true;
+                    e.stop_deadline = tbbt_now_ns() + 2000000000ull;
+                }
+                continue;
+            }
+            receive(&e, evs[i].data.ptr);
+        }
+        expire_all(&e, tbbt_now_ns());
+    }
+    uint64_t end_ns = tbbt_now_ns();
+    getrusage(RUSAGE_SELF, &ru1);
+    /* what never went: the rest of the window */
+    for (uint64_t s = e.oldest; s < e.admitted; s++)
+        if (S(&e, s)->state == P_WAIT)
+            cn->skipped_stopped++;
+    cn->wall_seconds = (double)(end_ns - e.start_ns) / 1e9;
+    cn->cpu_user_seconds = tv_s(&ru1.ru_utime) - tv_s(&ru0.ru_utime);
+    cn->cpu_system_seconds = tv_s(&ru1.ru_stime) - tv_s(&ru0.ru_stime);
+    cn->connections = g_hash_table_size(e.conns);
+    cn->finished = e.eof && e.oldest == e.admitted && !e.err;
+    if (e.stopping && !cn->finished) {
+        rc = -EINTR;
+        cn->stop_reason = "stopped";
+    } else if (e.err) {
+        rc = e.err;
+        cn->error = err;
+    }
+    *rep = e.rep;
+
+    for (unsigned i = 0; i < e.W; i++) {
+        if (e.slots[i].in_call)
+            tbbt_nfs4_call_fini(&e.slots[i].call);
+        tbbt_trace_rec_fini(&e.slots[i].rec);
+        g_array_free(e.slots[i].succ, TRUE);
+    }
+    g_free(e.slots);
+    g_hash_table_destroy(e.conns);          /* outstanding calls dropped: no reply comes */
+    tbbt_nfs4_state_free(e.st);
+    g_hash_table_destroy(e.keys);
+    g_hash_table_destroy(e.owner_of);
+    g_hash_table_destroy(e.sess_client);
+    g_hash_table_destroy(e.name_obj);
+    g_hash_table_destroy(e.client_conn);
+    g_hash_table_destroy(e.renewing);
+    g_ptr_array_free(e.creds, TRUE);
+    g_queue_clear(&e.retry);
+    g_queue_clear(&e.slotwait);
+    g_free(e.heap);
+    close(e.ep);
+    tbbt_trace_reader_close(e.reader);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ start-up */
+
+int tbbt_engine4_lookup(const char *server, uint16_t port, char *const *comps,
+                        struct tbbt_nfs4_fh *out, char *err, size_t errlen)
+{
+    guint n = 0;
+    while (comps && comps[n])
+        n++;
+    nfs_argop4 *ops = g_new0(nfs_argop4, n + 2);
+    ops[0].argop = OP_PUTROOTFH;
+    for (guint i = 0; i < n; i++) {
+        ops[i + 1].argop = OP_LOOKUP;
+        ops[i + 1].nfs_argop4_u.oplookup.objname.utf8string_len = (u_int)strlen(comps[i]);
+        ops[i + 1].nfs_argop4_u.oplookup.objname.utf8string_val = comps[i];
+    }
+    ops[n + 1].argop = OP_GETFH;
+    COMPOUND4args args = {.minorversion = 0};
+    args.argarray.argarray_len = n + 2;
+    args.argarray.argarray_val = ops;
+    COMPOUND4res res;
+    memset(&res, 0, sizeof(res));
+    struct tbbt_rpcconn_opts ro = {.flavor = TBBT_RPCCONN_AUTH_SYS, .machine = MACHINE};
+    struct tbbt_rpcconn *c = tbbt_rpcconn_new(&ro);
+    struct tbbt_rpcconn_call call = {
+        .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_COMPOUND,
+        .xargs = (xdrproc_t)xdr_COMPOUND4args, .args = &args,
+        .xres = (xdrproc_t)tbbt_nfs4_xdr_res, .res = &res, .res_size = sizeof(res),
+    };
+    struct tbbt_rpcconn_reply r;
+    int rc = -1;
+    if (tbbt_rpcconn_connect(c, server, port) < 0) {
+        g_snprintf(err, errlen, "NFSv4 server %s:%u: %s", server, port, tbbt_rpcconn_error(c));
+    } else if (tbbt_rpcconn_call_sync(c, &call, 10000, &r) < 0) {
+        g_snprintf(err, errlen, "NFSv4 server %s:%u: %s", server, port, tbbt_rpcconn_error(c));
+    } else if (r.status != TBBT_RPCCONN_OK) {
+        g_snprintf(err, errlen, "NFSv4 server %s:%u refused a COMPOUND (%s): does it serve "
+                   "NFSv4?", server, port, tbbt_rpcconn_status_name(r.status));
+    } else {
+        u_int m = res.resarray.resarray_len;
+        const nfs_resop4 *last = m ? &res.resarray.resarray_val[m - 1] : NULL;
+        if (res.status != NFS4_OK || m != n + 2 || last->resop != OP_GETFH) {
+            const char *st = tbbt_status_name(TBBT_PROG_NFS4, res.status);
+            g_snprintf(err, errlen, "NFSv4 look-up of the image directory in the pseudo file "
+                       "system: %s at component %u (--pseudo names the export's NFSv4 path)",
+                       st ? st : "error", m ? m - 1 : 0);
+        } else {
+            const nfs_fh4 *fh = &last->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+            out->len = MIN(fh->nfs_fh4_len, (u_int)NFS4_FHSIZE);
+            memcpy(out->data, fh->nfs_fh4_val, out->len);
+            rc = 0;
+        }
+        xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&res);
+    }
+    tbbt_rpcconn_free(c);
+    g_free(ops);
+    return rc;
+}
