@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <glib.h>
 #include <rpc/rpc.h>
@@ -40,6 +41,7 @@ struct config {
     char *server;
     int port;
     bool verbose;
+    char *client_tag;                 /* NULL: one of the run's own */
     const char *trace;
 };
 
@@ -409,8 +411,11 @@ static void parse_args(int argc, char **argv, struct config *cfg)
 {
     gboolean show_version = FALSE, verbose = FALSE;
     gint port = 2049;
-    gchar *server = NULL;
+    gchar *server = NULL, *tag = NULL;
     GOptionEntry entries[] = {
+        { "client-tag", 0, 0, G_OPTION_ARG_STRING, &tag, "put TAG in front of every client "
+          "id string (default: tbbt.PID.TIME:, new clients for a server that served an "
+          "earlier replay; \"\": the traced ids)", "TAG" },
         { "server", 's', 0, G_OPTION_ARG_STRING, &server, "server address (default "
           "127.0.0.1)", "HOST" },
         { "port", 'p', 0, G_OPTION_ARG_INT, &port, "NFS port (default 2049)", "PORT" },
@@ -434,6 +439,7 @@ static void parse_args(int argc, char **argv, struct config *cfg)
     cfg->server = server ? server : g_strdup("127.0.0.1");
     cfg->port = port;
     cfg->verbose = verbose;
+    cfg->client_tag = tag;
     cfg->trace = argv[1];
 }
 
@@ -442,6 +448,11 @@ static void replay_init(struct replay *r, const struct config *cfg)
     memset(r, 0, sizeof(*r));
     r->cfg = cfg;
     r->st = tbbt_nfs4_state_new();
+    char *tag = cfg->client_tag ? g_strdup(cfg->client_tag)
+                : g_strdup_printf("tbbt.%d.%" G_GINT64_MODIFIER "x:", (int)getpid(),
+                                  g_get_real_time());
+    tbbt_nfs4_client_tag_set(r->st, tag);
+    g_free(tag);
     r->conns = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, conn_free);
     r->client_ep = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     r->s.skipped = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -491,5 +502,6 @@ int main(int argc, char **argv)
     rc = rc < 0 || r.s.failures || r.s.unsendable ? TBBT_EXIT_FAIL : TBBT_EXIT_OK;
     replay_fini(&r);
     g_free(cfg.server);
+    g_free(cfg.client_tag);
     return rc;
 }

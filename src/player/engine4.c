@@ -14,468 +14,13 @@
 
 #include <glib.h>
 
-#include "onc/rpcconn.h"
-#include "player/engine4.h"
-#include "player/nfs4build.h"
+#include "player/engine4-int.h"
 #include "proto/proto.h"
-#include "trace/trace.h"
-#include "util/hash.h"
 #include "util/util.h"
 
 #define RETRIES_MAX 128                 /* tries of one record after DELAY/GRACE */
 #define REPLY_BATCH 64
 #define MACHINE "tbbt-play"
-
-enum pstate { P_FREE = 0, P_WAIT, P_FLIGHT, P_DONE };
-enum callkind { K_REC = 1, K_RESESSION, K_RENEW };
-
-struct p4conn;
-
-/* One record of the window. */
-struct prec {
-    uint8_t kind;               /* K_REC: first, as in struct renewal (the reply's arg) */
-    uint8_t state;              /* enum pstate */
-    bool resession;             /* the call out is CREATE_SESSION for it (K_RESESSION) */
-    bool in_call;               /* call holds a built COMPOUND */
-    bool sent;                  /* went out at least once */
-    uint16_t tries;             /* DELAY/GRACE answers so far */
-    uint32_t ndeps;             /* earlier records it still waits for */
-    uint64_t seq;
-    uint64_t due_ns;            /* timestamp: its send time */
-    uint64_t not_before;        /* a retry's back-off */
-    uint64_t send_ns;           /* the first send (latency) */
-    uint64_t try_ns;            /* the current send */
-    GArray *succ;               /* uint64_t: later records waiting for it */
-    struct p4conn *conn;
-    struct tbbt_trace_rec rec;  /* owned (memory kept across reuse) */
-    struct tbbt_nfs4_call call;
-    COMPOUND4res res;
-};
-
-/* A lease renewal in flight. */
-struct renewal {
-    uint8_t kind;               /* K_RENEW */
-    struct tbbt_nfs4_call call;
-    COMPOUND4res res;
-    uint64_t client;            /* traced clientid */
-};
-
-/* One traced client endpoint's live connection. */
-struct p4conn {
-    struct tbbt_rpcconn *rpc;
-    uint32_t endpoint;
-    bool dirty;                 /* calls queued since the last flush */
-    bool down;
-    uint64_t last_send;
-};
-
-/* A dependency key's holders (RW lock over sequence numbers). */
-struct holders {
-    uint64_t writer;            /* seq + 1, 0: none */
-    GArray *readers;            /* uint64_t seq, since the writer */
-    guint compact_at;           /* readers are pruned of finished ones at this length */
-};
-
-struct e4 {
-    const struct tbbt_engine4_opts *o;
-    struct tbbt_trace_reader *reader;
-    struct tbbt_nfs4_state *st;
-    struct tbbt_report *rep;
-    struct tbbt_report_counts *c;
-    unsigned W;
-    struct prec *slots;
-    uint64_t oldest, admitted, next_cons, inflight;
-    bool eof;
-    GHashTable *keys;           /* uint64 key -> struct holders */
-    GHashTable *owner_of;       /* stateid other (12 bytes, GBytes) -> owner key */
-    GHashTable *sess_client;    /* traced session (GBytes) -> traced clientid */
-    GHashTable *name_obj;       /* name key (uint64_t *) -> the handle ref it names + 1 */
-    uint64_t *heap;             /* ready records (sequence numbers), min-heap */
-    size_t nheap, cheap;
-    GQueue retry;               /* struct prec *: to send again at not_before */
-    GQueue slotwait;            /* struct prec *: their session had no free slot */
-    GHashTable *conns;          /* endpoint + 1 -> struct p4conn */
-    GHashTable *client_conn;    /* traced clientid (uint64_t *) -> struct p4conn */
-    GHashTable *renewing;       /* traced clientids with a renewal out */
-    GPtrArray *creds;           /* encoded credentials by trace reference */
-    int ep;
-    uint64_t start_ns, trace_t0, last_renew;
-    uint64_t barrier;           /* the last barrier record's seq + 1, 0: none */
-    bool t0_set, stopping;
-    uint64_t stop_deadline;
-    int err;
-    char *errbuf;
-    size_t errlen;
-};
-
-struct encred {
-    uint32_t len;
-    uint8_t body[TBBT_RPCCONN_AUTH_MAX];
-};
-
-static inline struct prec *S(struct e4 *e, uint64_t seq)
-{
-    return &e->slots[seq % e->W];
-}
-
-static bool live(struct e4 *e, uint64_t seq)
-{
-    if (seq < e->oldest || seq >= e->admitted)
-        return false;
-    struct prec *p = S(e, seq);
-    return p->seq == seq && p->state != P_DONE && p->state != P_FREE;
-}
-
-/* ------------------------------------------------------------------ the ready heap */
-
-static void heap_push(struct e4 *e, uint64_t seq)
-{
-    if (e->nheap == e->cheap) {
-        e->cheap = e->cheap ? 2 * e->cheap : 256;
-        e->heap = g_renew(uint64_t, e->heap, e->cheap);
-    }
-    size_t i = e->nheap++;
-    while (i > 0 && e->heap[(i - 1) / 2] > seq) {
-        e->heap[i] = e->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    e->heap[i] = seq;
-}
-
-static uint64_t heap_pop(struct e4 *e)
-{
-    uint64_t top = e->heap[0], last = e->heap[--e->nheap];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        uint64_t v = last;
-        if (l < e->nheap && e->heap[l] < v)
-            m = l, v = e->heap[l];
-        if (l + 1 < e->nheap && e->heap[l + 1] < v)
-            m = l + 1;
-        if (m == i)
-            break;
-        e->heap[i] = e->heap[m];
-        i = m;
-    }
-    if (e->nheap)
-        e->heap[i] = last;
-    return top;
-}
-
-/* ------------------------------------------------------------------ dependency keys */
-
-enum { KT_CLIENT = 1, KT_SESSION, KT_FH, KT_NAME, KT_STATEID, KT_OWNER, KT_PAGE };
-
-static uint64_t key_of(int type, uint64_t a, const void *bytes, size_t n)
-{
-    uint64_t h = tbbt_hash(bytes ? bytes : "", bytes ? n : 0, a * 0x9e3779b97f4a7c15ull + (uint64_t)type);
-    return h ? h : 1;
-}
-
-struct keyset {
-    uint64_t k[2 * TBBT_OP4_MAX + 16];
-    bool w[2 * TBBT_OP4_MAX + 16];
-    unsigned n;
-    bool barrier;               /* an object it cannot name: it waits for all before it */
-};
-
-static void kadd(struct keyset *ks, uint64_t k, bool w)
-{
-    for (unsigned i = 0; i < ks->n; i++)
-        if (ks->k[i] == k) {
-            ks->w[i] |= w;
-            return;
-        }
-    if (ks->n < G_N_ELEMENTS(ks->k)) {
-        ks->k[ks->n] = k;
-        ks->w[ks->n++] = w;
-    } else {
-        ks->barrier = true;     /* too many to list */
-    }
-}
-
-static uint64_t name_key(bool dir_known, uint32_t dir, const struct tbbt_str *name)
-{
-    return key_of(KT_NAME, dir_known ? dir + 1ull : 0, name->p, name->len);
-}
-
-/* Does the operation change the object current when it runs? */
-static bool writes_cur(uint32_t op)
-{
-    switch (op) {
-    case OP_WRITE: case OP_SETATTR: case OP_COMMIT: case OP_CREATE: case OP_REMOVE:
-    case OP_RENAME: case OP_LINK: case OP_OPEN: case OP_CLOSE: case OP_LOCK: case OP_LOCKU:
-    case OP_OPEN_DOWNGRADE: case OP_OPEN_CONFIRM: case OP_ALLOCATE: case OP_DEALLOCATE:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Operations that need no current object (or set it without reading one). */
-static bool no_cur(uint32_t op)
-{
-    switch (op) {
-    case OP_PUTFH: case OP_PUTROOTFH: case OP_PUTPUBFH: case OP_SEQUENCE: case OP_SETCLIENTID:
-    case OP_SETCLIENTID_CONFIRM: case OP_RENEW: case OP_EXCHANGE_ID: case OP_CREATE_SESSION:
-    case OP_DESTROY_SESSION: case OP_DESTROY_CLIENTID: case OP_RECLAIM_COMPLETE:
-    case OP_RELEASE_LOCKOWNER: case OP_FREE_STATEID: case OP_TEST_STATEID: case OP_SAVEFH:
-    case OP_RESTOREFH: case OP_GETFH: case OP_SECINFO_NO_NAME:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* OPEN4_CREATE (the how member: opentype | createmode << 4 | claim << 8) */
-static bool opens_create(const struct tbbt_op4 *o)
-{
-    return TBBT_O4_HAS(o, HOW) && (o->how & 15) == OPEN4_CREATE;
-}
-
-static bool seqid_op(uint32_t op)
-{
-    return op == OP_OPEN || op == OP_OPEN_CONFIRM || op == OP_OPEN_DOWNGRADE || op == OP_CLOSE ||
-           op == OP_LOCK || op == OP_LOCKU;
-}
-
-static uint64_t owner_key(uint64_t clientid, const struct tbbt_str *owner)
-{
-    return key_of(KT_OWNER, clientid, owner->p, owner->len);
-}
-
-/* A name change writes the object its name held (known from a GETFH after a look-up of
- * the name): a directory's removal after the changes inside it. */
-static void name_obj_write(struct e4 *e, struct keyset *ks, uint64_t nk, bool w)
-{
-    gpointer ref = g_hash_table_lookup(e->name_obj, &nk);
-    if (ref)
-        kadd(ks, key_of(KT_FH, GPOINTER_TO_UINT(ref) - 1u, NULL, 0), w);
-}
-
-/* The keys record rec reads and writes (engine4.h "Ordering"). */
-static void keys_of(struct e4 *e, const struct tbbt_trace_rec *rec, struct keyset *ks)
-{
-    uint32_t cur = 0, saved = 0;
-    bool known = false, saved_known = false, named = false, saved_named = false;
-    uint64_t cur_name = 0, saved_name = 0, client = 0;
-    bool has_client = false;
-
-    ks->n = 0;
-    ks->barrier = false;
-    for (uint32_t i = 0; i < rec->n_ops; i++) {
-        const struct tbbt_op4 *o = &rec->ops[i];
-        uint32_t op = o->op;
-        /* the object current at the op (an OPEN by name: its directory, changed only
-         * by a create) */
-        if (!no_cur(op)) {
-            bool w = writes_cur(op) && !(op == OP_OPEN && TBBT_O4_HAS(o, NAME) &&
-                                         !opens_create(o));
-            if (known)
-                kadd(ks, key_of(KT_FH, cur, NULL, 0), w);
-            else if (named)
-                kadd(ks, cur_name, w);
-            else
-                ks->barrier = true;
-        }
-        /* READDIR pages of a directory go one after the other (a continuation starts
-         * where the live page before it ended) */
-        if (op == OP_READDIR && (known || named))
-            kadd(ks, key_of(KT_PAGE, known ? cur + 1ull : cur_name, NULL, 0), true);
-        /* names, and the objects a name change removes or moves */
-        if (TBBT_O4_HAS(o, NAME) && (op == OP_LOOKUP || op == OP_OPEN || op == OP_CREATE ||
-                                      op == OP_REMOVE || op == OP_LINK || op == OP_RENAME)) {
-            uint64_t nk = name_key(known, cur, &o->name);
-            if (op == OP_RENAME) {
-                nk = name_key(saved_known, saved, &o->name);
-                kadd(ks, nk, true);
-                name_obj_write(e, ks, nk, true);
-                if (TBBT_O4_HAS(o, NAME2)) {
-                    uint64_t nk2 = name_key(known, cur, &o->name2);
-                    kadd(ks, nk2, true);
-                    name_obj_write(e, ks, nk2, true);
-                    gpointer ref = g_hash_table_lookup(e->name_obj, &nk);
-                    if (ref)
-                        g_hash_table_replace(e->name_obj, g_memdup2(&nk2, 8), ref);
-                }
-                g_hash_table_remove(e->name_obj, &nk);
-            } else if (op == OP_REMOVE || op == OP_LINK) {
-                kadd(ks, nk, true);
-                name_obj_write(e, ks, nk, true);
-            } else {
-                kadd(ks, nk, op == OP_CREATE || op == OP_REMOVE || op == OP_LINK ||
-                             (op == OP_OPEN && opens_create(o)));
-            }
-            if (op == OP_LINK && saved_known)
-                kadd(ks, key_of(KT_FH, saved, NULL, 0), true);
-        }
-        /* stateids */
-        if (TBBT_O4_HAS(o, STATEID)) {
-            bool changes = seqid_op(op) || op == OP_FREE_STATEID;
-            kadd(ks, key_of(KT_STATEID, 0, o->stateid + 4, 12), changes);
-            if (rec->minor == 0 && seqid_op(op)) {
-                gpointer ok = NULL;
-                GBytes *b = g_bytes_new_static(o->stateid + 4, 12);
-                if (g_hash_table_lookup_extended(e->owner_of, b, NULL, &ok))
-                    kadd(ks, GPOINTER_TO_SIZE(ok), true);
-                g_bytes_unref(b);
-            }
-        }
-        if (TBBT_O4_HAS(o, NEW_STATEID)) {
-            kadd(ks, key_of(KT_STATEID, 0, o->new_stateid + 4, 12), true);
-            if (rec->minor == 0 && TBBT_O4_HAS(o, OWNER) && TBBT_O4_HAS(o, CLIENTID))
-                g_hash_table_replace(e->owner_of, g_bytes_new(o->new_stateid + 4, 12),
-                                     GSIZE_TO_POINTER(owner_key(o->clientid, &o->owner)));
-        }
-        if (rec->minor == 0 && TBBT_O4_HAS(o, OWNER) && TBBT_O4_HAS(o, CLIENTID) &&
-            seqid_op(op))
-            kadd(ks, owner_key(o->clientid, &o->owner), true);
-        /* client and session */
-        if (TBBT_O4_HAS(o, CLIENTID)) {
-            client = o->clientid;
-            has_client = true;
-        }
-        if (TBBT_O4_HAS(o, SESSION)) {
-            GBytes *b = g_bytes_new_static(o->session, 16);
-            gpointer cid = NULL;
-            bool lifecycle = op == OP_CREATE_SESSION || op == OP_DESTROY_SESSION;
-            kadd(ks, key_of(KT_SESSION, 0, o->session, 16), lifecycle);
-            if (op == OP_CREATE_SESSION && TBBT_O4_HAS(o, CLIENTID))
-                g_hash_table_replace(e->sess_client, g_bytes_new(o->session, 16),
-                                     g_memdup2(&o->clientid, 8));
-            else if (!has_client && g_hash_table_lookup_extended(e->sess_client, b, NULL, &cid)) {
-                client = *(uint64_t *)cid;
-                has_client = true;
-            }
-            g_bytes_unref(b);
-        }
-        bool lifecycle = op == OP_SETCLIENTID || op == OP_SETCLIENTID_CONFIRM ||
-                         op == OP_EXCHANGE_ID || op == OP_CREATE_SESSION ||
-                         op == OP_DESTROY_CLIENTID;
-        if (has_client)
-            kadd(ks, key_of(KT_CLIENT, client, NULL, 0), lifecycle);
-        else if (lifecycle)
-            ks->barrier = true;
-        /* what is current after it */
-        switch (op) {
-        case OP_PUTFH: case OP_GETFH:
-            if (TBBT_O4_HAS(o, FH)) {
-                if (op == OP_GETFH && named && !known)     /* the name's object */
-                    g_hash_table_replace(e->name_obj, g_memdup2(&cur_name, 8),
-                                         GUINT_TO_POINTER(o->fh + 1u));
-                cur = o->fh;
-                known = true;
-                named = false;
-                if (op == OP_GETFH)
-                    kadd(ks, key_of(KT_FH, cur, NULL, 0), true);
-            }
-            break;
-        case OP_SAVEFH:
-            saved = cur, saved_known = known, saved_named = named, saved_name = cur_name;
-            break;
-        case OP_RESTOREFH:
-            cur = saved, known = saved_known, named = saved_named, cur_name = saved_name;
-            break;
-        case OP_PUTROOTFH: case OP_PUTPUBFH:
-            cur_name = key_of(KT_NAME, 0, "/", 1);
-            known = false;
-            named = true;
-            break;
-        case OP_LOOKUP: case OP_OPEN: case OP_CREATE:
-            if (TBBT_O4_HAS(o, NAME)) {
-                cur_name = name_key(known, cur, &o->name);
-                named = true;
-                gpointer ref = g_hash_table_lookup(e->name_obj, &cur_name);
-                known = ref != NULL && op != OP_CREATE;    /* a create makes a new one */
-                cur = ref ? GPOINTER_TO_UINT(ref) - 1u : 0;
-            } else {
-                named = false;
-                known = op == OP_OPEN && known;     /* OPEN by handle: the same file */
-            }
-            if (op == OP_CREATE || (op == OP_OPEN && opens_create(o)))
-                known = false;
-            break;
-        case OP_LOOKUPP: case OP_OPENATTR:
-            known = named = false;
-            break;
-        default:
-            break;
-        }
-    }
-}
-
-/* Admits record p (its seq set) with its keys: its dependencies on live holders. */
-static void admit_deps(struct e4 *e, struct prec *p)
-{
-    struct keyset ks;
-    uint64_t deps[64];
-    unsigned nd = 0;
-    bool overflow = false;
-
-    keys_of(e, &p->rec, &ks);
-    if (!ks.barrier && e->barrier && live(e, e->barrier - 1))
-        deps[nd++] = e->barrier - 1;
-    for (unsigned i = 0; i < ks.n; i++) {
-        struct holders *h = g_hash_table_lookup(e->keys, &ks.k[i]);
-        if (!h) {
-            h = g_new0(struct holders, 1);
-            h->readers = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-            g_hash_table_insert(e->keys, g_memdup2(&ks.k[i], 8), h);
-        }
-        if (h->writer && live(e, h->writer - 1)) {
-            if (nd < G_N_ELEMENTS(deps))
-                deps[nd++] = h->writer - 1;
-            else
-                overflow = true;
-        }
-        if (ks.w[i]) {
-            for (guint j = 0; j < h->readers->len; j++) {
-                uint64_t r = g_array_index(h->readers, uint64_t, j);
-                if (!live(e, r))
-                    continue;
-                if (nd < G_N_ELEMENTS(deps))
-                    deps[nd++] = r;
-                else
-                    overflow = true;
-            }
-            g_array_set_size(h->readers, 0);
-            h->writer = p->seq + 1;
-        } else {
-            if (h->readers->len >= MAX(h->compact_at, 32u)) {   /* drop the finished */
-                guint k = 0;
-                for (guint j = 0; j < h->readers->len; j++) {
-                    uint64_t r = g_array_index(h->readers, uint64_t, j);
-                    if (live(e, r))
-                        g_array_index(h->readers, uint64_t, k++) = r;
-                }
-                g_array_set_size(h->readers, k);
-                h->compact_at = 2 * k;      /* amortized: live readers may be many */
-            }
-            g_array_append_val(h->readers, p->seq);
-        }
-    }
-    if (overflow || ks.barrier) {   /* it waits for everything before it */
-        e->barrier = p->seq + 1;
-        nd = 0;
-        for (uint64_t s = e->oldest; s < p->seq; s++)
-            if (live(e, s)) {
-                g_array_append_val(S(e, s)->succ, p->seq);
-                p->ndeps++;
-            }
-    }
-    for (unsigned i = 0; i < nd; i++) {
-        bool dup = false;
-        for (unsigned j = 0; j < i && !dup; j++)
-            dup = deps[j] == deps[i];
-        if (dup)
-            continue;
-        g_array_append_val(S(e, deps[i])->succ, p->seq);
-        p->ndeps++;
-    }
-    if (!p->ndeps)
-        heap_push(e, p->seq);
-}
 
 /* ------------------------------------------------------------------ connections */
 
@@ -527,15 +72,10 @@ static struct p4conn *conn_of(struct e4 *e, uint32_t endpoint)
     return c;
 }
 
-/* Queues a COMPOUND on c (arg: the reply's cookie).  0 or -1. */
-static int queue_call(struct e4 *e, struct p4conn *c, const struct tbbt_trace_rec *rec,
-                      struct tbbt_nfs4_call *call, COMPOUND4res *res, void *arg)
+int tbbt__e4_queue(struct e4 *e, struct p4conn *c, const struct tbbt_trace_rec *rec,
+                   const struct tbbt_rpcconn_call *call)
 {
-    struct tbbt_rpcconn_call rc = {
-        .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_COMPOUND,
-        .xargs = (xdrproc_t)xdr_COMPOUND4args, .args = &call->args,
-        .xres = (xdrproc_t)tbbt_nfs4_xdr_res, .res = res, .res_size = sizeof(*res), .arg = arg,
-    };
+    struct tbbt_rpcconn_call rc = *call;
     const struct encred *cr = rec && !e->o->fixed_creds ? rec_cred(e, rec) : NULL;
     if (cr) {
         rc.flags |= TBBT_RPCCONN_CALL_RAWCRED;
@@ -553,6 +93,19 @@ static int queue_call(struct e4 *e, struct p4conn *c, const struct tbbt_trace_re
     return 0;
 }
 
+/* Queues a COMPOUND on c (arg: the reply's cookie; rec NULL: the engine's own call,
+ * with the connection's credential).  0 or -1. */
+static int queue_call(struct e4 *e, struct p4conn *c, const struct tbbt_trace_rec *rec,
+                      struct tbbt_nfs4_call *call, COMPOUND4res *res, void *arg)
+{
+    struct tbbt_rpcconn_call rc = {
+        .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_COMPOUND,
+        .xargs = (xdrproc_t)xdr_COMPOUND4args, .args = &call->args,
+        .xres = (xdrproc_t)tbbt_nfs4_xdr_res, .res = res, .res_size = sizeof(*res), .arg = arg,
+    };
+    return tbbt__e4_queue(e, c, rec, &rc);
+}
+
 /* ------------------------------------------------------------------ completion */
 
 static void complete(struct e4 *e, struct prec *p)
@@ -565,7 +118,7 @@ static void complete(struct e4 *e, struct prec *p)
     for (guint i = 0; i < p->succ->len; i++) {
         struct prec *q = S(e, g_array_index(p->succ, uint64_t, i));
         if (q->ndeps && --q->ndeps == 0)
-            heap_push(e, q->seq);
+            tbbt__e4_heap_push(e, q->seq);
     }
     g_array_set_size(p->succ, 0);
     while (e->oldest < e->admitted && S(e, e->oldest)->state == P_DONE) {
@@ -597,7 +150,7 @@ static void fail_kind(struct e4 *e, uint32_t op, int32_t traced, int32_t got, ui
 static void unknown(struct e4 *e, struct prec *p, uint64_t now)
 {
     e->c->ops_unknown++;
-    tbbt_report_failure(e->rep, TBBT_PROG_NFS4, 1,
+    tbbt_report_failure(e->rep, p->rec.prog, p->rec.proc,
                         (p->rec.flags & TBBT_RF_REPLY) ? p->rec.status : 0,
                         TBBT_REPORT_NO_REPLY, now);
     if (p->in_call)
@@ -609,6 +162,22 @@ static void unknown(struct e4 *e, struct prec *p, uint64_t now)
 static void on_reply(struct e4 *e, struct prec *p, const struct tbbt_rpcconn_reply *r)
 {
     uint64_t now = r->recv_ns;
+
+    if (p->v3) {
+        if (r->status != TBBT_RPCCONN_OK) {
+            if (r->status == TBBT_RPCCONN_TIMEDOUT)
+                e->c->timeouts++;
+            unknown(e, p, now);
+            return;
+        }
+        if (!tbbt__e4_v3_reply(e, p, r)) {
+            g_queue_push_tail(&e->retry, p);
+            return;
+        }
+        e->inflight--;
+        complete(e, p);
+        return;
+    }
 
     if (p->resession) {
         p->resession = false;
@@ -730,6 +299,33 @@ static void send_rec(struct e4 *e, struct prec *p, uint64_t now)
             return;
         }
     }
+    if (p->v3) {
+        int rc = tbbt__e4_v3_send(e, p);
+        if (rc > 0) {           /* not sent: why */
+            e->c->ops_skipped++;
+            if (rc == TBBT_NFSREQ_NOT_NFS)
+                e->c->skipped_not_nfs++;
+            else if (rc == TBBT_NFSREQ_NO_HANDLE)
+                e->c->skipped_no_handle++;
+            else if (rc == TBBT_NFSREQ_MISSING)
+                e->c->skipped_incomplete++;
+            else
+                e->c->skipped_unsendable++;
+            if (e->o->verbose)
+                fprintf(stderr, "tbbt-play: xid 0x%08x endpoint %u: %s %s not sent (%s)\n",
+                        p->rec.xid, p->rec.endpoint, tbbt_prog_name(p->rec.prog) ?: "?",
+                        tbbt_proc_name(p->rec.prog, p->rec.proc) ?: "?",
+                        rc == TBBT_NFSREQ_NO_HANDLE ? "no handle" : rc == TBBT_NFSREQ_MISSING
+                        ? "incomplete" : "unsendable");
+            complete(e, p);
+            return;
+        }
+        issued(e, p, now);
+        p->try_ns = now;
+        if (rc < 0)
+            unknown(e, p, now);
+        return;
+    }
     if (tbbt_nfs4_build(e->st, &p->rec, &p->call) < 0) {
         bool noslot = p->call.why && !strcmp(p->call.why, TBBT_NFS4_NO_SLOT);
         if (noslot) {
@@ -796,7 +392,7 @@ static void dispatch(struct e4 *e, uint64_t now, uint64_t *due)
         }
         if (!e->o->fsdep && !cons_may(e, p))
             break;
-        heap_pop(e);
+        tbbt__e4_heap_pop(e);
         p->state = P_FLIGHT;
         if (!e->o->fsdep)
             e->next_cons++;
@@ -880,12 +476,15 @@ static bool fill(struct e4 *e)
             e->t0_set = true;
         }
         e->c->trace_seconds = (double)(p->rec.call_ns - MIN(p->rec.call_ns, e->trace_t0)) / 1e9;
-        if (p->rec.prog != TBBT_PROG_NFS4 || p->rec.proc != 1) {
-            e->c->skipped_not_nfs++;
+        bool v3 = p->rec.prog == TBBT_PROG_NFS3 || p->rec.prog == TBBT_PROG_NFS2;
+        if ((!v3 && (p->rec.prog != TBBT_PROG_NFS4 || p->rec.proc != 1)) ||
+            (v3 && !e->o->handles)) {
+            e->c->skipped_not_nfs++;    /* MOUNT, NULL: the start-up made the mounts */
             e->c->ops_skipped++;
             continue;       /* the slot is reused by the next record */
         }
         p->kind = K_REC;
+        p->v3 = v3;
         p->seq = e->admitted++;
         p->state = P_WAIT;
         p->ndeps = 0;
@@ -897,16 +496,9 @@ static bool fill(struct e4 *e)
                                                                                e->trace_t0)) /
                                                e->o->speed)
                     : 0;
-        admit_deps(e, p);
+        tbbt__e4_admit(e, p);
     }
     return true;
-}
-
-static void holders_free(gpointer p)
-{
-    struct holders *h = p;
-    g_array_free(h->readers, TRUE);
-    g_free(h);
 }
 
 static void expire_all(struct e4 *e, uint64_t now)
@@ -969,14 +561,12 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
         e.slots[i].succ = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     }
     e.st = tbbt_nfs4_state_new();
-    if (o->image)
-        tbbt_nfs4_image_set(e.st, o->image_parent, o->image_leaf);
-    e.keys = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, holders_free);
-    e.owner_of = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
-                                       (GDestroyNotify)g_bytes_unref, NULL);
-    e.sess_client = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
-                                          (GDestroyNotify)g_bytes_unref, g_free);
-    e.name_obj = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    tbbt_nfs4_client_tag_set(e.st, o->client_tag);
+    for (unsigned i = 0; i < o->nexports; i++)
+        tbbt_nfs4_export_add(e.st, o->exports[i].comps, o->exports[i].live_comps,
+                             &o->exports[i].live);
+    e.v3pos = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    tbbt__e4_keys_init(&e);
     e.conns = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, conn_free);
     e.client_conn = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     e.renewing = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -1049,25 +639,23 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
     }
     *rep = e.rep;
 
+    g_hash_table_destroy(e.v3pos);
     for (unsigned i = 0; i < e.W; i++) {
         if (e.slots[i].in_call)
             tbbt_nfs4_call_fini(&e.slots[i].call);
+        g_free(e.slots[i].v3call);
         tbbt_trace_rec_fini(&e.slots[i].rec);
         g_array_free(e.slots[i].succ, TRUE);
     }
     g_free(e.slots);
     g_hash_table_destroy(e.conns);          /* outstanding calls dropped: no reply comes */
     tbbt_nfs4_state_free(e.st);
-    g_hash_table_destroy(e.keys);
-    g_hash_table_destroy(e.owner_of);
-    g_hash_table_destroy(e.sess_client);
-    g_hash_table_destroy(e.name_obj);
+    tbbt__e4_keys_fini(&e);
     g_hash_table_destroy(e.client_conn);
     g_hash_table_destroy(e.renewing);
     g_ptr_array_free(e.creds, TRUE);
     g_queue_clear(&e.retry);
     g_queue_clear(&e.slotwait);
-    g_free(e.heap);
     close(e.ep);
     tbbt_trace_reader_close(e.reader);
     return rc;

@@ -28,8 +28,13 @@
  * operation ("v4.open:NFS4_OK->NFS4ERR_BAD_SEQID").  A record that cannot be rebuilt
  * (unsendable, with the reason on stderr with verbose) is skipped.
  *
- * The image: with image set, the traced export root is the image directory
- * (tbbt_nfs4_image_set()).  NFSv2/v3 and MOUNT records are skipped (not_nfs).
+ * The image: each traced export (the pseudo path a client walks from PUTROOTFH) is
+ * replayed in the image directory that stands for it (tbbt_nfs4_export_add()).
+ *
+ * Mixed traces: with handles, NFSv2/v3 records go too, on their own connections, built
+ * by nfsreq.h on the image's handles (a create binds the handle it made), ordered with
+ * the COMPOUNDs in one key space: both name objects by the trace's handle references.
+ * MOUNT and NULL records are skipped (not_nfs): the start-up made the mounts.
  */
 #ifndef TBBT_PLAYER_ENGINE4_H
 #define TBBT_PLAYER_ENGINE4_H
@@ -38,8 +43,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "player/handles.h"
 #include "player/nfs4state.h"
 #include "player/report.h"
+
+/* A traced export: its pseudo path's components (NULL-terminated; NULL: any one
+ * component) and the live directory of the image that stands for it
+ * (tbbt_nfs4_export_add()). */
+struct tbbt_engine4_export {
+    char **comps;
+    char **live_comps;          /* the pseudo path the live directory was looked up by */
+    struct tbbt_nfs4_fh live;
+};
 
 struct tbbt_engine4_opts {
     const char *trace_path;
@@ -51,11 +66,16 @@ struct tbbt_engine4_opts {
     unsigned window;            /* records held at once, >= 1 */
     unsigned timeout_ms;        /* a call without a reply this long: unknown outcome */
     unsigned renew_ms;          /* lease renewal of an idle client */
+    unsigned jukebox_wait_ms;   /* NFSv3 records: how long JUKEBOX answers are waited out */
+    const char *client_tag;     /* in front of every client id string (NULL: as traced;
+                                   tbbt_nfs4_client_tag_set()) */
     bool fixed_creds;           /* every call with uid/gid instead of the traced credential */
     uint32_t uid, gid;
-    bool image;                 /* the traced export is the image directory: */
-    const struct tbbt_nfs4_fh *image_parent;  /* its parent (NULL: the pseudo root) */
-    const char *image_leaf;     /* and its name there */
+    const struct tbbt_engine4_export *exports;  /* the traced exports in the image */
+    unsigned nexports;
+    struct tbbt_handles *handles;   /* NFSv2/v3 records (a mixed trace): the image's
+                                       handles by TBBT-ID, bound as creates answer;
+                                       NULL: they are skipped as not_nfs */
     int stop_fd;                /* readable: stop (-1: none) */
     bool verbose;               /* each failure and unsendable record on stderr */
 };

@@ -71,6 +71,21 @@ static void put_str(struct bctx *b, const struct tbbt_str *s, u_int *len, char *
     *val = keep(b, s->p, s->len);
 }
 
+/* A client id string: the state's tag (tbbt_nfs4_client_tag_set()), then the traced id,
+ * cut to NFS4_OPAQUE_LIMIT bytes. */
+static void put_client_id(struct bctx *b, const struct tbbt_str *id, u_int *len, char **val)
+{
+    const char *tag = tbbt_nfs4_client_tag(b->st);
+    size_t t = strlen(tag), n = MIN((size_t)id->len, (size_t)NFS4_OPAQUE_LIMIT - MIN(t, 64));
+    t = MIN(t, 64);
+    char *p = keep(b, NULL, t + n);
+    memcpy(p, tag, t);
+    if (n)
+        memcpy(p + t, id->p, n);
+    *len = (u_int)(t + n);
+    *val = p;
+}
+
 static void put_verf(char *dst, uint64_t v)
 {
     memcpy(dst, &v, NFS4_VERIFIER_SIZE);   /* the trace keeps the 8 bytes in memory order */
@@ -527,7 +542,7 @@ static int b_client(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
         if (NEED(b, o, VERF, verf) < 0 || NEED(b, o, OWNER, owner) < 0)
             return -1;
         put_verf(s->client.verifier, o->verf);
-        put_str(b, &o->owner, &s->client.id.id_len, &s->client.id.id_val);
+        put_client_id(b, &o->owner, &s->client.id.id_len, &s->client.id.id_val);
         s->callback.cb_program = 0x40000000u;
         s->callback.cb_location.na_r_netid = keep(b, "tcp", 4);
         s->callback.cb_location.na_r_addr = keep(b, "127.0.0.1.0.0", 14);
@@ -549,8 +564,8 @@ static int b_client(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
         if (NEED(b, o, VERF, verf) < 0 || NEED(b, o, OWNER, owner) < 0)
             return -1;
         put_verf(e->eia_clientowner.co_verifier, o->verf);
-        put_str(b, &o->owner, &e->eia_clientowner.co_ownerid.co_ownerid_len,
-                &e->eia_clientowner.co_ownerid.co_ownerid_val);
+        put_client_id(b, &o->owner, &e->eia_clientowner.co_ownerid.co_ownerid_len,
+                      &e->eia_clientowner.co_ownerid.co_ownerid_val);
         e->eia_flags = EXCHGID4_FLAG_SUPP_MOVED_REFER;
         e->eia_state_protect.spa_how = SP4_NONE;
         return 0;
@@ -751,15 +766,16 @@ static void track_fh(const struct tbbt_trace_rec *rec, struct tbbt_nfs4_opaux *a
     }
 }
 
-/* ------------------------------------------------------------------ the image root */
+/* ------------------------------------------------------------------ the traced exports */
 
-/* Where the traced export's root is reached (PUTROOTFH, or PUTFH of the traced pseudo
- * root, then LOOKUP): the image directory instead (tbbt_nfs4_image_set()). */
-static void redirect_image(struct bctx *b)
+/* Where the traced client walks from the pseudo root to an export (PUTROOTFH, or PUTFH of
+ * the traced pseudo root, then LOOKUPs): PUTFH of the export's live directory instead,
+ * for each of those operations (tbbt_nfs4_export_add()). */
+static void redirect_exports(struct bctx *b)
 {
     const struct tbbt_trace_rec *rec = b->rec;
-    const struct tbbt_nfs4_fh *parent;
-    const char *leaf;
+    const struct tbbt_str *names[32];
+    const struct tbbt_nfs4_fh *live = NULL;
     uint32_t root;
 
     for (uint32_t i = 0; i + 1 < rec->n_ops; i++) {
@@ -769,19 +785,27 @@ static void redirect_image(struct bctx *b)
         bool at_root = o->op == OP_PUTROOTFH ||
                        (o->op == OP_PUTFH && TBBT_O4_HAS(o, FH) &&
                         tbbt_nfs4_pseudo_root(b->st, &root) && o->fh == root);
-        if (!at_root || next->op != OP_LOOKUP || !tbbt_nfs4_image_get(b->st, &parent, &leaf))
+        if (!at_root)
             continue;
-        nfs_argop4 *a = &b->call->ops[i];
-        if (parent) {
-            a->argop = OP_PUTFH;
-            ARG(a, opputfh)->object.nfs_fh4_len = parent->len;
-            ARG(a, opputfh)->object.nfs_fh4_val = keep(b, parent->data, parent->len);
-        } else {
-            a->argop = OP_PUTROOTFH;
+        uint32_t n = 0;
+        while (i + 1 + n < rec->n_ops && n < G_N_ELEMENTS(names) &&
+               rec->ops[i + 1 + n].op == OP_LOOKUP && TBBT_O4_HAS(&rec->ops[i + 1 + n], NAME)) {
+            names[n] = &rec->ops[i + 1 + n].name;
+            n++;
         }
-        LOOKUP4args *l = ARG(&b->call->ops[i + 1], oplookup);
-        l->objname.utf8string_len = (u_int)strlen(leaf);
-        l->objname.utf8string_val = keep(b, leaf, strlen(leaf));
+        bool same = false;
+        uint32_t k = n ? tbbt_nfs4_export_match(b->st, names, n, &live, &same) : 0;
+        if (!k || same)
+            continue;
+        void *fh = keep(b, live->data, live->len);
+        for (uint32_t j = i; j <= i + k; j++) {
+            nfs_argop4 *a = &b->call->ops[j];
+            memset(a, 0, sizeof(*a));
+            a->argop = OP_PUTFH;
+            ARG(a, opputfh)->object.nfs_fh4_len = live->len;
+            ARG(a, opputfh)->object.nfs_fh4_val = fh;
+        }
+        i += k;
     }
 }
 
@@ -838,7 +862,7 @@ int tbbt_nfs4_build(struct tbbt_nfs4_state *st, const struct tbbt_trace_rec *rec
             return -1;
         }
     }
-    redirect_image(&b);
+    redirect_exports(&b);
     return 0;
 }
 

@@ -23,10 +23,8 @@ struct tbbt_nfs4_state {
     GHashTable *sids;       /* its other (12 bytes) -> struct tbbt_nfs4_sid */
     GHashTable *attrs;      /* ref + 1 -> struct tbbt_fattr (traced) */
     GHashTable *dirs;       /* ref + 1 -> struct tbbt_nfs4_dir */
-    bool image;             /* tbbt_nfs4_image_set() was called */
-    bool image_parent;      /* ... with a parent (else the pseudo root) */
-    struct tbbt_nfs4_fh parent;
-    char *leaf;
+    GPtrArray *exports;     /* struct nfs4_export (tbbt_nfs4_export_add()) */
+    char *client_tag;       /* tbbt_nfs4_client_tag_set(), NULL: none */
     bool root_known;        /* the traced pseudo root's reference is known */
     uint32_t root_ref;
 };
@@ -61,6 +59,21 @@ static GHashTable *bytes_table(void)
                                  g_free);
 }
 
+/* A traced export and the live directory that stands for it (tbbt_nfs4_export_add()). */
+struct nfs4_export {
+    char **comps;           /* its pseudo path's components; NULL: any one */
+    char **live_comps;      /* the pseudo path of the live directory */
+    struct tbbt_nfs4_fh live;
+};
+
+static void export_free(gpointer p)
+{
+    struct nfs4_export *x = p;
+    g_strfreev(x->comps);
+    g_strfreev(x->live_comps);
+    g_free(x);
+}
+
 struct tbbt_nfs4_state *tbbt_nfs4_state_new(void)
 {
     struct tbbt_nfs4_state *st = g_new0(struct tbbt_nfs4_state, 1);
@@ -72,6 +85,7 @@ struct tbbt_nfs4_state *tbbt_nfs4_state_new(void)
     st->sids = g_hash_table_new_full(other_hash, other_equal, NULL, g_free);
     st->attrs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     st->dirs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    st->exports = g_ptr_array_new_with_free_func(export_free);
     return st;
 }
 
@@ -86,33 +100,77 @@ void tbbt_nfs4_state_free(struct tbbt_nfs4_state *st)
     g_hash_table_destroy(st->sids);
     g_hash_table_destroy(st->attrs);
     g_hash_table_destroy(st->dirs);
-    g_free(st->leaf);
+    g_ptr_array_free(st->exports, TRUE);
+    g_free(st->client_tag);
     g_free(st);
 }
 
 #define REFKEY(ref) GUINT_TO_POINTER((ref) + 1u)
 
-/* ------------------------------------------------------------------ the image root */
+/* ------------------------------------------------------------------ client id strings */
 
-void tbbt_nfs4_image_set(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_fh *parent,
-                         const char *leaf)
+void tbbt_nfs4_client_tag_set(struct tbbt_nfs4_state *st, const char *tag)
 {
-    st->image = true;
-    st->image_parent = parent != NULL;
-    if (parent)
-        st->parent = *parent;
-    g_free(st->leaf);
-    st->leaf = g_strdup(leaf);
+    g_free(st->client_tag);
+    st->client_tag = tag && *tag ? g_strdup(tag) : NULL;
 }
 
-bool tbbt_nfs4_image_get(const struct tbbt_nfs4_state *st, const struct tbbt_nfs4_fh **parent,
-                         const char **leaf)
+const char *tbbt_nfs4_client_tag(const struct tbbt_nfs4_state *st)
 {
-    if (!st->image)
-        return false;
-    *parent = st->image_parent ? &st->parent : NULL;
-    *leaf = st->leaf;
-    return true;
+    return st->client_tag ? st->client_tag : "";
+}
+
+/* ------------------------------------------------------------------ the traced exports */
+
+void tbbt_nfs4_export_add(struct tbbt_nfs4_state *st, char *const *comps,
+                          char *const *live_comps, const struct tbbt_nfs4_fh *live)
+{
+    struct nfs4_export *x = g_new0(struct nfs4_export, 1);
+    x->comps = comps ? g_strdupv((char **)comps) : NULL;
+    x->live_comps = live_comps ? g_strdupv((char **)live_comps) : NULL;
+    x->live = *live;
+    g_ptr_array_add(st->exports, x);
+}
+
+/* names[0..k) are exactly the components comps (NULL-terminated). */
+static bool names_are(const struct tbbt_str *const *names, uint32_t k, char *const *comps)
+{
+    uint32_t i = 0;
+    for (; comps && comps[i] && i < k; i++)
+        if (names[i]->len != strlen(comps[i]) || memcmp(names[i]->p, comps[i], names[i]->len))
+            return false;
+    return comps && i == k && !comps[i];
+}
+
+uint32_t tbbt_nfs4_export_match(const struct tbbt_nfs4_state *st,
+                                const struct tbbt_str *const *names, uint32_t n,
+                                const struct tbbt_nfs4_fh **live, bool *same)
+{
+    uint32_t best = 0;
+    const struct nfs4_export *won = NULL;
+    for (guint i = 0; i < st->exports->len; i++) {
+        const struct nfs4_export *x = g_ptr_array_index(st->exports, i);
+        uint32_t k = 0;
+        if (!x->comps) {
+            if (n >= 1 && best == 0) {      /* the wildcard: one component, lowest */
+                best = 1;
+                won = x;
+            }
+            continue;
+        }
+        while (x->comps[k] && k < n && names[k]->len == strlen(x->comps[k]) &&
+               memcmp(names[k]->p, x->comps[k], names[k]->len) == 0)
+            k++;
+        if (!x->comps[k] && k > 0 && (k > best || (won && !won->comps))) {
+            best = k;
+            won = x;
+        }
+    }
+    if (won) {
+        *live = &won->live;
+        *same = names_are(names, best, won->live_comps);
+    }
+    return best;
 }
 
 void tbbt_nfs4_pseudo_root_note(struct tbbt_nfs4_state *st, uint32_t ref)

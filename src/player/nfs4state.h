@@ -81,20 +81,37 @@ struct tbbt_nfs4_state;
 struct tbbt_nfs4_state *tbbt_nfs4_state_new(void);
 void tbbt_nfs4_state_free(struct tbbt_nfs4_state *st);
 
-/* ---- the image root (tbbt-play) ---- */
+/* ---- the replay's own client id strings ---- */
 /*
- * The traced export is replayed in an image directory: a traced PUTROOTFH (or a PUTFH
- * of the handle a GETFH right after a PUTROOTFH returned: the traced pseudo root)
- * followed by a LOOKUP (of the traced export) becomes PUTFH of parent (PUTROOTFH when
- * parent is NULL: the image directory is a pseudo-root child) and LOOKUP of leaf (copied):
- * the same operations, so the results still pair with the traced ones.  Without a call,
- * PUTROOTFH and its LOOKUP go as traced (nfs4-replay against the traced export).
+ * Client id strings (SETCLIENTID's id, EXCHANGE_ID's co_ownerid) are sent with tag in
+ * front (copied; NULL or "": as traced), so that a server that served an earlier replay
+ * of the same trace (the same traced client ids) takes this replay's clients for new
+ * ones rather than for the earlier ones, whose open owners' seqids have moved on.
  */
-void tbbt_nfs4_image_set(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_fh *parent,
-                         const char *leaf);
-/* true with *parent (NULL: the pseudo root) and *leaf (borrowed) when set. */
-bool tbbt_nfs4_image_get(const struct tbbt_nfs4_state *st, const struct tbbt_nfs4_fh **parent,
-                         const char **leaf);
+void tbbt_nfs4_client_tag_set(struct tbbt_nfs4_state *st, const char *tag);
+const char *tbbt_nfs4_client_tag(const struct tbbt_nfs4_state *st);   /* "" if none */
+
+/* ---- the traced exports (tbbt-play) ---- */
+/*
+ * The traced exports are replayed in the image: a traced PUTROOTFH (or a PUTFH of the
+ * handle a GETFH right after a PUTROOTFH returned: the traced pseudo root) followed by
+ * LOOKUPs of an export's pseudo path components becomes PUTFH of the export's live
+ * directory, once for the PUTROOTFH and once for each of those LOOKUPs: as many
+ * operations as traced, so the results still pair with the traced ones; unless the
+ * walk names the live directory's own pseudo path (then it goes as traced).  An export
+ * added with comps NULL stands for any one component (a trace that does not say its
+ * exports' paths); the longest match wins.  Without exports, PUTROOTFH and its LOOKUPs
+ * go as traced (nfs4-replay against the traced export).
+ */
+void tbbt_nfs4_export_add(struct tbbt_nfs4_state *st, char *const *comps,
+                          char *const *live_comps, const struct tbbt_nfs4_fh *live);
+/* How many of names[0..n) (LOOKUP names after the pseudo root) the longest matching
+ * export's components cover (0: none), with its *live handle (borrowed) and *same: the
+ * names covered are the live directory's own pseudo path (live_comps of _add(), the
+ * path the live handle was looked up by): the walk may go as traced. */
+uint32_t tbbt_nfs4_export_match(const struct tbbt_nfs4_state *st,
+                                const struct tbbt_str *const *names, uint32_t n,
+                                const struct tbbt_nfs4_fh **live, bool *same);
 /* The traced pseudo root's handle reference: noted, and asked (true with *ref). */
 void tbbt_nfs4_pseudo_root_note(struct tbbt_nfs4_state *st, uint32_t ref);
 bool tbbt_nfs4_pseudo_root(const struct tbbt_nfs4_state *st, uint32_t *ref);

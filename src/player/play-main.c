@@ -45,6 +45,7 @@ static gchar *opt_proto = "tcp", *opt_order = "conservative", *opt_timing = "ful
 static gchar *opt_report_json, *opt_timeseries, *opt_events, *opt_subset_client;
 static gchar *opt_subset_subtree, *opt_image_root, *opt_reorder, *opt_pseudo;
 static gint opt_v4_renew_ms = 1000;
+static gchar *opt_v4_client_tag;        /* NULL: a tag of the run's own (run_v4()) */
 static gint64 opt_reorder_seed = 1;
 static gint opt_client_out;
 static struct tbbt_reorder_spec reorder_spec;
@@ -155,10 +156,10 @@ static int scan_trace(struct run *r, const char *path)
         fprintf(stderr, PROG ": %s\n", err);
         return -1;
     }
-    r->v4 = !r->sc.has_v23 && r->sc.nv4;
+    r->v4 = r->sc.nv4 > 0;
     if (r->v4 && (dist != TBBT_PLAY_DIST_NONE || img.count != 1 || opt_proto[0] == 'u' ||
                   opt_reorder || opt_subset_client || opt_subset_subtree)) {
-        fprintf(stderr, PROG ": trace '%s' is an NFSv4 trace: it replays over TCP against "
+        fprintf(stderr, PROG ": trace '%s' has NFSv4 records: it replays over TCP against "
                 "one image, without --distribute, --clones, --reorder or --subset-* "
                 "(docs/nfsv4.md)\n", path);
         r->usage_error = true;
@@ -335,9 +336,10 @@ static int grace_check(struct run *r)
 /* ------------------------------------------------------------------ NFSv4 */
 
 /*
- * An NFSv4 trace (engine4.h): the image directory's place in the server's pseudo file
- * system (--pseudo, then the image's path under the export) stands for the traced export;
- * its parent's live handle is looked up once, then engine4 replays.
+ * An NFSv4 or mixed NFSv3+NFSv4 trace (engine4.h): the image directory's place in the
+ * server's pseudo file system (--pseudo, then the image's path under the export) stands
+ * for the traced export; its live handle is looked up once, then engine4 replays, the
+ * NFSv3 records on the handles the start-up resolved.
  */
 static int run_v4(struct run *r, int stop_fd, struct tbbt_report **rep,
                   struct tbbt_report_counts *cn, char *err, size_t errlen)
@@ -349,30 +351,28 @@ static int run_v4(struct run *r, int stop_fd, struct tbbt_report **rep,
     for (gchar **c = all; *c; c++)
         if (**c && strcmp(*c, "."))
             g_ptr_array_add(comps, *c);
-    struct tbbt_nfs4_fh parent;
+    g_ptr_array_add(comps, NULL);
+    struct tbbt_engine4_export image = {.comps = NULL, .live_comps = (char **)comps->pdata};
     struct tbbt_engine4_opts o = {
         .trace_path = opt_trace, .server = opt_server, .port = r->nfs_port,
         .fsdep = !strcmp(opt_order, "fsdep"), .timestamp = !strcmp(opt_timing, "timestamp"),
         .speed = opt_speed, .window = (unsigned)opt_window,
         .timeout_ms = opt_timeout_ms > 0 ? (unsigned)opt_timeout_ms : 30000,
         .renew_ms = (unsigned)MAX(opt_v4_renew_ms, 0),
+        .jukebox_wait_ms = (unsigned)opt_jukebox_wait_s * 1000u,
         .fixed_creds = opt_uid >= 0, .uid = opt_uid >= 0 ? (uint32_t)opt_uid : 0,
         .gid = opt_gid >= 0 ? (uint32_t)opt_gid : opt_uid >= 0 ? (uint32_t)opt_uid : 0,
         .stop_fd = stop_fd, .verbose = tbbt__log_level >= TBBT_LOG_INFO,
+        .handles = r->sc.has_v23 ? r->handles[0] : NULL,
+        .exports = &image, .nexports = 1,
     };
-    int rc = 0;
-    if (comps->len > 0) {
-        o.image = true;
-        o.image_leaf = g_ptr_array_index(comps, comps->len - 1);
-        g_ptr_array_index(comps, comps->len - 1) = NULL;     /* the parent's path */
-        if (comps->len > 1) {
-            rc = tbbt_engine4_lookup(opt_server, r->nfs_port, (char *const *)comps->pdata,
-                                     &parent, err, errlen);
-            o.image_parent = &parent;
-        }
-    }
+    gchar *tag = opt_v4_client_tag ? g_strdup(opt_v4_client_tag)
+                 : g_strdup_printf("tbbt.%d.%" PRIx64 ":", (int)getpid(), tbbt_now_ns());
+    o.client_tag = tag;
+    int rc = tbbt_engine4_lookup(opt_server, r->nfs_port, (char *const *)comps->pdata,
+                                 &image.live, err, errlen);
     if (rc == 0) {
-        tbbt_log(TBBT_LOG_INFO, "NFSv4 trace: the traced export is %s", path);
+        tbbt_log(TBBT_LOG_INFO, "NFSv4 records: the traced export is %s", path);
         rc = tbbt_engine4_run(&o, rep, cn, err, errlen);
     } else {
         memset(cn, 0, sizeof(*cn));
@@ -381,6 +381,7 @@ static int run_v4(struct run *r, int stop_fd, struct tbbt_report **rep,
     g_ptr_array_free(comps, TRUE);
     g_strfreev(all);
     g_free(path);
+    g_free(tag);
     return rc;
 }
 

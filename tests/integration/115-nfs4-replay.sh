@@ -7,8 +7,10 @@
 # `tbbt-lab start --nfs4` (an empty export, as the captures were made): every
 # operation's status must match the trace, nothing may be unsendable (exit 0, and
 # "failures": 0, "unsendable": 0 in its JSON summary), and every record must be sent.
-# Then the v4.0 trace replayed a second time on the same export must fail (the files
-# and the owners' state are already there): the comparison is not vacuous.
+# Then the v4.0 trace replayed a second time on the same server with client ids of its
+# own (--client-tag) goes through, and a third time with the same client ids must fail
+# (the server keeps the second replay's clients and their owners' seqids): the
+# comparison is not vacuous.
 # Needs root (private lab namespace); fails, never skips, without it or the tools.
 #   115-nfs4-replay.sh BUILD_DIR
 set -euo pipefail
@@ -53,12 +55,18 @@ for cap in v41-tcp v40-tcp; do
     "replayed, 0 failures, 0 unsendable"
 done
 
-# The same 4.0 trace again on the export it already changed: failures expected.
-if "$replay" "$work/v40-tcp.tbbt" >"$work/again.json" 2>/dev/null; then
-  fail "a second replay on the same export reports no failure"
+# The same 4.0 trace again on the export it already changed: with client id strings of
+# its own (--client-tag T, new clients for the server) it goes through; a third time with
+# the same tag the server takes the clients for the second replay's, whose open owners'
+# seqids moved on, and the comparison fails: it is not vacuous.
+"$replay" --client-tag again: "$work/v40-tcp.tbbt" >"$work/again.json" 2>"$work/again.err" ||
+  fail "a second replay with client ids of its own: $(head -c 400 "$work/again.json")"
+echo "ok: a second replay of v40-tcp on the same server with new client ids: no failure"
+if "$replay" --client-tag again: "$work/v40-tcp.tbbt" >"$work/third.json" 2>/dev/null; then
+  fail "a third replay with the second one's client ids reports no failure"
 fi
-[ "$(json "$work/again.json" .failures)" -gt 0 ] || fail "second replay: no failures counted"
-echo "ok: a second replay of v40-tcp on the same export fails" \
-  "($(json "$work/again.json" .failures) failures)"
+[ "$(json "$work/third.json" .failures)" -gt 0 ] || fail "third replay: no failures counted"
+echo "ok: a third replay with the second one's client ids fails" \
+  "($(json "$work/third.json" .failures) failures)"
 bash "$lab" stop -q >/dev/null
 echo "ok: nfs4-replay of NFSv4.0 and NFSv4.1 captures against the lab server"

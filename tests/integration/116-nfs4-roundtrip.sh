@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The NFSv4 round trip (tools/v4-roundtrip.sh) on two committed captures against the real
-# lab server: convert, tbbt-init of the hierarchy map into a fresh --nfs4 lab's export,
-# replay with tools/nfs4-replay under tcpdump, convert the replay, compare the
-# per-client operation sequences (tools/v4-opseq.py).  traces/v4/v41-tcp.pcap (NFSv4.1,
-# 3 clients, everything made during the capture) and traces/v4/v40-libnfs.pcap (libnfs's
-# NFSv4.0: it lists directories that existed before the capture, which only the map's
-# READDIR entries bring into the image) must replay with 0 failures, 0 unsendable and
-# every operation in the same sequence with the same arguments and status.
+# The NFSv4 round trip (tools/v4-roundtrip.sh) on the committed captures against the
+# real lab server: convert, tbbt-init of the hierarchy map into a fresh --nfs4 lab's
+# export, replay under tcpdump, convert the replay, compare the per-object operation
+# sequences (tools/v4-opseq.py).  Replayed by tbbt-play in fsdep order at full speed
+# (traces/v4/v41-tcp.pcap: NFSv4.1, 3 clients, everything made during the capture;
+# traces/v4/v40-libnfs.pcap: libnfs's NFSv4.0, which lists directories that existed
+# before the capture, which only the map's READDIR entries bring into the image), in
+# conservative order with timestamp timing (traces/v4/v40-tcp.pcap: NFSv4.0 with
+# OPEN_CONFIRM and owner seqids), and by tools/nfs4-replay (v41-tcp): 0 failures,
+# 0 unsendable, --verify ok and every operation in the same sequence with the same
+# arguments and status.
 # Needs root (private lab namespace); fails, never skips, without it or the tools.
 #   116-nfs4-roundtrip.sh BUILD_DIR
 set -euo pipefail
@@ -24,11 +27,18 @@ command -v tcpdump >/dev/null || fail "tcpdump is not installed"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-for cap in v41-tcp v40-libnfs; do
+# run NAME CAPTURE ARGS...: one round trip, every operation in sequence
+run() {
+  local name=$1 cap=$2
+  shift 2
   timeout 180 bash "$top/tools/v4-roundtrip.sh" --build "$build" \
-    --capture "$top/traces/v4/$cap.pcap" --out "$work/$cap" >"$work/$cap.out" 2>&1 ||
-    fail "$cap: $(tail -n 5 "$work/$cap.out")"
-  jq -e '.share == 1 and .ops_original > 50' "$work/$cap/opseq.json" >/dev/null ||
-    fail "$cap: not every operation in sequence: $(cat "$work/$cap/opseq.json")"
-  echo "ok: $(tail -n 1 "$work/$cap.out")"
-done
+    --capture "$top/traces/v4/$cap.pcap" --out "$work/$name" "$@" >"$work/$name.out" 2>&1 ||
+    fail "$name: $(tail -n 5 "$work/$name.out")"
+  jq -e '.share == 1 and .ops_original > 50' "$work/$name/opseq.json" >/dev/null ||
+    fail "$name: not every operation in sequence: $(cat "$work/$name/opseq.json")"
+  echo "ok: $(tail -n 1 "$work/$name.out")"
+}
+run v41-fsdep v41-tcp --order fsdep --timing full
+run libnfs-fsdep v40-libnfs --order fsdep --timing full
+run v40-cons v40-tcp --order conservative --timing timestamp
+run v41-nfs4-replay v41-tcp --player nfs4-replay

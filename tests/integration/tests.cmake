@@ -16,6 +16,6 @@ endforeach()
 # through the sanitizer build (070 under UBSan found a reply's uninitialized flag).
 foreach(t 010-tshark-committed 025-salvage 055-init-nfs 070-play 072-play-faults 073-play-stop
           074-play-server-faults 075-synth 080-raheur 085-stats 095-play-sloppy 097-compare
-          100-play-mpi 105-init-mpi 115-nfs4-replay 116-nfs4-roundtrip)
+          100-play-mpi 105-init-mpi 115-nfs4-replay 116-nfs4-roundtrip 117-play-v4)
   set_tests_properties(${t} PROPERTIES LABELS "integration;sanitize")
 endforeach()

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tbbt-play replays NFSv4 traces (engine4) against the real lab server (NFS-Ganesha
+# serving NFSv4.0-4.2, VFS on ext4):
+#  1. every committed NFSv4 capture (traces/v4/: 4.0, 4.1, 4.2, libnfs's 4.0) converted,
+#     its map built by tbbt-init in a subdirectory of the export (the traced export
+#     "/export" is redirected to it), replayed in fsdep order at full speed and in
+#     conservative order with timestamp timing: no replay failure, no operation of
+#     unknown outcome, nothing skipped, every record completed, --verify ok;
+#  2. the grace period: a lab restarted with a 4 s grace period (and lease), the replay
+#     started at once (--no-grace-wait): the OPENs answered NFS4ERR_GRACE are retried
+#     (counted) and the replay ends with no failure;
+#  3. the lease across idle gaps: the 4.1 trace with 8 s of silence in the middle,
+#     replayed with timestamp timing against the 4 s lease: the player renews every
+#     client's lease (RENEW / lone SEQUENCE) and the replay ends with no failure; with
+#     renewal off (--v4-renew-ms 0) the same replay fails (the state expired), so the
+#     check is not vacuous;
+#  4. options an NFSv4 trace does not take (--proto udp) end in a usage error (exit 2).
+# Needs root (private lab namespace); fails, never skips, without it or the tools.
+#   117-play-v4.sh BUILD_DIR
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: 117-play-v4.sh BUILD_DIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/integration/lab-test.sh
+. "$top/tests/integration/lab-test.sh"
+itest_private_lab 117-play-v4 "$0" "$@"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+convert=$build/src/extract/tbbt-convert init=$build/src/aging/tbbt-init
+play=$build/src/player/tbbt-play dump=$build/src/trace/tbbt-dump lab=$top/tools/tbbt-lab
+for b in "$convert" "$init" "$play" "$dump"; do
+  [ -x "$b" ] || fail "$b not built"
+done
+command -v jq >/dev/null || fail "jq is not installed"
+work=$(mktemp -d)
+cleanup() {
+  bash "$lab" stop -q >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# image TRACE NAME: tbbt-init of TRACE's map into the export's directory NAME.
+image() {
+  mkdir "$E/$2"
+  "$init" -q --no-progress --map "$1.map" --root "$E/$2" --manifest "$work/$2.man" \
+    >"$work/$2.init" 2>&1 || fail "tbbt-init $2: $(tail -n 2 "$work/$2.init")"
+}
+# replay TRACE NAME [ARGS...]: tbbt-play of TRACE on image NAME, report $work/NAME.json.
+replay() {
+  local trace=$1 name=$2
+  shift 2
+  timeout 300 "$play" --trace "$trace" --manifest "$work/$name.man" --server 127.0.0.1 \
+    --export "$E" --pseudo /export -q --no-progress --verify \
+    --report-json "$work/$name.json" "$@" >"$work/$name.out" 2>&1
+}
+# clean NAME: the report says every record completed, nothing failed or was skipped.
+clean() {
+  jq -e '.replay_failures == 0 and .ops_unknown == 0 and .ops_skipped == 0 and
+         .ops_completed == .trace_ops and .trace_ops > 0 and .verify.ok and .finished' \
+    "$work/$1.json" >/dev/null ||
+    fail "$1: $(jq -c '{trace_ops, ops_completed, ops_skipped, ops_unknown, replay_failures,
+      replay_failures_by_kind, skipped_by_reason, verify}' "$work/$1.json" 2>/dev/null ||
+      tail -n 3 "$work/$1.out")"
+}
+
+bash "$lab" start --nfs4 --size 256M -q >/dev/null || fail "cannot start the lab"
+eval "$(bash "$lab" env)"
+E=$TBBT_LAB_EXPORT
+
+# ------------------------------------------------------------------ 1. every capture
+caps=(v40-tcp v41-tcp v42-tcp v40-libnfs)
+for cap in "${caps[@]}"; do
+  "$convert" -q -o "$work/$cap.tbbt" "$top/traces/v4/$cap.pcap" ||
+    fail "$cap: tbbt-convert"
+  image "$work/$cap.tbbt" "$cap-fsdep"
+  image "$work/$cap.tbbt" "$cap-cons"
+done
+bash "$lab" restart -q >/dev/null || fail "lab restart"
+for cap in "${caps[@]}"; do
+  replay "$work/$cap.tbbt" "$cap-fsdep" --order fsdep --timing full ||
+    fail "$cap fsdep/full: exit $? $(tail -n 3 "$work/$cap-fsdep.out")"
+  clean "$cap-fsdep"
+  replay "$work/$cap.tbbt" "$cap-cons" --order conservative --timing timestamp ||
+    fail "$cap conservative/timestamp: exit $? $(tail -n 3 "$work/$cap-cons.out")"
+  clean "$cap-cons"
+  echo "ok: $cap: $(jq -r .ops_completed "$work/$cap-fsdep.json") COMPOUNDs, fsdep/full and" \
+    "conservative/timestamp: 0 failures, --verify ok"
+done
+
+# ------------------------------------------------------------------ 2. grace period
+image "$work/v40-tcp.tbbt" grace
+bash "$lab" restart --grace 4 -q >/dev/null || fail "lab restart --grace 4"
+replay "$work/v40-tcp.tbbt" grace --order fsdep --no-grace-wait ||
+  fail "grace: exit $? $(tail -n 3 "$work/grace.out")"
+clean grace
+[ "$(jq -r .retries "$work/grace.json")" -gt 0 ] ||
+  fail "grace: no NFS4ERR_GRACE retried (the replay did not meet the grace period)"
+echo "ok: replay in the grace period: $(jq -r .retries "$work/grace.json") GRACE answers" \
+  "retried, 0 failures"
+
+# ------------------------------------------------------------------ 3. lease renewal
+# the second half of the 4.1 capture 8 s later (packet times shifted in the pcap)
+python3 - "$top/traces/v4/v41-tcp.pcap" "$work/gap.pcap" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+magic = struct.unpack("<I", data[:4])[0]
+assert magic in (0xa1b2c3d4, 0xa1b23c4d), "a little-endian pcap file"
+pkts, off = [], 24
+while off + 16 <= len(data):
+    sec, frac, incl, orig = struct.unpack("<IIII", data[off:off + 16])
+    pkts.append([sec, frac, incl, orig, data[off + 16:off + 16 + incl]])
+    off += 16 + incl
+for p in pkts[len(pkts) // 2:]:
+    p[0] += 8
+with open(sys.argv[2], "wb") as out:
+    out.write(data[:24])
+    for sec, frac, incl, orig, body in pkts:
+        out.write(struct.pack("<IIII", sec, frac, incl, orig) + body)
+PY
+"$convert" -q -o "$work/gap.tbbt" "$work/gap.pcap" || fail "tbbt-convert of the gap capture"
+image "$work/gap.tbbt" lease
+image "$work/gap.tbbt" nolease
+bash "$lab" restart --grace 4 -q >/dev/null || fail "lab restart --grace 4"
+replay "$work/gap.tbbt" lease --order conservative --timing timestamp ||
+  fail "lease: exit $? $(tail -n 3 "$work/lease.out")"
+clean lease
+if replay "$work/gap.tbbt" nolease --order conservative --timing timestamp --v4-renew-ms 0; then
+  fail "without lease renewal the replay across an 8 s gap (4 s lease) reports no failure"
+fi
+nf=$(jq -r .replay_failures "$work/nolease.json")
+[ "$nf" -gt 0 ] || fail "nolease: no failure counted"
+echo "ok: 8 s idle in a 4 s lease: 0 failures with renewal; $nf failures without" \
+  "($(jq -c .replay_failures_by_kind "$work/nolease.json"))"
+
+# ------------------------------------------------------------------ 4. usage
+rc=0
+"$play" --trace "$work/v41-tcp.tbbt" --manifest "$work/v41-tcp-fsdep.man" --server 127.0.0.1 \
+  --export "$E" --proto udp -q >"$work/usage.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q "NFSv4" "$work/usage.out" ||
+  fail "--proto udp with an NFSv4 trace: exit $rc, $(cat "$work/usage.out")"
+echo "ok: --proto udp with an NFSv4 trace is a usage error"
+
+bash "$lab" stop -q >/dev/null
+echo "ok: tbbt-play replays NFSv4 traces"
