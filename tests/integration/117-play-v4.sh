@@ -15,7 +15,9 @@
 #     client's lease (RENEW / lone SEQUENCE) and the replay ends with no failure; with
 #     renewal off (--v4-renew-ms 0) the same replay fails (the state expired), so the
 #     check is not vacuous;
-#  4. options an NFSv4 trace does not take (--proto udp) end in a usage error (exit 2).
+#  4. SIGTERM in the middle of a timestamp replay: exit 143 (128 + 15), the report is
+#     written (finished false, stop_reason, every record read accounted);
+#  5. options an NFSv4 trace does not take (--proto udp) end in a usage error (exit 2).
 # Needs root (private lab namespace); fails, never skips, without it or the tools.
 #   117-play-v4.sh BUILD_DIR
 set -euo pipefail
@@ -133,7 +135,29 @@ nf=$(jq -r .replay_failures "$work/nolease.json")
 echo "ok: 8 s idle in a 4 s lease: 0 failures with renewal; $nf failures without" \
   "($(jq -c .replay_failures_by_kind "$work/nolease.json"))"
 
-# ------------------------------------------------------------------ 4. usage
+# ------------------------------------------------------------------ 4. SIGTERM
+image "$work/gap.tbbt" stop
+bash "$lab" restart --grace 0 -q >/dev/null || fail "lab restart --grace 0"
+"$play" --trace "$work/gap.tbbt" --manifest "$work/stop.man" --server 127.0.0.1 --export "$E" \
+  --pseudo /export --timing timestamp -q --no-progress --report-json "$work/stop.json" \
+  >"$work/stop.out" 2>&1 &
+pid=$!
+sleep 3
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 143 ] || fail "SIGTERM: exit $rc, $(tail -n 3 "$work/stop.out")"
+jq -e '(.finished | not) and .stop_reason == "signal SIGTERM" and .ops_completed > 0 and
+       .skipped_by_reason.stopped > 0 and
+       .trace_ops == .ops_completed + .ops_unknown + .ops_skipped +
+                     .skipped_by_reason.stopped' "$work/stop.json" \
+  >/dev/null || fail "SIGTERM: report $(jq -c '{finished, stop_reason, trace_ops,
+    ops_completed, ops_unknown, ops_skipped}' "$work/stop.json")"
+echo "ok: SIGTERM in the 8 s gap: exit 143, report written" \
+  "($(jq -r .ops_completed "$work/stop.json") completed," \
+  "$(jq -r .skipped_by_reason.stopped "$work/stop.json") not sent)"
+
+# ------------------------------------------------------------------ 5. usage
 rc=0
 "$play" --trace "$work/v41-tcp.tbbt" --manifest "$work/v41-tcp-fsdep.man" --server 127.0.0.1 \
   --export "$E" --proto udp -q >"$work/usage.out" 2>&1 || rc=$?
