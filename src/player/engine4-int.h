@@ -95,8 +95,8 @@ struct e4 {
     uint64_t oldest, admitted, next_cons, inflight;
     bool eof;
     GHashTable *keys;           /* uint64 key -> struct holders */
-    GHashTable *owner_of;       /* stateid other (12 bytes, GBytes) -> owner key */
-    GHashTable *sess_client;    /* traced session (GBytes) -> traced clientid */
+    GHashTable *owner_of;       /* stateid key (uint64_t *) -> its 4.0 owner's key */
+    GHashTable *sess_client;    /* session key (uint64_t *) -> traced clientid (uint64_t *) */
     GHashTable *name_obj;       /* name key (uint64_t *) -> the handle ref it names + 1 */
     uint64_t *heap;             /* ready records (sequence numbers), min-heap */
     size_t nheap, cheap;

@@ -201,19 +201,18 @@ static void keys_of(struct e4 *e, const struct tbbt_trace_rec *rec, struct keyse
         /* stateids */
         if (TBBT_O4_HAS(o, STATEID)) {
             bool changes = seqid_op(op) || op == OP_FREE_STATEID;
-            kadd(ks, key_of(KT_STATEID, 0, o->stateid + 4, 12), changes);
-            if (rec->minor == 0 && seqid_op(op)) {
-                gpointer ok = NULL;
-                GBytes *b = g_bytes_new_static(o->stateid + 4, 12);
-                if (g_hash_table_lookup_extended(e->owner_of, b, NULL, &ok))
-                    kadd(ks, GPOINTER_TO_SIZE(ok), true);
-                g_bytes_unref(b);
-            }
+            uint64_t sk = key_of(KT_STATEID, 0, o->stateid + 4, 12);
+            gpointer ok = NULL;
+            kadd(ks, sk, changes);
+            if (rec->minor == 0 && seqid_op(op) &&
+                g_hash_table_lookup_extended(e->owner_of, &sk, NULL, &ok))
+                kadd(ks, GPOINTER_TO_SIZE(ok), true);
         }
         if (TBBT_O4_HAS(o, NEW_STATEID)) {
-            kadd(ks, key_of(KT_STATEID, 0, o->new_stateid + 4, 12), true);
+            uint64_t sk = key_of(KT_STATEID, 0, o->new_stateid + 4, 12);
+            kadd(ks, sk, true);
             if (rec->minor == 0 && TBBT_O4_HAS(o, OWNER) && TBBT_O4_HAS(o, CLIENTID))
-                g_hash_table_replace(e->owner_of, g_bytes_new(o->new_stateid + 4, 12),
+                g_hash_table_replace(e->owner_of, g_memdup2(&sk, 8),
                                      GSIZE_TO_POINTER(owner_key(o->clientid, &o->owner)));
         }
         if (rec->minor == 0 && TBBT_O4_HAS(o, OWNER) && TBBT_O4_HAS(o, CLIENTID) &&
@@ -225,18 +224,17 @@ static void keys_of(struct e4 *e, const struct tbbt_trace_rec *rec, struct keyse
             has_client = true;
         }
         if (TBBT_O4_HAS(o, SESSION)) {
-            GBytes *b = g_bytes_new_static(o->session, 16);
+            uint64_t sk = key_of(KT_SESSION, 0, o->session, 16);
             gpointer cid = NULL;
             bool lifecycle = op == OP_CREATE_SESSION || op == OP_DESTROY_SESSION;
-            kadd(ks, key_of(KT_SESSION, 0, o->session, 16), lifecycle);
+            kadd(ks, sk, lifecycle);
             if (op == OP_CREATE_SESSION && TBBT_O4_HAS(o, CLIENTID))
-                g_hash_table_replace(e->sess_client, g_bytes_new(o->session, 16),
+                g_hash_table_replace(e->sess_client, g_memdup2(&sk, 8),
                                      g_memdup2(&o->clientid, 8));
-            else if (!has_client && g_hash_table_lookup_extended(e->sess_client, b, NULL, &cid)) {
+            else if (!has_client && g_hash_table_lookup_extended(e->sess_client, &sk, NULL, &cid)) {
                 client = *(uint64_t *)cid;
                 has_client = true;
             }
-            g_bytes_unref(b);
         }
         bool lifecycle = op == OP_SETCLIENTID || op == OP_SETCLIENTID_CONFIRM ||
                          op == OP_EXCHANGE_ID || op == OP_CREATE_SESSION ||
@@ -438,10 +436,8 @@ static void holders_free(gpointer p)
 void tbbt__e4_keys_init(struct e4 *e)
 {
     e->keys = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, holders_free);
-    e->owner_of = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
-                                        (GDestroyNotify)g_bytes_unref, NULL);
-    e->sess_client = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
-                                           (GDestroyNotify)g_bytes_unref, g_free);
+    e->owner_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    e->sess_client = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     e->name_obj = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 }
 

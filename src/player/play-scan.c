@@ -108,8 +108,6 @@ int tbbt_play_scan(const char *path, struct tbbt_play_scan *sc, char *err, size_
         if (!vers_known) {
             sc->vers = rec.prog == TBBT_PROG_NFS2 ? 2 : 3;
             vers_known = true;
-            if (!want_map && !sc->want_slack && !addrs)
-                break;      /* the version is all it needs */
         }
         if (sc->want_slack)
             reaction_add(&react, &rec);

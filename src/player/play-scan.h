@@ -8,8 +8,8 @@
  * port and transport, of its NFS records, numbered in order of first use; beyond
  * TBBT_ENGINE_MAX_CONNS they share round robin), and for --distribute clients how many
  * client addresses the trace has and how many records each client (address, or address
- * and port) sends, and whether it has NFSv2/v3 records or only NFSv4
- * ones (which tbbt-play does not replay yet).  Not the replay's reader (engine-read.c).
+ * and port) sends; and whether it has NFSv2/v3 records and NFSv4 ones (engine4.h).  Not
+ * the replay's reader (engine-read.c).
  */
 #ifndef TBBT_PLAYER_PLAY_SCAN_H
 #define TBBT_PLAYER_PLAY_SCAN_H
@@ -22,14 +22,14 @@
 
 struct tbbt_play_scan {
     /* what to learn */
-    bool stop_at_version;       /* no connection map (--connections N): the version, and
-                                   what the two below want */
+    bool stop_at_version;       /* no connection map (--connections N): the version, the
+                                   NFSv4 records and what the two below want */
     bool want_slack;            /* causal_slack_ns */
     bool want_addrs;            /* naddrs */
     /* what it learnt */
     uint32_t vers;              /* 2 or 3 */
     bool has_v23;               /* the trace has an NFSv2 or NFSv3 record */
-    uint64_t nv4;               /* NFSv4 records seen before the scan stopped */
+    uint64_t nv4;               /* NFSv4 records */
     uint64_t causal_slack_ns;   /* 0 unless want_slack */
     unsigned nclients;          /* traced client connections (0 with stop_at_version) */
     unsigned naddrs;            /* traced client addresses (0 unless want_addrs) */
