@@ -47,6 +47,7 @@ struct config {
     int port;
     int minor;
     int clients;
+    int rounds;                 /* --rounds: runs of the steps between first and last */
     char *path;
     gint64 seed;
     bool serial;

@@ -5,14 +5,16 @@
  * on the project's rpcgen XDR of src/proto/nfs4.x: --clients N independent clients,
  * each with its own TCP connection, client owner and verifier and AUTH_SYS uid/gid, run a
  * scripted scenario under --path (reached from the pseudo-root) in a directory of their
- * own, interleaved step by step (or one after another with --serial).  Every operation's
- * status is checked; any other status than the expected one ends the run with one line
- * and exit code 1.  At the end it prints, on stdout, one line per operation sent:
- * "NAME NUMBER COUNT" (names from tbbt_proto_nfs4_op_name()), for comparison with tshark.
+ * own, interleaved step by step (or one after another with --serial); --rounds R repeats
+ * the steps between the first (client state) and the last (its end) R times.  Every
+ * operation's status is checked; any other status than the expected one ends the run
+ * with one line and exit code 1.  At the end it prints, on stdout, one line per
+ * operation sent: "NAME NUMBER COUNT" (names from tbbt_proto_nfs4_op_name()), for
+ * comparison with tshark.
  *
  * What the scenario does: nfs4-scenario-script.c and nfs4-scenario-tree.c; the other
- * files: nfs4-scenario-int.h.  Not installed; used by tools/make-captures.sh and
- * tests/integration/110-nfs4-scenario.sh.  See docs/lab.md.
+ * files: nfs4-scenario-int.h.  Not installed; used by tools/make-captures.sh,
+ * bench/play-v4-bench.sh and tests/integration/110-nfs4-scenario.sh.  See docs/lab.md.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,7 +28,7 @@
 static void parse_args(int argc, char **argv, struct config *cfg)
 {
     gboolean show_version = FALSE, serial = FALSE, verbose = FALSE;
-    gint port = 2049, minor = 1, clients = 1;
+    gint port = 2049, minor = 1, clients = 1, rounds = 1;
     gchar *server = NULL, *path = NULL;
     GOptionEntry entries[] = {
         { "server", 0, 0, G_OPTION_ARG_STRING, &server, "server address (default 127.0.0.1)",
@@ -40,6 +42,9 @@ static void parse_args(int argc, char **argv, struct config *cfg)
           "(default /export); each client makes client<N> in it", "PATH" },
         { "seed", 's', 0, G_OPTION_ARG_INT64, &cfg->seed, "seed of the client owner names "
           "(default 1)", "S" },
+        { "rounds", 'r', 0, G_OPTION_ARG_INT, &rounds, "run the scenario's work (from "
+          "the working directory to its removal) R times over one client state, 1..100000 "
+          "(default 1; a long capture for benchmarks)", "R" },
         { "serial", 0, 0, G_OPTION_ARG_NONE, &serial, "run the clients one after another "
           "instead of interleaved step by step", NULL },
         { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "report state and totals on "
@@ -58,12 +63,14 @@ static void parse_args(int argc, char **argv, struct config *cfg)
     cfg->port = port;
     cfg->minor = minor;
     cfg->clients = clients;
+    cfg->rounds = rounds;
     cfg->serial = serial;
     cfg->verbose = verbose;
     if (argc != 1 || minor < 0 || minor > 2 || clients < 1 || clients > 64 || port < 1 ||
-        port > 65535 || cfg->path[0] != '/' || strlen(cfg->path) > 1000) {
+        port > 65535 || rounds < 1 || rounds > 100000 || cfg->path[0] != '/' ||
+        strlen(cfg->path) > 1000) {
         fprintf(stderr, PROG ": bad arguments: --minor 0..2, --clients 1..64, --port "
-                "1..65535, --path /ABSOLUTE, no operands (try --help)\n");
+                "1..65535, --rounds 1..100000, --path /ABSOLUTE, no operands (try --help)\n");
         exit(TBBT_EXIT_USAGE);
     }
 }
@@ -118,6 +125,15 @@ static void print_counts(const struct client *cls, int n, bool verbose)
                 n, compounds, total);
 }
 
+/* The step of run K of NRUN (--rounds R: NRUN = 2 + R * (NSTEPS - 2)): the first and
+ * the last step once, the ones between R times. */
+static size_t step_of(size_t k, size_t nrun, size_t nsteps)
+{
+    if (k == 0 || k == nrun - 1)
+        return k == 0 ? 0 : nsteps - 1;
+    return 1 + (k - 1) % (nsteps - 2);
+}
+
 int main(int argc, char **argv)
 {
     struct config cfg = { .seed = 1 };
@@ -129,14 +145,18 @@ int main(int argc, char **argv)
     cls = g_new0(struct client, (gsize)cfg.clients);
     for (int i = 0; i < cfg.clients; i++)
         client_init(&cls[i], i, &cfg);
+    /* The first step makes the client state and the last one ends it; with --rounds R
+     * the steps between them run R times (each round makes and removes client<N>). */
+    g_assert(nsteps >= 3);
+    size_t nrun = 2 + (size_t)cfg.rounds * (nsteps - 2);
     if (cfg.serial) {
         for (int i = 0; i < cfg.clients; i++)
-            for (size_t s = 0; s < nsteps; s++)
-                steps[s](&cls[i], &cfg);
+            for (size_t k = 0; k < nrun; k++)
+                steps[step_of(k, nrun, nsteps)](&cls[i], &cfg);
     } else {
-        for (size_t s = 0; s < nsteps; s++)
+        for (size_t k = 0; k < nrun; k++)
             for (int i = 0; i < cfg.clients; i++)
-                steps[s](&cls[i], &cfg);
+                steps[step_of(k, nrun, nsteps)](&cls[i], &cfg);
     }
     print_counts(cls, cfg.clients, cfg.verbose);
     for (int i = 0; i < cfg.clients; i++)
