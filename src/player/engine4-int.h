@@ -109,7 +109,7 @@ struct e4 {
     GHashTable *v3pos;          /* NFSv2/v3 READDIR: directory ID -> uint64_t[2], the live
                                    cookie and verifier where its last page ended */
     int ep;
-    uint64_t start_ns, trace_t0, last_renew;
+    uint64_t start_ns, trace_t0, last_renew, last_expire;
     uint64_t barrier;           /* the last barrier record's seq + 1, 0: none */
     bool t0_set, stopping;
     uint64_t stop_deadline;

@@ -90,6 +90,10 @@ bool tbbt__e4_v3_reply(struct e4 *e, struct prec *p, const struct tbbt_rpcconn_r
         e->c->jukebox_ops++;
     tbbt_report_op(e->rep, rec->prog, rec->proc, now - p->send_ns, now);
     e->c->ops_completed++;
+    if (got == 0 && (rec->flags & TBBT_RF_STATUS) && rec->status == 0 &&
+        tbbt_ns_op(rec) == TBBT_NS_OP_READ &&
+        TBBT_HAS(rec, TBBT_F_RES_COUNT))
+        e->c->read_bytes += rec->res_count;
     if (!(rec->flags & TBBT_RF_STATUS))
         e->c->unchecked++;
     else if (rec->status != got) {

@@ -20,6 +20,7 @@
 
 #define RETRIES_MAX 128                 /* tries of one record after DELAY/GRACE */
 #define REPLY_BATCH 64
+#define EXPIRE_EVERY_NS 50000000ull     /* calls out checked for their timeout this often */
 #define MACHINE "tbbt-play"
 
 /* ------------------------------------------------------------------ connections */
@@ -231,6 +232,13 @@ static void on_reply(struct e4 *e, struct prec *p, const struct tbbt_rpcconn_rep
         e->c->jukebox_ops++;
     tbbt_report_op(e->rep, TBBT_PROG_NFS4, 1, now - p->send_ns, now);
     e->c->ops_completed++;
+    if (!out.n_mismatch)        /* READs answered as traced: the bytes the trace read */
+        for (uint32_t i = 0; i < p->rec.n_ops; i++) {
+            const struct tbbt_op4 *op = &p->rec.ops[i];
+            if (op->op == OP_READ && TBBT_O4_HAS(op, RES_COUNT) && TBBT_O4_HAS(op, STATUS) &&
+                op->status == NFS4_OK)
+                e->c->read_bytes += op->res_count;
+        }
     for (uint32_t i = 0; i < out.n_mismatch && i < TBBT_NFS4_MISMATCH_MAX; i++)
         fail_kind(e, out.mismatch[i].op, out.mismatch[i].traced, out.mismatch[i].live, now,
                   &p->rec);
@@ -381,7 +389,7 @@ static void dispatch(struct e4 *e, uint64_t now, uint64_t *due)
     }
     if (e->stopping)
         return;
-    while (e->nheap) {
+    while (e->nheap && (!e->o->max_outstanding || e->inflight < e->o->max_outstanding)) {
         uint64_t seq = e->heap[0];
         struct prec *p = S(e, seq);
         if (!e->o->fsdep && seq != e->next_cons)
@@ -522,8 +530,13 @@ static void receive(struct e4 *e, struct p4conn *c)
 {
     struct tbbt_rpcconn_reply rep[REPLY_BATCH];
     int n;
-    while ((n = tbbt_rpcconn_recv(c->rpc, rep, REPLY_BATCH)) > 0)
-        on_replies(e, rep, n);
+    /* a short batch emptied the socket (rpcconn.h): the level-triggered epoll says when
+     * there is more, rather than one more read that finds nothing */
+    do {
+        n = tbbt_rpcconn_recv(c->rpc, rep, REPLY_BATCH);
+        if (n > 0)
+            on_replies(e, rep, n);
+    } while (n == REPLY_BATCH);
     if (n < 0 && !c->down) {
         c->down = true;
         epoll_ctl(e->ep, EPOLL_CTL_DEL, tbbt_rpcconn_fd(c->rpc), NULL);
@@ -587,6 +600,7 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
     cn->speed = o->timestamp ? o->speed : 1;
     cn->clones = 1;
     cn->window = e.W;
+    cn->max_outstanding = o->max_outstanding;
     cn->causal_slack_us = o->fsdep ? NAN : 0;
 
     for (;;) {
@@ -617,7 +631,11 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
             }
             receive(&e, evs[i].data.ptr);
         }
-        expire_all(&e, tbbt_now_ns());
+        uint64_t t = tbbt_now_ns();
+        if (t - e.last_expire >= EXPIRE_EVERY_NS) {     /* a walk of every call out */
+            e.last_expire = t;
+            expire_all(&e, t);
+        }
     }
     uint64_t end_ns = tbbt_now_ns();
     getrusage(RUSAGE_SELF, &ru1);

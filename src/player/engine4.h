@@ -64,6 +64,7 @@ struct tbbt_engine4_opts {
     bool timestamp;             /* else full speed */
     double speed;               /* timestamp: > 0 */
     unsigned window;            /* records held at once, >= 1 */
+    unsigned max_outstanding;   /* records in flight at most (0: no limit) */
     unsigned timeout_ms;        /* a call without a reply this long: unknown outcome */
     unsigned renew_ms;          /* lease renewal of an idle client */
     unsigned jukebox_wait_ms;   /* NFSv3 records: how long JUKEBOX answers are waited out */
