@@ -54,6 +54,7 @@ struct conn {
 struct stats {
     uint64_t records, v4, compounds, sends, ops, retries, resessions, rpc_errors;
     uint64_t unsendable, failures, renewals, renew_errors;
+    uint64_t delegations, delegations_returned;   /* granted anyway, and given back */
     GHashTable *skipped;              /* program name -> count */
     GHashTable *why;                  /* unsendable reason -> count */
     GHashTable *fail;                 /* "OP:TRACED->LIVE" -> count */
@@ -296,6 +297,22 @@ static void pause_renewing(struct replay *r, gulong usecs)
     }
 }
 
+/* A delegation granted although none was asked for: DELEGRETURN at once. */
+static void return_delegation(struct replay *r, struct conn *c, const struct tbbt_nfs4_call *orig,
+                              const struct tbbt_nfs4_deleg *d)
+{
+    struct tbbt_nfs4_call call;
+    COMPOUND4res res;
+
+    r->s.delegations++;
+    if (tbbt_nfs4_build_delegreturn(r->st, orig, d, &call) == 0 &&
+        send_call(r, c, &call, &res) == 0) {
+        r->s.delegations_returned += tbbt_nfs4_absorb_renew(&call, &res) == 0;
+        xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&res);
+    }
+    tbbt_nfs4_call_fini(&call);
+}
+
 /* One attempt: 1 to send again, 0 when done. */
 static int attempt(struct replay *r, const struct tbbt_trace_rec *rec, struct conn *c, int n)
 {
@@ -316,6 +333,8 @@ static int attempt(struct replay *r, const struct tbbt_trace_rec *rec, struct co
     tbbt_nfs4_absorb(r->st, rec, &call, &res, &out);
     xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&res);
     note_clients(r, rec);
+    for (uint32_t i = 0; i < out.n_deleg && i < TBBT_NFS4_DELEG_MAX; i++)
+        return_delegation(r, c, &call, &out.deleg[i]);
     if (out.verdict == TBBT_NFS4_RETRY && n < RETRIES_MAX) {
         r->s.retries++;
         pause_renewing(r, n < 6 ? 20000ul << n : 1000000ul);
@@ -392,6 +411,8 @@ static void summary(const struct replay *r, double secs)
                            s->retries, s->resessions, s->rpc_errors);
     g_string_append_printf(j, "  \"renewals\": %" G_GUINT64_FORMAT ",\n  \"renew_errors\": %"
                            G_GUINT64_FORMAT ",\n", s->renewals, s->renew_errors);
+    g_string_append_printf(j, "  \"delegations\": %" G_GUINT64_FORMAT ",\n  \"delegations_returned\": %"
+                           G_GUINT64_FORMAT ",\n", s->delegations, s->delegations_returned);
     g_string_append_printf(j, "  \"unsendable\": %" G_GUINT64_FORMAT ",\n", s->unsendable);
     json_table(j, "unsendable_by_reason", s->why, false);
     g_string_append_printf(j, "  \"failures\": %" G_GUINT64_FORMAT ",\n", s->failures);

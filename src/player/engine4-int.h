@@ -26,7 +26,7 @@
 #include "trace/trace.h"
 
 enum pstate { P_FREE = 0, P_WAIT, P_FLIGHT, P_DONE };
-enum callkind { K_REC = 1, K_RESESSION, K_RENEW };
+enum callkind { K_REC = 1, K_RESESSION, K_RENEW, K_DELEGRETURN };
 
 struct p4conn;
 
@@ -60,9 +60,9 @@ struct e4_v3call {
     xdrproc_t xres;             /* res holds results to free with it, or NULL */
 };
 
-/* A lease renewal in flight. */
+/* A lease renewal or a delegation's return in flight. */
 struct renewal {
-    uint8_t kind;               /* K_RENEW */
+    uint8_t kind;               /* K_RENEW, or K_DELEGRETURN (a call of the engine's own) */
     struct tbbt_nfs4_call call;
     COMPOUND4res res;
     uint64_t client;            /* traced clientid */
@@ -111,6 +111,7 @@ struct e4 {
     int ep;
     uint64_t start_ns, trace_t0, last_renew, last_expire;
     uint64_t barrier;           /* the last barrier record's seq + 1, 0: none */
+    uint64_t delegs_granted, delegs_returned;   /* delegations the server granted anyway */
     bool t0_set, stopping;
     uint64_t stop_deadline;
     int err;

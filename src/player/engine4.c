@@ -160,6 +160,26 @@ static void unknown(struct e4 *e, struct prec *p, uint64_t now)
     complete(e, p);
 }
 
+/* The player declines delegations (no back channel, no callback address); one granted
+ * anyway goes back at once, on the record's connection (and session). */
+static void return_delegations(struct e4 *e, struct prec *p, const struct tbbt_nfs4_outcome *out)
+{
+    e->delegs_granted += out->n_deleg;
+    for (uint32_t i = 0; i < out->n_deleg && i < TBBT_NFS4_DELEG_MAX; i++) {
+        struct renewal *w = g_new0(struct renewal, 1);
+        w->kind = K_DELEGRETURN;
+        if (tbbt_nfs4_build_delegreturn(e->st, &p->call, &out->deleg[i], &w->call) < 0 ||
+            queue_call(e, p->conn, NULL, &w->call, &w->res, w) < 0) {
+            if (e->o->verbose)
+                fprintf(stderr, "tbbt-play: xid 0x%08x endpoint %u: a delegation granted "
+                        "could not be returned (%s)\n", p->rec.xid, p->rec.endpoint,
+                        w->call.why ? w->call.why : "connection");
+            tbbt_nfs4_call_fini(&w->call);
+            g_free(w);
+        }
+    }
+}
+
 static void on_reply(struct e4 *e, struct prec *p, const struct tbbt_rpcconn_reply *r)
 {
     uint64_t now = r->recv_ns;
@@ -201,6 +221,8 @@ static void on_reply(struct e4 *e, struct prec *p, const struct tbbt_rpcconn_rep
     struct tbbt_nfs4_outcome out;
     tbbt_nfs4_absorb(e->st, &p->rec, &p->call, &p->res, &out);
     xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&p->res);
+    if (out.n_deleg)
+        return_delegations(e, p, &out);
     note_clients(e, &p->rec, p->conn);
     if (out.verdict == TBBT_NFS4_RETRY && p->tries < RETRIES_MAX) {
         e->c->retries++;
@@ -252,13 +274,17 @@ static void on_reply(struct e4 *e, struct prec *p, const struct tbbt_rpcconn_rep
 
 static void on_renewal(struct e4 *e, struct renewal *w, const struct tbbt_rpcconn_reply *r)
 {
+    bool ok = false;
     if (r->status == TBBT_RPCCONN_OK) {
-        tbbt_nfs4_absorb_renew(&w->call, &w->res);
+        ok = tbbt_nfs4_absorb_renew(&w->call, &w->res) == 0;
         xdr_free((xdrproc_t)tbbt_nfs4_xdr_res, (char *)&w->res);
     } else {
         tbbt_nfs4_call_abort(&w->call);
     }
-    g_hash_table_remove(e->renewing, &w->client);
+    if (w->kind == K_DELEGRETURN)
+        e->delegs_returned += ok;
+    else
+        g_hash_table_remove(e->renewing, &w->client);
     tbbt_nfs4_call_fini(&w->call);
     g_free(w);
 }
@@ -267,7 +293,7 @@ static void on_replies(struct e4 *e, struct tbbt_rpcconn_reply *rep, int n)
 {
     for (int i = 0; i < n; i++) {
         uint8_t kind = *(uint8_t *)rep[i].arg;
-        if (kind == K_RENEW)
+        if (kind == K_RENEW || kind == K_DELEGRETURN)
             on_renewal(e, rep[i].arg, &rep[i]);
         else
             on_reply(e, rep[i].arg, &rep[i]);
@@ -638,6 +664,10 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
         }
     }
     uint64_t end_ns = tbbt_now_ns();
+    if (e.delegs_granted)
+        tbbt_log(TBBT_LOG_WARN, "the server granted %" PRIu64 " delegations although the "
+                 "player asked for none; %" PRIu64 " were returned", e.delegs_granted,
+                 e.delegs_returned);
     getrusage(RUSAGE_SELF, &ru1);
     /* what never went: the rest of the window */
     for (uint64_t s = e.oldest; s < e.admitted; s++)

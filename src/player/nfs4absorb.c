@@ -284,6 +284,40 @@ static void compare(const struct tbbt_trace_rec *rec, const COMPOUND4res *res,
     }
 }
 
+/* The delegations the live OPENs of res were granted (the player declines them: none are
+ * expected), each with the handle the next GETFH returned. */
+static void granted(const COMPOUND4res *res, struct tbbt_nfs4_outcome *out)
+{
+    u_int n = res->resarray.resarray_len;
+    for (u_int i = 0; i < n; i++) {
+        const nfs_resop4 *r = &res->resarray.resarray_val[i];
+        if (r->resop != OP_OPEN || r->nfs_resop4_u.opopen.status != NFS4_OK)
+            continue;
+        const open_delegation4 *d = &r->nfs_resop4_u.opopen.OPEN4res_u.resok4.delegation;
+        if (d->delegation_type != OPEN_DELEGATE_READ &&
+            d->delegation_type != OPEN_DELEGATE_WRITE)
+            continue;
+        if (out->n_deleg++ >= TBBT_NFS4_DELEG_MAX)
+            continue;
+        struct tbbt_nfs4_deleg *g = &out->deleg[out->n_deleg - 1];
+        memset(g, 0, sizeof(*g));
+        g->stateid = d->delegation_type == OPEN_DELEGATE_READ
+                     ? d->open_delegation4_u.read.stateid : d->open_delegation4_u.write.stateid;
+        for (u_int j = i + 1; j < n; j++) {
+            const nfs_resop4 *f = &res->resarray.resarray_val[j];
+            if (f->resop == OP_GETFH && f->nfs_resop4_u.opgetfh.status == NFS4_OK) {
+                const nfs_fh4 *h = &f->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+                g->fh.len = MIN(h->nfs_fh4_len, (u_int)NFS4_FHSIZE);
+                memcpy(g->fh.data, h->nfs_fh4_val, g->fh.len);
+                g->fh_known = true;
+                break;
+            }
+            if (f->resop != OP_GETATTR && f->resop != OP_ACCESS)
+                break;      /* the current handle may have moved */
+        }
+    }
+}
+
 void tbbt_nfs4_absorb(struct tbbt_nfs4_state *st, const struct tbbt_trace_rec *rec,
                       struct tbbt_nfs4_call *call, const COMPOUND4res *res,
                       struct tbbt_nfs4_outcome *out)
@@ -291,6 +325,7 @@ void tbbt_nfs4_absorb(struct tbbt_nfs4_state *st, const struct tbbt_trace_rec *r
     memset(out, 0, sizeof(*out));
     release_slot(call, res);
     live_effects(st, rec, call, res);
+    granted(res, out);
     out->verdict = verdict(rec, res);
     if (out->verdict != TBBT_NFS4_DONE)
         return;
@@ -331,6 +366,5 @@ int tbbt_nfs4_absorb_resession(struct tbbt_nfs4_state *st, struct tbbt_nfs4_sess
 int tbbt_nfs4_absorb_renew(struct tbbt_nfs4_call *call, const COMPOUND4res *res)
 {
     release_slot(call, res);
-    return res->resarray.resarray_len > 0 && res_status(&res->resarray.resarray_val[0]) == NFS4_OK
-               ? 0 : -1;
+    return res->resarray.resarray_len == call->n && res->status == NFS4_OK ? 0 : -1;
 }

@@ -912,6 +912,42 @@ int tbbt_nfs4_build_renew(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_cli
     return 0;
 }
 
+int tbbt_nfs4_build_delegreturn(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_call *orig,
+                                const struct tbbt_nfs4_deleg *d, struct tbbt_nfs4_call *call)
+{
+    struct bctx b = { .st = st, .call = call };
+    uint32_t minor = orig->args.minorversion, k = 0, slot, seq, hi;
+    struct tbbt_nfs4_session *s = minor ? orig->sess : NULL;
+
+    call_init(call, minor ? 3 : 2, minor);
+    if (!d->fh_known || (minor && !s)) {
+        call->why = "no handle or session to return the delegation with";
+        return -1;
+    }
+    if (s) {
+        if (tbbt_nfs4_slot_take(s, &slot, &seq, &hi) < 0) {
+            call->why = TBBT_NFS4_NO_SLOT;
+            return -1;
+        }
+        SEQUENCE4args *a = ARG(&call->ops[k++], opsequence);
+        call->ops[0].argop = OP_SEQUENCE;
+        memcpy(a->sa_sessionid, s->live, NFS4_SESSIONID_SIZE);
+        a->sa_sequenceid = seq;
+        a->sa_slotid = slot;
+        a->sa_highest_slotid = hi;
+        call->sess = s;
+        call->slot = slot;
+        call->slotted = true;
+    }
+    call->ops[k].argop = OP_PUTFH;
+    ARG(&call->ops[k], opputfh)->object.nfs_fh4_len = d->fh.len;
+    ARG(&call->ops[k], opputfh)->object.nfs_fh4_val = keep(&b, d->fh.data, d->fh.len);
+    k++;
+    call->ops[k].argop = OP_DELEGRETURN;
+    ARG(&call->ops[k], opdelegreturn)->deleg_stateid = d->stateid;
+    return 0;
+}
+
 void tbbt_nfs4_call_abort(struct tbbt_nfs4_call *call)
 {
     if (call->slotted)

@@ -90,7 +90,7 @@ int tbbt_nfs4_absorb_resession(struct tbbt_nfs4_state *st, struct tbbt_nfs4_sess
  */
 int tbbt_nfs4_build_renew(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_client *c,
                           struct tbbt_nfs4_call *call);
-/* 0 if the renewal's first result is NFS4_OK, else -1. */
+/* 0 if every result of the renewal (or DELEGRETURN) is NFS4_OK, else -1. */
 int tbbt_nfs4_absorb_renew(struct tbbt_nfs4_call *call, const COMPOUND4res *res);
 
 enum tbbt_nfs4_verdict {
@@ -105,8 +105,20 @@ struct tbbt_nfs4_mismatch {
     uint32_t op;
     int32_t traced, live;     /* nfsstat4, or TBBT_NFS4_NOSTATUS */
 };
+#define TBBT_NFS4_DELEG_MAX 4
+/* A delegation the live server granted (an OPEN's result): the player returns it at
+ * once (tbbt_nfs4_build_delegreturn()). */
+struct tbbt_nfs4_deleg {
+    stateid4 stateid;
+    struct tbbt_nfs4_fh fh;           /* the file's live handle: a GETFH after the OPEN */
+    bool fh_known;                    /* false: the reply named no handle (not returnable) */
+};
+
 struct tbbt_nfs4_outcome {
     enum tbbt_nfs4_verdict verdict;
+    uint32_t n_deleg;                 /* delegations granted, the first
+                                         TBBT_NFS4_DELEG_MAX of them in deleg[] */
+    struct tbbt_nfs4_deleg deleg[TBBT_NFS4_DELEG_MAX];
     /* 4.0 OPENs whose live reply asked for OPEN_CONFIRM where the traced one did not, or
      * the other way round: the trace's OPEN_CONFIRMs then no longer fit (not repaired). */
     uint32_t confirm_differs;
@@ -123,6 +135,15 @@ struct tbbt_nfs4_outcome {
 void tbbt_nfs4_absorb(struct tbbt_nfs4_state *st, const struct tbbt_trace_rec *rec,
                       struct tbbt_nfs4_call *call, const COMPOUND4res *res,
                       struct tbbt_nfs4_outcome *out);
+
+/*
+ * DELEGRETURN of delegation d granted to a COMPOUND built as orig (its minor version;
+ * 4.1+: a SEQUENCE on orig's session, taking a slot): [SEQUENCE,] PUTFH, DELEGRETURN.
+ * -1 when d's handle is unknown or no slot is free.  The reply goes to
+ * tbbt_nfs4_absorb_renew(), which frees the slot (0: returned).
+ */
+int tbbt_nfs4_build_delegreturn(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_call *orig,
+                                const struct tbbt_nfs4_deleg *d, struct tbbt_nfs4_call *call);
 
 /*
  * XDR routine of a COMPOUND4res decoded result by result with xdr_nfs_resop4 (for

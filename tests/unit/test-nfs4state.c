@@ -14,6 +14,8 @@
  *    tbbt_nfs4_xdr_res and absorbed: the GETFH handle and the OPEN stateid learned, the
  *    slot advanced, no mismatch; and a reply that differs counted as mismatches;
  *  - records that cannot be sent say why (unknown handle, unsupported operation);
+ *  - a delegation granted anyway is reported by absorb with its file's live handle and
+ *    given back by DELEGRETURN on the record's session;
  *  - BADSESSION: the verdict, CREATE_SESSION again with the live clientid and sequence
  *    id, the traced session mapped to the new one; lease renewals (SEQUENCE, RENEW).
  */
@@ -331,6 +333,53 @@ static void test_rebuild_roundtrip(void **unused)
     tbbt_nfs4_state_free(st);
 }
 
+/* A delegation granted anyway (the player asks for none): absorb reports it with the
+ * handle of the GETFH after the OPEN, and DELEGRETURN gives it back on the session. */
+static void test_delegation_returned(void **unused)
+{
+    struct tbbt_nfs4_state *st = live_state();
+    struct tbbt_trace_rec rec;
+    struct tbbt_nfs4_call call, ret;
+    struct tbbt_nfs4_outcome out;
+    COMPOUND4res res;
+    nfs_resop4 r[5];
+
+    (void)unused;
+    open_record(&rec);
+    assert_int_equal(tbbt_nfs4_build(st, &rec, &call), 0);
+    live_reply(&res, r, &call.args);
+    open_delegation4 *d = &r[2].nfs_resop4_u.opopen.OPEN4res_u.resok4.delegation;
+    d->delegation_type = OPEN_DELEGATE_READ;
+    d->open_delegation4_u.read.stateid.seqid = 1;
+    memset(d->open_delegation4_u.read.stateid.other, 0x5d, 12);
+    tbbt_nfs4_absorb(st, &rec, &call, &res, &out);
+    assert_int_equal(out.n_mismatch, 0);
+    assert_int_equal(out.n_deleg, 1);
+    assert_true(out.deleg[0].fh_known);
+    assert_int_equal(out.deleg[0].fh.len, sizeof(L_NEWFH));
+    assert_memory_equal(out.deleg[0].fh.data, L_NEWFH, sizeof(L_NEWFH));
+    assert_int_equal(tbbt_nfs4_build_delegreturn(st, &call, &out.deleg[0], &ret), 0);
+    const nfs_argop4 *v = ret.args.argarray.argarray_val;
+    assert_int_equal(ret.args.argarray.argarray_len, 3);
+    assert_int_equal(v[0].argop, OP_SEQUENCE);
+    assert_memory_equal(v[0].nfs_argop4_u.opsequence.sa_sessionid, L_SESS, 16);
+    assert_int_equal(v[0].nfs_argop4_u.opsequence.sa_sequenceid, 2);  /* the slot moved on */
+    assert_int_equal(v[1].argop, OP_PUTFH);
+    assert_memory_equal(v[1].nfs_argop4_u.opputfh.object.nfs_fh4_val, L_NEWFH,
+                        sizeof(L_NEWFH));
+    assert_int_equal(v[2].argop, OP_DELEGRETURN);
+    assert_memory_equal(v[2].nfs_argop4_u.opdelegreturn.deleg_stateid.other,
+                        d->open_delegation4_u.read.stateid.other, 12);
+    tbbt_nfs4_call_fini(&ret);          /* frees its slot unanswered */
+    tbbt_nfs4_call_fini(&call);
+    /* no handle after the OPEN: nothing to return it with */
+    out.deleg[0].fh_known = false;
+    assert_int_equal(tbbt_nfs4_build_delegreturn(st, &call, &out.deleg[0], &ret), -1);
+    tbbt_nfs4_call_fini(&ret);
+    tbbt_trace_rec_fini(&rec);
+    tbbt_nfs4_state_free(st);
+}
+
 static void test_unsendable(void **unused)
 {
     struct tbbt_nfs4_state *st = live_state();
@@ -461,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_handles_and_slots),
         cmocka_unit_test(test_rebuild_roundtrip),
         cmocka_unit_test(test_unsendable),
+        cmocka_unit_test(test_delegation_returned),
         cmocka_unit_test(test_v40_seqid_regen),
         cmocka_unit_test(test_resession_and_renew),
     };
