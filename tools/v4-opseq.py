@@ -124,6 +124,22 @@ def rename(name, cmap):
     return name[:len(name) - len(c)] + cmap.get(c, "none")
 
 
+def aligned(seq, other):
+    """Operations of seq in blocks aligned with other."""
+    sm = difflib.SequenceMatcher(None, seq, other, autojunk=False)
+    return sum(x.size for x in sm.get_matching_blocks())
+
+
+def greedy(scores):
+    """{a: b} from (-matched, a, b) triples, the best pairs first, each side once."""
+    pair, used = {}, set()
+    for _, a, b in sorted(scores):
+        if a not in pair and b not in used:
+            pair[a] = b
+            used.add(b)
+    return pair
+
+
 def client_pairing(o, r):
     """{original client: replay client}, by the operations their sequences share."""
     oc = sorted({client_of(n) for n in o})
@@ -131,22 +147,11 @@ def client_pairing(o, r):
     scores = []
     for a in oc:
         for b in rc:
-            m = 0
-            for n, seq in o.items():
-                if client_of(n) != a:
-                    continue
-                other = r.get(n[:len(n) - len(a)] + b)
-                if other:
-                    sm = difflib.SequenceMatcher(None, seq, other, autojunk=False)
-                    m += sum(x.size for x in sm.get_matching_blocks())
+            m = sum(aligned(seq, r.get(n[:len(n) - len(a)] + b, []))
+                    for n, seq in o.items() if client_of(n) == a)
             if m:
                 scores.append((-m, a, b))
-    cmap, used = {}, set()
-    for _, a, b in sorted(scores):
-        if a not in cmap and b not in used:
-            cmap[a] = b
-            used.add(b)
-    return cmap
+    return greedy(scores)
 
 
 def by_client(path, dump):
@@ -163,19 +168,9 @@ def by_client(path, dump):
 
 def pairing(orig, rep):
     """{original client: replay client}: the pairs that match most operations first."""
-    scores = []
-    for i, seq in enumerate(orig):
-        for j, other in enumerate(rep):
-            sm = difflib.SequenceMatcher(None, seq, other, autojunk=False)
-            m = sum(b.size for b in sm.get_matching_blocks())
-            if m:
-                scores.append((-m, i, j))
-    pair, used = {}, set()
-    for _, i, j in sorted(scores):
-        if i not in pair and j not in used:
-            pair[i] = j
-            used.add(j)
-    return pair
+    scores = [(-m, i, j) for i, seq in enumerate(orig) for j, other in enumerate(rep)
+              for m in [aligned(seq, other)] if m]
+    return greedy(scores)
 
 
 def main():
@@ -206,7 +201,7 @@ def main():
     for i, seq in enumerate(orig):
         other = rep[pair[i]] if i in pair else []
         sm = difflib.SequenceMatcher(None, seq, other, autojunk=False)
-        m = sum(b.size for b in sm.get_matching_blocks())
+        m = aligned(seq, other)
         total += len(seq)
         matched += m
         for tag, i1, i2, j1, j2 in sm.get_opcodes():

@@ -280,27 +280,39 @@ static int b_putfh(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
     return 0;
 }
 
-static int b_sequence(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
+/* A as SEQUENCE on the lowest free slot of live session sess, which call then holds
+ * (released by absorb or abort).  0, or -1 when every slot is busy. */
+static int take_sequence(struct tbbt_nfs4_session *sess, nfs_argop4 *a,
+                         struct tbbt_nfs4_call *call)
 {
     SEQUENCE4args *s = ARG(a, opsequence);
-    struct tbbt_nfs4_session *sess;
     uint32_t slot, seq, hi;
+
+    if (tbbt_nfs4_slot_take(sess, &slot, &seq, &hi) < 0)
+        return -1;
+    a->argop = OP_SEQUENCE;
+    memcpy(s->sa_sessionid, sess->live, NFS4_SESSIONID_SIZE);
+    s->sa_sequenceid = seq;
+    s->sa_slotid = slot;
+    s->sa_highest_slotid = hi;
+    s->sa_cachethis = FALSE;
+    call->sess = sess;
+    call->slot = slot;
+    call->slotted = true;
+    return 0;
+}
+
+static int b_sequence(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
+{
+    struct tbbt_nfs4_session *sess;
 
     if (NEED(b, o, SESSION, session) < 0)
         return -1;
     sess = tbbt_nfs4_session_get(b->st, o->session);
     if (!sess)
         return unsendable(b, "unknown session", "traced session never created");
-    if (tbbt_nfs4_slot_take(sess, &slot, &seq, &hi) < 0)
+    if (take_sequence(sess, a, b->call) < 0)
         return unsendable(b, TBBT_NFS4_NO_SLOT, "all %u slots busy", sess->nslots);
-    memcpy(s->sa_sessionid, sess->live, NFS4_SESSIONID_SIZE);
-    s->sa_sequenceid = seq;
-    s->sa_slotid = slot;
-    s->sa_highest_slotid = hi;
-    s->sa_cachethis = FALSE;
-    b->call->sess = sess;
-    b->call->slot = slot;
-    b->call->slotted = true;
     return 0;
 }
 
@@ -886,8 +898,6 @@ int tbbt_nfs4_build_renew(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_cli
                           struct tbbt_nfs4_call *call)
 {
     struct tbbt_nfs4_session *s;
-    SEQUENCE4args *a;
-    uint32_t slot, seq, hi;
 
     call_init(call, 1, c->minor);
     if (c->minor == 0) {
@@ -896,19 +906,10 @@ int tbbt_nfs4_build_renew(struct tbbt_nfs4_state *st, const struct tbbt_nfs4_cli
         return 0;
     }
     s = tbbt_nfs4_session_of(st, c->traced);
-    if (!s || tbbt_nfs4_slot_take(s, &slot, &seq, &hi) < 0) {
+    if (!s || take_sequence(s, &call->ops[0], call) < 0) {
         call->why = "no session to renew with";
         return -1;
     }
-    call->ops[0].argop = OP_SEQUENCE;
-    a = ARG(&call->ops[0], opsequence);
-    memcpy(a->sa_sessionid, s->live, NFS4_SESSIONID_SIZE);
-    a->sa_sequenceid = seq;
-    a->sa_slotid = slot;
-    a->sa_highest_slotid = hi;
-    call->sess = s;
-    call->slot = slot;
-    call->slotted = true;
     return 0;
 }
 
@@ -916,7 +917,7 @@ int tbbt_nfs4_build_delegreturn(struct tbbt_nfs4_state *st, const struct tbbt_nf
                                 const struct tbbt_nfs4_deleg *d, struct tbbt_nfs4_call *call)
 {
     struct bctx b = { .st = st, .call = call };
-    uint32_t minor = orig->args.minorversion, k = 0, slot, seq, hi;
+    uint32_t minor = orig->args.minorversion, k = 0;
     struct tbbt_nfs4_session *s = minor ? orig->sess : NULL;
 
     call_init(call, minor ? 3 : 2, minor);
@@ -924,20 +925,9 @@ int tbbt_nfs4_build_delegreturn(struct tbbt_nfs4_state *st, const struct tbbt_nf
         call->why = "no handle or session to return the delegation with";
         return -1;
     }
-    if (s) {
-        if (tbbt_nfs4_slot_take(s, &slot, &seq, &hi) < 0) {
-            call->why = TBBT_NFS4_NO_SLOT;
-            return -1;
-        }
-        SEQUENCE4args *a = ARG(&call->ops[k++], opsequence);
-        call->ops[0].argop = OP_SEQUENCE;
-        memcpy(a->sa_sessionid, s->live, NFS4_SESSIONID_SIZE);
-        a->sa_sequenceid = seq;
-        a->sa_slotid = slot;
-        a->sa_highest_slotid = hi;
-        call->sess = s;
-        call->slot = slot;
-        call->slotted = true;
+    if (s && take_sequence(s, &call->ops[k++], call) < 0) {
+        call->why = TBBT_NFS4_NO_SLOT;
+        return -1;
     }
     call->ops[k].argop = OP_PUTFH;
     ARG(&call->ops[k], opputfh)->object.nfs_fh4_len = d->fh.len;
