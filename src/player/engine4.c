@@ -111,6 +111,8 @@ static int queue_call(struct e4 *e, struct p4conn *c, const struct tbbt_trace_re
 
 static void complete(struct e4 *e, struct prec *p)
 {
+    if (p->sent && (p->rec.flags & TBBT_RF_CORRECTIVE))
+        e->c->corrective_ops++;
     if (p->in_call) {
         tbbt_nfs4_call_fini(&p->call);
         p->in_call = false;
@@ -261,13 +263,13 @@ static void on_reply(struct e4 *e, struct prec *p, const struct tbbt_rpcconn_rep
                 op->status == NFS4_OK)
                 e->c->read_bytes += op->res_count;
         }
-    for (uint32_t i = 0; i < out.n_mismatch && i < TBBT_NFS4_MISMATCH_MAX; i++)
-        fail_kind(e, out.mismatch[i].op, out.mismatch[i].traced, out.mismatch[i].live, now,
+    /* One replay failure per COMPOUND, as per NFSv3 call, named by its first differing
+     * operation: the operations after it differ because the COMPOUND stopped there. */
+    if (out.n_mismatch)
+        fail_kind(e, out.mismatch[0].op, out.mismatch[0].traced, out.mismatch[0].live, now,
                   &p->rec);
-    for (uint32_t i = TBBT_NFS4_MISMATCH_MAX; i < out.n_mismatch; i++)
-        fail_kind(e, 1, 0, 0, now, &p->rec);
-    for (uint32_t i = 0; i < out.confirm_differs; i++)
-        fail_kind(e, OP_OPEN_CONFIRM, 0, -2, now, &p->rec);
+    if (out.confirm_differs)    /* the trace's OPEN_CONFIRMs will not fit */
+        tbbt_report_mismatch(e->rep, TBBT_PROG_NFS4, OP_OPEN, "confirm");
     e->inflight--;
     complete(e, p);
 }
