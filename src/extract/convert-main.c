@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "extract/extract.h"
+#include "ns/ns.h"
 #include "trace/trace.h"
 #include "util/cli.h"
 #include "util/exit-codes.h"
@@ -27,7 +28,7 @@ static gdouble opt_timeout = 30.0;
 static gint opt_max_pending = 262144;
 static gint opt_threads = 0;
 static struct tbbt_cli_common opt_common;
-static gchar **opt_inputs;
+static gchar **opt_inputs, **opt_v4_exports;
 
 static const GOptionEntry entries[] = {
 #include "extract/convert-options.def"
@@ -89,6 +90,7 @@ static int convert(void)
     o.check = opt_check;
     o.quiet = opt_common.quiet;
     o.seed = (uint64_t)opt_seed;
+    o.v4_exports = (const char *const *)opt_v4_exports;
     rc = tbbt_convert_run(&o, err, sizeof(err));
     if (rc == TBBT_E_TRUNC || rc == TBBT_E_DAMAGED) {
         if (err[0])
@@ -100,9 +102,26 @@ static int convert(void)
     return TBBT_EXIT_OK;
 }
 
+/* Each --v4-export PSEUDO=PATH well-formed: else a usage error (exit 2). */
+static int check_v4_exports(void)
+{
+    char why[256];
+
+    for (gchar **s = opt_v4_exports; s && *s; s++)
+        if (tbbt_ns_v4_export_check(*s, why, sizeof(why)) < 0) {
+            char *msg = g_strdup_printf("--v4-export '%s': %s", *s, why);
+            int rc = tbbt_cli_usage(msg);
+            g_free(msg);
+            return rc;
+        }
+    return TBBT_EXIT_OK;
+}
+
 /* The form the options ask for; the exit code. */
 static int run(void)
 {
+    int rc;
+
     if (opt_from_text)
         return !opt_output ? tbbt_cli_usage("missing -o TRACE")
                : opt_inputs ? tbbt_cli_usage("--from-text takes no capture inputs")
@@ -121,6 +140,8 @@ static int run(void)
         return tbbt_cli_usage("--max-pending and --reply-timeout must be positive");
     if (opt_threads < 0)
         return tbbt_cli_usage("--threads must be 1 or more (0: automatic)");
+    if ((rc = check_v4_exports()) != TBBT_EXIT_OK)
+        return rc;
     return convert();
 }
 

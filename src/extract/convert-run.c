@@ -305,11 +305,27 @@ static int rerun_pass_b(struct tbbt__conv *c, char *errbuf, size_t errlen)
     return rc;
 }
 
+/* Every --v4-export spec well-formed: 0, or TBBT_E_RANGE with the reason in errbuf. */
+static int check_v4_exports(const struct tbbt_convert_opts *o, char *errbuf, size_t errlen)
+{
+    char why[256];
+
+    for (const char *const *s = o->v4_exports; s && *s; s++)
+        if (tbbt_ns_v4_export_check(*s, why, sizeof(why)) < 0) {
+            snprintf(errbuf, errlen, "--v4-export '%s': %s", *s, why);
+            return TBBT_E_RANGE;
+        }
+    return 0;
+}
+
 int tbbt_convert_run(const struct tbbt_convert_opts *o, char *errbuf, size_t errlen)
 {
-    struct tbbt__conv *c = g_new0(struct tbbt__conv, 1);
+    struct tbbt__conv *c;
     int rc, err = 0;
 
+    if ((rc = check_v4_exports(o, errbuf, errlen)) < 0)
+        return rc;
+    c = g_new0(struct tbbt__conv, 1);
     c->o = o;
     core_init(c, o);
     if ((rc = plan_paths(c, errbuf, errlen)) < 0)

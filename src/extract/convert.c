@@ -789,6 +789,8 @@ void tbbt__conv_tables_init(struct tbbt__conv *c, const struct tbbt_convert_opts
     c->cred = tbbt_credtab_new();
     c->cred_memo = g_array_new(FALSE, TRUE, sizeof(struct cred_memo));
     c->ns = tbbt_ns_new();
+    for (const char *const *s = o->v4_exports; s && *s; s++)
+        tbbt_ns_add_v4_export(c->ns, *s, NULL, 0);     /* checked by tbbt_convert_run() */
     c->pairer = tbbt__pairer_new(o->reply_timeout_ns, o->max_pending, on_emit, c);
     recs_init(&c->recs);
 }

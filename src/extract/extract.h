@@ -42,6 +42,8 @@ struct tbbt_convert_opts {
                                   * output may be NULL (nothing kept) */
     bool quiet;                  /* check mode: do not print the one-line result */
     uint64_t seed;               /* corrective timestamps */
+    const char *const *v4_exports;  /* NULL-terminated "PSEUDO=PATH" (--v4-export,
+                                  * tbbt_ns_add_v4_export()), or NULL (borrowed) */
 };
 
 /* Fills the defaults (30 s reply timeout, 262144 pending calls, threads 0, correct on,

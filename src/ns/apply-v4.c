@@ -17,11 +17,18 @@
  * numbers of the Unix errors are NFSv3's).
  *
  * The pseudo file system: PUTROOTFH's object is the server's pseudo root,
- * whose handle a GETFH after it tells.  A LOOKUP in the pseudo root reaches an
- * export: it is lowered as a MOUNT of "/NAME" whose root is the handle the next
- * GETFH gives, so the model places the exports as it places MOUNT v3's
- * mounted directories (apply-mount.c).  Deeper pseudo paths ("/a/b" to an
- * export) are not recognized: their first component is taken for the export.
+ * whose handle a GETFH after it tells (and a later PUTFH of that handle is the
+ * pseudo root again).  A walk of LOOKUPs from the pseudo root reaches an export:
+ * "LOOKUP a; GETFH" is lowered as a MOUNT of "/a", and so is a chain without a
+ * GETFH between its LOOKUPs, "LOOKUP a; LOOKUP b; GETFH" as one MOUNT of "/a/b"
+ * (the pseudo directories on the way are the server's, not the export's), its
+ * root the handle that the GETFH after the last LOOKUP gives (found as for every
+ * LOOKUP, before the current filehandle moves again); a walk that never tells
+ * its handle is left out.  The model places the exports as it places MOUNT
+ * v3's mounted directories (apply-mount.c); tbbt-convert --v4-export rewrites
+ * a pseudo path into the export's real path first, and the model keeps each
+ * pseudo path with the object it reached for the map's "# v4-export" lines
+ * (v4export.c).
  *
  * Attributes: a GETATTR's count (as the lowered record's obj_attr) only when it
  * asked for type, size, fileid, mode, owner and owner_group, which the model takes
@@ -37,9 +44,13 @@
 #include "proto/nfs3.h"
 #include "proto/nfs4.h"
 
-/* A filehandle of the walk: a trace handle reference, the pseudo root, or unknown. */
+/*
+ * A filehandle of the walk: a trace handle reference, the pseudo root, a directory of
+ * the pseudo file system whose handle no GETFH told (ref: the pool ref of its pseudo
+ * path, "/a/b"), or unknown.
+ */
 struct cfh {
-    enum { FH_NONE, FH_REF, FH_ROOT } kind;
+    enum { FH_NONE, FH_REF, FH_ROOT, FH_PSEUDO } kind;
     uint32_t ref;
 };
 
@@ -161,25 +172,73 @@ static void emit_attr(struct tbbt_trace_rec *r, const struct tbbt_op4 *g)
     TBBT_SET(r, TBBT_F_OBJ_ATTR);
 }
 
-/* A LOOKUP in the pseudo root: a MOUNT of "/NAME", the export's root the next GETFH's handle. */
-static void lower_export(struct lower *w, uint32_t i, const struct tbbt_op4 *o)
+/*
+ * The pool ref of the pseudo path of entry name in dir (the pseudo root or a pseudo
+ * directory): "/NAME" or "DIRPATH/NAME"; 0 if it would be longer than TBBT_PATH_MAX.
+ */
+static uint32_t pseudo_path(struct lower *w, struct cfh dir, const struct tbbt_str *name)
 {
-    const struct tbbt_op4 *a;
-    char path[TBBT_NAME_MAX + 2];
-    uint32_t ref;
-    bool have = lookahead(w, i, &ref, &a);
-    struct tbbt_trace_rec *r;
+    char path[TBBT_PATH_MAX];
+    uint32_t n = 0;
+    const uint8_t *p;
 
-    made_current(w, have, ref);
-    if (o->status != NFS4_OK || !have || !tbbt_ns_name_ok(o->name.p, o->name.len))
-        return;
-    r = start(w, TBBT_PROG_MNT3, MOUNTPROC3_MNT, MNT3_OK);
-    path[0] = '/';
-    memcpy(path + 1, o->name.p, o->name.len);
-    tbbt_trace_rec_set_str(r, &r->dirpath, path, o->name.len + 1);
+    if (dir.kind == FH_PSEUDO) {
+        p = tbbt__ns_pool_get(&w->ns->pool, dir.ref, &n);
+        if (n >= sizeof(path))
+            return 0;
+        memcpy(path, p, n);
+    }
+    if (name->len > sizeof(path) - n - 1)
+        return 0;
+    path[n] = '/';
+    memcpy(path + n + 1, name->p, name->len);
+    return tbbt__ns_pool_intern(&w->ns->pool, path, n + 1 + name->len);
+}
+
+/*
+ * The MOUNT of pseudo path (pool ref) whose root is handle ref: its path rewritten by
+ * --v4-export (v4export.c).  Once applied (not in the identity scan, which gives no
+ * IDs), the object it placed is kept for the map's "# v4-export" line.
+ */
+static void emit_mount(struct lower *w, uint32_t path, uint32_t ref)
+{
+    struct tbbt_trace_rec *r = start(w, TBBT_PROG_MNT3, MOUNTPROC3_MNT, MNT3_OK);
+    GString *mnt = g_string_new(NULL);
+    uint32_t len;
+    const char *p = (const char *)tbbt__ns_pool_get(&w->ns->pool, path, &len);
+
+    tbbt__ns_v4_rewrite(w->ns, p, len, mnt);
+    tbbt_trace_rec_set_str(r, &r->dirpath, mnt->str, (uint32_t)mnt->len);
+    g_string_free(mnt, TRUE);
     TBBT_SET(r, TBBT_F_DIRPATH);
     set_fh(r, TBBT_F_NEW_FH, ref);
     w->emit(w->ns, r);
+    if (TBBT_HAS(r, TBBT_F_ID_OBJ))
+        tbbt__ns_v4_export_note(w->ns, path, (uint32_t)r->id_obj);
+}
+
+/*
+ * A LOOKUP in the pseudo file system: in the pseudo root, or in a directory of it that
+ * earlier LOOKUPs of the COMPOUND reached without a GETFH.  When the next GETFH tells
+ * the handle it leads to, the whole walk ("/NAME", "/a/b") is one MOUNT of that path
+ * whose root is that handle; else the walk goes on from the pseudo directory it names,
+ * and ends with nothing lowered if no GETFH ever tells where it led.
+ */
+static void lower_export(struct lower *w, uint32_t i, const struct tbbt_op4 *o)
+{
+    const struct tbbt_op4 *a;
+    uint32_t ref, path = 0;
+    struct cfh dir = w->cur;
+    bool have = lookahead(w, i, &ref, &a);
+
+    made_current(w, have, ref);
+    if (o->status != NFS4_OK || !TBBT_O4_HAS(o, NAME) ||
+        !tbbt_ns_name_ok(o->name.p, o->name.len) || !(path = pseudo_path(w, dir, &o->name)))
+        return;
+    if (have)
+        emit_mount(w, path, ref);
+    else
+        w->cur = (struct cfh){FH_PSEUDO, path};
 }
 
 /*
@@ -428,7 +487,7 @@ static void lower_op(struct lower *w, uint32_t i)
         w->cur = w->saved;
         break;
     case OP_LOOKUP:
-        if (is_pseudo(w, w->cur))
+        if (is_pseudo(w, w->cur) || w->cur.kind == FH_PSEUDO)
             lower_export(w, i, o);
         else if (TBBT_O4_HAS(o, NAME))
             lower_lookup(w, i, o, &o->name);
@@ -436,7 +495,7 @@ static void lower_op(struct lower *w, uint32_t i)
             made_current(w, false, 0);
         break;
     case OP_LOOKUPP:
-        if (is_pseudo(w, w->cur))
+        if (is_pseudo(w, w->cur) || w->cur.kind == FH_PSEUDO)
             made_current(w, false, 0);
         else
             lower_lookup(w, i, o, &dotdot);

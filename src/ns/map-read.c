@@ -10,7 +10,9 @@
  * checks when it opens the file, before it returns any entry, and their header
  * may name the trace they were made with; version 2 maps (no checksum) are read
  * with one warning.  tbbt_ns_map_check() adds the whole-file rules (one object
- * per ID, links counts, every start entry's directory at trace start).
+ * per ID, links counts, every start entry's directory at trace start).  Comment
+ * lines ('#') are skipped, except that tbbt_map_v4_exports() reads the
+ * "# v4-export PSEUDO MAPPATH" lines after the header, as strictly.
  */
 #include "ns/ns.h"
 
@@ -440,4 +442,101 @@ int tbbt_ns_map_reader_next(struct tbbt_ns_map_reader *r, struct tbbt_ns_map_ent
         r->entries++;
         return 1;
     }
+}
+
+/* ---- the v4-export header lines ------------------------------------------------------ */
+
+static void free_v4export(gpointer p)
+{
+    struct tbbt_map_v4export *e = p;
+
+    g_free(e->pseudo);
+    g_free(e->path);
+    g_free(e);
+}
+
+void tbbt_map_v4_exports_free(GPtrArray *a)
+{
+    if (a)
+        g_ptr_array_free(a, TRUE);
+}
+
+/* PSEUDO: "/" or "/" and escaped names joined by '/', into out. */
+static bool v4_pseudo(struct tbbt_ns_map_reader *r, const char *s, size_t len, GString *out)
+{
+    if (len == 0 || s[0] != '/')
+        return false;
+    if (len == 1) {
+        g_string_assign(out, "/");
+        return true;
+    }
+    if (tbbt_ns_unescape_relpath(s + 1, len - 1, r->path, r->comp, NULL) != 0)
+        return false;
+    g_string_assign(out, "/");
+    g_string_append_len(out, r->path->str, (gssize)r->path->len);
+    return true;
+}
+
+/*
+ * One "# v4-export PSEUDO MAPPATH" line (r->buf, n bytes, no newline) appended to a:
+ * NULL, or the reason it is refused.  r->target and r->final are the scratch.
+ */
+static const char *v4_line(struct tbbt_ns_map_reader *r, size_t n, GPtrArray *a)
+{
+    static const char key[] = "# v4-export ";
+    const char *f = r->buf + sizeof(key) - 1, *end = r->buf + n, *sp;
+    struct tbbt_map_v4export *e;
+    bool root;
+
+    if (memchr(r->buf, '\0', n))
+        return "NUL byte in a v4-export line";
+    sp = memchr(f, ' ', (size_t)(end - f));
+    if (!sp || sp + 1 == end || memchr(sp + 1, ' ', (size_t)(end - sp - 1)))
+        return "a v4-export line needs two fields: PSEUDO MAPPATH";
+    if (!v4_pseudo(r, f, (size_t)(sp - f), r->target))
+        return "bad v4-export pseudo path (absolute, escaped names joined by '/')";
+    root = end - sp == 2 && sp[1] == '.';
+    if (!root &&
+        tbbt_ns_unescape_relpath(sp + 1, (size_t)(end - sp - 1), r->final, r->comp, NULL) != 0)
+        return "bad v4-export map path ('.' or escaped names joined by '/')";
+    e = g_new(struct tbbt_map_v4export, 1);
+    e->pseudo = g_strndup(r->target->str, r->target->len);
+    e->path = root ? g_strdup("") : g_strndup(r->final->str, r->final->len);
+    g_ptr_array_add(a, e);
+    return NULL;
+}
+
+int tbbt_map_v4_exports(const char *map_path, GPtrArray **out, char *err, size_t errlen)
+{
+    static const char key[] = "# v4-export ";
+    int oerr = 0;
+    struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(map_path, &oerr);
+    GPtrArray *a;
+    const char *why = NULL;
+    ssize_t n;
+
+    *out = NULL;
+    if (!r) {
+        snprintf(err, errlen, "%s: %s", map_path, tbbt_ns_map_open_error(oerr));
+        return -1;
+    }
+    a = g_ptr_array_new_with_free_func(free_v4export);
+    while (!why && (n = getline(&r->buf, &r->cap, r->f)) > 0 && r->buf[0] == '#') {
+        r->line++;
+        if (r->buf[n - 1] == '\n')
+            r->buf[--n] = '\0';
+        if ((size_t)n >= sizeof(key) - 1 && memcmp(r->buf, key, sizeof(key) - 1) == 0)
+            why = v4_line(r, (size_t)n, a);
+    }
+    if (!why && ferror(r->f))
+        why = "read error";
+    if (why) {
+        snprintf(err, errlen, "%s line %" PRIu64 ": %s", map_path, r->line, why);
+        g_ptr_array_free(a, TRUE);
+        tbbt_ns_map_reader_close(r);
+        return -1;
+    }
+    tbbt_ns_map_reader_close(r);
+    *out = a;
+    return 0;
 }

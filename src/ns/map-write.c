@@ -13,7 +13,9 @@
  * directory's entry precedes the entries in it; a loop in the start state
  * (possible with lost packets) is cut by making its lowest ID a top-level
  * tbbt-subtree-ID.  Paths at a time come from the rename history of the
- * directories above.
+ * directories above.  Right after the header, a "# v4-export" line for each NFSv4
+ * pseudo path the trace's clients walked to an export, with the map path of the
+ * directory it reached.
  */
 #include "ns/ns-int.h"
 
@@ -592,6 +594,94 @@ static void emit_all(struct mapw *w)
     }
 }
 
+/* ---- NFSv4 exports --------------------------------------------------------------------- */
+
+/* Appends t (escaped already) with each space written "\x20": a header line's field. */
+static void put_field(GString *s, const GString *t)
+{
+    for (gsize i = 0; i < t->len; i++) {
+        if (t->str[i] == ' ')
+            g_string_append(s, "\\x20");
+        else
+            g_string_append_c(s, t->str[i]);
+    }
+}
+
+/* A pseudo path "/a/b" (pool ref) into t, each component escaped as a path column's. */
+static void put_pseudo(const struct mapw *w, GString *t, uint32_t ref)
+{
+    uint32_t len;
+    const char *p = (const char *)tbbt__ns_pool_get(&w->ns->pool, ref, &len);
+
+    for (uint32_t i = 0; i < len;) {
+        uint32_t j = i + 1;
+        while (j < len && p[j] != '/')
+            j++;
+        g_string_append_c(t, '/');
+        tbbt_ns_escape(t, p + i + 1, j - i - 1);
+        i = j;
+    }
+    if (len == 0)
+        g_string_append_c(t, '/');
+}
+
+/*
+ * The map path of object x at the end of the trace into t: its live name then, else
+ * where its entries start (its first name, or its synthetic place); false if the map
+ * has no entry of it.
+ */
+static bool export_path(struct mapw *w, GString *t, uint32_t x)
+{
+    struct comp leaf = { .kind = C_NAME };
+    const struct ns_link *k;
+    uint32_t l;
+
+    if (x == w->ns->root) {
+        g_string_append_c(t, '.');
+        return true;
+    }
+    if (!x || x >= w->n || w->place[x] == P_NONE)
+        return false;
+    if ((l = link_at(w, x, UINT64_MAX, false))) {
+        k = ns_link(w->ns, l);
+        leaf.v = k->name;
+        put_path(w, t, k->parent, UINT64_MAX, &leaf);
+    } else if (w->place[x] == P_NORMAL && w->anchor[x]) {
+        k = ns_link(w->ns, w->anchor[x]);
+        leaf.v = k->sname;
+        put_path(w, t, k->sparent, k->create_ns, &leaf);
+    } else {
+        put_path(w, t, x, 0, NULL);
+    }
+    return true;
+}
+
+/*
+ * The header lines "# v4-export PSEUDO MAPPATH", one per pseudo path a lowered NFSv4
+ * MOUNT reached (v4export.c), first reached first.
+ */
+static void emit_v4_exports(struct mapw *w)
+{
+    const GArray *a = w->ns->v4_exports;
+    GString *t = g_string_new(NULL);
+
+    for (guint i = 0; a && i < a->len && !w->err; i++) {
+        const struct ns_v4_export *e = &g_array_index(a, struct ns_v4_export, i);
+        g_string_assign(w->line, "# v4-export ");
+        g_string_truncate(t, 0);
+        put_pseudo(w, t, e->pseudo);
+        put_field(w->line, t);
+        g_string_append_c(w->line, ' ');
+        g_string_truncate(t, 0);
+        if (!export_path(w, t, e->obj))
+            continue;
+        put_field(w->line, t);
+        g_string_append_c(w->line, '\n');
+        put_bytes(w, w->line->str, w->line->len);
+    }
+    g_string_free(t, TRUE);
+}
+
 int tbbt_ns_write_map(struct tbbt_ns *ns, FILE *out)
 {
     struct mapw w = { .ns = ns, .out = out, .n = ns->objs.n };
@@ -613,6 +703,7 @@ int tbbt_ns_write_map(struct tbbt_ns *ns, FILE *out)
                                ns->trace.crc, ns->trace.ops);
     g_string_append_c(w.line, '\n');
     put_bytes(&w, w.line->str, w.line->len);
+    emit_v4_exports(&w);
     if (!w.err)
         emit_all(&w);
     if (!w.err) {

@@ -150,6 +150,10 @@ void tbbt_ns_free(struct tbbt_ns *ns)
     }
     if (ns->mounts)
         g_array_free(ns->mounts, TRUE);
+    if (ns->v4_rewrites)
+        g_ptr_array_free(ns->v4_rewrites, TRUE);
+    if (ns->v4_exports)
+        g_array_free(ns->v4_exports, TRUE);
     g_free(ns);
 }
 

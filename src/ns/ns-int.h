@@ -128,6 +128,20 @@ struct ns_mount {
     uint32_t path;
 };
 
+/* --v4-export PSEUDO=PATH (ns.h, tbbt_ns_add_v4_export()): both as given. */
+struct ns_v4_rewrite {
+    char *pseudo, *path;
+};
+
+/*
+ * A pseudo path (pool ref of "/a/b" as the NFSv4 client walked it) and the object the
+ * MOUNT it was lowered to placed: a map header line "# v4-export" (map-write.c).
+ */
+struct ns_v4_export {
+    uint32_t pseudo;
+    uint32_t obj;
+};
+
 /* A directory link's earlier place: before time t it was (parent, name). */
 struct ns_hist {
     uint64_t t;
@@ -177,6 +191,9 @@ struct tbbt_ns {
     uint64_t last_t;            /* event clock: call times made monotonic */
     GHashTable *v4_pseudo;      /* handle ref + 1 of NFSv4 pseudo roots (apply-v4.c), or NULL */
     struct tbbt_trace_rec *v4_low;  /* apply-v4.c's lowered record (owned), or NULL */
+    GPtrArray *v4_rewrites;     /* struct ns_v4_rewrite * (--v4-export; v4export.c), or NULL */
+    GArray *v4_exports;         /* struct ns_v4_export: the pseudo paths lowered MOUNTs
+                                   reached, first seen first (v4export.c), or NULL */
     uint64_t link_events;       /* links made or ended so far (paths are asked at those times) */
     bool trace_known;           /* the map's header names this trace (tbbt_ns_set_map_trace) */
     struct tbbt_trace_ident trace;
@@ -265,5 +282,15 @@ void tbbt__ns_infer_attrs(struct tbbt_ns *ns, uint32_t obj, uint32_t mode, uint3
                           uint32_t gid);
 /* Sets the type if unknown (or from attributes, which win over operations). */
 void tbbt__ns_set_type(struct tbbt_ns *ns, uint32_t id, int type, bool from_attr);
+
+/* v4export.c: NFSv4 export paths */
+/*
+ * The MOUNT path of pseudo path p[0..len) (absolute, as the client walked it) into out
+ * (emptied first): with the --v4-export rules' longest matching PSEUDO replaced by its
+ * PATH, else p itself.
+ */
+void tbbt__ns_v4_rewrite(const struct tbbt_ns *ns, const char *p, size_t len, GString *out);
+/* A lowered MOUNT of pseudo path (pool ref) placed object obj: kept if the path is new. */
+void tbbt__ns_v4_export_note(struct tbbt_ns *ns, uint32_t pseudo, uint32_t obj);
 
 #endif

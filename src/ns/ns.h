@@ -262,6 +262,25 @@ int tbbt_ns_predict(const struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
  */
 uint64_t tbbt_ns_new_id(struct tbbt_ns *ns, enum tbbt_ns_type type);
 
+/* ---- NFSv4 exports ------------------------------------------------------------ */
+
+/*
+ * tbbt-convert --v4-export PSEUDO=PATH: the export that NFSv4 clients reach at pseudo
+ * path PSEUDO has the real path PATH (the path NFSv3 clients MOUNT), e.g.
+ * "/export=/srv/nfs/export".  Both sides absolute, each component a name
+ * (tbbt_ns_name_ok(); "/" alone is the root), at most TBBT_PATH_MAX bytes, exactly one
+ * '='.  Checks spec; 0, or -1 with a one-line reason in err.  Thread-safe.
+ */
+int tbbt_ns_v4_export_check(const char *spec, char *err, size_t errlen);
+/*
+ * Adds a checked spec to ns (before the first record): a lowered NFSv4 MOUNT whose
+ * pseudo path is PSEUDO or starts with PSEUDO + "/" gets PSEUDO replaced by PATH (the
+ * longest matching PSEUDO wins), so that NFSv3 and NFSv4 clients of one export share
+ * one tree in the map.  The map's "# v4-export" lines keep the pseudo paths as
+ * traced.  0, or -1 with the reason of tbbt_ns_v4_export_check().
+ */
+int tbbt_ns_add_v4_export(struct tbbt_ns *ns, const char *spec, char *err, size_t errlen);
+
 /* ---- counters and the map -------------------------------------------------- */
 
 struct tbbt_ns_stats {
@@ -304,7 +323,8 @@ void tbbt_ns_summary(const struct tbbt_ns *ns, struct tbbt_json *j);
 /*
  * Writes the hierarchy map (docs/hierarchy-map.md) to out: a header line
  * (version 3, with the trace's identity if tbbt_ns_set_map_trace() gave one),
- * then one line per (object, path), every directory's entry before the
+ * a "# v4-export PSEUDO MAPPATH" line per NFSv4 pseudo path the trace's clients
+ * walked to an export, then one line per (object, path), every directory's entry before the
  * entries in it, and last the checksum line (util/textsum.h).  Call after
  * the last tbbt_ns_apply(); the model is not changed (apart from the map
  * counters).  Returns 0, or -errno if writing
@@ -401,6 +421,27 @@ int tbbt_ns_map_reader_next(struct tbbt_ns_map_reader *r, struct tbbt_ns_map_ent
 uint64_t tbbt_ns_map_reader_line(const struct tbbt_ns_map_reader *r);
 const char *tbbt_ns_map_reader_error(const struct tbbt_ns_map_reader *r);
 void tbbt_ns_map_reader_close(struct tbbt_ns_map_reader *r);
+
+/*
+ * The map's "# v4-export PSEUDO PATH" header lines (docs/hierarchy-map.md): the NFSv4
+ * pseudo path a traced client walked to reach an export, and the map path of the
+ * directory it reached.  pseudo: unescaped, absolute; path: unescaped, relative, ""
+ * for the root.
+ */
+struct tbbt_map_v4export {
+    char *pseudo;
+    char *path;
+};
+/*
+ * Opens the map at map_path (borrowed; checked as tbbt_ns_map_reader_open() does,
+ * checksum included) and returns its v4-export lines, in map order, in *out (a new
+ * array of struct tbbt_map_v4export *, empty when there are none; free with
+ * tbbt_map_v4_exports_free()).  Returns 0, or -1 with a one-line reason naming the
+ * file and line in err (*out is then NULL).  Reads only the header lines.
+ */
+int tbbt_map_v4_exports(const char *map_path, GPtrArray **out, char *err, size_t errlen);
+/* Frees an array of tbbt_map_v4_exports(); NULL is a no-op. */
+void tbbt_map_v4_exports_free(GPtrArray *a);
 
 /* What tbbt_ns_map_check() found. */
 struct tbbt_ns_map_info {

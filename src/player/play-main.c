@@ -335,24 +335,82 @@ static int grace_check(struct run *r)
 
 /* ------------------------------------------------------------------ NFSv4 */
 
+/* The components of path (split at '/', empty ones and "." left out), NULL-terminated
+ * (given: g_strfreev()). */
+static char **path_comps(const char *path)
+{
+    gchar **all = g_strsplit(path, "/", -1);
+    GPtrArray *v = g_ptr_array_new();
+    for (gchar **c = all; *c; c++) {
+        if (**c && strcmp(*c, "."))
+            g_ptr_array_add(v, *c);
+        else
+            g_free(*c);
+    }
+    g_free(all);
+    g_ptr_array_add(v, NULL);
+    return (char **)g_ptr_array_free(v, FALSE);
+}
+
 /*
- * An NFSv4 or mixed NFSv3+NFSv4 trace (engine4.h): the image directory's place in the
- * server's pseudo file system (--pseudo, then the image's path under the export) stands
- * for the traced export; its live handle is looked up once, then engine4 replays, the
- * NFSv3 records on the handles the start-up resolved.
+ * The traced exports of an NFSv4 trace and the live directories of the image that stand
+ * for them: each `# v4-export PSEUDO MAPPATH` line of the map (the pseudo path a traced
+ * client walked, the map path it reached) becomes the image's MAPPATH, whose pseudo
+ * path is --pseudo, the image's path under the export, then MAPPATH; a map without such
+ * lines (made before them) gets one export for any first component: the image root.
+ * Each live directory is looked up once.  0 with *out (struct tbbt_engine4_export,
+ * given: free_exports()), or -1 with the reason in err.
+ */
+static int image_exports(struct run *r, GArray **out, char *err, size_t errlen)
+{
+    const char *pseudo = opt_pseudo ? opt_pseudo : opt_export;
+    const char *rel = r->root_rel ? r->root_rel : "";
+    GPtrArray *lines = NULL;
+    GArray *x = g_array_new(FALSE, TRUE, sizeof(struct tbbt_engine4_export));
+    *out = x;
+    if (tbbt_map_v4_exports(r->map_path, &lines, err, errlen) < 0)
+        return -1;
+    for (guint i = 0; i < MAX(lines->len, 1u); i++) {
+        const struct tbbt_map_v4export *m =
+            i < lines->len ? g_ptr_array_index(lines, i) : NULL;
+        gchar *live = g_build_filename("/", pseudo, rel, m ? m->path : "", NULL);
+        struct tbbt_engine4_export e = {.comps = m ? path_comps(m->pseudo) : NULL,
+                                        .live_comps = path_comps(live)};
+        g_array_append_val(x, e);
+        int rc = tbbt_engine4_lookup(opt_server, r->nfs_port, e.live_comps, &e.live, err,
+                                     errlen);
+        g_array_index(x, struct tbbt_engine4_export, x->len - 1).live = e.live;
+        tbbt_log(TBBT_LOG_INFO, "NFSv4 export %s is replayed in %s", m ? m->pseudo : "(any)",
+                 live);
+        g_free(live);
+        if (rc < 0) {
+            tbbt_map_v4_exports_free(lines);
+            return -1;
+        }
+    }
+    tbbt_map_v4_exports_free(lines);
+    return 0;
+}
+
+static void free_exports(GArray *x)
+{
+    for (guint i = 0; x && i < x->len; i++) {
+        g_strfreev(g_array_index(x, struct tbbt_engine4_export, i).comps);
+        g_strfreev(g_array_index(x, struct tbbt_engine4_export, i).live_comps);
+    }
+    if (x)
+        g_array_free(x, TRUE);
+}
+
+/*
+ * An NFSv4 or mixed NFSv3+NFSv4 trace (engine4.h): the traced exports are redirected to
+ * the image (image_exports()), then engine4 replays, the NFSv3 records on the handles the
+ * start-up resolved.
  */
 static int run_v4(struct run *r, int stop_fd, struct tbbt_report **rep,
                   struct tbbt_report_counts *cn, char *err, size_t errlen)
 {
-    gchar *path = g_build_filename("/", opt_pseudo ? opt_pseudo : opt_export,
-                                   r->root_rel ? r->root_rel : "", NULL);
-    gchar **all = g_strsplit(path, "/", -1);
-    GPtrArray *comps = g_ptr_array_new();
-    for (gchar **c = all; *c; c++)
-        if (**c && strcmp(*c, "."))
-            g_ptr_array_add(comps, *c);
-    g_ptr_array_add(comps, NULL);
-    struct tbbt_engine4_export image = {.comps = NULL, .live_comps = (char **)comps->pdata};
+    GArray *exports = NULL;
     struct tbbt_engine4_opts o = {
         .trace_path = opt_trace, .server = opt_server, .port = r->nfs_port,
         .fsdep = !strcmp(opt_order, "fsdep"), .timestamp = !strcmp(opt_timing, "timestamp"),
@@ -365,23 +423,20 @@ static int run_v4(struct run *r, int stop_fd, struct tbbt_report **rep,
         .gid = opt_gid >= 0 ? (uint32_t)opt_gid : opt_uid >= 0 ? (uint32_t)opt_uid : 0,
         .stop_fd = stop_fd, .verbose = tbbt__log_level >= TBBT_LOG_INFO,
         .handles = r->sc.has_v23 ? r->handles[0] : NULL,
-        .exports = &image, .nexports = 1,
     };
     gchar *tag = opt_v4_client_tag ? g_strdup(opt_v4_client_tag)
                  : g_strdup_printf("tbbt.%d.%" PRIx64 ":", (int)getpid(), tbbt_now_ns());
     o.client_tag = tag;
-    int rc = tbbt_engine4_lookup(opt_server, r->nfs_port, (char *const *)comps->pdata,
-                                 &image.live, err, errlen);
+    int rc = image_exports(r, &exports, err, errlen);
     if (rc == 0) {
-        tbbt_log(TBBT_LOG_INFO, "NFSv4 records: the traced export is %s", path);
+        o.exports = (const struct tbbt_engine4_export *)(void *)exports->data;
+        o.nexports = exports->len;
         rc = tbbt_engine4_run(&o, rep, cn, err, errlen);
     } else {
         memset(cn, 0, sizeof(*cn));
         rc = -EIO;
     }
-    g_ptr_array_free(comps, TRUE);
-    g_strfreev(all);
-    g_free(path);
+    free_exports(exports);
     g_free(tag);
     return rc;
 }

@@ -6,8 +6,9 @@
  *
  * The first input byte chooses whether the rest gets a correct checksum line
  * (fuzz-text.h), so that the field and cross-line checks behind the checksum
- * are fuzzed too.  Seeds: tests/fuzz/corpus/ns-map/ (the golden
- * maps, each once in both forms).
+ * are fuzzed too; the "# v4-export" header lines go through
+ * tbbt_map_v4_exports().  Seeds: tests/fuzz/corpus/ns-map/ (the golden maps,
+ * each once in both forms).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char msg[256];
 
         (void)tbbt_ns_map_check(path, &info, msg, sizeof(msg));
+    }
+    {   /* and the v4-export header lines: an absolute pseudo path, a map path or "" */
+        GPtrArray *v4 = NULL;
+        char msg[256];
+
+        if (tbbt_map_v4_exports(path, &v4, msg, sizeof(msg)) == 0) {
+            for (guint i = 0; i < v4->len; i++) {
+                const struct tbbt_map_v4export *x = g_ptr_array_index(v4, i);
+                if (x->pseudo[0] != '/')
+                    abort();
+                if (x->pseudo[1])
+                    fuzz_check_path(x->pseudo + 1, strlen(x->pseudo + 1));
+                if (x->path[0])
+                    fuzz_check_path(x->path, strlen(x->path));
+            }
+            tbbt_map_v4_exports_free(v4);
+        } else if (v4) {
+            abort();
+        }
     }
     return 0;
 }

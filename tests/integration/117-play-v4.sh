@@ -7,6 +7,8 @@
 #     "/export" is redirected to it), replayed in fsdep order at full speed and in
 #     conservative order with timestamp timing: no replay failure, no operation of
 #     unknown outcome, nothing skipped, every record completed, --verify ok;
+#     The mixed capture (NFSv3 clients in v3mix/, NFSv4.1 clients in v4mix/ of one
+#     export), converted with --v4-export into one tree, likewise;
 #  2. the grace period: a lab restarted with a 4 s grace period (and lease), the replay
 #     started at once (--no-grace-wait): the OPENs answered NFS4ERR_GRACE are retried
 #     (counted) and the replay ends with no failure;
@@ -89,6 +91,35 @@ for cap in "${caps[@]}"; do
   echo "ok: $cap: $(jq -r .ops_completed "$work/$cap-fsdep.json") COMPOUNDs, fsdep/full and" \
     "conservative/timestamp: 0 failures, --verify ok"
 done
+
+# ------------------------------------------------------------------ 1b. mixed v3+v4
+# NFSv3 clients in v3mix/ (MOUNT of the export's real path) and NFSv4.1 clients in v4mix/
+# (pseudo path /export/v4mix): one tree with --v4-export
+"$convert" -q --v4-export /export=/var/tmp/tbbt-lab-v4h/mnt/export -o "$work/mixed.tbbt" \
+  "$top/traces/v3v4-mixed.pcap" || fail "mixed: tbbt-convert"
+grep -q '^# v4-export /export/v4mix v4mix$' "$work/mixed.tbbt.map" ||
+  fail "mixed: the map does not place the NFSv4 export at v4mix"
+image "$work/mixed.tbbt" mixed-fsdep
+image "$work/mixed.tbbt" mixed-cons
+bash "$lab" restart -q >/dev/null || fail "lab restart"
+# mixed_clean NAME: as clean, MOUNT and NULL records aside (not_nfs)
+mixed_clean() {
+  jq -e '.replay_failures == 0 and .ops_unknown == 0 and
+         .ops_skipped == .skipped_by_reason.not_nfs and .ops_completed > 250 and
+         .ops_completed + .ops_skipped == .trace_ops and .verify.ok and .finished and
+         (.procedures | has("v4.compound")) and (.procedures | has("write"))' \
+    "$work/$1.json" >/dev/null ||
+    fail "$1: $(jq -c '{trace_ops, ops_completed, skipped_by_reason, replay_failures,
+      replay_failures_by_kind, verify}' "$work/$1.json" 2>/dev/null || tail -n 3 "$work/$1.out")"
+}
+replay "$work/mixed.tbbt" mixed-fsdep --order fsdep --timing full ||
+  fail "mixed fsdep/full: exit $? $(tail -n 3 "$work/mixed-fsdep.out")"
+mixed_clean mixed-fsdep
+replay "$work/mixed.tbbt" mixed-cons --order conservative --timing timestamp ||
+  fail "mixed conservative/timestamp: exit $? $(tail -n 3 "$work/mixed-cons.out")"
+mixed_clean mixed-cons
+echo "ok: v3v4-mixed: $(jq -r .ops_completed "$work/mixed-fsdep.json") NFSv3 calls and NFSv4" \
+  "COMPOUNDs, fsdep/full and conservative/timestamp: 0 failures, --verify ok"
 
 # ------------------------------------------------------------------ 2. grace period
 image "$work/v40-tcp.tbbt" grace

@@ -385,6 +385,33 @@ static void test_renames(void **state)
     run_free(&x);
 }
 
+/*
+ * The v4-export lines of a map are the pairs given (pseudo, path, ..., NULL), in order.
+ */
+static void check_v4_exports(const char *map, ...)
+{
+    GPtrArray *a = NULL;
+    char err[300] = "";
+    va_list ap;
+    const char *p;
+    guint i = 0;
+
+    if (tbbt_map_v4_exports(map, &a, err, sizeof(err)) != 0)
+        fail_msg("v4-export lines of %s: %s", map, err);
+    va_start(ap, map);
+    while ((p = va_arg(ap, const char *))) {
+        const struct tbbt_map_v4export *e;
+        if (i >= a->len)
+            fail_msg("%s: v4-export %s missing", map, p);
+        e = g_ptr_array_index(a, i++);
+        assert_string_equal(e->pseudo, p);
+        assert_string_equal(e->path, va_arg(ap, const char *));
+    }
+    va_end(ap);
+    assert_int_equal(a->len, i);
+    tbbt_map_v4_exports_free(a);
+}
+
 /* NFSv4 COMPOUNDs lowered into the model (tests/golden/ns/v4.txt says what each does). */
 static void test_v4(void **state)
 {
@@ -409,11 +436,21 @@ static void test_v4(void **state)
     e = find_path(m, "old2");
     assert_int_equal(e->e.create_ns, S(8));
     assert_int_equal(e->e.delete_ns, S(10));
-    assert_int_equal(m->len, 5);         /* ".", "d", "new", "old", "old2": not "gone" */
+    /* ".", "d", "deep", "deep/deeper", "new", "old", "old2": not "gone" nor "nohandle" */
+    assert_int_equal(m->len, 7);
     assert_false(find_path(m, "d")->e.attrs_known);   /* its GETATTR had no GETFH before */
+    /* the chains of LOOKUPs from the pseudo root: one MOUNT each, placed at its path */
+    assert_int_equal(find_path(m, "deep")->e.type, TBBT_NS_DIR);
+    assert_int_equal(find_path(m, "deep/deeper")->e.type, TBBT_NS_DIR);
+    assert_int_equal(x.st.mounts, 3);
+    assert_int_equal(x.st.mounts_placed, 2);
+    assert_int_equal(x.st.subtrees, 0);
     g_ptr_array_free(m, TRUE);
+    check_v4_exports(x.map, "/export", "", "/export/deep", "deep", "/export/deep/deeper",
+                     "deep/deeper", NULL);
     run_free(&x);
 }
+
 
 static void test_symlinks(void **state)
 {
@@ -1005,6 +1042,187 @@ static int predict(struct tbbt_ns *ns, struct tbbt_trace_rec *r, int32_t *st)
     return tbbt_ns_predict(ns, r, st);
 }
 
+/* A v3 client MOUNTs the export's real path, a v4 client walks the pseudo path to it. */
+static const char v4mixed_text[] =
+    "# tbbt-trace 1.2\n"
+    "ep 0 tcp 10.0.0.2:800 10.0.0.1:2049\n"
+    "ep 1 tcp 10.0.0.3:800 10.0.0.1:2049\n"
+    "fh 0 0100\n"
+    "op 1.0 1.1 mnt3 mnt ep=0 flags=reply|status|tcp rpc=success status=OK "
+    "dirpath=\"/srv/nfs/export/v3\" new_fh=0\n"
+    "fh 1 0101\n"
+    "op 2.0 2.1 v3 create ep=0 flags=reply|status|tcp rpc=success status=OK fh=0 name=\"f3\" "
+    "createmode=0 new_fh=1 obj_attr={type=1,nlink=1,fsid=1,fileid=3}\n"
+    "fh 2 0102\n"
+    "op 3.0 3.1 v4 compound ep=1 flags=reply|status|tcp rpc=success status=OK minor=1 "
+    "ops=[{op=SEQUENCE,status=OK},{op=PUTROOTFH,status=OK},{op=LOOKUP,status=OK,"
+    "name=\"export\"},{op=LOOKUP,status=OK,name=\"v4 mix\"},{op=GETFH,status=OK,fh=2}]\n"
+    "fh 3 0103\n"
+    "op 4.0 4.1 v4 compound ep=1 flags=reply|status|tcp rpc=success status=OK minor=1 "
+    "ops=[{op=SEQUENCE,status=OK},{op=PUTFH,status=OK,fh=2},{op=OPEN,status=OK,name=\"f4\","
+    "how=1,sattr={mask=mode,mode=0600}},{op=GETFH,status=OK,fh=3}]\n"
+    "end 4\n";
+
+/* Pass B of v4mixed_text with the --v4-export specs given (NULL-terminated); its map. */
+static GPtrArray *run_v4mixed(const char *const *specs, char **map_out)
+{
+    char *text = tmp_path("v4mixed", ".txt"), *raw = tmp_path("v4mixed", ".raw");
+    char *final = tmp_path("v4mixed", ".tbbt"), *map = tmp_path("v4mixed", ".map");
+    struct tbbt_ns *ns = tbbt_ns_new();
+    char err[512] = "";
+    uint64_t line = 0;
+    GPtrArray *m;
+
+    assert_true(g_file_set_contents(text, v4mixed_text, -1, NULL));
+    if (tbbt_trace_from_text_why(text, raw, &line, err, sizeof(err)))
+        fail_msg("v4mixed line %llu: %s", (unsigned long long)line, err);
+    for (; specs && *specs; specs++)
+        assert_int_equal(tbbt_ns_add_v4_export(ns, *specs, err, sizeof(err)), 0);
+    if (tbbt__hier_scan(ns, raw, err, sizeof(err)) ||
+        tbbt__hier_replay(ns, NULL, raw, final, map, err, sizeof(err)))
+        fail_msg("hier: %s", err);
+    m = read_map(map);
+    tbbt_ns_free(ns);
+    unlink(text);
+    unlink(raw);
+    unlink(final);
+    g_free(text);
+    g_free(raw);
+    g_free(final);
+    *map_out = map;
+    return m;
+}
+
+/* --v4-export: the v4 client's tree joins the v3 client's under the export's real path. */
+static void test_v4_export_rewrite(void **state)
+{
+    static const char *const one[] = {"/export=/srv/nfs/export", NULL};
+    static const char *const root[] = {"/=/srv/nfs", NULL};
+    static const char *const longest[] = {"/=/nowhere", "/export=/srv/nfs/export",
+                                          "/exp=/no", NULL};
+    const char *const *sets[] = {one, root, longest};
+    static const char *const bad[] = {
+        "", "=", "/a", "/a=", "=/b", "a=/b", "/a=b", "/a=/b=/c", "/a/=/b", "/a=/b/",
+        "//a=/b", "/a//b=/b", "/a/./b=/c", "/a/..=/c", "/a=/b/../c", "/a=//",
+    };
+    char *map, err[256];
+    GPtrArray *m;
+
+    (void)state;
+    for (size_t i = 0; i < G_N_ELEMENTS(sets); i++) {
+        m = run_v4mixed(sets[i], &map);
+        assert_int_equal(m->len, 5);        /* ".", v3, v3/f3, "v4 mix", "v4 mix/f4" */
+        assert_int_equal(find_path(m, "v3")->e.type, TBBT_NS_DIR);
+        assert_int_equal(find_path(m, "v3/f3")->e.type, TBBT_NS_FILE);
+        assert_int_equal(find_path(m, "v4 mix")->e.type, TBBT_NS_DIR);
+        assert_int_equal(find_path(m, "v4 mix/f4")->e.create_ns, S(4));
+        check_v4_exports(map, "/export/v4 mix", "v4 mix", NULL);
+        {   /* the space is escaped in the header line: two fields */
+            gchar *text = NULL;
+            assert_true(g_file_get_contents(map, &text, NULL, NULL));
+            assert_non_null(strstr(text, "\n# v4-export /export/v4\\x20mix v4\\x20mix\n"));
+            g_free(text);
+        }
+        g_ptr_array_free(m, TRUE);
+        unlink(map);
+        g_free(map);
+    }
+    /* without: the pseudo path stays, and the root is what both paths share ("/") */
+    m = run_v4mixed(NULL, &map);
+    assert_int_equal(find_path(m, "srv/nfs/export/v3/f3")->e.type, TBBT_NS_FILE);
+    assert_int_equal(find_path(m, "export/v4 mix/f4")->e.type, TBBT_NS_FILE);
+    check_v4_exports(map, "/export/v4 mix", "export/v4 mix", NULL);
+    g_ptr_array_free(m, TRUE);
+    unlink(map);
+    g_free(map);
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        err[0] = '\0';
+        if (tbbt_ns_v4_export_check(bad[i], err, sizeof(err)) != -1 || !err[0] ||
+            strchr(err, '\n'))
+            fail_msg("--v4-export '%s' accepted (%s)", bad[i], err);
+    }
+    assert_int_equal(tbbt_ns_v4_export_check("/=/", err, sizeof(err)), 0);
+    assert_int_equal(tbbt_ns_v4_export_check("/a b/-=/x y", err, sizeof(err)), 0);
+}
+
+/* tbbt_map_v4_exports(): the header lines, and hostile ones refused with their line. */
+static void test_map_v4_exports(void **state)
+{
+    static const struct { const char *head; const char *why; } bad[] = {
+        {"# v4-export /export\n", "line 2: a v4-export line needs two fields"},
+        {"# v4-export /export \n", "line 2: a v4-export line needs two fields"},
+        {"# v4-export /a b c\n", "line 2: a v4-export line needs two fields"},
+        {"# v4-export  /a b\n", "line 2: a v4-export line needs two fields"},
+        {"# v4-export \n", "line 2: a v4-export line needs two fields"},
+        {"# v4-export /ok .\n# v4-export /a a\\xZZ\n", "line 3: bad v4-export map path"},
+        {"# v4-export /a a\\\n", "bad v4-export map path"},
+        {"# v4-export /a ../b\n", "bad v4-export map path"},
+        {"# v4-export /a /b\n", "bad v4-export map path"},
+        {"# v4-export /a a//b\n", "bad v4-export map path"},
+        {"# v4-export /a a\\x2fb\n", "bad v4-export map path"},
+        {"# v4-export /a a\\x00b\n", "bad v4-export map path"},
+        {"# v4-export /a a\tb\n", "bad v4-export map path"},
+        {"# v4-export a .\n", "bad v4-export pseudo path"},
+        {"# v4-export /a/../b .\n", "bad v4-export pseudo path"},
+        {"# v4-export /a\\q .\n", "bad v4-export pseudo path"},
+        {"# v4-export // .\n", "bad v4-export pseudo path"},
+        {"# v4-export /a/ .\n", "bad v4-export pseudo path"},
+    };
+    char *path = tmp_path("v4exports", ".map"), *text, err[300];
+    GPtrArray *a = NULL;
+
+    (void)state;
+    text = map3(" trace-crc32=0a0b0c0d trace-ops=1",
+                "# v4-export /export/v4mix v4mix\n"
+                "# v4-export / .\n"
+                "# a comment the reader passes over\n"
+                "# v4-export /a\\x20b/\\x2d c\\x20d/\\x2d\n" ROOT_LINE
+                "# v4-export /after/the/entries nowhere\n");
+    assert_true(g_file_set_contents(path, text, -1, NULL));
+    check_v4_exports(path, "/export/v4mix", "v4mix", "/", "", "/a b/-", "c d/-", NULL);
+    g_free(text);
+    /* a map without the lines, and one of version 2 */
+    text = map3("", ROOT_LINE);
+    assert_true(g_file_set_contents(path, text, -1, NULL));
+    check_v4_exports(path, NULL);
+    g_free(text);
+    assert_true(g_file_set_contents(path, "# tbbt-map 2\n# v4-export /e .\n", -1, NULL));
+    check_v4_exports(path, "/e", "", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        GString *body = g_string_new(bad[i].head);
+        g_string_append(body, ROOT_LINE);
+        text = map3("", body->str);
+        assert_true(g_file_set_contents(path, text, -1, NULL));
+        err[0] = '\0';
+        a = (GPtrArray *)1;
+        if (tbbt_map_v4_exports(path, &a, err, sizeof(err)) != -1 || a ||
+            !strstr(err, bad[i].why) || strchr(err, '\n'))
+            fail_msg("case %zu: '%s' gave '%s'", i, bad[i].head, err);
+        g_free(text);
+        g_string_free(body, TRUE);
+    }
+    /* a NUL byte in the line */
+    {
+        static const char nul[] = "# tbbt-map 2\n# v4-export /a\0b .\n";
+        assert_true(g_file_set_contents(path, nul, sizeof(nul) - 1, NULL));
+        assert_int_equal(tbbt_map_v4_exports(path, &a, err, sizeof(err)), -1);
+        assert_non_null(strstr(err, "line 2: NUL byte"));
+    }
+    /* the checksum is checked first; and a file that is not there */
+    text = map3("", "# v4-export /a .\n" ROOT_LINE);
+    text[strlen("# tbbt-map 3\n# v4-export /")] = 'b';
+    assert_true(g_file_set_contents(path, text, -1, NULL));
+    assert_int_equal(tbbt_map_v4_exports(path, &a, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "checksum does not match"));
+    assert_null(a);
+    g_free(text);
+    unlink(path);
+    assert_int_equal(tbbt_map_v4_exports(path, &a, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, path));
+    tbbt_map_v4_exports_free(NULL);
+    g_free(path);
+}
+
 static void test_predict(void **state)
 {
     struct run x;
@@ -1364,6 +1582,8 @@ int main(void)
         cmocka_unit_test(test_renames),
         cmocka_unit_test(test_symlinks),
         cmocka_unit_test(test_v4),
+        cmocka_unit_test(test_v4_export_rewrite),
+        cmocka_unit_test(test_map_v4_exports),
         cmocka_unit_test(test_orphans_and_subtrees),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_sizes),
