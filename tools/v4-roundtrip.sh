@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # v4-roundtrip.sh: the round trip of an NFSv4 capture (issue 19's acceptance):
-#   1. tbbt-convert CAPTURE -> OUT/orig.tbbt and its hierarchy map;
+#   1. tbbt-convert CAPTURE -> OUT/orig.tbbt and its hierarchy map (--v4-export: a capture
+#      of NFSv3 and NFSv4 clients of one export in one tree, docs/tbbt-convert.md);
 #   2. a fresh lab serving NFSv4 (tools/tbbt-lab start --nfs4), tbbt-init of the map into
 #      its export (the objects that existed before the capture), the server restarted;
 #   3. the trace replayed with live state while tcpdump captures it (OUT/replay.pcap):
@@ -23,12 +24,12 @@ set -euo pipefail
 readonly PROG=v4-roundtrip.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
-build=$top/build capture="" out="" player=tbbt-play order=fsdep timing=full
+build=$top/build capture="" out="" player=tbbt-play order=fsdep timing=full v4export=""
 
 usage() {
   sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
   echo "Usage: $PROG --capture PCAP --out DIR [--build DIR] [--player tbbt-play|nfs4-replay]" \
-    "[--order conservative|fsdep] [--timing full|timestamp]"
+    "[--order conservative|fsdep] [--timing full|timestamp] [--v4-export PSEUDO=PATH]"
 }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,6 +39,7 @@ while [ $# -gt 0 ]; do
     --player) player=$2; shift ;;
     --order) order=$2; shift ;;
     --timing) timing=$2; shift ;;
+    --v4-export) v4export=$2; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "$PROG: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -61,7 +63,13 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 trap 'bash "$lab" stop -q >/dev/null 2>&1 || true' EXIT
 
-"$convert" -q -o "$out/orig.tbbt" "$capture"
+# --v4-export: the capture's NFSv3 and NFSv4 clients in one tree (the replay's too)
+conv_orig=() conv_replay=()
+if [ -n "$v4export" ]; then
+  conv_orig=(--v4-export "$v4export")
+  conv_replay=(--v4-export "/export=$TBBT_LAB_DIR/mnt/export")
+fi
+"$convert" -q "${conv_orig[@]}" -o "$out/orig.tbbt" "$capture"
 bash "$lab" start --nfs4 -q >/dev/null
 "$init" --map "$out/orig.tbbt.map" --root "$TBBT_LAB_DIR/mnt/export" \
   --manifest "$out/orig.manifest" -q >/dev/null
@@ -78,7 +86,7 @@ else
 fi
 capture_stop
 bash "$lab" stop -q >/dev/null
-"$convert" -q -o "$out/replay.tbbt" "$out/replay.pcap"
+"$convert" -q "${conv_replay[@]}" -o "$out/replay.tbbt" "$out/replay.pcap"
 share_rc=0
 python3 "$here/v4-opseq.py" --dump "$dump" --json "$out/opseq.json" --show 0 \
   "$out/orig.tbbt" "$out/replay.tbbt" >"$out/opseq.txt" || share_rc=$?
@@ -90,6 +98,6 @@ else
   read -r sent fail uns ver < <(jq -r '"\(.ops_completed) \(.replay_failures) \(.skipped_by_reason.unsendable) \(.verify.ok)"' "$out/replay-report.json")
   how="tbbt-play $order/$timing, --verify $([ "$ver" = true ] && echo ok || echo FAILED)"
 fi
-echo "$PROG: $(basename "$capture"): $sent COMPOUNDs replayed ($how), $fail failures," \
+echo "$PROG: $(basename "$capture"): $sent records replayed ($how), $fail failures," \
   "$uns unsendable; $(cut -d' ' -f2- "$out/opseq.txt")"
 [ "$rc" -eq 0 ] && [ "$share_rc" -eq 0 ]

@@ -231,8 +231,8 @@ static void print_counts(const struct tbbt_compare *c, FILE *out)
     fprintf(out, "key          procedure, objects, names, READ/WRITE offset%s\n",
             n->credentials ? ", credential (the traces carry them)"
                            : " (no credentials in the traces)");
-    fprintf(out, "operations   original %" PRIu64 " (NFS %" PRIu64 ", MOUNT %" PRIu64
-                 " never replayed), replay %" PRIu64 "\n",
+    fprintf(out, "operations   original %" PRIu64 " (NFSv2/v3 %" PRIu64 ", not compared %" PRIu64
+                 ": MOUNT, NULL, NFSv4), replay %" PRIu64 "\n",
             n->ops_original, nfs, n->original_not_nfs, n->ops_replay);
     fprintf(out, "matched      %" PRIu64 " (%.2f%% of the original's NFS operations)\n",
             n->matched, pct(n->matched, nfs));

@@ -8,7 +8,9 @@
 # traces/v4/v40-libnfs.pcap: libnfs's NFSv4.0, which lists directories that existed
 # before the capture, which only the map's READDIR entries bring into the image), in
 # conservative order with timestamp timing (traces/v4/v40-tcp.pcap: NFSv4.0 with
-# OPEN_CONFIRM and owner seqids), and by tools/nfs4-replay (v41-tcp): 0 failures,
+# OPEN_CONFIRM and owner seqids), and by tools/nfs4-replay (v41-tcp); and the capture of
+# NFSv3 and NFSv4.1 clients of one export (traces/v3v4-mixed.pcap, converted with
+# --v4-export into one tree) by tbbt-play, fsdep at full speed: 0 failures,
 # 0 unsendable, --verify ok and every operation in the same sequence with the same
 # arguments and status.
 # Needs root (private lab namespace); fails, never skips, without it or the tools.
@@ -32,13 +34,15 @@ run() {
   local name=$1 cap=$2
   shift 2
   timeout 180 bash "$top/tools/v4-roundtrip.sh" --build "$build" \
-    --capture "$top/traces/v4/$cap.pcap" --out "$work/$name" "$@" >"$work/$name.out" 2>&1 ||
+    --capture "$top/traces/$cap.pcap" --out "$work/$name" "$@" >"$work/$name.out" 2>&1 ||
     fail "$name: $(tail -n 5 "$work/$name.out")"
   jq -e '.share == 1 and .ops_original > 50' "$work/$name/opseq.json" >/dev/null ||
     fail "$name: not every operation in sequence: $(cat "$work/$name/opseq.json")"
   echo "ok: $(tail -n 1 "$work/$name.out")"
 }
-run v41-fsdep v41-tcp --order fsdep --timing full
-run libnfs-fsdep v40-libnfs --order fsdep --timing full
-run v40-cons v40-tcp --order conservative --timing timestamp
-run v41-nfs4-replay v41-tcp --player nfs4-replay
+run v41-fsdep v4/v41-tcp --order fsdep --timing full
+run libnfs-fsdep v4/v40-libnfs --order fsdep --timing full
+run v40-cons v4/v40-tcp --order conservative --timing timestamp
+run v41-nfs4-replay v4/v41-tcp --player nfs4-replay
+run mixed-fsdep v3v4-mixed --order fsdep --timing full \
+  --v4-export /export=/var/tmp/tbbt-lab-v4h/mnt/export
