@@ -411,8 +411,9 @@ static void summary(const struct replay *r, double secs)
                            s->retries, s->resessions, s->rpc_errors);
     g_string_append_printf(j, "  \"renewals\": %" G_GUINT64_FORMAT ",\n  \"renew_errors\": %"
                            G_GUINT64_FORMAT ",\n", s->renewals, s->renew_errors);
-    g_string_append_printf(j, "  \"delegations\": %" G_GUINT64_FORMAT ",\n  \"delegations_returned\": %"
-                           G_GUINT64_FORMAT ",\n", s->delegations, s->delegations_returned);
+    g_string_append_printf(j, "  \"delegations\": %" G_GUINT64_FORMAT ",\n", s->delegations);
+    g_string_append_printf(j, "  \"delegations_returned\": %" G_GUINT64_FORMAT ",\n",
+                           s->delegations_returned);
     g_string_append_printf(j, "  \"unsendable\": %" G_GUINT64_FORMAT ",\n", s->unsendable);
     json_table(j, "unsendable_by_reason", s->why, false);
     g_string_append_printf(j, "  \"failures\": %" G_GUINT64_FORMAT ",\n", s->failures);

@@ -53,7 +53,8 @@ enum { KT_CLIENT = 1, KT_SESSION, KT_FH, KT_NAME, KT_STATEID, KT_OWNER, KT_PAGE 
 
 static uint64_t key_of(int type, uint64_t a, const void *bytes, size_t n)
 {
-    uint64_t h = tbbt_hash(bytes ? bytes : "", bytes ? n : 0, a * 0x9e3779b97f4a7c15ull + (uint64_t)type);
+    uint64_t seed = a * 0x9e3779b97f4a7c15ull + (uint64_t)type;
+    uint64_t h = tbbt_hash(bytes ? bytes : "", bytes ? n : 0, seed);
     return h ? h : 1;
 }
 
@@ -351,8 +352,26 @@ static void keys_of_v3(struct e4 *e, const struct tbbt_trace_rec *rec, struct ke
     }
 }
 
+/* Drops the keys that no live record holds any more (every SWEEP_EVERY admissions):
+ * the table stays the size of the window's keys, not of the trace's. */
+#define SWEEP_EVERY 65536u
+static gboolean dead_key(gpointer k, gpointer v, gpointer arg)
+{
+    struct e4 *e = arg;
+    const struct holders *h = v;
+    (void)k;
+    if (h->writer && live(e, h->writer - 1))
+        return FALSE;
+    for (guint j = 0; j < h->readers->len; j++)
+        if (live(e, g_array_index(h->readers, uint64_t, j)))
+            return FALSE;
+    return TRUE;
+}
+
 void tbbt__e4_admit(struct e4 *e, struct prec *p)
 {
+    if (p->seq && p->seq % SWEEP_EVERY == 0)
+        g_hash_table_foreach_remove(e->keys, dead_key, e);
     struct keyset ks;
     uint64_t deps[64];
     unsigned nd = 0;
@@ -404,7 +423,8 @@ void tbbt__e4_admit(struct e4 *e, struct prec *p)
         }
     }
     if (overflow || ks.barrier) {   /* it waits for everything before it */
-        e->barrier = p->seq + 1;
+        if (ks.barrier)             /* ... and everything after it for it */
+            e->barrier = p->seq + 1;
         nd = 0;
         for (uint64_t s = e->oldest; s < p->seq; s++)
             if (live(e, s)) {

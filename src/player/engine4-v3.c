@@ -25,7 +25,8 @@ int tbbt__e4_v3_send(struct e4 *e, struct prec *p)
     if (rc != 0)
         return rc;
     enum tbbt_ns_op op = tbbt_ns_op(&p->rec);
-    if ((op == TBBT_NS_OP_READDIR || op == TBBT_NS_OP_READDIRPLUS) && TBBT_HAS(&p->rec, TBBT_F_COOKIE) && p->rec.cookie &&
+    if ((op == TBBT_NS_OP_READDIR || op == TBBT_NS_OP_READDIRPLUS) &&
+        TBBT_HAS(&p->rec, TBBT_F_COOKIE) && p->rec.cookie &&
         TBBT_HAS(&p->rec, TBBT_F_ID)) {
         const uint64_t *pos = g_hash_table_lookup(e->v3pos, &p->rec.id);
         /* the traced cookie is the traced server's: continue from the live page's end,
