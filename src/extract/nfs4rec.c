@@ -25,7 +25,7 @@ static void set_name(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, struct tbbt
         return;
     }
     tbbt_trace_rec_set_str(rec, dst, s->utf8string_val, s->utf8string_len);
-    o->has |= 1u << m;
+    o->has |= (uint64_t)1 << m;
 }
 
 static void set_target(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const linktext4 *t)
@@ -222,6 +222,36 @@ static void io_call(struct tbbt_op4 *o, uint64_t offset, uint32_t count)
     SET(o, COUNT);
 }
 
+/* CREATE_SESSION's flags and fore channel attributes (the back channel: the player
+ * asks for none). */
+static void create_session_call(struct tbbt_op4 *o, const CREATE_SESSION4args *a)
+{
+    const channel_attrs4 *c = &a->csa_fore_chan_attrs;
+
+    o->flags = a->csa_flags;
+    o->fore_maxreq = c->ca_maxrequestsize;
+    o->fore_maxresp = c->ca_maxresponsesize;
+    o->fore_maxresp_cached = c->ca_maxresponsesize_cached;
+    o->fore_maxops = c->ca_maxoperations;
+    o->fore_slots = c->ca_maxrequests;
+    SET(o, FLAGS);
+    SET(o, FORE_MAXREQ);
+    SET(o, FORE_MAXRESP);
+    SET(o, FORE_MAXRESP_CACHED);
+    SET(o, FORE_MAXOPS);
+    SET(o, FORE_SLOTS);
+}
+
+/* VERIFY, NVERIFY: the attributes the call compares, and their values. */
+static void verify_call(struct tbbt_op4 *o, const fattr4 *f)
+{
+    o->bitmap = tbbt__nfs4_bitmap(&f->attrmask);
+    SET(o, BITMAP);
+    if (!tbbt__nfs4_fattr(f, &o->attr))
+        o->has |= 1u << TBBT_O4_TRUNC;      /* values that did not decode: not all kept */
+    SET(o, ATTR);
+}
+
 /* The operations that name only a clientid, a session or a stateid. */
 static bool state_call(struct tbbt_op4 *o, const nfs_argop4 *a)
 {
@@ -238,6 +268,7 @@ static bool state_call(struct tbbt_op4 *o, const nfs_argop4 *a)
         o->clientid = u->opcreate_session.csa_clientid;
         o->seqid = u->opcreate_session.csa_sequence;
         SET(o, SEQID);
+        create_session_call(o, &u->opcreate_session);
         break;
     case OP_DESTROY_SESSION:
         memcpy(o->session, u->opdestroy_session.dsa_sessionid, TBBT_OP4_ID_LEN);
@@ -336,12 +367,10 @@ void tbbt__nfs4rec_call(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nf
         set_name(rec, o, &o->name, TBBT_O4_NAME, &u->oplookup.objname);
         break;
     case OP_NVERIFY:
-        o->bitmap = tbbt__nfs4_bitmap(&u->opnverify.obj_attributes.attrmask);
-        SET(o, BITMAP);
+        verify_call(o, &u->opnverify.obj_attributes);
         break;
     case OP_VERIFY:
-        o->bitmap = tbbt__nfs4_bitmap(&u->opverify.obj_attributes.attrmask);
-        SET(o, BITMAP);
+        verify_call(o, &u->opverify.obj_attributes);
         break;
     case OP_OPEN:
         open_call(rec, o, &u->opopen);
@@ -360,10 +389,12 @@ void tbbt__nfs4rec_call(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nf
         o->cookie = u->opreaddir.cookie;
         o->verf = verf64(u->opreaddir.cookieverf);
         o->count = u->opreaddir.maxcount;
+        o->dircount = u->opreaddir.dircount;
         o->bitmap = tbbt__nfs4_bitmap(&u->opreaddir.attr_request);
         SET(o, COOKIE);
         SET(o, VERF);
         SET(o, COUNT);
+        SET(o, DIRCOUNT);
         SET(o, BITMAP);
         break;
     case OP_REMOVE:
@@ -382,7 +413,9 @@ void tbbt__nfs4rec_call(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nf
         break;
     case OP_SETCLIENTID:
         o->verf = verf64(u->opsetclientid.client.verifier);
+        o->cb_program = u->opsetclientid.callback.cb_program;
         SET(o, VERF);
+        SET(o, CB_PROGRAM);
         set_owner_bytes(rec, o, u->opsetclientid.client.id.id_val,
                         u->opsetclientid.client.id.id_len);
         break;
@@ -394,7 +427,9 @@ void tbbt__nfs4rec_call(struct tbbt_trace_rec *rec, struct tbbt_op4 *o, const nf
         break;
     case OP_EXCHANGE_ID:
         o->verf = verf64(u->opexchange_id.eia_clientowner.co_verifier);
+        o->flags = u->opexchange_id.eia_flags;
         SET(o, VERF);
+        SET(o, FLAGS);
         set_owner_bytes(rec, o, u->opexchange_id.eia_clientowner.co_ownerid.co_ownerid_val,
                         u->opexchange_id.eia_clientowner.co_ownerid.co_ownerid_len);
         break;

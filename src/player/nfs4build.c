@@ -181,11 +181,21 @@ static int sattr_arg(struct bctx *b, const struct tbbt_op4 *o, fattr4 *f)
     return 0;
 }
 
-/* VERIFY/NVERIFY: the traced values of the asked attributes, from the last traced
- * GETATTR of the current object (type 1, size 4, mode 33, owner 36, owner_group 37). */
-static int verify_attr(struct bctx *b, const struct tbbt_op4 *o, fattr4 *f)
+/* The traced values a VERIFY/NVERIFY compares: those the call carried (format 1.3, all
+ * decoded), else the last traced GETATTR's of the current object; NULL if neither. */
+static const struct tbbt_fattr *verify_values(struct bctx *b, const struct tbbt_op4 *o)
 {
     const struct tbbt_nfs4_opaux *x = &b->call->aux[b->i];
+
+    if (has(o, TBBT_O4_ATTR) && !has(o, TBBT_O4_TRUNC))
+        return &o->attr;
+    return x->cur_known ? tbbt_nfs4_attr_traced(b->st, x->cur) : NULL;
+}
+
+/* VERIFY/NVERIFY: the traced values of the asked attributes (verify_values(); type 1,
+ * size 4, mode 33, owner 36, owner_group 37). */
+static int verify_attr(struct bctx *b, const struct tbbt_op4 *o, fattr4 *f)
+{
     const struct tbbt_fattr *a;
     uint32_t mask[2] = { (uint32_t)o->bitmap, (uint32_t)(o->bitmap >> 32) };
     const uint32_t ok0 = BIT(FATTR4_TYPE) | BIT(FATTR4_SIZE);
@@ -197,7 +207,7 @@ static int verify_attr(struct bctx *b, const struct tbbt_op4 *o, fattr4 *f)
     if ((mask[0] & ~ok0) || (mask[1] & ~ok1))
         return unsendable(b, "VERIFY of attributes the trace lacks",
                           "bitmap 0x%08x 0x%08x", mask[0], mask[1]);
-    a = x->cur_known ? tbbt_nfs4_attr_traced(b->st, x->cur) : NULL;
+    a = verify_values(b, o);
     if (!a)
         return unsendable(b, "VERIFY without traced attributes",
                           "no traced GETATTR of the object");
@@ -523,7 +533,7 @@ static int b_readdir(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
         NEED(b, o, BITMAP, bitmap) < 0)
         return -1;
     r->cookie = 0;
-    r->dircount = o->count;
+    r->dircount = has(o, TBBT_O4_DIRCOUNT) ? o->dircount : o->count;
     r->maxcount = o->count;
     bitmap_arg(b, o->bitmap, &r->attr_request);
     if (o->cookie == 0)
@@ -543,6 +553,18 @@ static int b_name(struct bctx *b, const struct tbbt_op4 *o, u_int *len, char **v
     return 0;
 }
 
+/*
+ * The traced EXCHANGE_ID flags sent again: what the client supports (referrals,
+ * migration, fencing) and the non-pNFS role.  Not BIND_PRINC_STATEID (the player's
+ * credentials are not the traced principals'), nor the pNFS MDS or DS roles (the
+ * server would offer layouts the player does not use), nor UPD_CONFIRMED_REC_A (the
+ * player's client is new to the server: each run has its own client tag), nor
+ * CONFIRMED_R (a result flag).
+ */
+#define EXCHANGE_FLAGS_KEPT                                                             \
+    (EXCHGID4_FLAG_SUPP_MOVED_REFER | EXCHGID4_FLAG_SUPP_MOVED_MIGR |                   \
+     EXCHGID4_FLAG_SUPP_FENCE_OPS | EXCHGID4_FLAG_USE_NON_PNFS)
+
 /* SETCLIENTID, SETCLIENTID_CONFIRM, EXCHANGE_ID, CREATE_SESSION, RENEW, DESTROY_*. */
 static int b_client(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
 {
@@ -555,7 +577,7 @@ static int b_client(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
             return -1;
         put_verf(s->client.verifier, o->verf);
         put_client_id(b, &o->owner, &s->client.id.id_len, &s->client.id.id_val);
-        s->callback.cb_program = 0x40000000u;
+        s->callback.cb_program = has(o, TBBT_O4_CB_PROGRAM) ? o->cb_program : 0x40000000u;
         s->callback.cb_location.na_r_netid = keep(b, "tcp", 4);
         s->callback.cb_location.na_r_addr = keep(b, "127.0.0.1.0.0", 14);
         s->callback_ident = 1;
@@ -578,7 +600,8 @@ static int b_client(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
         put_verf(e->eia_clientowner.co_verifier, o->verf);
         put_client_id(b, &o->owner, &e->eia_clientowner.co_ownerid.co_ownerid_len,
                       &e->eia_clientowner.co_ownerid.co_ownerid_val);
-        e->eia_flags = EXCHGID4_FLAG_SUPP_MOVED_REFER;
+        e->eia_flags = has(o, TBBT_O4_FLAGS) ? o->flags & EXCHANGE_FLAGS_KEPT
+                                              : EXCHGID4_FLAG_SUPP_MOVED_REFER;
         e->eia_state_protect.spa_how = SP4_NONE;
         return 0;
     }
@@ -604,15 +627,40 @@ static void channel(channel_attrs4 *ch, count4 maxreq, count4 maxresp, count4 ma
     ch->ca_maxrequests = slots;
 }
 
-static void create_session_args(struct bctx *b, const struct tbbt_nfs4_client *c,
-                                CREATE_SESSION4args *s)
+/* Traced member m of o (value v) if o has it, else dflt. */
+static uint32_t traced_or(const struct tbbt_op4 *o, int m, uint32_t v, uint32_t dflt)
 {
+    return has(o, m) ? v : dflt;
+}
+
+/* The fore channel: the traced CREATE_SESSION's (o), its slots capped at
+ * TBBT_NFS4_SLOTS_MAX and at least 1; what o lacks: fixed sizes, TBBT_NFS4_FORE_SLOTS. */
+static void fore_channel(const struct tbbt_op4 *o, channel_attrs4 *ch)
+{
+    uint32_t slots = traced_or(o, TBBT_O4_FORE_SLOTS, o->fore_slots, TBBT_NFS4_FORE_SLOTS);
+
+    channel(ch, traced_or(o, TBBT_O4_FORE_MAXREQ, o->fore_maxreq, 1049620),
+            traced_or(o, TBBT_O4_FORE_MAXRESP, o->fore_maxresp, 1049480),
+            traced_or(o, TBBT_O4_FORE_MAXOPS, o->fore_maxops, NFS4_MAXOPS),
+            MAX(1u, MIN(slots, (uint32_t)TBBT_NFS4_SLOTS_MAX)));
+    ch->ca_maxresponsesize_cached =
+        traced_or(o, TBBT_O4_FORE_MAXRESP_CACHED, o->fore_maxresp_cached, 4096);
+}
+
+/* CREATE_SESSION of live client c, from the traced operation o (NULL: a session re-made
+ * after a loss, with the made-up values).  Of the traced flags only PERSIST is kept:
+ * never CONN_BACK_CHAN (the player takes no callbacks) nor CONN_RDMA. */
+static void create_session_args(struct bctx *b, const struct tbbt_nfs4_client *c,
+                                const struct tbbt_op4 *o, CREATE_SESSION4args *s)
+{
+    static const struct tbbt_op4 none;
     callback_sec_parms4 *sec = keep(b, NULL, sizeof(*sec));
 
+    o = o ? o : &none;
     s->csa_clientid = c->live;
     s->csa_sequence = c->cs_seq;
-    s->csa_flags = 0;
-    channel(&s->csa_fore_chan_attrs, 1049620, 1049480, NFS4_MAXOPS, TBBT_NFS4_FORE_SLOTS);
+    s->csa_flags = traced_or(o, TBBT_O4_FLAGS, o->flags, 0) & CREATE_SESSION4_FLAG_PERSIST;
+    fore_channel(o, &s->csa_fore_chan_attrs);
     channel(&s->csa_back_chan_attrs, 4096, 4096, 2, 1);
     s->csa_cb_program = 0x40000000u;
     sec->cb_secflavor = AUTH_NONE;
@@ -632,7 +680,7 @@ static int b_session(struct bctx *b, const struct tbbt_op4 *o, nfs_argop4 *a)
         c = tbbt_nfs4_client_get(b->st, o->clientid, false);
         if (!c)
             return live_clientid(b, o->clientid, NULL);
-        create_session_args(b, c, ARG(a, opcreate_session));
+        create_session_args(b, c, o, ARG(a, opcreate_session));
         return 0;
     case OP_DESTROY_SESSION:
         if (NEED(b, o, SESSION, session) < 0)
@@ -890,7 +938,7 @@ int tbbt_nfs4_build_resession(struct tbbt_nfs4_state *st, const struct tbbt_nfs4
         return -1;
     }
     call->ops[0].argop = OP_CREATE_SESSION;
-    create_session_args(&b, c, ARG(&call->ops[0], opcreate_session));
+    create_session_args(&b, c, NULL, ARG(&call->ops[0], opcreate_session));
     return 0;
 }
 

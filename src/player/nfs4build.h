@@ -8,13 +8,22 @@
  *
  * What the trace does not carry is made up the same way every time (docs/nfsv4.md,
  * "Replay core"): WRITE data is a pattern of `count` bytes; SETCLIENTID's callback
- * names port 0 and CREATE_SESSION asks for no back channel (so no delegations and no
- * callbacks); EXCHANGE_ID's flags are SUPP_MOVED_REFER, state protection SP4_NONE;
- * CREATE_SESSION's channel sizes are fixed (TBBT_NFS4_FORE_SLOTS slots); READDIR's
- * dircount is its maxcount; SECINFO_NO_NAME's style is SECINFO_STYLE4_CURRENT_FH;
- * VERIFY and NVERIFY carry the traced values of the attributes they name, from the
- * last traced GETATTR of the object.  An operation this module cannot rebuild makes
- * the record unsendable, with a reason.  Not thread-safe; calls share a state.
+ * names port 0 (the traced callback program is kept, format 1.3) and CREATE_SESSION
+ * asks for no back channel (so no delegations and no callbacks); SECINFO_NO_NAME's
+ * style is SECINFO_STYLE4_CURRENT_FH.  Values a 1.3 trace keeps are used, some of
+ * them filtered, and made up only where a record lacks them (1.2 traces):
+ *   - READDIR's dircount (else its maxcount);
+ *   - EXCHANGE_ID's flags, of which only SUPP_MOVED_REFER, SUPP_MOVED_MIGR,
+ *     SUPP_FENCE_OPS and USE_NON_PNFS are kept (EXCHANGE_FLAGS_KEPT; else
+ *     SUPP_MOVED_REFER); state protection is always SP4_NONE;
+ *   - CREATE_SESSION's flags, PERSIST only (else none), and its fore channel's sizes,
+ *     operations and slots, the slots at most TBBT_NFS4_SLOTS_MAX (else fixed sizes,
+ *     TBBT_NFS4_FORE_SLOTS slots; a session re-made after a loss asks the same);
+ *   - VERIFY's and NVERIFY's attribute values (type, size, mode, owner, owner_group)
+ *     as the traced call carried them (else the traced values of the last traced
+ *     GETATTR of the object).
+ * An operation this module cannot rebuild makes the record unsendable, with a
+ * reason.  Not thread-safe; calls share a state.
  */
 #ifndef TBBT_PLAYER_NFS4BUILD_H
 #define TBBT_PLAYER_NFS4BUILD_H

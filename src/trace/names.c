@@ -63,6 +63,7 @@ const struct tbbt__field tbbt__trace_fields[TBBT_F_NFIELDS] = {
     F(TBBT_F_CRED, "cred", CRED, cred),
     F(TBBT_F_MINOR, "minor", U32, minor),
     F(TBBT_F_OPS, "ops", OPS4, ops),
+    F(TBBT_F_OPS_MORE, "ops_more", OPS4X, ops),
 };
 
 #define S(type, name, kind, member, bit)                                                          \

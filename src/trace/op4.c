@@ -1,41 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The operations of an NFSv4 COMPOUND record (struct tbbt_op4, field `ops`,
- * trace format 1.2) in the binary encoding that the trace file (writer.c,
- * reader.c) and the spill (spill.c) share.  No RFC covers our own format: the
- * layout is in docs/trace-format.md, "NFSv4 operations":
+ * trace format 1.2, and `ops_more`, 1.3) in the binary encoding that the trace
+ * file (writer.c, reader.c) and the spill (spill.c) share.  No RFC covers our
+ * own format: the layout is in docs/trace-format.md, "NFSv4 operations":
  *
- *   count (LEB128, at most TBBT_OP4_MAX), then per operation
- *   op (LEB128) | has (LEB128) | the members `has` names, in member order:
+ *   ops:       count (LEB128, at most TBBT_OP4_MAX), then per operation
+ *              op (LEB128) | has (LEB128, bits 0..31) | the members `has` names,
+ *              in member order (TBBT__OP4_MEMBERS_12)
+ *   ops_more:  count (LEB128, the same as ops'), then per operation
+ *              has (LEB128, bit i: member TBBT_O4_EXT + i) | those members, in
+ *              member order (TBBT__OP4_MEMBERS_13)
+ *
  *     U32, U64, REF   LEB128 (a REF is a handle reference below the table's count)
  *     NAME, PATH, BLOB  LEB128 length (at most 255, 1024, 1024) and the bytes
  *     ID16            16 bytes as they were on the wire
  *     VERF            8 bytes, little-endian
  *     SATTR, FATTR    their values as LEB128, in the order of trace-int.h's lists
  *
- * The member list is trace.h's TBBT__OP4_MEMBERS, so the two encodings, the
- * text form and the bound cannot disagree on which member comes when.
+ * A 1.2 reader refuses bits of `has` it does not know, so members added after 1.2
+ * go to `ops_more`, a field it skips.  The member lists are trace.h's, so the
+ * encodings, the text form and the bound cannot disagree on which member comes when.
  */
 #include "trace/trace-int.h"
 
 #include <string.h>
 
-#define MEMBER_BIT(m, member, kind, text) | 1u << TBBT_O4_##m
-#define KNOWN_HAS (0u TBBT__OP4_MEMBERS(MEMBER_BIT) | 1u << TBBT_O4_TRUNC)
-_Static_assert(TBBT_O4_NMEMBERS <= TBBT_O4_TRUNC, "op4 members reach the TRUNC bit");
+#define MEMBER_BIT(m, member, kind, text) | (uint64_t)1 << TBBT_O4_##m
+#define KNOWN_HAS_12 (UINT64_C(0) TBBT__OP4_MEMBERS_12(MEMBER_BIT) | 1u << TBBT_O4_TRUNC)
+#define KNOWN_HAS_13 (UINT64_C(0) TBBT__OP4_MEMBERS_13(MEMBER_BIT))
+#define KNOWN_HAS (KNOWN_HAS_12 | KNOWN_HAS_13)
+_Static_assert(TBBT_O4_NMEMBERS_12 <= TBBT_O4_TRUNC, "op4 members reach the TRUNC bit");
+_Static_assert(TBBT_O4_END <= 64, "op4 members past the 64 bits of has");
 
 /*
- * Bytes of one operation at most, strings' bytes aside: op and has, 18 integer
- * members, 4 string lengths, 7 sattr and 13 fattr values as LEB128 (each at
- * most TBBT__UV_MAX bytes), 3 IDs and 2 verifiers.
+ * Bytes of one operation at most, strings' bytes aside: op, has and the second
+ * has, 26 integer members, 4 string lengths, 7 sattr and 13 fattr values as
+ * LEB128 (each at most TBBT__UV_MAX bytes), 3 IDs and 2 verifiers.
  */
-#define OP_FIXED_BOUND ((2 + 18 + 4 + 7 + 13) * TBBT__UV_MAX + 3 * TBBT_OP4_ID_LEN + 2 * 8)
+#define OP_FIXED_BOUND ((3 + 26 + 4 + 7 + 13) * TBBT__UV_MAX + 3 * TBBT_OP4_ID_LEN + 2 * 8)
 
 /* ---- bounds --------------------------------------------------------------------- */
 
 size_t tbbt__op4s_bound(const struct tbbt_trace_rec *rec)
 {
-    size_t n = TBBT__UV_MAX + TBBT__UV_SLACK;
+    size_t n = 2 * TBBT__UV_MAX + TBBT__UV_SLACK;
 
     for (uint32_t i = 0; i < rec->n_ops; i++) {
         const struct tbbt_op4 *o = &rec->ops[i];
@@ -95,8 +104,8 @@ static uint8_t *enc_str(uint8_t *p, const struct tbbt_str *s)
 static uint8_t *enc_op(uint8_t *p, const struct tbbt_op4 *o)
 {
     p = tbbt__put_uv_wide(p, o->op);
-    p = tbbt__put_uv_wide(p, o->has);
-    TBBT__OP4_MEMBERS(ENC_MEMBER)
+    p = tbbt__put_uv_wide(p, o->has & KNOWN_HAS_12);
+    TBBT__OP4_MEMBERS_12(ENC_MEMBER)
     return p;
 }
 
@@ -105,6 +114,29 @@ uint8_t *tbbt__op4s_enc(uint8_t *p, const struct tbbt_trace_rec *rec)
     p = tbbt__put_uv_wide(p, rec->n_ops);
     for (uint32_t i = 0; i < rec->n_ops; i++)
         p = enc_op(p, &rec->ops[i]);
+    return p;
+}
+
+bool tbbt__op4s_more(const struct tbbt_trace_rec *rec)
+{
+    for (uint32_t i = 0; i < rec->n_ops; i++)
+        if (rec->ops[i].has & KNOWN_HAS_13)
+            return true;
+    return false;
+}
+
+static uint8_t *enc_op_more(uint8_t *p, const struct tbbt_op4 *o)
+{
+    p = tbbt__put_uv_wide(p, (o->has & KNOWN_HAS_13) >> TBBT_O4_EXT);
+    TBBT__OP4_MEMBERS_13(ENC_MEMBER)
+    return p;
+}
+
+uint8_t *tbbt__op4s_more_enc(uint8_t *p, const struct tbbt_trace_rec *rec)
+{
+    p = tbbt__put_uv_wide(p, rec->n_ops);
+    for (uint32_t i = 0; i < rec->n_ops; i++)
+        p = enc_op_more(p, &rec->ops[i]);
     return p;
 }
 
@@ -156,9 +188,38 @@ static bool dec_verf(struct tbbt_buf *b, uint64_t *v)
 static bool dec_op(struct tbbt_buf *b, struct tbbt_trace_rec *rec, struct tbbt_op4 *o,
                    uint32_t nfh)
 {
-    if (!tbbt__get_uv32(b, &o->op) || !tbbt__get_uv32(b, &o->has) || (o->has & ~KNOWN_HAS))
+    uint32_t has;
+
+    if (!tbbt__get_uv32(b, &o->op) || !tbbt__get_uv32(b, &has) || (has & ~KNOWN_HAS_12))
         return false;
-    TBBT__OP4_MEMBERS(DEC_MEMBER)
+    o->has = has;
+    TBBT__OP4_MEMBERS_12(DEC_MEMBER)
+    return true;
+}
+
+/* (ops_more has no handle reference: nfh is not needed) */
+static bool dec_op_more(struct tbbt_buf *b, struct tbbt_trace_rec *rec, struct tbbt_op4 *o)
+{
+    uint64_t has;
+
+    (void)rec;
+    if (!tbbt__get_uv(b, &has) || has > KNOWN_HAS_13 >> TBBT_O4_EXT ||
+        ((has << TBBT_O4_EXT) & ~KNOWN_HAS_13))
+        return false;
+    o->has |= has << TBBT_O4_EXT;
+    TBBT__OP4_MEMBERS_13(DEC_MEMBER)
+    return true;
+}
+
+bool tbbt__op4s_more_dec(struct tbbt_buf *b, struct tbbt_trace_rec *rec)
+{
+    uint32_t n;
+
+    if (!tbbt__get_uv32(b, &n) || n != rec->n_ops)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (!dec_op_more(b, rec, &rec->ops[i]))
+            return false;
     return true;
 }
 

@@ -459,6 +459,8 @@ static bool dec_value(struct tbbt_trace_reader *r, struct tbbt_buf *b,
         return dec_info(b, rec);
     case TBBT__K_OPS4:
         return tbbt__op4s_dec(b, rec, tbbt_fhtab_count(r->fh));
+    case TBBT__K_OPS4X:
+        return TBBT_HAS(rec, TBBT_F_OPS) && tbbt__op4s_more_dec(b, rec);
     }
     return false;
 }
@@ -489,11 +491,13 @@ static int read_op(struct tbbt_trace_reader *r, struct tbbt_buf *b, struct tbbt_
             r->skipped++;
             continue;
         }
-        if ((r->skip_fields >> tag) & 1)
+        if ((r->skip_fields >> tag) & 1 ||
+            (tag == TBBT_F_OPS_MORE && (r->skip_fields >> TBBT_F_OPS) & 1))
             continue;
         if (!dec_value(r, &v, rec, tag) || v.len != 0)
             return TBBT_E_BADREC;
-        TBBT_SET(rec, tag);
+        if (tag != TBBT_F_OPS_MORE)     /* folded into ops */
+            TBBT_SET(rec, tag);
     }
     r->bad = NULL;
     return TBBT_REC_OP;

@@ -17,9 +17,9 @@
  * u32 count then
  * per entry fileid, cookie, flags, fh, attr (with TBBT_ENT_ATTR), id (with
  * TBBT_ENT_ID), u32 name length + name; info is u32 count + values; NFSv4
- * operations are u32 length + the trace file's encoding of them (op4.c).  The
- * file ends with the end mark: a body length of SPILL_END and the u64 record
- * count.  Which member a tag is, and its kind, come from the trace module's
+ * operations are u32 length + the trace file's encodings of them, `ops` then
+ * `ops_more` (op4.c).  The file ends with the end mark: a body length of
+ * SPILL_END and the u64 record count.  Which member a tag is, and its kind, come from the trace module's
  * field table, so the spill follows new fields without changes.
  */
 #include "trace/spill.h"
@@ -78,7 +78,9 @@ struct tbbt_spill_reader {
 G_STATIC_ASSERT(offsetof(struct tbbt_spill_writer, io) == 0 &&
                 offsetof(struct tbbt_spill_reader, io) == 0);
 
-static const uint64_t field_mask = (UINT64_C(1) << TBBT_F_NFIELDS) - 1;
+/* (ops_more is never present: its members are put with the ops) */
+static const uint64_t field_mask =
+    ((UINT64_C(1) << TBBT_F_NFIELDS) - 1) & ~(UINT64_C(1) << TBBT_F_OPS_MORE);
 
 /*
  * Opens path (flags besides O_CLOEXEC; a file it creates is private) and gives
@@ -257,8 +259,11 @@ static uint8_t *put_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
             p = put_bytes(p, &e->name);
         }
         return p;
+    case TBBT__K_OPS4X:
+        return p;       /* never present: put with the ops */
     case TBBT__K_OPS4: {
-        uint8_t *end = tbbt__op4s_enc(p + 4, rec);   /* the trace file's encoding */
+        uint8_t *end = tbbt__op4s_enc(p + 4, rec);   /* the trace file's encoding, */
+        end = tbbt__op4s_more_enc(end, rec);          /* both fields */
         n = (uint32_t)(end - (p + 4));
         memcpy(p, &n, 4);
         return end;
@@ -521,7 +526,7 @@ static bool take_ops(struct cur *c, struct tbbt_trace_rec *rec)
     if (!take(c, &n, 4) || n > c->left)
         return false;
     tbbt_buf_init(&b, c->p, n);
-    if (!tbbt__op4s_dec(&b, rec, UINT32_MAX) || b.len != 0)
+    if (!tbbt__op4s_dec(&b, rec, UINT32_MAX) || !tbbt__op4s_more_dec(&b, rec) || b.len != 0)
         return false;      /* (the spill is private: its references are not checked) */
     c->p += n;
     c->left -= n;
@@ -557,6 +562,8 @@ static bool take_value(struct cur *c, struct tbbt_trace_rec *rec, unsigned f)
                take(c, rec->info, 8 * (size_t)rec->n_info);
     case TBBT__K_OPS4:
         return take_ops(c, rec);
+    case TBBT__K_OPS4X:
+        return false;
     }
     return false;
 }

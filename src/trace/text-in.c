@@ -532,8 +532,13 @@ static int parse_op4_num(struct parser *ps, uint32_t *op)
     return syntax(ps, "unknown NFSv4 operation '%.*s'", (int)(n ? n : 1), ps->p);
 }
 
-#define OP4_KEY(m, member, kind, text) text,
-static const char *const op4_keys[] = {TBBT__OP4_MEMBERS(OP4_KEY) NULL};
+/* The members' keys and bits of `has`, in member order. */
+struct op4_key {
+    const char *key;
+    int m;
+};
+#define OP4_KEY(m, member, kind, text) {text, TBBT_O4_##m},
+static const struct op4_key op4_keys[] = {TBBT__OP4_MEMBERS(OP4_KEY) {NULL, 0}};
 #undef OP4_KEY
 
 #define GET_U32(v, what) parse_u32(ps, &(v), what)
@@ -588,19 +593,19 @@ static int parse_op4(struct parser *ps, struct tbbt_op4 *o)
             ps->p += 6;
             if (!eat(ps, '1'))
                 return syntax(ps, "trunc must be 1");
-            o->has |= 1u << TBBT_O4_TRUNC;
+            o->has |= (uint64_t)1 << TBBT_O4_TRUNC;
             continue;
         }
-        for (i = 0; op4_keys[i]; i++)
-            if (strlen(op4_keys[i]) == n && memcmp(op4_keys[i], ps->p, n) == 0)
+        for (i = 0; op4_keys[i].key; i++)
+            if (strlen(op4_keys[i].key) == n && memcmp(op4_keys[i].key, ps->p, n) == 0)
                 break;
-        if (!op4_keys[i])
+        if (!op4_keys[i].key)
             return syntax(ps, "unknown key '%.*s' in an NFSv4 operation", (int)n, ps->p);
-        if (o->has >> i & 1u)
-            return syntax(ps, "duplicate key '%s' in an NFSv4 operation", op4_keys[i]);
-        o->has |= 1u << i;
+        if (o->has >> op4_keys[i].m & 1u)
+            return syntax(ps, "duplicate key '%s' in an NFSv4 operation", op4_keys[i].key);
+        o->has |= (uint64_t)1 << op4_keys[i].m;
         ps->p += n + 1;
-        if ((rc = parse_op4_member(ps, o, i)) < 0)
+        if ((rc = parse_op4_member(ps, o, op4_keys[i].m)) < 0)
             return rc;
     }
     return expect(ps, '}');
@@ -684,6 +689,8 @@ static int parse_field(struct parser *ps, unsigned f)
         return parse_list(ps, LIST_ENTRIES);
     case TBBT__K_OPS4:
         return parse_list(ps, LIST_OPS);
+    case TBBT__K_OPS4X:
+        return syntax(ps, "%s is not a key of the text form (its members are in ops)", name);
     case TBBT__K_INFO:
         return parse_list(ps, LIST_INFO);
     }

@@ -304,6 +304,8 @@ static void put_field(GString *s, const struct tbbt_trace_rec *rec, unsigned f)
     case TBBT__K_OPS4:
         put_ops(s, rec);
         break;
+    case TBBT__K_OPS4X:         /* never printed: its members are in ops' */
+        break;
     case TBBT__K_INFO:
         g_string_append_c(s, '[');
         for (uint32_t i = 0; i < rec->n_info && i < TBBT_INFO_MAX; i++) {
@@ -359,7 +361,8 @@ static void put_header(GString *s, const struct tbbt_trace_rec *rec)
 
 void tbbt_trace_format_rec(GString *s, const struct tbbt_trace_rec *rec)
 {
-    uint64_t present = rec->present & ((UINT64_C(1) << TBBT_F_NFIELDS) - 1);
+    uint64_t present = rec->present & ((UINT64_C(1) << TBBT_F_NFIELDS) - 1) &
+                       ~(UINT64_C(1) << TBBT_F_OPS_MORE);
 
     put_header(s, rec);
     while (present) {

@@ -52,6 +52,7 @@ enum tbbt__kind {
     TBBT__K_INFO,       /* info + n_info */
     TBBT__K_CRED,       /* uint32_t credential reference: varint */
     TBBT__K_OPS4,       /* ops + n_ops: NFSv4 operations (op4.c) */
+    TBBT__K_OPS4X,      /* ops' members since 1.3 (op4.c); never in `present` */
 };
 
 struct tbbt__field {
@@ -108,19 +109,29 @@ const struct tbbt__tok *tbbt__status_tok(int prog);
 const struct tbbt__tok *tbbt__proc_tok(int prog);
 
 /*
- * NFSv4 operations (field `ops`, op4.c): the binary encoding the trace file and
- * the spill share (docs/trace-format.md, "NFSv4 operations").
- *   _bound:  bytes the encoding of rec's ops may take (TBBT__UV_SLACK included)
- *   _check:  true if every op keeps the bounds a reader enforces (strings,
- *            members, handle references below nfh, at most TBBT_OP4_MAX)
- *   _enc:    writes count and ops at p, returns the end (within _bound)
- *   _dec:    reads them into rec (strings into its arena); false if malformed,
- *            over a bound, or a handle reference is not below nfh
+ * NFSv4 operations (fields `ops` and `ops_more`, op4.c): the binary encoding the
+ * trace file and the spill share (docs/trace-format.md, "NFSv4 operations").
+ *   _bound:     bytes the encoding of rec's ops (both fields) may take
+ *               (TBBT__UV_SLACK included)
+ *   _check:     true if every op keeps the bounds a reader enforces (strings,
+ *               members, handle references below nfh, at most TBBT_OP4_MAX)
+ *   _enc:       writes count and ops with their 1.2 members at p, returns the end
+ *               (within _bound)
+ *   _dec:       reads them into rec (strings into its arena); false if malformed,
+ *               over a bound, or a handle reference is not below nfh
+ *   _more:      true if an op has a member since 1.3 (the writer then writes
+ *               `ops_more`)
+ *   _more_enc:  writes count and each op's members since 1.3 at p
+ *   _more_dec:  reads them into rec's ops (read by _dec before); false if malformed
+ *               or the count is not rec's
  */
 size_t tbbt__op4s_bound(const struct tbbt_trace_rec *rec);
 bool tbbt__op4s_check(const struct tbbt_trace_rec *rec, uint32_t nfh);
 uint8_t *tbbt__op4s_enc(uint8_t *p, const struct tbbt_trace_rec *rec);
 bool tbbt__op4s_dec(struct tbbt_buf *b, struct tbbt_trace_rec *rec, uint32_t nfh);
+bool tbbt__op4s_more(const struct tbbt_trace_rec *rec);
+uint8_t *tbbt__op4s_more_enc(uint8_t *p, const struct tbbt_trace_rec *rec);
+bool tbbt__op4s_more_dec(struct tbbt_buf *b, struct tbbt_trace_rec *rec);
 
 /* Makes room for n entries in rec->entries (n_entries unchanged). */
 void tbbt__trace_rec_reserve(struct tbbt_trace_rec *rec, uint32_t n);

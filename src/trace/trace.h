@@ -32,8 +32,10 @@
 #include "trace/opkind.h"
 
 #define TBBT_TRACE_MAJOR 1
-#define TBBT_TRACE_MINOR 2     /* 1.1: credential definitions and the `cred` field;
-                                  1.2: NFSv4 COMPOUND records (`minor`, `ops`) */
+#define TBBT_TRACE_MINOR 3     /* 1.1: credential definitions and the `cred` field;
+                                  1.2: NFSv4 COMPOUND records (`minor`, `ops`);
+                                  1.3: the operations' members of TBBT__OP4_MEMBERS_13
+                                  (field `ops_more`) */
 #define TBBT_FH_MAX 64        /* NFSv3 NFS3_FHSIZE; NFSv2 handles are 32 bytes */
 #define TBBT_NAME_MAX 255     /* longest name we keep (RFC 1813 filename3 bound) */
 #define TBBT_PATH_MAX 1024    /* longest symlink target / mount path we keep */
@@ -148,7 +150,8 @@ struct tbbt_entry {
 };
 
 /*
- * One operation of an NFSv4 COMPOUND record (field `ops`, format 1.2): its
+ * One operation of an NFSv4 COMPOUND record (field `ops`, format 1.2; the members
+ * since 1.3 in the binary form's `ops_more`): its
  * number (nfs_opnum4, RFC 7863), and in `has` which members hold a value
  * (bit TBBT_O4_<member>) and whether the capture cut its arguments or results
  * (TBBT_O4_TRUNC).  A call's arguments and its reply's results for that
@@ -158,7 +161,7 @@ struct tbbt_entry {
  */
 #define TBBT_OP4_OWNER_MAX 1024   /* NFS4_OPAQUE_LIMIT: open- and lock-owner bytes */
 #define TBBT_OP4_ID_LEN 16        /* stateid (seqid + other) and sessionid bytes */
-#define TBBT__OP4_MEMBERS(X)                                                                  \
+#define TBBT__OP4_MEMBERS_12(X)                                                               \
     X(STATUS, status, U32, "status")          /* nfsstat4 of its result */                    \
     X(FH, fh, REF, "fh")                      /* PUTFH's handle; GETFH's result */            \
     X(NAME, name, NAME, "name")               /* the name it looks up, opens, creates, removes,\
@@ -198,20 +201,46 @@ struct tbbt_entry {
     X(SESSION, session, ID16, "session")      /* SEQUENCE's, CREATE_SESSION's result */       \
     X(SLOT, slot, U64, "slot")                /* SEQUENCE: slotid << 32 | sequenceid */       \
     X(BITMAP, bitmap, U64, "bitmap")          /* GETATTR/READDIR/VERIFY attribute words 0, 1 */
-#define TBBT__OP4_ENUM(m, member, kind, text) TBBT_O4_##m,
-enum tbbt_op4_member { TBBT__OP4_MEMBERS(TBBT__OP4_ENUM) TBBT_O4_NMEMBERS };
-#undef TBBT__OP4_ENUM
+/*
+ * Members since format 1.3: bits TBBT_O4_EXT and up of `has` (past TBBT_O4_TRUNC);
+ * the binary form keeps them in field `ops_more` (op4.c), which 1.2 readers skip.
+ * Append here; never renumber.
+ */
+#define TBBT__OP4_MEMBERS_13(X)                                                               \
+    X(DIRCOUNT, dircount, U32, "dircount")    /* READDIR's dircount */                        \
+    X(FLAGS, flags, U32, "flags")             /* EXCHANGE_ID's eia_flags; CREATE_SESSION's    \
+                                                 csa_flags */                                 \
+    X(FORE_MAXREQ, fore_maxreq, U32, "fore_maxreq") /* CREATE_SESSION's fore channel:         \
+                                                 ca_maxrequestsize */                         \
+    X(FORE_MAXRESP, fore_maxresp, U32, "fore_maxresp") /* ca_maxresponsesize */               \
+    X(FORE_MAXRESP_CACHED, fore_maxresp_cached, U32, "fore_maxresp_cached")                   \
+                                              /* ca_maxresponsesize_cached */                 \
+    X(FORE_MAXOPS, fore_maxops, U32, "fore_maxops") /* ca_maxoperations */                    \
+    X(FORE_SLOTS, fore_slots, U32, "fore_slots") /* ca_maxrequests */                         \
+    X(CB_PROGRAM, cb_program, U32, "cb_program") /* SETCLIENTID's callback program */
+/* Every member, in member order (the text form's order). */
+#define TBBT__OP4_MEMBERS(X) TBBT__OP4_MEMBERS_12(X) TBBT__OP4_MEMBERS_13(X)
 #define TBBT_O4_TRUNC 31          /* bit of `has`: arguments or results cut short */
+#define TBBT_O4_EXT 32            /* bit of `has` of the first member since 1.3 */
+#define TBBT__OP4_ENUM(m, member, kind, text) TBBT_O4_##m,
+enum tbbt_op4_member {
+    TBBT__OP4_MEMBERS_12(TBBT__OP4_ENUM) TBBT_O4_NMEMBERS_12,
+    TBBT__O4_BEFORE_EXT = TBBT_O4_EXT - 1,
+    TBBT__OP4_MEMBERS_13(TBBT__OP4_ENUM) TBBT_O4_END
+};
+#undef TBBT__OP4_ENUM
 #define TBBT_O4_HAS(o, m) (((o)->has >> TBBT_O4_##m) & 1u)
-#define TBBT_O4_SET(o, m) ((o)->has |= 1u << TBBT_O4_##m)
+#define TBBT_O4_SET(o, m) ((o)->has |= (uint64_t)1 << TBBT_O4_##m)
 
 struct tbbt_op4 {
     uint32_t op;              /* nfs_opnum4 */
-    uint32_t has;             /* bit TBBT_O4_<member>, TBBT_O4_TRUNC */
+    uint64_t has;             /* bit TBBT_O4_<member>, TBBT_O4_TRUNC */
     uint32_t status, fh;
     struct tbbt_str name, name2, target, owner;
     uint64_t offset, length, clientid, verf, res_verf, cookie, slot, bitmap;
     uint32_t count, seqid, lock_seqid, share, how, ftype, access, res_flags, res_count, eof;
+    uint32_t dircount, flags, fore_maxreq, fore_maxresp, fore_maxresp_cached, fore_maxops,
+        fore_slots, cb_program;
     uint8_t stateid[TBBT_OP4_ID_LEN], new_stateid[TBBT_OP4_ID_LEN], session[TBBT_OP4_ID_LEN];
     struct tbbt_sattr sattr;
     struct tbbt_fattr attr;
@@ -270,6 +299,11 @@ enum tbbt_field {
     /* NFSv4 (format 1.2) */
     TBBT_F_MINOR,           /* minor: a COMPOUND's minor version */
     TBBT_F_OPS,             /* ops: a COMPOUND's operations (struct tbbt_op4) */
+    /* NFSv4 (format 1.3) */
+    TBBT_F_OPS_MORE,        /* ops_more: binary form only, the members of `ops` since 1.3
+                             * (TBBT__OP4_MEMBERS_13).  Never set in `present`: the values
+                             * are in `ops`; the writer writes the tag when an operation has
+                             * such a member, the reader folds it into `ops` */
     TBBT_F_NFIELDS
 };
 

@@ -359,6 +359,8 @@ static uint8_t *enc_value(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned
         return enc_entries(p, rec);
     case TBBT__K_OPS4:
         return tbbt__op4s_enc(p, rec);
+    case TBBT__K_OPS4X:
+        return tbbt__op4s_more_enc(p, rec);
     case TBBT__K_INFO:
         p = tbbt__put_uv_wide(p, rec->n_info);
         for (uint32_t i = 0; i < rec->n_info; i++)
@@ -389,7 +391,8 @@ static uint8_t *enc_tlv(uint8_t *p, const struct tbbt_trace_rec *rec, unsigned f
 
 int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_rec *rec)
 {
-    uint64_t present = rec->present & ((UINT64_C(1) << TBBT_F_NFIELDS) - 1);
+    uint64_t present = rec->present & ((UINT64_C(1) << TBBT_F_NFIELDS) - 1) &
+                       ~(UINT64_C(1) << TBBT_F_OPS_MORE);
     size_t bound = OP_BOUND + TBBT__UV_SLACK;
     uint8_t *s, *p;
     int rc;
@@ -404,6 +407,8 @@ int tbbt_trace_writer_put(struct tbbt_trace_writer *w, const struct tbbt_trace_r
         bound += (size_t)rec->n_entries * ENTRY_BOUND;
     if (TBBT_HAS(rec, TBBT_F_OPS))
         bound += tbbt__op4s_bound(rec);
+    if (TBBT_HAS(rec, TBBT_F_OPS) && tbbt__op4s_more(rec))
+        present |= UINT64_C(1) << TBBT_F_OPS_MORE;  /* the ops' members since 1.3 */
     if (!(s = reserve(w, bound)))
         return w->err;
     p = enc_fixed(s + TBBT__TRACE_PREFIX, rec);

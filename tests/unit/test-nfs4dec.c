@@ -10,6 +10,8 @@
  *    the cut, marks the one at the cut truncated when its number was read, and never
  *    reports a malformed message; the same prefixes without the truncation mark are
  *    malformed;
+ *  - the values format 1.3 keeps (flags, CREATE_SESSION's fore channel, READDIR's
+ *    dircount, VERIFY's attributes, SETCLIENTID's callback program) go into the record;
  *  - hostile messages (an operation count of 2^31 or 257, a tag or name past its
  *    bound, an unknown operation number, random bytes) end in a clean error;
  *  - CB_COMPOUND calls and replies, and the counter's recognition of callbacks
@@ -256,6 +258,122 @@ static void test_record(void **state)
     tbbt_fhtab_free(fht);
 }
 
+/* VERIFY's attributes: type NF4REG, size 12345, mode 0640 (bits 1, 4; 33), in XDR. */
+static const char verify_vals[] = "\0\0\0\1" "\0\0\0\0\0\0\x30\x39" "\0\0\1\xa0";
+static uint32_t verify_mask[2] = {1u << FATTR4_TYPE | 1u << FATTR4_SIZE,
+                                  1u << (FATTR4_MODE - 32)};
+
+/* A call with the operations whose values format 1.3 keeps: EXCHANGE_ID, CREATE_SESSION,
+ * READDIR, VERIFY, NVERIFY (a bad value), SETCLIENTID. */
+static u_int make_v13_call(void)
+{
+    static nfs_argop4 ops[6];
+    static uint32_t rd_mask[1] = {1u << FATTR4_TYPE};
+    COMPOUND4args a;
+    __typeof__(ops[0].nfs_argop4_u) *u;
+
+    memset(ops, 0, sizeof ops);
+    memset(&a, 0, sizeof a);
+    a.minorversion = 1;
+    a.argarray.argarray_len = 6;
+    a.argarray.argarray_val = ops;
+    ops[0].argop = OP_EXCHANGE_ID;
+    u = &ops[0].nfs_argop4_u;
+    u->opexchange_id.eia_clientowner.co_ownerid.co_ownerid_len = 4;
+    u->opexchange_id.eia_clientowner.co_ownerid.co_ownerid_val = (char *)(uintptr_t)"host";
+    u->opexchange_id.eia_flags = EXCHGID4_FLAG_SUPP_MOVED_REFER |
+                                 EXCHGID4_FLAG_BIND_PRINC_STATEID | EXCHGID4_FLAG_USE_PNFS_MDS;
+    u->opexchange_id.eia_state_protect.spa_how = SP4_NONE;
+    ops[1].argop = OP_CREATE_SESSION;
+    u = &ops[1].nfs_argop4_u;
+    u->opcreate_session.csa_clientid = 0x55;
+    u->opcreate_session.csa_flags = CREATE_SESSION4_FLAG_PERSIST |
+                                    CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
+    u->opcreate_session.csa_fore_chan_attrs = (channel_attrs4){0, 262144, 131072, 8192, 12, 200,
+                                                               {0, NULL}};
+    u->opcreate_session.csa_cb_program = 0x40000001;
+    ops[2].argop = OP_READDIR;
+    u = &ops[2].nfs_argop4_u;
+    u->opreaddir.dircount = 2048;
+    u->opreaddir.maxcount = 32768;
+    u->opreaddir.attr_request.bitmap4_len = 1;
+    u->opreaddir.attr_request.bitmap4_val = rd_mask;
+    ops[3].argop = OP_VERIFY;
+    u = &ops[3].nfs_argop4_u;
+    u->opverify.obj_attributes.attrmask.bitmap4_len = 2;
+    u->opverify.obj_attributes.attrmask.bitmap4_val = verify_mask;
+    u->opverify.obj_attributes.attr_vals.attrlist4_len = sizeof verify_vals - 1;
+    u->opverify.obj_attributes.attr_vals.attrlist4_val = (char *)(uintptr_t)verify_vals;
+    ops[4].argop = OP_NVERIFY;      /* the values are cut short: kept, marked */
+    u = &ops[4].nfs_argop4_u;
+    u->opnverify.obj_attributes = ops[3].nfs_argop4_u.opverify.obj_attributes;
+    u->opnverify.obj_attributes.attr_vals.attrlist4_len = 8;
+    ops[5].argop = OP_SETCLIENTID;
+    u = &ops[5].nfs_argop4_u;
+    u->opsetclientid.client.id.id_len = 4;
+    u->opsetclientid.client.id.id_val = (char *)(uintptr_t)"host";
+    u->opsetclientid.callback.cb_program = 0x40000007;
+    u->opsetclientid.callback.cb_location.na_r_netid = (char *)(uintptr_t)"tcp";
+    u->opsetclientid.callback.cb_location.na_r_addr = (char *)(uintptr_t)"10.0.0.2.3.4";
+    return encode((xdrproc_t)xdr_COMPOUND4args, &a);
+}
+
+/*
+ * The values format 1.3 keeps (its members since 1.3, and VERIFY's attributes in
+ * `attr`): EXCHANGE_ID's and CREATE_SESSION's flags as traced, CREATE_SESSION's fore
+ * channel, READDIR's dircount, VERIFY's bitmap and values, SETCLIENTID's callback
+ * program.
+ */
+static void test_record_v13(void **state)
+{
+    struct tbbt__nfs4_compound m;
+    struct tbbt_trace_rec rec;
+    struct tbbt_fhtab *fht = tbbt_fhtab_new();
+    u_int n = make_v13_call();
+    const struct tbbt_op4 *o;
+
+    (void)state;
+    tbbt_trace_rec_init(&rec);
+    assert_int_equal(tbbt__nfs4_decode_rec(TBBT__NFS4_CALL, (uint8_t *)buf, n, false, &rec, fht,
+                                           &m), 0);
+    assert_int_equal(rec.n_ops, 6);
+    o = &rec.ops[0];
+    assert_true(TBBT_O4_HAS(o, FLAGS));
+    assert_int_equal(o->flags, EXCHGID4_FLAG_SUPP_MOVED_REFER |
+                               EXCHGID4_FLAG_BIND_PRINC_STATEID | EXCHGID4_FLAG_USE_PNFS_MDS);
+    o = &rec.ops[1];
+    assert_true(TBBT_O4_HAS(o, FLAGS) && TBBT_O4_HAS(o, FORE_MAXREQ) &&
+                TBBT_O4_HAS(o, FORE_MAXRESP) && TBBT_O4_HAS(o, FORE_MAXRESP_CACHED) &&
+                TBBT_O4_HAS(o, FORE_MAXOPS) && TBBT_O4_HAS(o, FORE_SLOTS));
+    assert_int_equal(o->flags, CREATE_SESSION4_FLAG_PERSIST | CREATE_SESSION4_FLAG_CONN_BACK_CHAN);
+    assert_int_equal(o->fore_maxreq, 262144);
+    assert_int_equal(o->fore_maxresp, 131072);
+    assert_int_equal(o->fore_maxresp_cached, 8192);
+    assert_int_equal(o->fore_maxops, 12);
+    assert_int_equal(o->fore_slots, 200);
+    assert_false(TBBT_O4_HAS(o, CB_PROGRAM));
+    o = &rec.ops[2];
+    assert_true(TBBT_O4_HAS(o, DIRCOUNT) && TBBT_O4_HAS(o, COUNT));
+    assert_int_equal(o->dircount, 2048);
+    assert_int_equal(o->count, 32768);
+    o = &rec.ops[3];
+    assert_true(TBBT_O4_HAS(o, BITMAP) && TBBT_O4_HAS(o, ATTR));
+    assert_false(o->has >> TBBT_O4_TRUNC & 1u);
+    assert_int_equal(o->bitmap, (uint64_t)verify_mask[1] << 32 | verify_mask[0]);
+    assert_int_equal(o->attr.type, NF4REG);
+    assert_int_equal(o->attr.size, 12345);
+    assert_int_equal(o->attr.mode, 0640);
+    o = &rec.ops[4];
+    assert_true(TBBT_O4_HAS(o, BITMAP) && TBBT_O4_HAS(o, ATTR));
+    assert_true(o->has >> TBBT_O4_TRUNC & 1u);          /* size did not decode */
+    assert_int_equal(o->attr.type, NF4REG);
+    o = &rec.ops[5];
+    assert_true(TBBT_O4_HAS(o, CB_PROGRAM));
+    assert_int_equal(o->cb_program, 0x40000007);
+    tbbt_trace_rec_fini(&rec);
+    tbbt_fhtab_free(fht);
+}
+
 /*
  * A READDIR entry whose FILEHANDLE attribute is empty (no buffer on the wire: the
  * sanitizer build checked the copy of it) still names its fileid and an empty handle.
@@ -463,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_reply),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_record),
+        cmocka_unit_test(test_record_v13),
         cmocka_unit_test(test_entry_empty_handle),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_random),

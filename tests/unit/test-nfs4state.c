@@ -18,6 +18,9 @@
  *    given back by DELEGRETURN on the record's session;
  *  - BADSESSION: the verdict, CREATE_SESSION again with the live clientid and sequence
  *    id, the traced session mapped to the new one; lease renewals (SEQUENCE, RENEW).
+ *  - the values format 1.3 keeps (EXCHANGE_ID's and CREATE_SESSION's flags, filtered;
+ *    the fore channel, slots capped; READDIR's dircount; VERIFY's values; SETCLIENTID's
+ *    callback program) sent, and the made-up ones where a record lacks them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -502,6 +505,149 @@ static void test_resession_and_renew(void **unused)
     tbbt_nfs4_state_free(st);
 }
 
+/* EXCHANGE_ID, CREATE_SESSION, SETCLIENTID, PUTFH 0, READDIR, VERIFY (type, size,
+ * mode) with the members format 1.3 keeps. */
+static void v13_record(struct tbbt_trace_rec *rec)
+{
+    struct tbbt_op4 *o;
+
+    tbbt_trace_rec_init(rec);
+    rec->prog = TBBT_PROG_NFS4;
+    rec->proc = 1;
+    rec->minor = 1;
+    TBBT_SET(rec, TBBT_F_MINOR);
+    TBBT_SET(rec, TBBT_F_OPS);
+    o = tbbt_trace_rec_add_op4(rec);
+    o->op = OP_EXCHANGE_ID;
+    o->verf = 42;
+    tbbt_trace_rec_set_str(rec, &o->owner, "host", 4);
+    o->flags = EXCHGID4_FLAG_SUPP_MOVED_REFER | EXCHGID4_FLAG_SUPP_MOVED_MIGR |
+               EXCHGID4_FLAG_BIND_PRINC_STATEID | EXCHGID4_FLAG_USE_PNFS_MDS |
+               EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
+    o->has |= 1u << TBBT_O4_VERF | 1u << TBBT_O4_OWNER;
+    TBBT_O4_SET(o, FLAGS);
+    o = tbbt_trace_rec_add_op4(rec);
+    o->op = OP_CREATE_SESSION;
+    o->clientid = T_CLIENTID;
+    o->flags = CREATE_SESSION4_FLAG_PERSIST | CREATE_SESSION4_FLAG_CONN_BACK_CHAN |
+               CREATE_SESSION4_FLAG_CONN_RDMA;
+    o->fore_maxreq = 262144;
+    o->fore_maxresp = 131072;
+    o->fore_maxresp_cached = 8192;
+    o->fore_maxops = 12;
+    o->fore_slots = 200;
+    TBBT_O4_SET(o, CLIENTID);
+    TBBT_O4_SET(o, FLAGS);
+    TBBT_O4_SET(o, FORE_MAXREQ);
+    TBBT_O4_SET(o, FORE_MAXRESP);
+    TBBT_O4_SET(o, FORE_MAXRESP_CACHED);
+    TBBT_O4_SET(o, FORE_MAXOPS);
+    TBBT_O4_SET(o, FORE_SLOTS);
+    o = tbbt_trace_rec_add_op4(rec);
+    o->op = OP_SETCLIENTID;
+    o->verf = 43;
+    tbbt_trace_rec_set_str(rec, &o->owner, "host", 4);
+    o->cb_program = 0x40000007;
+    o->has |= 1u << TBBT_O4_VERF | 1u << TBBT_O4_OWNER;
+    TBBT_O4_SET(o, CB_PROGRAM);
+    o = tbbt_trace_rec_add_op4(rec);
+    o->op = OP_PUTFH;
+    o->fh = 0;
+    TBBT_O4_SET(o, FH);
+    o = tbbt_trace_rec_add_op4(rec);
+    o->op = OP_READDIR;
+    o->count = 32768;
+    o->dircount = 2048;
+    o->bitmap = 1u << FATTR4_TYPE;
+    o->has |= 1u << TBBT_O4_COOKIE | 1u << TBBT_O4_COUNT | 1u << TBBT_O4_BITMAP;
+    TBBT_O4_SET(o, DIRCOUNT);
+    o = tbbt_trace_rec_add_op4(rec);
+    o->op = OP_VERIFY;
+    o->bitmap = (uint64_t)(1u << (FATTR4_MODE - 32)) << 32 | 1u << FATTR4_TYPE |
+                1u << FATTR4_SIZE;
+    o->attr.type = NF4REG;
+    o->attr.size = 12345;
+    o->attr.mode = 0640;
+    o->has |= 1u << TBBT_O4_BITMAP | 1u << TBBT_O4_ATTR;
+}
+
+/* VERIFY's fattr4 values: type, size, mode as XDR. */
+static void assert_verify_vals(const fattr4 *f, uint32_t type, uint64_t size, uint32_t mode)
+{
+    const uint8_t *v = (const uint8_t *)f->attr_vals.attrlist4_val;
+
+    assert_int_equal(f->attr_vals.attrlist4_len, 16);
+    assert_int_equal((uint32_t)v[0] << 24 | v[1] << 16 | v[2] << 8 | v[3], type);
+    assert_int_equal((uint64_t)v[4] << 56 | (uint64_t)v[5] << 48 | (uint64_t)v[6] << 40 |
+                     (uint64_t)v[7] << 32 | (uint32_t)v[8] << 24 | v[9] << 16 | v[10] << 8 |
+                     v[11], size);
+    assert_int_equal((uint32_t)v[12] << 24 | v[13] << 16 | v[14] << 8 | v[15], mode);
+}
+
+/*
+ * The values format 1.3 keeps are sent, filtered (EXCHANGE_ID: no BIND_PRINC_STATEID,
+ * pNFS role or UPD_CONFIRMED_REC_A; CREATE_SESSION: PERSIST only, slots at most
+ * TBBT_NFS4_SLOTS_MAX); without them (a 1.2 trace) the made-up ones.
+ */
+static void test_build_v13(void **unused)
+{
+    static const struct tbbt_fattr getattr = {.type = NF4DIR, .size = 7, .mode = 0755};
+    struct tbbt_nfs4_state *st = live_state();
+    struct tbbt_trace_rec rec;
+    struct tbbt_nfs4_call call;
+    const nfs_argop4 *a;
+
+    (void)unused;
+    tbbt_nfs4_attr_note(st, 0, &getattr);      /* the last traced GETATTR of handle 0 */
+    v13_record(&rec);
+    assert_int_equal(tbbt_nfs4_build(st, &rec, &call), 0);
+    a = call.ops;
+    assert_int_equal(a[0].nfs_argop4_u.opexchange_id.eia_flags,
+                     EXCHGID4_FLAG_SUPP_MOVED_REFER | EXCHGID4_FLAG_SUPP_MOVED_MIGR);
+    assert_int_equal(a[0].nfs_argop4_u.opexchange_id.eia_state_protect.spa_how, SP4_NONE);
+    const CREATE_SESSION4args *cs = &a[1].nfs_argop4_u.opcreate_session;
+    assert_int_equal(cs->csa_flags, CREATE_SESSION4_FLAG_PERSIST);
+    assert_int_equal(cs->csa_fore_chan_attrs.ca_maxrequestsize, 262144);
+    assert_int_equal(cs->csa_fore_chan_attrs.ca_maxresponsesize, 131072);
+    assert_int_equal(cs->csa_fore_chan_attrs.ca_maxresponsesize_cached, 8192);
+    assert_int_equal(cs->csa_fore_chan_attrs.ca_maxoperations, 12);
+    assert_int_equal(cs->csa_fore_chan_attrs.ca_maxrequests, TBBT_NFS4_SLOTS_MAX);
+    assert_int_equal(a[2].nfs_argop4_u.opsetclientid.callback.cb_program, 0x40000007);
+    assert_string_equal(a[2].nfs_argop4_u.opsetclientid.callback.cb_location.na_r_addr,
+                        "127.0.0.1.0.0");                   /* port 0, always */
+    assert_int_equal(a[4].nfs_argop4_u.opreaddir.dircount, 2048);
+    assert_int_equal(a[4].nfs_argop4_u.opreaddir.maxcount, 32768);
+    assert_verify_vals(&a[5].nfs_argop4_u.opverify.obj_attributes, NF4REG, 12345, 0640);
+    tbbt_nfs4_call_fini(&call);
+
+    /* the same record as a 1.2 trace has it */
+    for (uint32_t i = 0; i < rec.n_ops; i++)
+        rec.ops[i].has &= ((uint64_t)1 << TBBT_O4_EXT) - 1;
+    rec.ops[5].has &= ~((uint64_t)1 << TBBT_O4_ATTR);
+    rec.ops[1].fore_slots = 1;              /* not used: not in has */
+    assert_int_equal(tbbt_nfs4_build(st, &rec, &call), 0);
+    a = call.ops;
+    assert_int_equal(a[0].nfs_argop4_u.opexchange_id.eia_flags, EXCHGID4_FLAG_SUPP_MOVED_REFER);
+    cs = &a[1].nfs_argop4_u.opcreate_session;
+    assert_int_equal(cs->csa_flags, 0);
+    assert_int_equal(cs->csa_fore_chan_attrs.ca_maxrequests, TBBT_NFS4_FORE_SLOTS);
+    assert_int_equal(cs->csa_fore_chan_attrs.ca_maxoperations, NFS4_MAXOPS);
+    assert_int_equal(cs->csa_fore_chan_attrs.ca_maxresponsesize_cached, 4096);
+    assert_int_equal(a[2].nfs_argop4_u.opsetclientid.callback.cb_program, 0x40000000);
+    assert_int_equal(a[4].nfs_argop4_u.opreaddir.dircount, 32768);
+    assert_verify_vals(&a[5].nfs_argop4_u.opverify.obj_attributes, NF4DIR, 7, 0755);
+    tbbt_nfs4_call_fini(&call);
+
+    /* VERIFY values that did not all decode: the last traced GETATTR's */
+    v13_record(&rec);
+    rec.ops[5].has |= 1u << TBBT_O4_TRUNC;
+    assert_int_equal(tbbt_nfs4_build(st, &rec, &call), 0);
+    assert_verify_vals(&call.ops[5].nfs_argop4_u.opverify.obj_attributes, NF4DIR, 7, 0755);
+    tbbt_nfs4_call_fini(&call);
+    tbbt_trace_rec_fini(&rec);
+    tbbt_nfs4_state_free(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -513,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_delegation_returned),
         cmocka_unit_test(test_v40_seqid_regen),
         cmocka_unit_test(test_resession_and_renew),
+        cmocka_unit_test(test_build_v13),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

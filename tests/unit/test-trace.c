@@ -104,7 +104,8 @@ static void fill_ops(struct tbbt_trace_rec *rec, uint64_t seed)
     o->fh = 1;
     o = tbbt_trace_rec_add_op4(rec);
     o->op = 18;                     /* OPEN */
-    o->has = ((1u << TBBT_O4_NMEMBERS) - 1) | 1u << TBBT_O4_TRUNC;
+    o->has = ((UINT64_C(1) << TBBT_O4_NMEMBERS_12) - 1) | 1u << TBBT_O4_TRUNC |
+             ((UINT64_C(1) << TBBT_O4_END) - (UINT64_C(1) << TBBT_O4_EXT));
     o->status = 10008;              /* NFS4ERR_DELAY */
     o->fh = 0;
     tbbt_trace_rec_set_str(rec, &o->name, "n\0\"a\"\xff", 6);
@@ -130,6 +131,14 @@ static void fill_ops(struct tbbt_trace_rec *rec, uint64_t seed)
     o->access = 0x3f;
     o->res_count = 1;
     o->eof = 1;
+    o->dircount = 512;              /* the members since 1.3 (field ops_more) */
+    o->flags = UINT32_MAX;
+    o->fore_maxreq = 1049620;
+    o->fore_maxresp = 0;
+    o->fore_maxresp_cached = 4096;
+    o->fore_maxops = 8;
+    o->fore_slots = 64 + (uint32_t)seed;
+    o->cb_program = 0x40000000;
     for (int i = 0; i < TBBT_OP4_ID_LEN; i++) {
         o->stateid[i] = (uint8_t)i;
         o->new_stateid[i] = (uint8_t)(0xff - i);
@@ -159,7 +168,7 @@ static void fill_all(struct tbbt_trace_rec *rec, uint64_t seed)
     rec->gid = 65534;
     rec->rpc_stat = TBBT_RPC_SUCCESS;
     rec->status = -7;
-    rec->present = ((uint64_t)1 << TBBT_F_NFIELDS) - 1;
+    rec->present = (((uint64_t)1 << TBBT_F_NFIELDS) - 1) & ~((uint64_t)1 << TBBT_F_OPS_MORE);
     rec->fh = 0;
     rec->fh2 = 1;
     tbbt_trace_rec_set_str(rec, &rec->name, "a\0b/c", 5);
@@ -1146,6 +1155,131 @@ static void test_unknown_skipped(void **state)
     g_byte_array_free(a, TRUE);
 }
 
+/* One v4 op record of the given `ops` and `ops_more` TLVs read: its status, and the
+ * record into *rec when it reads (skip: fields the reader skips). */
+static int raw_v4(const void *tlvs, size_t len, uint64_t skip, struct tbbt_trace_rec *rec)
+{
+    GByteArray *a = raw_new(1);
+    struct tbbt_trace_reader *r;
+    int err = 0, rc;
+
+    raw_handle(a, 0, "\xaa\xbb", 2);
+    raw_endpoint(a, 0);
+    raw_op(a, 0, tlvs, len);
+    raw_end(a, 1, 1, 1);
+    r = tbbt_trace_reader_open_mem(a->data, a->len, &err);
+    assert_non_null(r);
+    tbbt_trace_reader_skip_fields(r, skip);
+    rc = tbbt_trace_reader_next(r, rec);
+    tbbt_trace_reader_close(r);
+    g_byte_array_free(a, TRUE);
+    return rc;
+}
+
+/* The TLV tags of the first op record of binary trace file path, as a bit set. */
+static uint64_t op_tags(const char *path)
+{
+    gchar *d = NULL;
+    gsize n = 0;
+    uint64_t tags = 0;
+
+    assert_true(g_file_get_contents(path, &d, &n, NULL));
+    for (gsize at = 16; at + 5 <= n;) {
+        const uint8_t *p = (const uint8_t *)d + at;
+        uint32_t len = p[1] | p[2] << 8 | p[3] << 16 | (uint32_t)p[4] << 24;
+        if (p[0] == TBBT_REC_OP) {
+            for (uint32_t i = 41; i + 2 <= len;) {
+                assert_true(p[5 + i + 1] < 0x80);       /* short values only */
+                tags |= (uint64_t)1 << p[5 + i];
+                i += 2 + p[5 + i + 1];
+            }
+            break;
+        }
+        at += 5 + len;
+    }
+    g_free(d);
+    return tags;
+}
+
+/*
+ * Format 1.3: the members since 1.3 go to tag 41 `ops_more`, folded into `ops` on
+ * reading; a record without such members has no tag 41 (a 1.2 reader reads it all);
+ * a reader that skips `ops` skips `ops_more`; a bad `ops_more` is an error.
+ */
+static void test_ops_more(void **state)
+{
+    struct fixture *fx = *state;
+    struct tbbt_trace_rec rec;
+    const uint64_t skip_ops = (uint64_t)1 << TBBT_F_OPS;
+
+    tbbt_trace_rec_init(&rec);
+    /* ops: 1 op, PUTFH, has fh, fh 0; ops_more: 1 op, has dircount|flags, 64, 5 */
+    assert_int_equal(raw_v4("\x28\x04\x01\x16\x02\x00\x29\x04\x01\x03\x40\x05", 12, 0, &rec),
+                     1);
+    assert_int_equal(rec.n_ops, 1);
+    assert_true(TBBT_O4_HAS(&rec.ops[0], FH) && TBBT_O4_HAS(&rec.ops[0], DIRCOUNT) &&
+                TBBT_O4_HAS(&rec.ops[0], FLAGS) && !TBBT_O4_HAS(&rec.ops[0], FORE_SLOTS));
+    assert_int_equal(rec.ops[0].dircount, 64);
+    assert_int_equal(rec.ops[0].flags, 5);
+    assert_false(TBBT_HAS(&rec, TBBT_F_OPS_MORE));      /* never present */
+    /* a reader that skips ops skips ops_more, even a bad one */
+    assert_int_equal(raw_v4("\x28\x04\x01\x16\x02\x00\x29\x01\x07", 9, skip_ops, &rec), 1);
+    assert_int_equal(rec.n_ops, 0);
+    /* counts differ; ops_more without ops; a bit no member has; a value cut short */
+    assert_int_equal(raw_v4("\x28\x04\x01\x16\x02\x00\x29\x03\x02\x00\x00", 11, 0, &rec),
+                     TBBT_E_BADREC);
+    assert_int_equal(raw_v4("\x29\x02\x00\x00", 4, 0, &rec), TBBT_E_BADREC);
+    assert_int_equal(raw_v4("\x28\x04\x01\x16\x02\x00\x29\x03\x01\x80\x02", 11, 0, &rec),
+                     TBBT_E_BADREC);
+    assert_int_equal(raw_v4("\x28\x04\x01\x16\x02\x00\x29\x03\x01\x01\x80", 11, 0, &rec),
+                     TBBT_E_BADREC);
+    /* in ops, a bit past TRUNC is an error, as for a 1.2 reader */
+    assert_int_equal(raw_v4("\x28\x07\x01\x16\x80\x80\x80\x80\x10", 9, 0, &rec), TBBT_E_BADREC);
+    /* the writer: tag 41 only when an op has a member since 1.3 */
+    struct tbbt_endpoint ep = make_ep("10.0.0.2", 812, "10.0.0.1", 2049, true);
+    tbbt_eptab_intern(fx->ep, &ep);
+    for (int more = 0; more < 2; more++) {
+        int err = 0;
+        struct tbbt_trace_writer *w = tbbt_trace_writer_open(fx->path, fx->fh, fx->ep, &err);
+        assert_non_null(w);
+        tbbt_trace_rec_clear(&rec);
+        rec.prog = TBBT_PROG_NFS4;
+        rec.proc = 1;
+        struct tbbt_op4 *o = tbbt_trace_rec_add_op4(&rec);
+        o->op = 26;                 /* READDIR */
+        o->count = 8192;
+        TBBT_O4_SET(o, COUNT);
+        if (more) {
+            o->dircount = 1024;
+            TBBT_O4_SET(o, DIRCOUNT);
+        }
+        TBBT_SET(&rec, TBBT_F_OPS);
+        assert_int_equal(tbbt_trace_writer_put(w, &rec), 0);
+        assert_int_equal(tbbt_trace_writer_close(w), 0);
+        assert_int_equal(op_tags(fx->path), (uint64_t)1 << TBBT_F_OPS |
+                                            (uint64_t)more << TBBT_F_OPS_MORE);
+    }
+    /* the text form: members since 1.3 inside ops, in member order; no ops_more key */
+    gchar *dumped = NULL;
+    uint64_t line;
+    FILE *f = fopen(fx->text, "w");
+    assert_int_equal(tbbt_trace_dump(fx->path, f), 0);
+    fclose(f);
+    assert_true(g_file_get_contents(fx->text, &dumped, NULL, NULL));
+    assert_non_null(strstr(dumped, " ops=[{op=READDIR,count=8192,dircount=1024}]\n"));
+    assert_int_equal(tbbt_trace_from_text(fx->text, fx->path2, &line), 0);
+    assert_int_equal(op_tags(fx->path2), (uint64_t)1 << TBBT_F_OPS |
+                                         (uint64_t)1 << TBBT_F_OPS_MORE);
+    g_free(dumped);
+    static const char with_key[] = "# tbbt-trace 1.3\nep 0 tcp 1.2.3.4:1 1.2.3.4:2\n"
+                                   "op 1.0 2.0 v4 compound ops=[{op=PUTROOTFH}] ops_more=[]\n"
+                                   "end 1\n";
+    spit(fx->text, with_key, sizeof with_key - 1);
+    assert_int_equal(tbbt_trace_from_text(fx->text, fx->path2, &line), TBBT_E_SYNTAX);
+    assert_int_equal(line, 3);
+    tbbt_trace_rec_fini(&rec);
+}
+
 static void test_bad_records(void **state)
 {
     (void)state;
@@ -1391,7 +1525,7 @@ static const struct syntax_case syntax_cases[] = {
     {"", TBBT_E_SYNTAX, 1, "missing header"},
     {"op 1.0 2.0 v3 null\nend 1\n", TBBT_E_SYNTAX, 1, "missing header"},
     {"# tbbt-trace 2.0\nend 0\n", TBBT_E_VERSION, 1, "not supported"},
-    {"# tbbt-trace 1.3\nend 0\n", TBBT_E_VERSION, 1, "not supported"},
+    {"# tbbt-trace 1.4\nend 0\n", TBBT_E_VERSION, 1, "not supported"},
     {"# tbbt-trace 1.0 x\nend 0\n", TBBT_E_SYNTAX, 1, "unexpected"},
     {HDR, TBBT_E_SYNTAX, 1, "missing 'end 0'"},
     {HDR EP0 OPV3 "\n", TBBT_E_SYNTAX, 3, "missing 'end 1'"},
@@ -2095,7 +2229,7 @@ static void test_text_cred(void **state)
     assert_non_null(strstr(dumped, "\ncred 0 \"client\\x00\\\\\\\"\\x0a\" 1000 100 -\n"));
     assert_non_null(strstr(dumped, "\ncred 1 \"\" 0 0 0,4294967295,7\nop "));
     assert_non_null(strstr(dumped, " flags=0 cred=1\nend 2\n"));
-    assert_true(g_str_has_prefix(dumped, "# tbbt-trace 1.2\n"));
+    assert_true(g_str_has_prefix(dumped, "# tbbt-trace 1.3\n"));
     g_free(dumped);
     assert_text_roundtrip(fx);
     /* a machine name of 255 bytes is fine, 256 is not */
@@ -2187,6 +2321,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_entry_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_syntax_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_golden_basic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ops_more, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regressions, setup, teardown),
         cmocka_unit_test(test_credtab),
         cmocka_unit_test(test_cred_records),
