@@ -53,6 +53,7 @@
 
 #include "ns/ns.h"
 #include "player/attrcheck.h"
+#include "player/creds.h"
 #include "player/nfsreq.h"
 #include "onc/rpcconn.h"
 #include "sched/sched.h"
@@ -77,19 +78,14 @@
 
 enum slot_state { S_FREE = 0, S_WAIT, S_FLIGHT, S_RESEND, S_DONE };
 
-/* A traced AUTH_SYS credential, encoded once (the I/O thread makes it; then read-only). */
-struct encred {
-    uint32_t len;
-    uint8_t body[TBBT_RPCCONN_AUTH_MAX];
-};
-
 /* Why a request was not sent (counters of struct tbbt_report_counts). */
 enum skip_why { SKIP_NOT_NFS, SKIP_INCOMPLETE, SKIP_UNSENDABLE, SKIP_NO_HANDLE, SKIP_DEPENDENCY };
 
 struct slot {
     struct tbbt_trace_rec rec;  /* owned; its memory is kept across reuse */
-    const struct encred *cred;  /* the call's traced credential (borrowed from the engine's
-                                   table), NULL: the record's uid and gid only */
+    const struct tbbt_play_cred *cred;  /* the call's traced credential (borrowed from
+                                           the engine's table), NULL: the record's uid
+                                           and gid only */
     uint64_t seq;
     uint32_t clone;
     uint32_t client;            /* --client-outstanding: endpoint * clones + clone */
@@ -180,9 +176,8 @@ struct eng {
     _Atomic uint64_t last_reply_ns;
     _Atomic uint64_t done_count, fail_count;
 
-    GPtrArray *creds;           /* struct encred * by trace credential reference (I/O
-                                   thread; entries never change once made) */
-    uint32_t cred_stamp;        /* AUTH_SYS stamp of every replayed credential */
+    struct tbbt_play_creds creds;   /* the traced credentials, encoded (I/O thread makes
+                                       them; entries never change once made) */
     GMutex cookie_mu;
     GHashTable *cookies;        /* (clone, dir id, trace cookie) -> server cookie, verifier */
 

@@ -46,26 +46,6 @@ static void admit_locked(struct eng *e, uint64_t upto)
         e->wake_send = true;
 }
 
-/* The encoded credential of rec's `cred` (I/O thread), made on first use; NULL if none. */
-static const struct encred *rec_cred(struct eng *e, struct tbbt_trace_reader *r,
-                                     const struct tbbt_trace_rec *rec)
-{
-    if (!TBBT_HAS(rec, TBBT_F_CRED))
-        return NULL;
-    if (rec->cred < e->creds->len && g_ptr_array_index(e->creds, rec->cred))
-        return g_ptr_array_index(e->creds, rec->cred);
-    const struct tbbt_cred *c = tbbt_credtab_get(tbbt_trace_reader_credtab(r), rec->cred);
-    if (!c)
-        return NULL;
-    struct encred *x = g_new(struct encred, 1);
-    x->len = tbbt_rpcconn_encode_authsys(x->body, e->cred_stamp, c->machine, c->machine_len,
-                                         c->uid, c->gid, c->ngids, c->gids);
-    if (rec->cred >= e->creds->len)
-        g_ptr_array_set_size(e->creds, rec->cred + 1);
-    g_ptr_array_index(e->creds, rec->cred) = x;
-    return x;
-}
-
 /* Fills the per-request fields of a slot from its record. */
 static void prepare(struct eng *e, struct slot *s, uint64_t seq, uint32_t clone)
 {
@@ -285,7 +265,7 @@ void *tbbt__eng_reader_main(void *arg)
         if (next_record(e, r, &st, &s->rec, &first, &in_eof) <= 0)
             break;
         prepare(e, s, next, 0);
-        s->cred = rec_cred(e, r, &s->rec);
+        s->cred = tbbt_play_cred_of(&e->creds, tbbt_trace_reader_credtab(r), &s->rec);
         s->external = e->o->peer &&
                       !e->o->peer->mine(&s->rec, tbbt_trace_reader_eptab(r), e->o->peer->mine_arg);
         for (uint32_t c = 1; c < N; c++) {

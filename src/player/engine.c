@@ -53,11 +53,6 @@ void tbbt__eng_wake_locked(struct eng *e)
     e->wake_send = e->wake_read = false;
 }
 
-static double tv_diff(const struct timeval *a, const struct timeval *b)
-{
-    return (double)(a->tv_sec - b->tv_sec) + (double)(a->tv_usec - b->tv_usec) / 1e6;
-}
-
 /* True if a changes the object whose attributes (or entries) b's reply shows. */
 static bool writes_checked(const struct slot *a, const struct slot *b)
 {
@@ -195,7 +190,7 @@ static void eng_free(struct eng *e)
     g_queue_clear(&e->resend);
     tbbt_sched_free(e->sched);
     g_hash_table_destroy(e->cookies);
-    g_ptr_array_free(e->creds, TRUE);
+    tbbt_play_creds_fini(&e->creds);
     g_mutex_clear(&e->cookie_mu);
     tbbt_report_free(e->rep_tx);
     if (e->rx_wake >= 0)
@@ -310,8 +305,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     g_mutex_init(&e->cookie_mu);
     e->cookies = g_hash_table_new_full(tbbt__eng_cookie_hash, tbbt__eng_cookie_equal, g_free,
                                        g_free);
-    e->creds = g_ptr_array_new_with_free_func(g_free);
-    e->cred_stamp = (uint32_t)time(NULL);
+    tbbt_play_creds_init(&e->creds);
     e->total = UINT64_MAX;
     e->sender_until = UINT64_MAX;
     e->rx_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -340,8 +334,8 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     }
     if (rc == 0)
         rc = open_conns(e, err, errlen);
-    struct rusage ru0, ru1;
-    getrusage(RUSAGE_SELF, &ru0);
+    double user0, sys0;
+    tbbt_cpu_seconds(&user0, &sys0);
     uint64_t at = o->ready ? o->ready(o->ready_arg) : 0;  /* also after a failure: the
                                                               other ranks wait for it */
     uint64_t woke = 0;
@@ -381,9 +375,9 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
         }
     }
     uint64_t end_ns = tbbt_now_ns();
-    getrusage(RUSAGE_SELF, &ru1);
-    e->c.cpu_user_seconds = tv_diff(&ru1.ru_utime, &ru0.ru_utime);
-    e->c.cpu_system_seconds = tv_diff(&ru1.ru_stime, &ru0.ru_stime);
+    tbbt_cpu_seconds(&e->c.cpu_user_seconds, &e->c.cpu_system_seconds);
+    e->c.cpu_user_seconds -= user0;
+    e->c.cpu_system_seconds -= sys0;
     e->c.trace_ops = e->admitted - e->ext_admitted;  /* the records read into the window,
                                                         per clone, but others' */
     e->c.peak_outstanding = tbbt_sched_peak(e->sched);

@@ -20,6 +20,7 @@
 #include <glib.h>
 
 #include "onc/rpcconn.h"
+#include "player/creds.h"
 #include "player/engine4.h"
 #include "player/nfs4build.h"
 #include "player/nfsreq.h"
@@ -105,7 +106,7 @@ struct e4 {
     GHashTable *conns;          /* endpoint + 1 -> struct p4conn */
     GHashTable *client_conn;    /* traced clientid (uint64_t *) -> struct p4conn */
     GHashTable *renewing;       /* traced clientids with a renewal out */
-    GPtrArray *creds;           /* encoded credentials by trace reference */
+    struct tbbt_play_creds creds;   /* the traced credentials, encoded */
     GHashTable *v3pos;          /* NFSv2/v3 READDIR: directory ID -> uint64_t[2], the live
                                    cookie and verifier where its last page ended */
     int ep;
@@ -117,11 +118,6 @@ struct e4 {
     int err;
     char *errbuf;
     size_t errlen;
-};
-
-struct encred {
-    uint32_t len;
-    uint8_t body[TBBT_RPCCONN_AUTH_MAX];
 };
 
 static inline struct prec *S(struct e4 *e, uint64_t seq)

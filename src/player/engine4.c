@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -21,27 +20,8 @@
 #define RETRIES_MAX 128                 /* tries of one record after DELAY/GRACE */
 #define REPLY_BATCH 64
 #define EXPIRE_EVERY_NS 50000000ull     /* calls out checked for their timeout this often */
-#define MACHINE "tbbt-play"
 
 /* ------------------------------------------------------------------ connections */
-
-static const struct encred *rec_cred(struct e4 *e, const struct tbbt_trace_rec *rec)
-{
-    if (!TBBT_HAS(rec, TBBT_F_CRED))
-        return NULL;
-    if (rec->cred < e->creds->len && g_ptr_array_index(e->creds, rec->cred))
-        return g_ptr_array_index(e->creds, rec->cred);
-    const struct tbbt_cred *c = tbbt_credtab_get(tbbt_trace_reader_credtab(e->reader), rec->cred);
-    if (!c)
-        return NULL;
-    struct encred *x = g_new(struct encred, 1);
-    x->len = tbbt_rpcconn_encode_authsys(x->body, (uint32_t)time(NULL), c->machine,
-                                         c->machine_len, c->uid, c->gid, c->ngids, c->gids);
-    if (rec->cred >= e->creds->len)
-        g_ptr_array_set_size(e->creds, rec->cred + 1);
-    g_ptr_array_index(e->creds, rec->cred) = x;
-    return x;
-}
 
 static void conn_free(gpointer p)
 {
@@ -56,7 +36,7 @@ static struct p4conn *conn_of(struct e4 *e, uint32_t endpoint)
     struct p4conn *c = g_hash_table_lookup(e->conns, key);
     if (c)
         return c->down ? NULL : c;
-    struct tbbt_rpcconn_opts ro = {.flavor = TBBT_RPCCONN_AUTH_SYS, .machine = MACHINE,
+    struct tbbt_rpcconn_opts ro = {.flavor = TBBT_RPCCONN_AUTH_SYS, .machine = TBBT_PLAYER_MACHINE,
                                    .uid = e->o->uid, .gid = e->o->gid};
     c = g_new0(struct p4conn, 1);
     c->endpoint = endpoint;
@@ -77,7 +57,9 @@ int tbbt__e4_queue(struct e4 *e, struct p4conn *c, const struct tbbt_trace_rec *
                    const struct tbbt_rpcconn_call *call)
 {
     struct tbbt_rpcconn_call rc = *call;
-    const struct encred *cr = rec && !e->o->fixed_creds ? rec_cred(e, rec) : NULL;
+    const struct tbbt_play_cred *cr =
+        rec && !e->o->fixed_creds
+            ? tbbt_play_cred_of(&e->creds, tbbt_trace_reader_credtab(e->reader), rec) : NULL;
     if (cr) {
         rc.flags |= TBBT_RPCCONN_CALL_RAWCRED;
         rc.cred = cr->body;
@@ -576,11 +558,6 @@ static void receive(struct e4 *e, struct p4conn *c)
     }
 }
 
-static double tv_s(const struct timeval *t)
-{
-    return (double)t->tv_sec + (double)t->tv_usec / 1e6;
-}
-
 int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep,
                      struct tbbt_report_counts *cn, char *err, size_t errlen)
 {
@@ -611,14 +588,14 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
     e.conns = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, conn_free);
     e.client_conn = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     e.renewing = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    e.creds = g_ptr_array_new_with_free_func(g_free);
+    tbbt_play_creds_init(&e.creds);
     e.ep = epoll_create1(EPOLL_CLOEXEC);
     if (o->stop_fd >= 0) {
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
         epoll_ctl(e.ep, EPOLL_CTL_ADD, o->stop_fd, &ev);
     }
-    struct rusage ru0, ru1;
-    getrusage(RUSAGE_SELF, &ru0);
+    double user0, sys0;
+    tbbt_cpu_seconds(&user0, &sys0);
     e.start_ns = tbbt_now_ns();
     e.last_renew = e.start_ns;
     e.rep = tbbt_report_new(e.start_ns);
@@ -670,14 +647,15 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
         tbbt_log(TBBT_LOG_WARN, "the server granted %" PRIu64 " delegations although the "
                  "player asked for none; %" PRIu64 " were returned", e.delegs_granted,
                  e.delegs_returned);
-    getrusage(RUSAGE_SELF, &ru1);
+
     /* what never went: the rest of the window */
     for (uint64_t s = e.oldest; s < e.admitted; s++)
         if (S(&e, s)->state == P_WAIT)
             cn->skipped_stopped++;
     cn->wall_seconds = (double)(end_ns - e.start_ns) / 1e9;
-    cn->cpu_user_seconds = tv_s(&ru1.ru_utime) - tv_s(&ru0.ru_utime);
-    cn->cpu_system_seconds = tv_s(&ru1.ru_stime) - tv_s(&ru0.ru_stime);
+    tbbt_cpu_seconds(&cn->cpu_user_seconds, &cn->cpu_system_seconds);
+    cn->cpu_user_seconds -= user0;
+    cn->cpu_system_seconds -= sys0;
     cn->connections = g_hash_table_size(e.conns);
     cn->finished = e.eof && e.oldest == e.admitted && !e.err;
     if (e.stopping && !cn->finished) {
@@ -703,7 +681,7 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
     tbbt__e4_keys_fini(&e);
     g_hash_table_destroy(e.client_conn);
     g_hash_table_destroy(e.renewing);
-    g_ptr_array_free(e.creds, TRUE);
+    tbbt_play_creds_fini(&e.creds);
     g_queue_clear(&e.retry);
     g_queue_clear(&e.slotwait);
     close(e.ep);
@@ -732,7 +710,7 @@ int tbbt_engine4_lookup(const char *server, uint16_t port, char *const *comps,
     args.argarray.argarray_val = ops;
     COMPOUND4res res;
     memset(&res, 0, sizeof(res));
-    struct tbbt_rpcconn_opts ro = {.flavor = TBBT_RPCCONN_AUTH_SYS, .machine = MACHINE};
+    struct tbbt_rpcconn_opts ro = {.flavor = TBBT_RPCCONN_AUTH_SYS, .machine = TBBT_PLAYER_MACHINE};
     struct tbbt_rpcconn *c = tbbt_rpcconn_new(&ro);
     struct tbbt_rpcconn_call call = {
         .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_COMPOUND,

@@ -77,6 +77,17 @@ uint64_t tbbt_thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void tbbt_cpu_seconds(double *user, double *system)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) {
+        *user = *system = 0;
+        return;
+    }
+    *user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    *system = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 uint64_t tbbt_peak_rss(void)
 {
     struct rusage ru;

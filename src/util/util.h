@@ -52,6 +52,9 @@ uint64_t tbbt_now_ns(void);
 /* CPU time (user + system) the calling thread has used, in nanoseconds. */
 uint64_t tbbt_thread_cpu_ns(void);
 
+/* This process's user and system CPU seconds so far (getrusage; 0 if unknown). */
+void tbbt_cpu_seconds(double *user, double *system);
+
 /* Peak resident set size of this process in bytes (from getrusage), 0 if unknown. */
 uint64_t tbbt_peak_rss(void);
 
