@@ -73,7 +73,7 @@ struct renewal {
 struct p4conn {
     struct tbbt_rpcconn *rpc;
     uint32_t endpoint;
-    bool dirty;                 /* calls queued since the last flush */
+    bool dirty;                 /* in e4.dirty: calls queued since the last flush */
     bool down;
     uint64_t last_send;
 };
@@ -104,6 +104,7 @@ struct e4 {
     GQueue retry;               /* struct prec *: to send again at not_before */
     GQueue slotwait;            /* struct prec *: their session had no free slot */
     GHashTable *conns;          /* endpoint + 1 -> struct p4conn */
+    GPtrArray *dirty;           /* struct p4conn * with calls queued, not flushed */
     GHashTable *client_conn;    /* traced clientid (uint64_t *) -> struct p4conn */
     GHashTable *renewing;       /* traced clientids with a renewal out */
     struct tbbt_play_creds creds;   /* the traced credentials, encoded */

@@ -36,8 +36,10 @@ static struct p4conn *conn_of(struct e4 *e, uint32_t endpoint)
     struct p4conn *c = g_hash_table_lookup(e->conns, key);
     if (c)
         return c->down ? NULL : c;
-    struct tbbt_rpcconn_opts ro = {.flavor = TBBT_RPCCONN_AUTH_SYS, .machine = TBBT_PLAYER_MACHINE,
-                                   .uid = e->o->uid, .gid = e->o->gid};
+    struct tbbt_rpcconn_opts ro = {.flavor = TBBT_RPCCONN_AUTH_SYS,
+                                   .machine = TBBT_PLAYER_MACHINE, .uid = e->o->uid,
+                                   .gid = e->o->gid, .ngids = 1, .gids = &e->o->gid,
+                                   .reserved_port = e->o->reserved_ports};
     c = g_new0(struct p4conn, 1);
     c->endpoint = endpoint;
     c->rpc = tbbt_rpcconn_new(&ro);
@@ -71,7 +73,10 @@ int tbbt__e4_queue(struct e4 *e, struct p4conn *c, const struct tbbt_trace_rec *
     }
     if (tbbt_rpcconn_call(c->rpc, &rc, NULL) < 0)
         return -1;
-    c->dirty = true;
+    if (!c->dirty) {
+        c->dirty = true;
+        g_ptr_array_add(e->dirty, c);
+    }
     c->last_send = tbbt_now_ns();
     return 0;
 }
@@ -112,11 +117,15 @@ static void complete(struct e4 *e, struct prec *p)
     }
 }
 
+/* The connection each traced client last used (lease renewals go there); a table entry
+ * is made or changed only when that connection changes. */
 static void note_clients(struct e4 *e, const struct tbbt_trace_rec *rec, struct p4conn *c)
 {
-    for (uint32_t i = 0; i < rec->n_ops; i++)
-        if (TBBT_O4_HAS(&rec->ops[i], CLIENTID))
-            g_hash_table_replace(e->client_conn, g_memdup2(&rec->ops[i].clientid, 8), c);
+    for (uint32_t i = 0; i < rec->n_ops; i++) {
+        const struct tbbt_op4 *o = &rec->ops[i];
+        if (TBBT_O4_HAS(o, CLIENTID) && g_hash_table_lookup(e->client_conn, &o->clientid) != c)
+            g_hash_table_replace(e->client_conn, g_memdup2(&o->clientid, 8), c);
+    }
 }
 
 static void fail_kind(struct e4 *e, uint32_t op, int32_t traced, int32_t got, uint64_t now,
@@ -418,18 +427,17 @@ static void dispatch(struct e4 *e, uint64_t now, uint64_t *due)
     }
 }
 
+/* Sends what was queued since the last call: only the connections that have some. */
 static void flush_all(struct e4 *e)
 {
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, e->conns);
-    while (g_hash_table_iter_next(&it, &k, &v)) {
-        struct p4conn *c = v;
-        if (!c->dirty || c->down)
-            continue;
-        int rc = tbbt_rpcconn_flush(c->rpc);
-        c->dirty = rc == -EAGAIN;
+    guint k = 0;
+    for (guint i = 0; i < e->dirty->len; i++) {
+        struct p4conn *c = g_ptr_array_index(e->dirty, i);
+        c->dirty = !c->down && tbbt_rpcconn_flush(c->rpc) == -EAGAIN;
+        if (c->dirty)           /* the socket is full: again on the next turn */
+            g_ptr_array_index(e->dirty, k++) = c;
     }
+    g_ptr_array_set_size(e->dirty, k);
 }
 
 /* ------------------------------------------------------------------ leases */
@@ -589,6 +597,7 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
     e.client_conn = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     e.renewing = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     tbbt_play_creds_init(&e.creds);
+    e.dirty = g_ptr_array_new();
     e.ep = epoll_create1(EPOLL_CLOEXEC);
     if (o->stop_fd >= 0) {
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
@@ -682,6 +691,7 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
     g_hash_table_destroy(e.client_conn);
     g_hash_table_destroy(e.renewing);
     tbbt_play_creds_fini(&e.creds);
+    g_ptr_array_free(e.dirty, TRUE);
     g_queue_clear(&e.retry);
     g_queue_clear(&e.slotwait);
     close(e.ep);

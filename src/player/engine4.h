@@ -71,6 +71,7 @@ struct tbbt_engine4_opts {
     const char *client_tag;     /* in front of every client id string (NULL: as traced;
                                    tbbt_nfs4_client_tag_set()) */
     bool fixed_creds;           /* every call with uid/gid instead of the traced credential */
+    bool reserved_ports;        /* bind each connection to a port below 1024 */
     uint32_t uid, gid;
     const struct tbbt_engine4_export *exports;  /* the traced exports in the image */
     unsigned nexports;
