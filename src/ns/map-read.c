@@ -12,7 +12,7 @@
  * with one warning.  tbbt_ns_map_check() adds the whole-file rules (one object
  * per ID, links counts, every start entry's directory at trace start).  Comment
  * lines ('#') are skipped, except that tbbt_map_v4_exports() reads the
- * "# v4-export PSEUDO MAPPATH" lines after the header, as strictly.
+ * "# v4-export" lines after the header (tab-separated fields), as strictly.
  */
 #include "ns/ns.h"
 
@@ -477,22 +477,24 @@ static bool v4_pseudo(struct tbbt_ns_map_reader *r, const char *s, size_t len, G
     return true;
 }
 
+/* A v4-export header line starts with it; then PSEUDO, a tab, MAPPATH. */
+static const char v4_key[] = "# v4-export\t";
+
 /*
- * One "# v4-export PSEUDO MAPPATH" line (r->buf, n bytes, no newline) appended to a:
- * NULL, or the reason it is refused.  r->target and r->final are the scratch.
+ * One "# v4-export<TAB>PSEUDO<TAB>MAPPATH" line (r->buf, n bytes, no newline) appended
+ * to a: NULL, or the reason it is refused.  r->target and r->final are the scratch.
  */
 static const char *v4_line(struct tbbt_ns_map_reader *r, size_t n, GPtrArray *a)
 {
-    static const char key[] = "# v4-export ";
-    const char *f = r->buf + sizeof(key) - 1, *end = r->buf + n, *sp;
+    const char *f = r->buf + sizeof(v4_key) - 1, *end = r->buf + n, *sp;
     struct tbbt_map_v4export *e;
     bool root;
 
     if (memchr(r->buf, '\0', n))
         return "NUL byte in a v4-export line";
-    sp = memchr(f, ' ', (size_t)(end - f));
-    if (!sp || sp + 1 == end || memchr(sp + 1, ' ', (size_t)(end - sp - 1)))
-        return "a v4-export line needs two fields: PSEUDO MAPPATH";
+    sp = memchr(f, '\t', (size_t)(end - f));
+    if (!sp || sp + 1 == end || memchr(sp + 1, '\t', (size_t)(end - sp - 1)))
+        return "a v4-export line needs two tab-separated fields: PSEUDO MAPPATH";
     if (!v4_pseudo(r, f, (size_t)(sp - f), r->target))
         return "bad v4-export pseudo path (absolute, escaped names joined by '/')";
     root = end - sp == 2 && sp[1] == '.';
@@ -508,7 +510,6 @@ static const char *v4_line(struct tbbt_ns_map_reader *r, size_t n, GPtrArray *a)
 
 int tbbt_map_v4_exports(const char *map_path, GPtrArray **out, char *err, size_t errlen)
 {
-    static const char key[] = "# v4-export ";
     int oerr = 0;
     struct tbbt_ns_map_reader *r = tbbt_ns_map_reader_open(map_path, &oerr);
     GPtrArray *a;
@@ -525,7 +526,7 @@ int tbbt_map_v4_exports(const char *map_path, GPtrArray **out, char *err, size_t
         r->line++;
         if (r->buf[n - 1] == '\n')
             r->buf[--n] = '\0';
-        if ((size_t)n >= sizeof(key) - 1 && memcmp(r->buf, key, sizeof(key) - 1) == 0)
+        if ((size_t)n >= sizeof(v4_key) - 1 && memcmp(r->buf, v4_key, sizeof(v4_key) - 1) == 0)
             why = v4_line(r, (size_t)n, a);
     }
     if (!why && ferror(r->f))

@@ -15,7 +15,7 @@
  * tbbt-subtree-ID.  Paths at a time come from the rename history of the
  * directories above.  Right after the header, a "# v4-export" line for each NFSv4
  * pseudo path the trace's clients walked to an export, with the map path of the
- * directory it reached.
+ * directory it reached (tab-separated fields, escaped as the path fields are).
  */
 #include "ns/ns-int.h"
 
@@ -596,18 +596,8 @@ static void emit_all(struct mapw *w)
 
 /* ---- NFSv4 exports --------------------------------------------------------------------- */
 
-/* Appends t (escaped already) with each space written "\x20": a header line's field. */
-static void put_field(GString *s, const GString *t)
-{
-    for (gsize i = 0; i < t->len; i++) {
-        if (t->str[i] == ' ')
-            g_string_append(s, "\\x20");
-        else
-            g_string_append_c(s, t->str[i]);
-    }
-}
-
-/* A pseudo path "/a/b" (pool ref) into t, each component escaped as a path column's. */
+/* A pseudo path "/a/b" (pool ref) appended to t, each component escaped as a path
+ * field's. */
 static void put_pseudo(const struct mapw *w, GString *t, uint32_t ref)
 {
     uint32_t len;
@@ -626,7 +616,7 @@ static void put_pseudo(const struct mapw *w, GString *t, uint32_t ref)
 }
 
 /*
- * The map path of object x at the end of the trace into t: its live name then, else
+ * The map path of object x at the end of the trace appended to t: its live name then, else
  * where its entries start (its first name, or its synthetic place); false if the map
  * has no entry of it.
  */
@@ -657,29 +647,24 @@ static bool export_path(struct mapw *w, GString *t, uint32_t x)
 }
 
 /*
- * The header lines "# v4-export PSEUDO MAPPATH", one per pseudo path a lowered NFSv4
- * MOUNT reached (v4export.c), first reached first.
+ * The header lines "# v4-export<TAB>PSEUDO<TAB>MAPPATH", one per pseudo path a lowered
+ * NFSv4 MOUNT reached (v4export.c), first reached first: tab-separated and escaped as
+ * the entry lines' path fields are.
  */
 static void emit_v4_exports(struct mapw *w)
 {
     const GArray *a = w->ns->v4_exports;
-    GString *t = g_string_new(NULL);
 
     for (guint i = 0; a && i < a->len && !w->err; i++) {
         const struct ns_v4_export *e = &g_array_index(a, struct ns_v4_export, i);
-        g_string_assign(w->line, "# v4-export ");
-        g_string_truncate(t, 0);
-        put_pseudo(w, t, e->pseudo);
-        put_field(w->line, t);
-        g_string_append_c(w->line, ' ');
-        g_string_truncate(t, 0);
-        if (!export_path(w, t, e->obj))
+        g_string_assign(w->line, "# v4-export\t");
+        put_pseudo(w, w->line, e->pseudo);
+        g_string_append_c(w->line, '\t');
+        if (!export_path(w, w->line, e->obj))
             continue;
-        put_field(w->line, t);
         g_string_append_c(w->line, '\n');
         put_bytes(w, w->line->str, w->line->len);
     }
-    g_string_free(t, TRUE);
 }
 
 int tbbt_ns_write_map(struct tbbt_ns *ns, FILE *out)

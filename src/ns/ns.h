@@ -323,9 +323,9 @@ void tbbt_ns_summary(const struct tbbt_ns *ns, struct tbbt_json *j);
 /*
  * Writes the hierarchy map (docs/hierarchy-map.md) to out: a header line
  * (version 3, with the trace's identity if tbbt_ns_set_map_trace() gave one),
- * a "# v4-export PSEUDO MAPPATH" line per NFSv4 pseudo path the trace's clients
- * walked to an export, then one line per (object, path), every directory's entry before the
- * entries in it, and last the checksum line (util/textsum.h).  Call after
+ * a "# v4-export" line (tab, PSEUDO, tab, MAPPATH) per NFSv4 pseudo path the trace's
+ * clients walked to an export, then one line per (object, path), every directory's
+ * entry before the entries in it, and last the checksum line (util/textsum.h).  Call after
  * the last tbbt_ns_apply(); the model is not changed (apart from the map
  * counters).  Returns 0, or -errno if writing
  * failed.  Uses O(objects + names) extra memory while it runs.
@@ -423,9 +423,9 @@ const char *tbbt_ns_map_reader_error(const struct tbbt_ns_map_reader *r);
 void tbbt_ns_map_reader_close(struct tbbt_ns_map_reader *r);
 
 /*
- * The map's "# v4-export PSEUDO PATH" header lines (docs/hierarchy-map.md): the NFSv4
- * pseudo path a traced client walked to reach an export, and the map path of the
- * directory it reached.  pseudo: unescaped, absolute; path: unescaped, relative, ""
+ * The map's "# v4-export" header lines (tab, PSEUDO, tab, PATH; docs/hierarchy-map.md):
+ * the NFSv4 pseudo path a traced client walked to reach an export, and the map path of
+ * the directory it reached.  pseudo: unescaped, absolute; path: unescaped, relative, ""
  * for the root.
  */
 struct tbbt_map_v4export {

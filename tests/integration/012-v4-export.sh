@@ -24,7 +24,7 @@ tops() { grep -v '^#' "$1" | cut -f6 | cut -d/ -f1 | sort -u | tr '\n' ' '; }
 
 "$conv" -q -o "$work/plain.tbbt" "$cap"
 map="$work/plain.tbbt.map"
-sed -n 2p "$map" | grep -qx '# v4-export /export/v4mix export/v4mix' \
+sed -n 2p "$map" | grep -qxP '# v4-export\t/export/v4mix\texport/v4mix' \
   || fail "no v4-export line after the header: $(sed -n 2p "$map")"
 ! grep -q 'tbbt-subtree-' "$map" || fail "the v4 tree is a tbbt-subtree- without --v4-export"
 grep -qP '\texport/v4mix/client0\t' "$map" || fail "no export/v4mix/client0"
@@ -34,7 +34,7 @@ grep -qP '\texport/v4mix/client0\t' "$map" || fail "no export/v4mix/client0"
 
 "$conv" -q --v4-export /export=/var/tmp/tbbt-lab-v4h/mnt/export -o "$work/one.tbbt" "$cap"
 map="$work/one.tbbt.map"
-sed -n 2p "$map" | grep -qx '# v4-export /export/v4mix v4mix' \
+sed -n 2p "$map" | grep -qxP '# v4-export\t/export/v4mix\tv4mix' \
   || fail "--v4-export: v4-export line $(sed -n 2p "$map")"
 ! grep -q 'tbbt-subtree-' "$map" || fail "--v4-export: a tbbt-subtree- in the map"
 [ "$(tops "$map")" = ". v3mix v4mix " ] || fail "--v4-export: top level is '$(tops "$map")'"

@@ -97,7 +97,7 @@ done
 # (pseudo path /export/v4mix): one tree with --v4-export
 "$convert" -q --v4-export /export=/var/tmp/tbbt-lab-v4h/mnt/export -o "$work/mixed.tbbt" \
   "$top/traces/v3v4-mixed.pcap" || fail "mixed: tbbt-convert"
-grep -q '^# v4-export /export/v4mix v4mix$' "$work/mixed.tbbt.map" ||
+grep -qxP '# v4-export\t/export/v4mix\tv4mix' "$work/mixed.tbbt.map" ||
   fail "mixed: the map does not place the NFSv4 export at v4mix"
 image "$work/mixed.tbbt" mixed-fsdep
 image "$work/mixed.tbbt" mixed-cons

@@ -1117,10 +1117,10 @@ static void test_v4_export_rewrite(void **state)
         assert_int_equal(find_path(m, "v4 mix")->e.type, TBBT_NS_DIR);
         assert_int_equal(find_path(m, "v4 mix/f4")->e.create_ns, S(4));
         check_v4_exports(map, "/export/v4 mix", "v4 mix", NULL);
-        {   /* the space is escaped in the header line: two fields */
+        {   /* the header line's fields are tab-separated, a space stands for itself */
             gchar *text = NULL;
             assert_true(g_file_get_contents(map, &text, NULL, NULL));
-            assert_non_null(strstr(text, "\n# v4-export /export/v4\\x20mix v4\\x20mix\n"));
+            assert_non_null(strstr(text, "\n# v4-export\t/export/v4 mix\tv4 mix\n"));
             g_free(text);
         }
         g_ptr_array_free(m, TRUE);
@@ -1149,35 +1149,36 @@ static void test_v4_export_rewrite(void **state)
 static void test_map_v4_exports(void **state)
 {
     static const struct { const char *head; const char *why; } bad[] = {
-        {"# v4-export /export\n", "line 2: a v4-export line needs two fields"},
-        {"# v4-export /export \n", "line 2: a v4-export line needs two fields"},
-        {"# v4-export /a b c\n", "line 2: a v4-export line needs two fields"},
-        {"# v4-export  /a b\n", "line 2: a v4-export line needs two fields"},
-        {"# v4-export \n", "line 2: a v4-export line needs two fields"},
-        {"# v4-export /ok .\n# v4-export /a a\\xZZ\n", "line 3: bad v4-export map path"},
-        {"# v4-export /a a\\\n", "bad v4-export map path"},
-        {"# v4-export /a ../b\n", "bad v4-export map path"},
-        {"# v4-export /a /b\n", "bad v4-export map path"},
-        {"# v4-export /a a//b\n", "bad v4-export map path"},
-        {"# v4-export /a a\\x2fb\n", "bad v4-export map path"},
-        {"# v4-export /a a\\x00b\n", "bad v4-export map path"},
-        {"# v4-export /a a\tb\n", "bad v4-export map path"},
-        {"# v4-export a .\n", "bad v4-export pseudo path"},
-        {"# v4-export /a/../b .\n", "bad v4-export pseudo path"},
-        {"# v4-export /a\\q .\n", "bad v4-export pseudo path"},
-        {"# v4-export // .\n", "bad v4-export pseudo path"},
-        {"# v4-export /a/ .\n", "bad v4-export pseudo path"},
+        {"# v4-export\t/export\n", "line 2: a v4-export line needs two tab-separated fields"},
+        {"# v4-export\t/export\t\n", "line 2: a v4-export line needs two tab-separated"},
+        {"# v4-export\t/a\tb\tc\n", "line 2: a v4-export line needs two tab-separated"},
+        {"# v4-export\t/a b\n", "line 2: a v4-export line needs two tab-separated"},
+        {"# v4-export\t\n", "line 2: a v4-export line needs two tab-separated"},
+        {"# v4-export\t\t/a\tb\n", "line 2: a v4-export line needs two tab-separated"},
+        {"# v4-export\t/ok\t.\n# v4-export\t/a\ta\\xZZ\n", "line 3: bad v4-export map path"},
+        {"# v4-export\t/a\ta\\\n", "bad v4-export map path"},
+        {"# v4-export\t/a\t../b\n", "bad v4-export map path"},
+        {"# v4-export\t/a\t/b\n", "bad v4-export map path"},
+        {"# v4-export\t/a\ta//b\n", "bad v4-export map path"},
+        {"# v4-export\t/a\ta\\x2fb\n", "bad v4-export map path"},
+        {"# v4-export\t/a\ta\\x00b\n", "bad v4-export map path"},
+        {"# v4-export\t/a\ta\001b\n", "bad v4-export map path"},
+        {"# v4-export\ta\t.\n", "bad v4-export pseudo path"},
+        {"# v4-export\t/a/../b\t.\n", "bad v4-export pseudo path"},
+        {"# v4-export\t/a\\q\t.\n", "bad v4-export pseudo path"},
+        {"# v4-export\t//\t.\n", "bad v4-export pseudo path"},
+        {"# v4-export\t/a/\t.\n", "bad v4-export pseudo path"},
     };
     char *path = tmp_path("v4exports", ".map"), *text, err[300];
     GPtrArray *a = NULL;
 
     (void)state;
     text = map3(" trace-crc32=0a0b0c0d trace-ops=1",
-                "# v4-export /export/v4mix v4mix\n"
-                "# v4-export / .\n"
+                "# v4-export\t/export/v4mix\tv4mix\n"
+                "# v4-export\t/\t.\n"
                 "# a comment the reader passes over\n"
-                "# v4-export /a\\x20b/\\x2d c\\x20d/\\x2d\n" ROOT_LINE
-                "# v4-export /after/the/entries nowhere\n");
+                "# v4-export\t/a b/\\x2d\tc d/\\x2d\n" ROOT_LINE
+                "# v4-export\t/after/the/entries\tnowhere\n");
     assert_true(g_file_set_contents(path, text, -1, NULL));
     check_v4_exports(path, "/export/v4mix", "v4mix", "/", "", "/a b/-", "c d/-", NULL);
     g_free(text);
@@ -1186,7 +1187,7 @@ static void test_map_v4_exports(void **state)
     assert_true(g_file_set_contents(path, text, -1, NULL));
     check_v4_exports(path, NULL);
     g_free(text);
-    assert_true(g_file_set_contents(path, "# tbbt-map 2\n# v4-export /e .\n", -1, NULL));
+    assert_true(g_file_set_contents(path, "# tbbt-map 2\n# v4-export\t/e\t.\n", -1, NULL));
     check_v4_exports(path, "/e", "", NULL);
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         GString *body = g_string_new(bad[i].head);
@@ -1203,14 +1204,14 @@ static void test_map_v4_exports(void **state)
     }
     /* a NUL byte in the line */
     {
-        static const char nul[] = "# tbbt-map 2\n# v4-export /a\0b .\n";
+        static const char nul[] = "# tbbt-map 2\n# v4-export\t/a\0b\t.\n";
         assert_true(g_file_set_contents(path, nul, sizeof(nul) - 1, NULL));
         assert_int_equal(tbbt_map_v4_exports(path, &a, err, sizeof(err)), -1);
         assert_non_null(strstr(err, "line 2: NUL byte"));
     }
     /* the checksum is checked first; and a file that is not there */
-    text = map3("", "# v4-export /a .\n" ROOT_LINE);
-    text[strlen("# tbbt-map 3\n# v4-export /")] = 'b';
+    text = map3("", "# v4-export\t/a\t.\n" ROOT_LINE);
+    text[strlen("# tbbt-map 3\n# v4-export\t/")] = 'b';
     assert_true(g_file_set_contents(path, text, -1, NULL));
     assert_int_equal(tbbt_map_v4_exports(path, &a, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "checksum does not match"));
