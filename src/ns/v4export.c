@@ -10,16 +10,9 @@
  * let the player send the traced pseudo walk to the image.
  */
 #include "ns/ns-int.h"
+#include "util/util.h"
 
-#include <stdio.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *why)
-{
-    if (errlen)
-        snprintf(err, errlen, "%s", why);
-    return -1;
-}
 
 /* An absolute path p[0..len): "/" or "/" NAME ("/" NAME)..., names by tbbt_ns_name_ok(). */
 static bool abs_path_ok(const char *p, size_t len)
@@ -43,15 +36,20 @@ int tbbt_ns_v4_export_check(const char *spec, char *err, size_t errlen)
     const char *eq = strchr(spec, '=');
     size_t n = strlen(spec);
 
+    const char *bad = NULL;
+
     if (!eq || strchr(eq + 1, '='))
-        return fail(err, errlen, "expected PSEUDO=PATH with exactly one '='");
-    if (!abs_path_ok(spec, (size_t)(eq - spec)))
-        return fail(err, errlen, "PSEUDO must be an absolute path of plain names (no empty, "
-                    "'.' or '..' component, no trailing '/')");
-    if (!abs_path_ok(eq + 1, n - (size_t)(eq + 1 - spec)))
-        return fail(err, errlen, "PATH must be an absolute path of plain names (no empty, "
-                    "'.' or '..' component, no trailing '/')");
-    return 0;
+        tbbt_errbuf(err, errlen, "expected PSEUDO=PATH with exactly one '='");
+    else if (!abs_path_ok(spec, (size_t)(eq - spec)))
+        bad = "PSEUDO";
+    else if (!abs_path_ok(eq + 1, n - (size_t)(eq + 1 - spec)))
+        bad = "PATH";
+    else
+        return 0;
+    if (bad)
+        tbbt_errbuf(err, errlen, "%s must be an absolute path of plain names (no empty, '.' "
+                    "or '..' component, no trailing '/')", bad);
+    return -1;
 }
 
 static void free_rewrite(gpointer p)

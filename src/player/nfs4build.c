@@ -71,14 +71,14 @@ static void put_str(struct bctx *b, const struct tbbt_str *s, u_int *len, char *
     *val = keep(b, s->p, s->len);
 }
 
-/* A client id string: the state's tag (tbbt_nfs4_client_tag_set()), then the traced id,
- * cut to NFS4_OPAQUE_LIMIT bytes. */
+/* A client id string: the state's tag (tbbt_nfs4_client_tag_set(), its first 64 bytes),
+ * then the traced id, cut to NFS4_OPAQUE_LIMIT bytes in all. */
 static void put_client_id(struct bctx *b, const struct tbbt_str *id, u_int *len, char **val)
 {
     const char *tag = tbbt_nfs4_client_tag(b->st);
-    size_t t = strlen(tag), n = MIN((size_t)id->len, (size_t)NFS4_OPAQUE_LIMIT - MIN(t, 64));
-    t = MIN(t, 64);
+    size_t t = MIN(strlen(tag), (size_t)64), n = MIN((size_t)id->len, NFS4_OPAQUE_LIMIT - t);
     char *p = keep(b, NULL, t + n);
+
     memcpy(p, tag, t);
     if (n)
         memcpy(p + t, id->p, n);
