@@ -53,6 +53,7 @@
 
 #include "ns/ns.h"
 #include "player/attrcheck.h"
+#include "player/cookies.h"
 #include "player/creds.h"
 #include "player/nfsreq.h"
 #include "onc/rpcconn.h"
@@ -179,7 +180,7 @@ struct eng {
     struct tbbt_play_creds creds;   /* the traced credentials, encoded (I/O thread makes
                                        them; entries never change once made) */
     GMutex cookie_mu;
-    GHashTable *cookies;        /* (clone, dir id, trace cookie) -> server cookie, verifier */
+    struct tbbt_play_cookies *cookies;  /* READDIR(PLUS) continuations (under cookie_mu) */
 
     struct tbbt_report *rep_tx, *rep_rx;
     struct tbbt_report_counts c;   /* under mu, except the reader's and the receiver's own */
@@ -387,10 +388,6 @@ unsigned tbbt__eng_dispatch_locked(struct eng *e, struct txctx *t, uint64_t *due
 void *tbbt__eng_sender_main(void *arg);
 
 /* ---- engine-cookie.c: READDIR cookies ---------------------------------------------------- */
-
-/* Hash and equality of the cookie table's keys (struct eng cookies). */
-guint tbbt__eng_cookie_hash(gconstpointer p);
-gboolean tbbt__eng_cookie_equal(gconstpointer a, gconstpointer b);
 
 /*
  * A READDIR(PLUS) that continues a listing gets the server's cookie for the trace's

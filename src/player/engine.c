@@ -189,7 +189,7 @@ static void eng_free(struct eng *e)
     g_free(e->slots);
     g_queue_clear(&e->resend);
     tbbt_sched_free(e->sched);
-    g_hash_table_destroy(e->cookies);
+    tbbt_play_cookies_free(e->cookies);
     tbbt_play_creds_fini(&e->creds);
     g_mutex_clear(&e->cookie_mu);
     tbbt_report_free(e->rep_tx);
@@ -303,8 +303,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     g_queue_init(&e->resend);
     e->rx_listings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     g_mutex_init(&e->cookie_mu);
-    e->cookies = g_hash_table_new_full(tbbt__eng_cookie_hash, tbbt__eng_cookie_equal, g_free,
-                                       g_free);
+    e->cookies = tbbt_play_cookies_new();
     tbbt_play_creds_init(&e->creds);
     e->total = UINT64_MAX;
     e->sender_until = UINT64_MAX;

@@ -20,6 +20,7 @@
 #include <glib.h>
 
 #include "onc/rpcconn.h"
+#include "player/cookies.h"
 #include "player/creds.h"
 #include "player/engine4.h"
 #include "player/nfs4build.h"
@@ -59,6 +60,8 @@ struct e4_v3call {
     struct tbbt_nfsreq q;
     union tbbt_nfsreq_res res;
     xdrproc_t xres;             /* res holds results to free with it, or NULL */
+    bool cookie_taken;          /* cookie holds the continuation's live cookie, verifier */
+    uint64_t cookie[2];
 };
 
 /* A lease renewal or a delegation's return in flight. */
@@ -108,8 +111,7 @@ struct e4 {
     GHashTable *client_conn;    /* traced clientid (uint64_t *) -> struct p4conn */
     GHashTable *renewing;       /* traced clientids with a renewal out */
     struct tbbt_play_creds creds;   /* the traced credentials, encoded */
-    GHashTable *v3pos;          /* NFSv2/v3 READDIR: directory ID -> uint64_t[2], the live
-                                   cookie and verifier where its last page ended */
+    struct tbbt_play_cookies *cookies;  /* NFSv2/v3 READDIR continuations (cookies.h) */
     int ep;
     uint64_t start_ns, trace_t0, last_renew, last_expire;
     uint64_t barrier;           /* the last barrier record's seq + 1, 0: none */

@@ -3,14 +3,14 @@
  * engine4's NFSv2/v3 records (engine4-int.h): in a trace that mixes NFSv3 and NFSv4
  * clients, the NFSv3 calls are built by nfsreq.h on the image's handles (resolved at
  * start-up, bound here as LOOKUPs and creates answer), a READDIR that continues a
- * listing starts where the live page before it ended, NFS3ERR_JUKEBOX is waited out,
+ * listing gets the live cookie of the traced entry it continues from (cookies.h),
+ * NFS3ERR_JUKEBOX is waited out,
  * and every other status that differs from the trace is a replay failure.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "player/engine4-int.h"
-#include "trace/opkind.h"
 #include "util/util.h"
 
 #define V3_JUKEBOX 10008                /* NFS3ERR_JUKEBOX: try again later */
@@ -20,18 +20,19 @@ int tbbt__e4_v3_send(struct e4 *e, struct prec *p)
     if (!p->v3call)
         p->v3call = g_new0(struct e4_v3call, 1);
     struct e4_v3call *v = p->v3call;
+    if (!p->sent)
+        v->cookie_taken = false;
     uint64_t missing = 0;
     int rc = tbbt_nfsreq_build(&v->q, &p->rec, e->o->handles, &missing);
     if (rc != 0)
         return rc;
-    enum tbbt_ns_op op = tbbt_ns_op(&p->rec);
-    if ((op == TBBT_NS_OP_READDIR || op == TBBT_NS_OP_READDIRPLUS) &&
-        TBBT_HAS(&p->rec, TBBT_F_COOKIE) && p->rec.cookie &&
-        TBBT_HAS(&p->rec, TBBT_F_ID)) {
-        const uint64_t *pos = g_hash_table_lookup(e->v3pos, &p->rec.id);
-        /* the traced cookie is the traced server's: continue from the live page's end,
-         * or start over when no live page came before */
-        tbbt_nfsreq_set_cookie(&v->q, pos ? pos[0] : 0, pos ? pos[1] : 0);
+    if (TBBT_HAS(&p->rec, TBBT_F_COOKIE) && p->rec.cookie && TBBT_HAS(&p->rec, TBBT_F_ID)) {
+        /* the traced cookie is the traced server's (cookies.h); a resend keeps what the
+         * first send took */
+        if (!v->cookie_taken)
+            tbbt_play_cookies_take(e->cookies, 0, &p->rec, &v->cookie[0], &v->cookie[1]);
+        v->cookie_taken = true;
+        tbbt_nfsreq_set_cookie(&v->q, v->cookie[0], v->cookie[1]);
     }
     memset(&v->res, 0, sizeof(v->res));
     v->xres = v->q.xres;
@@ -54,17 +55,8 @@ static void learn(struct e4 *e, struct prec *p)
     if (len && TBBT_HAS(rec, TBBT_F_ID_OBJ) && rec->id_obj)
         tbbt_handles_set(e->o->handles, rec->id_obj, fh, len);
     struct tbbt_nfsreq_listing l;
-    if (TBBT_HAS(rec, TBBT_F_ID) &&
-        tbbt_nfsreq_readdir(v->q.vers, v->q.proc, &v->res, &l)) {
-        if (l.eof || l.n == 0) {
-            g_hash_table_remove(e->v3pos, &rec->id);
-        } else {
-            uint64_t *pos = g_new(uint64_t, 2);
-            pos[0] = l.last_cookie;
-            pos[1] = l.verf;
-            g_hash_table_replace(e->v3pos, g_memdup2(&rec->id, 8), pos);
-        }
-    }
+    if (tbbt_nfsreq_readdir(v->q.vers, v->q.proc, &v->res, &l) && l.n > 0)
+        tbbt_play_cookies_put(e->cookies, 0, rec, l.last_cookie, l.verf);
 }
 
 bool tbbt__e4_v3_reply(struct e4 *e, struct prec *p, const struct tbbt_rpcconn_reply *r)

@@ -591,7 +591,7 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
     for (unsigned i = 0; i < o->nexports; i++)
         tbbt_nfs4_export_add(e.st, o->exports[i].comps, o->exports[i].live_comps,
                              &o->exports[i].live);
-    e.v3pos = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    e.cookies = tbbt_play_cookies_new();
     tbbt__e4_keys_init(&e);
     e.conns = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, conn_free);
     e.client_conn = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -676,7 +676,7 @@ int tbbt_engine4_run(const struct tbbt_engine4_opts *o, struct tbbt_report **rep
     }
     *rep = e.rep;
 
-    g_hash_table_destroy(e.v3pos);
+    tbbt_play_cookies_free(e.cookies);
     for (unsigned i = 0; i < e.W; i++) {
         if (e.slots[i].in_call)
             tbbt_nfs4_call_fini(&e.slots[i].call);
