@@ -13,6 +13,7 @@
  *   engine-retry.c   sending again: resends, retries, duplicate-request answers
  *   engine-bind.c    handles of the objects made during the replay
  *   engine-cookie.c  READDIR(PLUS) cookies: the traced ones mapped to the server's
+ *   engine-racy.c    which traced replies raced another request (not checked)
  *
  * The lookahead window is a ring of slots indexed by request sequence number (seq %
  * window).  Every record gets `clones` consecutive sequence numbers, one per clone.
@@ -193,6 +194,12 @@ struct eng {
     uint64_t ext_admitted;         /* external requests admitted */
     uint64_t notices_sent, notices_received;
     uint64_t xwait_since, xwait_ns;   /* nothing of ours could go for want of another's */
+
+    /* The racy-reply rule (engine-racy.c), under mu */
+    GHashTable *racy_wreply;       /* {object, latest traced reply of a change} */
+    GArray *racy_pend;             /* replies with differences waiting for the verdict */
+    uint64_t racy_horizon;         /* the latest call time admitted */
+    uint64_t racy_admits;
 };
 
 static inline struct slot *S(struct eng *e, uint64_t seq)
@@ -232,6 +239,12 @@ struct txctx {
     unsigned skipped;           /* tbbt__eng_dispatch_locked(): of those picked, skipped (done) */
 };
 
+/* Reply differences beside the attributes' TBBT_ATTRCHECK_* bits (engine-recv.c). */
+#define RX_DIFF_ATTRS (TBBT_ATTRCHECK_TYPE | TBBT_ATTRCHECK_MODE | TBBT_ATTRCHECK_UID | \
+                       TBBT_ATTRCHECK_GID | TBBT_ATTRCHECK_SIZE | TBBT_ATTRCHECK_NLINK)
+#define RX_DIFF_ENTRIES (1u << 8)  /* READDIR(PLUS): the number of entries */
+#define RX_DIFF_EOF (1u << 9)      /* READDIR(PLUS): EOF */
+
 /* What the receiver learned from one reply, before taking the mutex. */
 struct rxdone {
     struct slot *s;
@@ -239,7 +252,8 @@ struct rxdone {
     int32_t nfs;             /* NFS status when OK, else -1 */
     uint32_t fhlen;
     bool tail;
-    bool racy;               /* its reply was not checked (struct slot racy) */
+    bool checkable;          /* answered as traced: its reply was checked (diff) */
+    unsigned diff;           /* the differences found, RX_DIFF_* | TBBT_ATTRCHECK_* */
     uint64_t cookie, verf;
     uint64_t lat_ns, recv_ns;
     uint8_t fh[TBBT_HANDLE_MAX];  /* last: rx_extract() clears everything before it */
@@ -405,5 +419,21 @@ void tbbt__eng_rx_cookies(struct eng *e, const struct rxdone *d, unsigned n);
 
 /* The receive thread (arg: struct eng); returns NULL when the run ends or stops. */
 void *tbbt__eng_receiver_main(void *arg);
+
+/* Counts one reply's differences (RX_DIFF_* | TBBT_ATTRCHECK_* bits) as mismatches. */
+void tbbt__eng_report_diff(struct tbbt_report *rep, uint32_t prog, uint32_t proc, unsigned diff);
+
+/* ---- engine-racy.c: which replies are not checked ----------------------------------------- */
+
+void tbbt__eng_racy_init(struct eng *e);
+void tbbt__eng_racy_fini(struct eng *e);
+/* s is admitted (trace order): marks it racy by the requests before it, and the waiting
+ * verdicts it races. */
+void tbbt__eng_racy_admit_locked(struct eng *e, struct slot *s);
+/* s was answered as traced, with differences diff (0: none): counts it racy, reports
+ * the differences, or keeps them until the verdict is known. */
+void tbbt__eng_racy_verdict_locked(struct eng *e, const struct slot *s, unsigned diff);
+/* Gives the verdicts now known; end: all of them (the run is over). */
+void tbbt__eng_racy_settle_locked(struct eng *e, bool end);
 
 #endif

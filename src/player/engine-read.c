@@ -26,6 +26,7 @@ static void admit_locked(struct eng *e, uint64_t upto)
         tbbt_fsdep_sets(&s->rec, &sets);
         s->nchg = (uint8_t)tbbt_fsdep_changes(&sets, s->chg);
         s->shown = tbbt_fsdep_shown(&s->rec);
+        tbbt__eng_racy_admit_locked(e, s);
         struct tbbt_sched_req rq = {.clone = s->clone, .client = s->client,
                                     .call_ns = s->rec.call_ns, .reply_ns = s->reply_key,
                                     .due_ns = s->sched_ns, .sets = &sets,

@@ -33,19 +33,14 @@ static uint64_t listing_key(const struct slot *s)
  * its directory order (ext4: a hash with a per-file-system seed), so a page's count
  * differs when only the split does.
  */
-static void rx_check_entries(struct eng *e, const struct slot *s, uint32_t n, bool eof)
+static unsigned rx_check_entries(struct eng *e, const struct slot *s, uint32_t n, bool eof)
 {
     const struct tbbt_trace_rec *r = &s->rec;
     bool first = !TBBT_HAS(r, TBBT_F_COOKIE) || r->cookie == 0;
     bool last = TBBT_HAS(r, TBBT_F_EOF) && r->eof;
     uint64_t key = listing_key(s);
-    if (first && last) {
-        if (n != r->n_entries)
-            tbbt_report_mismatch(e->rep_rx, r->prog, r->proc, "entries");
-        if (!eof)
-            tbbt_report_mismatch(e->rep_rx, r->prog, r->proc, "eof");
-        return;
-    }
+    if (first && last)
+        return (n != r->n_entries ? RX_DIFF_ENTRIES : 0) | (!eof ? RX_DIFF_EOF : 0);
     struct listing *l = g_hash_table_lookup(e->rx_listings, GSIZE_TO_POINTER(key));
     if (first) {
         if (!l) {
@@ -56,16 +51,18 @@ static void rx_check_entries(struct eng *e, const struct slot *s, uint32_t n, bo
     } else if (!l || l->next_cookie != r->cookie) {
         if (l)      /* the page before this one was not seen: the sum is unknown */
             g_hash_table_remove(e->rx_listings, GSIZE_TO_POINTER(key));
-        return;
+        return 0;
     }
     l->traced += r->n_entries;
     l->got += n;
     l->next_cookie = r->n_entries ? r->entries[r->n_entries - 1].cookie : r->cookie;
+    unsigned diff = 0;
     if (last || eof) {
         if (l->traced != l->got || eof != last)
-            tbbt_report_mismatch(e->rep_rx, r->prog, r->proc, "entries");
+            diff = RX_DIFF_ENTRIES;
         g_hash_table_remove(e->rx_listings, GSIZE_TO_POINTER(key));
     }
+    return diff;
 }
 
 /*
@@ -74,32 +71,38 @@ static void rx_check_entries(struct eng *e, const struct slot *s, uint32_t n, bo
  * symbolic links) and link count (not directories: their size and link count follow
  * subdirectories and entries the trace never saw), and for READDIR(PLUS) the number of
  * entries and EOF (rx_check_entries()).  A difference means the image or the server is
- * not as traced, even when every status matched.  Receive thread (it owns rep_rx and
- * rx_listings).
+ * not as traced, even when every status matched, unless the traced reply was racy
+ * (engine-racy.c): returns the differences, RX_DIFF_* and TBBT_ATTRCHECK_* bits, for
+ * tbbt__eng_racy_verdict_locked().  Receive thread (it owns rx_listings).
  */
-static void rx_check(struct eng *e, const struct slot *s, uint32_t vers, uint32_t proc,
-                     const struct tbbt_nfsreq_listing *l)
+static unsigned rx_check(struct eng *e, const struct slot *s, uint32_t vers, uint32_t proc,
+                         const struct tbbt_nfsreq_listing *l)
 {
-    struct tbbt_report *rep = e->rep_rx;
     const struct tbbt_trace_rec *r = &s->rec;
     struct tbbt_fattr a;
+    unsigned diff = 0;
 
-    if (TBBT_HAS(r, TBBT_F_OBJ_ATTR) && tbbt_nfsreq_post_attr(vers, proc, &s->res, &a)) {
-        static const struct {
-            unsigned bit;
-            const char *field;
-        } checked[] = {
-            {TBBT_ATTRCHECK_TYPE, "type"}, {TBBT_ATTRCHECK_MODE, "mode"},
-            {TBBT_ATTRCHECK_UID, "uid"},   {TBBT_ATTRCHECK_GID, "gid"},
-            {TBBT_ATTRCHECK_SIZE, "size"}, {TBBT_ATTRCHECK_NLINK, "nlink"},
-        };
-        unsigned d = tbbt_attrcheck_diff(&r->obj_attr, &a);
-        for (size_t i = 0; d && i < G_N_ELEMENTS(checked); i++)
-            if (d & checked[i].bit)
-                tbbt_report_mismatch(rep, r->prog, r->proc, checked[i].field);
-    }
+    if (TBBT_HAS(r, TBBT_F_OBJ_ATTR) && tbbt_nfsreq_post_attr(vers, proc, &s->res, &a))
+        diff = tbbt_attrcheck_diff(&r->obj_attr, &a) & RX_DIFF_ATTRS;
     if (l && TBBT_HAS(r, TBBT_F_ENTRIES) && !(r->flags & TBBT_RF_REPLY_TRUNC))
-        rx_check_entries(e, s, l->n, l->eof);
+        diff |= rx_check_entries(e, s, l->n, l->eof);
+    return diff;
+}
+
+void tbbt__eng_report_diff(struct tbbt_report *rep, uint32_t prog, uint32_t proc, unsigned diff)
+{
+    static const struct {
+        unsigned bit;
+        const char *field;
+    } fields[] = {
+        {TBBT_ATTRCHECK_TYPE, "type"}, {TBBT_ATTRCHECK_MODE, "mode"},
+        {TBBT_ATTRCHECK_UID, "uid"},   {TBBT_ATTRCHECK_GID, "gid"},
+        {TBBT_ATTRCHECK_SIZE, "size"}, {TBBT_ATTRCHECK_NLINK, "nlink"},
+        {RX_DIFF_ENTRIES, "entries"},  {RX_DIFF_EOF, "eof"},
+    };
+    for (size_t i = 0; diff && i < G_N_ELEMENTS(fields); i++)
+        if (diff & fields[i].bit)
+            tbbt_report_mismatch(rep, prog, proc, fields[i].field);
 }
 
 /* Outside mu: decodes what the player needs from a reply, then frees the results. */
@@ -128,10 +131,8 @@ static void rx_extract(struct eng *e, const struct tbbt_rpcconn_reply *rp, struc
         d->verf = l.verf;
     }
     if (s->xres && s->checked && !s->fixup && d->nfs == s->expected) {
-        if (!s->racy)
-            rx_check(e, s, vers, proc, listing ? &l : NULL);
-        else
-            d->racy = true;
+        d->checkable = true;
+        d->diff = rx_check(e, s, vers, proc, listing ? &l : NULL);
     }
     if (s->xres)
         xdr_free(s->xres, (char *)&s->res);
@@ -223,7 +224,8 @@ static void rx_apply(struct eng *e, struct rxdone *d)
         d->nfs = 0;     /* done by its first send */
     }
     e->c.ops_completed++;
-    e->c.replies_racy += d->racy;
+    if (d->checkable)
+        tbbt__eng_racy_verdict_locked(e, s, d->diff);
     tbbt_report_op(e->rep_rx, s->rec.prog, s->rec.proc, d->lat_ns, now);
     if (!s->checked) {
         e->c.unchecked++;
@@ -263,6 +265,8 @@ static void rx_batch(struct eng *e, const struct tbbt_rpcconn_reply *reps, int n
     pthread_mutex_lock(&e->mu);
     for (int i = 0; i < n; i++)
         rx_apply(e, &d[i]);
+    if (e->racy_pend->len)
+        tbbt__eng_racy_settle_locked(e, false);
     uint64_t due = UINT64_MAX;
     unsigned handed = 0;
     /* Until nothing more may go, or a request had to be handed to the send thread:

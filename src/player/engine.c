@@ -69,7 +69,8 @@ static bool writes_checked(const struct slot *a, const struct slot *b)
  * entry are in the trace in the order the traced server ran them (tbbt-convert,
  * docs/tbbt-convert.md); for objects, call order is kept: which of two overlapping
  * requests the server ran first is not known from their times (a slow GETATTR can answer
- * after a WRITE it ran before), and the replies of such requests are not checked (racy).
+ * after a WRITE it ran before), and the replies of such requests are not checked (racy,
+ * engine-racy.c: the pairs whose earlier request has completed are found there).
  */
 static void add_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, void *arg)
 {
@@ -178,6 +179,7 @@ static void eng_free(struct eng *e)
 {
     if (e->rx_listings)
         g_hash_table_destroy(e->rx_listings);
+    tbbt__eng_racy_fini(e);
     for (unsigned i = 0; i < e->nconns && e->conns; i++) {
         tbbt_rpcconn_free(e->conns[i].rpc);
         if (e->conns[i].rpc)
@@ -302,6 +304,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->sched = tbbt_sched_new(&so);
     g_queue_init(&e->resend);
     e->rx_listings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    tbbt__eng_racy_init(e);
     g_mutex_init(&e->cookie_mu);
     e->cookies = tbbt_play_cookies_new();
     tbbt_play_creds_init(&e->creds);
@@ -387,6 +390,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
     e->c.finished = rc == 0;
     if (rc != 0 && !e->c.stop_reason)
         e->c.stop_reason = "error";
+    tbbt__eng_racy_settle_locked(e, true);  /* the threads are gone */
     account_unfinished(e);
     tbbt__eng_peer_fini(e);
     *counts = e->c;

@@ -15,7 +15,8 @@
 # reply mismatch, no status or real reply difference, >= 99.9 % identical, the end state
 # equal on every traced path; timestamp: the player's own wire timing error p99 <= 1 ms):
 # conservative and fsdep at full speed for each; mail in timestamp timing in both orders
-# and in conservative order with a 1 ms causal slack (--causal-slack);
+# and in conservative order with a 1 ms causal slack (--causal-slack); mail in fsdep
+# order with a lookahead window of 2 (racy replies found from the trace alone);
 # mixed with an image built through NFS (tbbt-init --server) and --verify; and mail right
 # after a restart into a 20-second grace period, where the player must report the grace
 # period and wait it out (grace.state yes, waited > 0) with no failure.
@@ -76,6 +77,10 @@ for cap in mixed mail home; do
   rt "$cap" cons --order conservative
   rt "$cap" fsdep --order fsdep
 done
+# A window of 2: the reader is never far ahead, so a request is often admitted after the
+# request it raced in the trace has completed; such replies are still not checked
+# (5 reply mismatches before engine-racy.c on one capture).
+rt mail narrow --order fsdep -- --window 2
 rt mail cons-ts --order conservative --timing timestamp
 rt mail fsdep-ts --order fsdep --timing timestamp
 rt mixed server --init server --order fsdep -- --verify
