@@ -11,10 +11,11 @@
 # and compares the fastest runs: RPC calls per second of wall time, and CPU per call.
 # Prints the ratio v4/v3 and writes bench/out/convert-v4-bench.json.
 #
-# What the v4 figure covers today: tbbt-convert decodes every COMPOUND operation by
-# operation, counts it (summary key nfs4) and writes its record (trace format 1.2); it
-# does not yet build the hierarchy of v4 records or pre-play them, which the v3 path
-# does for its records.
+# What the v4 figure covers: tbbt-convert decodes every COMPOUND operation by operation,
+# counts it (summary key nfs4), places its objects in the hierarchy, pre-plays it
+# (correction: the namespace rules on its lowered operations, and the stateids lost with
+# their OPEN) and writes its record (trace format 1.3), as the v3 path does for its
+# records.
 #
 #   bash bench/convert-v4-bench.sh [--build DIR] [--v4 FILE] [--v3 FILE] [--calls N]
 #                                  [--repeat N] [--keep]

@@ -18,6 +18,7 @@
  * TBBT_RF_CORRECTIVE, and a successful reply.
  */
 #include "extract/correct.h"
+#include "extract/correct4.h"
 
 #include <glib.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "proto/nfs3.h"
+#include "proto/nfs4.h"
 #include "util/util.h"
 
 /*
@@ -129,7 +131,40 @@ struct tbbt__corr {
     bool hooked;                /* on_infer is the model's inference hook */
     bool applying;              /* emit() is applying a corrective record */
     bool repairing;             /* repair() is running */
+    struct tbbt__corr4 *c4;     /* NFSv4 state lost with the capture (correct4.c) */
+    const struct tbbt_trace_rec *rec4;  /* the NFSv4 record being lowered, or NULL */
+    struct tbbt_trace_rec *scratch4;    /* a corrective COMPOUND being made */
+    GArray *at4;                /* struct at4 per pool record made for rec4 */
 };
+
+/* Where NFSv4 finds the directory (or object) of the pool record of the same index,
+ * found when it was made, before the model moved on (correct4.h). */
+struct at4 {
+    bool ok;
+    struct tbbt__corr4_at at;
+    char *names[TBBT__CORR4_DEPTH];
+};
+
+static void at4_clear(struct at4 *a)
+{
+    for (unsigned i = 0; i < a->at.n; i++)
+        g_free(a->names[i]);
+    memset(a, 0, sizeof(*a));
+}
+
+static bool locate(struct tbbt__corr *k, const struct tbbt_trace_rec *low, uint64_t id,
+                   struct tbbt__corr4_at *at, char **names);
+
+/* An NFSv4 record is being lowered: where NFSv4 finds the directory (or object) id of
+ * the pool record just made, now. */
+static void note_at4(struct tbbt__corr *k, uint64_t id)
+{
+    if (k->at4->len < k->n_out)
+        g_array_set_size(k->at4, (guint)k->n_out);
+    struct at4 *a = &g_array_index(k->at4, struct at4, k->n_out - 1);
+    at4_clear(a);
+    a->ok = locate(k, k->rec, id, &a->at, a->names);
+}
 
 struct tbbt__corr *tbbt__corr_new(bool repair, uint64_t seed)
 {
@@ -141,6 +176,10 @@ struct tbbt__corr *tbbt__corr_new(bool repair, uint64_t seed)
     k->fail_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     k->rem_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     k->corr_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    k->c4 = tbbt__corr4_new();
+    k->scratch4 = g_new(struct tbbt_trace_rec, 1);
+    tbbt_trace_rec_init(k->scratch4);
+    k->at4 = g_array_new(FALSE, TRUE, sizeof(struct at4));
     return k;
 }
 
@@ -153,6 +192,12 @@ void tbbt__corr_free(struct tbbt__corr *k)
         g_free(k->pool->pdata[i]);
     }
     g_ptr_array_free(k->pool, TRUE);
+    tbbt__corr4_free(k->c4);
+    tbbt_trace_rec_fini(k->scratch4);
+    g_free(k->scratch4);
+    for (guint i = 0; i < k->at4->len; i++)
+        at4_clear(&g_array_index(k->at4, struct at4, i));
+    g_array_free(k->at4, TRUE);
     g_hash_table_destroy(k->fail_kinds);
     g_hash_table_destroy(k->rem_kinds);
     g_hash_table_destroy(k->corr_kinds);
@@ -214,12 +259,9 @@ static int corr_proc(int prog, enum tbbt_ns_op op)
     return prog == TBBT_PROG_NFS3 ? v3[op] : v2[op];
 }
 
-/*
- * A corrective op on (dir, name), queued for writing; the caller applies it
- * (or not, when the model has already inferred it).
- */
-static struct tbbt_trace_rec *build(struct tbbt__corr *k, enum tbbt_ns_op op, uint64_t dir,
-                                    const void *name, size_t len)
+/* A corrective record's header: the next call time, the endpoint and credentials of the
+ * record repaired, TBBT_RF_CORRECTIVE and a successful reply.  In k's pool. */
+static struct tbbt_trace_rec *new_rec(struct tbbt__corr *k)
 {
     const struct tbbt_trace_rec *src = k->rec;
     struct tbbt_trace_rec *c;
@@ -240,7 +282,6 @@ static struct tbbt_trace_rec *build(struct tbbt__corr *k, enum tbbt_ns_op op, ui
     if (k->t < k->hi)
         k->t++;
     c->prog = src->prog;
-    c->proc = (uint8_t)corr_proc(src->prog, op);
     c->flags = TBBT_RF_REPLY | TBBT_RF_STATUS | TBBT_RF_CORRECTIVE | (src->flags & TBBT_RF_TCP);
     c->endpoint = src->endpoint;
     c->uid = src->uid;
@@ -251,8 +292,24 @@ static struct tbbt_trace_rec *build(struct tbbt__corr *k, enum tbbt_ns_op op, ui
     }
     c->rpc_stat = TBBT_RPC_SUCCESS;
     c->status = NFS3_OK;
+    return c;
+}
+
+/*
+ * A corrective op on (dir, name), queued for writing; the caller applies it
+ * (or not, when the model has already inferred it).
+ */
+static struct tbbt_trace_rec *build(struct tbbt__corr *k, enum tbbt_ns_op op, uint64_t dir,
+                                    const void *name, size_t len)
+{
+    const struct tbbt_trace_rec *src = k->rec;
+    struct tbbt_trace_rec *c = new_rec(k);
+
+    c->proc = (uint8_t)corr_proc(src->prog, op);
     TBBT_SET(c, TBBT_F_ID);
     c->id = dir;
+    if (k->rec4)
+        note_at4(k, dir);
     if (name) {
         TBBT_SET(c, TBBT_F_NAME);
         tbbt_trace_rec_set_str(c, &c->name, name, (uint32_t)len);
@@ -684,6 +741,250 @@ static void keep_nonempty(struct tbbt__corr *k, const struct tbbt_trace_rec *rec
     fill_dir(k, x);
 }
 
+/* A corrective NFSv4.1+ COMPOUND: SEQUENCE (the repaired record's session), PUTFH of
+ * the file, OPEN by handle (CLAIM_FH, no create) giving the lost stateid. */
+static void build_open4(struct tbbt__corr *k, const struct tbbt__corr4_fix *f)
+{
+    struct tbbt_trace_rec *c = new_rec(k);
+    struct tbbt_op4 *o;
+    char owner[64];
+
+    c->proc = NFSPROC4_COMPOUND;
+    c->status = NFS4_OK;
+    TBBT_SET(c, TBBT_F_MINOR);
+    c->minor = k->rec->minor;
+    TBBT_SET(c, TBBT_F_OPS);
+    o = tbbt_trace_rec_add_op4(c);
+    o->op = OP_SEQUENCE;
+    memcpy(o->session, f->session, TBBT_OP4_ID_LEN);
+    o->slot = f->slot;
+    o->status = NFS4_OK;
+    o->has = (uint64_t)1 << TBBT_O4_SESSION | (uint64_t)1 << TBBT_O4_SLOT |
+             (uint64_t)1 << TBBT_O4_STATUS;
+    o = tbbt_trace_rec_add_op4(c);
+    o->op = OP_PUTFH;
+    o->fh = f->fh;
+    o->status = NFS4_OK;
+    o->has = (uint64_t)1 << TBBT_O4_FH | (uint64_t)1 << TBBT_O4_STATUS;
+    o = tbbt_trace_rec_add_op4(c);
+    o->op = OP_OPEN;
+    o->seqid = 0;
+    o->share = f->share;                    /* deny none */
+    o->how = (uint32_t)CLAIM_FH << 8 | OPEN4_NOCREATE;
+    o->clientid = f->clientid;
+    /* an owner per lost stateid: an upgrade's OPEN gives the same stateid again */
+    int n = g_snprintf(owner, sizeof(owner), "tbbt-corrective-");
+    for (int i = 4; i < TBBT_OP4_ID_LEN; i++)
+        n += g_snprintf(owner + n, sizeof(owner) - (size_t)n, "%02x", f->stateid[i]);
+    tbbt_trace_rec_set_str(c, &o->owner, owner, (uint32_t)n);
+    memcpy(o->new_stateid, f->stateid, TBBT_OP4_ID_LEN);
+    o->status = NFS4_OK;
+    o->has = (uint64_t)1 << TBBT_O4_SEQID | (uint64_t)1 << TBBT_O4_SHARE |
+             (uint64_t)1 << TBBT_O4_HOW | (uint64_t)1 << TBBT_O4_CLIENTID |
+             (uint64_t)1 << TBBT_O4_OWNER | (uint64_t)1 << TBBT_O4_NEW_STATEID |
+             (uint64_t)1 << TBBT_O4_STATUS;
+    k->st.corrective++;
+    count(k->corr_kinds, g_strdup("v4.open"));
+}
+
+/* NFSv4: stateids the record uses that the capture lost with their OPEN (correct4.c). */
+static void step4(struct tbbt__corr *k, const struct tbbt_trace_rec *rec)
+{
+    struct tbbt__corr4_fix fix[TBBT__CORR4_FIX_MAX];
+    const char *unfixed[TBBT__CORR4_FIX_MAX];
+    unsigned n_unfixed;
+    unsigned n = tbbt__corr4_step(k->c4, rec, fix, TBBT__CORR4_FIX_MAX, unfixed, &n_unfixed);
+
+    for (unsigned i = 0; i < n; i++) {
+        k->st.failures++;
+        count(k->fail_kinds, g_strdup("compound lost-open"));
+        if (k->repair) {
+            build_open4(k, &fix[i]);
+        } else {
+            k->st.remaining++;
+            count(k->rem_kinds, g_strdup("compound lost-open"));
+        }
+    }
+    for (unsigned i = 0; i < n_unfixed; i++) {
+        k->st.failures++;
+        k->st.remaining++;
+        count(k->fail_kinds, g_strdup_printf("compound %s", unfixed[i]));
+        count(k->rem_kinds, g_strdup_printf("compound %s", unfixed[i]));
+    }
+}
+
+/* One NFSv2/v3/MOUNT record, or one an NFSv4 record was lowered to: predicted,
+ * compared, repaired, applied. */
+static void step_one(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec, int op)
+{
+    if (op == TBBT_NS_OP_NONE) {        /* NULL, MOUNT UMNT ...: nothing to compare */
+        tbbt_ns_apply(ns, rec);
+    } else if (!((rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
+                 (rec->flags & TBBT_RF_STATUS))) {
+        apply_unrecorded(k, ns, rec, op);
+    } else {
+        /* may infer lost calls: on_infer() adds records, unless they are this failure */
+        k->applying = compare(k, ns, rec, op);
+        tbbt_ns_apply(ns, rec);
+        k->applying = false;
+        if (k->repair && rec->status == NFS3ERR_NOTEMPTY)
+            keep_nonempty(k, rec, op);
+    }
+}
+
+struct path_step {
+    uint64_t dir;
+    char *name;
+    size_t len;
+};
+
+static void first_name(uint64_t dir, const void *name, size_t len, void *arg)
+{
+    struct path_step *p = arg;
+    if (!p->name) {
+        p->dir = dir;
+        p->name = g_strndup(name, len);
+        p->len = len;
+    }
+}
+
+/* Where NFSv4 finds directory (or object) id: handle ref, whose object is base, then the
+ * names from it down to id (allocated into names[], freed by the caller).  False if id
+ * is not base or under it within TBBT__CORR4_DEPTH names. */
+static bool path_from(struct tbbt__corr *k, uint64_t id, uint32_t ref, uint64_t base,
+                      struct tbbt__corr4_at *at, char **names)
+{
+    struct path_step up[TBBT__CORR4_DEPTH];
+    unsigned n = 0;
+    bool ok = base != 0;
+
+    for (uint64_t x = id; ok && x != base;) {
+        struct path_step p = {0};
+        if (n == TBBT__CORR4_DEPTH)
+            ok = false;
+        else if (tbbt_ns_each_name(k->ns, x, first_name, &p), !p.name)
+            ok = false;
+        else
+            x = (up[n++] = p).dir;
+    }
+    at->base = ref;
+    at->n = 0;
+    for (unsigned i = n; i-- > 0;) {
+        if (ok) {
+            at->comp[at->n] = (struct tbbt_str){up[i].name, (uint32_t)up[i].len};
+            names[at->n++] = up[i].name;
+        } else {
+            g_free(up[i].name);
+        }
+    }
+    return ok;
+}
+
+/* path_from() the lowered record's directory, else its second one. */
+static bool locate(struct tbbt__corr *k, const struct tbbt_trace_rec *low, uint64_t id,
+                   struct tbbt__corr4_at *at, char **names)
+{
+    if (TBBT_HAS(low, TBBT_F_FH) &&
+        path_from(k, id, low->fh, tbbt_ns_handle_obj(k->ns, low->fh), at, names))
+        return true;
+    return TBBT_HAS(low, TBBT_F_FH2) &&
+           path_from(k, id, low->fh2, tbbt_ns_handle_obj(k->ns, low->fh2), at, names);
+}
+
+/*
+ * Corrective record c (made by ID for the model, NFSv3-shaped) as the NFSv4 COMPOUND
+ * that does the same from the handles of the lowered record low (correct4.c).  False
+ * when NFSv4 cannot say it from there.
+ */
+static bool to_compound(struct tbbt__corr *k, const struct tbbt_trace_rec *low,
+                        struct tbbt_trace_rec *c, const struct at4 *a)
+{
+    struct tbbt__corr4_nsop op = {0};
+    char *names[TBBT__CORR4_DEPTH] = {0};
+    bool ok;
+
+    switch (c->proc) {
+    case NFSPROC3_CREATE: op.kind = TBBT__C4_CREATE; break;
+    case NFSPROC3_MKDIR: op.kind = TBBT__C4_MKDIR; break;
+    case NFSPROC3_SYMLINK: op.kind = TBBT__C4_SYMLINK; break;
+    case NFSPROC3_REMOVE: case NFSPROC3_RMDIR: op.kind = TBBT__C4_REMOVE; break;
+    case NFSPROC3_RENAME: op.kind = TBBT__C4_RENAME; break;
+    case NFSPROC3_SETATTR: op.kind = TBBT__C4_SETATTR; break;
+    default: return false;
+    }
+    op.name = c->name;
+    op.name2 = c->name2;
+    op.target = c->target;
+    op.sattr = c->sattr;
+    ok = c->prog == TBBT_PROG_NFS3 && a->ok;
+    op.at = a->at;
+    if (ok && op.kind == TBBT__C4_RENAME)     /* the target directory stays: found now */
+        ok = TBBT_HAS(c, TBBT_F_ID2) && locate(k, low, c->id2, &op.at2, names);
+    struct tbbt_trace_rec *s = k->scratch4;
+    if (ok) {
+        tbbt_trace_rec_clear(s);
+        s->call_ns = c->call_ns;
+        s->reply_ns = c->reply_ns;
+        s->prog = TBBT_PROG_NFS4;
+        s->proc = NFSPROC4_COMPOUND;
+        s->flags = c->flags;
+        s->endpoint = c->endpoint;
+        s->uid = c->uid;
+        s->gid = c->gid;
+        s->rpc_stat = c->rpc_stat;
+        s->status = NFS4_OK;
+        if (TBBT_HAS(c, TBBT_F_CRED)) {
+            TBBT_SET(s, TBBT_F_CRED);
+            s->cred = c->cred;
+        }
+        ok = tbbt__corr4_compound(k->c4, k->rec4, &op, s);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+        g_free(names[i]);
+    if (ok)
+        tbbt_trace_rec_copy(c, s);
+    return ok;
+}
+
+/*
+ * A record an NFSv4 COMPOUND was lowered to (tbbt_ns_v4_lower()): as any other, and the
+ * corrective records its repair made become NFSv4 COMPOUNDs; one NFSv4 cannot say is
+ * left out, and its failure counted as remaining.
+ */
+static void step_lowered(void *arg, struct tbbt_ns *ns, struct tbbt_trace_rec *low)
+{
+    struct tbbt__corr *k = arg;
+    size_t from = k->n_out;
+
+    k->rec = low;
+    step_one(k, ns, low, tbbt_ns_op(low));
+    k->rec = k->rec4;
+    for (size_t i = from; i < k->n_out;) {
+        struct tbbt_trace_rec *c = k->pool->pdata[i];
+        struct at4 *a = i < k->at4->len ? &g_array_index(k->at4, struct at4, i) : NULL;
+        bool ok = a && to_compound(k, low, c, a);
+        if (a)
+            at4_clear(a);
+        if (ok) {
+            i++;
+            continue;
+        }
+        k->st.remaining++;
+        count(k->rem_kinds, g_strdup_printf("compound %s not said in NFSv4",
+                                            tbbt_proc_name(c->prog, c->proc)));
+        /* out of the records to write, kept in the pool */
+        memmove(&k->pool->pdata[i], &k->pool->pdata[i + 1],
+                (k->n_out - i - 1) * sizeof(gpointer));
+        if (k->at4->len >= k->n_out)
+            memmove(&g_array_index(k->at4, struct at4, i),
+                    &g_array_index(k->at4, struct at4, i + 1),
+                    (k->n_out - i - 1) * sizeof(struct at4));
+        k->pool->pdata[--k->n_out] = c;
+        if (k->at4->len > k->n_out)
+            memset(&g_array_index(k->at4, struct at4, k->n_out), 0, sizeof(struct at4));
+    }
+}
+
 size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec,
                        uint64_t prev_ns, struct tbbt_trace_rec *const **out)
 {
@@ -701,18 +1002,13 @@ size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_tra
         tbbt_ns_set_infer(ns, on_infer, k);
         k->hooked = true;
     }
-    if (op == TBBT_NS_OP_NONE) {        /* NULL, MOUNT UMNT ...: nothing to compare */
-        tbbt_ns_apply(ns, rec);
-    } else if (!((rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&
-                 (rec->flags & TBBT_RF_STATUS))) {
-        apply_unrecorded(k, ns, rec, op);
+    if (rec->prog == TBBT_PROG_NFS4) {
+        step4(k, rec);
+        k->rec4 = rec;
+        tbbt_ns_v4_lower(ns, rec, step_lowered, k);
+        k->rec4 = NULL;
     } else {
-        /* may infer lost calls: on_infer() adds records, unless they are this failure */
-        k->applying = compare(k, ns, rec, op);
-        tbbt_ns_apply(ns, rec);
-        k->applying = false;
-        if (k->repair && rec->status == NFS3ERR_NOTEMPTY)
-            keep_nonempty(k, rec, op);
+        step_one(k, ns, rec, op);
     }
     *out = (struct tbbt_trace_rec *const *)k->pool->pdata;    /* build() may have moved it */
     return k->n_out;

@@ -128,15 +128,6 @@ void tbbt__ns_op_rename(struct tbbt__ns_ctx *c);
 void tbbt__ns_op_link(struct tbbt__ns_ctx *c);
 void tbbt__ns_op_readdir(struct tbbt__ns_ctx *c);
 
-/* ---- apply-v4.c: NFSv4 COMPOUNDs --------------------------------------------------- */
-
-/*
- * Lowers an NFSv4 COMPOUND record (replied) to the NFSv3 and MOUNT records of what its
- * operations did, calling emit with each (a record of the model's, valid for the call).
- */
-void tbbt__ns_v4_lower(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
-                       void (*emit)(struct tbbt_ns *ns, struct tbbt_trace_rec *low));
-
 /* ---- apply-mount.c: MOUNT and the export root ---------------------------------------- */
 
 /*

@@ -111,8 +111,9 @@ static void scan_mount(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
     ns->st.mounts++;
 }
 
-static void scan_lowered(struct tbbt_ns *ns, struct tbbt_trace_rec *low)
+static void scan_lowered(void *arg, struct tbbt_ns *ns, struct tbbt_trace_rec *low)
 {
+    (void)arg;
     tbbt_ns_ident_scan(ns, low);
 }
 
@@ -122,7 +123,7 @@ void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec)
     bool newobj;
 
     if (rec->prog == TBBT_PROG_NFS4) {
-        tbbt__ns_v4_lower(ns, rec, scan_lowered);
+        tbbt_ns_v4_lower(ns, rec, scan_lowered, NULL);
         return;
     }
     if (op == NS_OP_NONE)

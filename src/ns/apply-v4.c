@@ -59,7 +59,8 @@ struct lower {
     struct tbbt_ns *ns;
     const struct tbbt_trace_rec *v4;
     struct tbbt_trace_rec *low;     /* the lowered record being filled (owned by ns) */
-    void (*emit)(struct tbbt_ns *ns, struct tbbt_trace_rec *low);
+    tbbt_ns_lowered_fn emit;
+    void *arg;
     struct cfh cur, saved;
     bool entries_used;              /* the record's entries went to its first READDIR */
 };
@@ -212,7 +213,7 @@ static void emit_mount(struct lower *w, uint32_t path, uint32_t ref)
     g_string_free(mnt, TRUE);
     TBBT_SET(r, TBBT_F_DIRPATH);
     set_fh(r, TBBT_F_NEW_FH, ref);
-    w->emit(w->ns, r);
+    w->emit(w->arg, w->ns, r);
     if (TBBT_HAS(r, TBBT_F_ID_OBJ))
         tbbt__ns_v4_export_note(w->ns, path, (uint32_t)r->id_obj);
 }
@@ -277,7 +278,7 @@ static void lower_lookup(struct lower *w, uint32_t i, const struct tbbt_op4 *o,
     struct tbbt_trace_rec *r = dirop(w, i, o, NFSPROC3_LOOKUP, name);
 
     if (r)
-        w->emit(w->ns, r);
+        w->emit(w->arg, w->ns, r);
 }
 
 /* OPEN with create and CREATE: NFSv3 CREATE, MKDIR, SYMLINK or MKNOD. */
@@ -291,11 +292,20 @@ static void lower_create(struct lower *w, uint32_t i, const struct tbbt_op4 *o, 
         r->sattr = o->sattr;
         TBBT_SET(r, TBBT_F_SATTR);
     }
+    if (o->op == OP_OPEN) {      /* createmode4 as NFSv3's createmode3 */
+        uint32_t mode = (o->how >> 4) & 0xf;
+        r->createmode = mode == UNCHECKED4 ? UNCHECKED : mode == GUARDED4 ? GUARDED : EXCLUSIVE;
+        TBBT_SET(r, TBBT_F_CREATEMODE);
+        if (r->createmode == EXCLUSIVE && TBBT_O4_HAS(o, VERF)) {
+            r->createverf = o->verf;
+            TBBT_SET(r, TBBT_F_CREATEVERF);
+        }
+    }
     if (proc == NFSPROC3_SYMLINK && TBBT_O4_HAS(o, TARGET)) {
         r->target = o->target;
         TBBT_SET(r, TBBT_F_TARGET);
     }
-    w->emit(w->ns, r);
+    w->emit(w->arg, w->ns, r);
 }
 
 /*
@@ -334,7 +344,7 @@ static void entry_attrs(struct lower *w)
         TBBT_SET(r, TBBT_F_ID);
         r->obj_attr = v4->entries[i].attr;
         TBBT_SET(r, TBBT_F_OBJ_ATTR);
-        w->emit(w->ns, r);
+        w->emit(w->arg, w->ns, r);
     }
     g_free(ids);
 }
@@ -349,7 +359,7 @@ static void lower_on_cur(struct lower *w, const struct tbbt_op4 *o, int proc)
     r = start(w, TBBT_PROG_NFS3, proc, o->status);
     set_fh(r, TBBT_F_FH, w->cur.ref);
     if (o->status != NFS4_OK) {
-        w->emit(w->ns, r);
+        w->emit(w->arg, w->ns, r);
         return;
     }
     if (TBBT_O4_HAS(o, ATTR))
@@ -377,11 +387,11 @@ static void lower_on_cur(struct lower *w, const struct tbbt_op4 *o, int proc)
     if (proc == NFSPROC3_READDIR && !w->entries_used && TBBT_HAS(w->v4, TBBT_F_ENTRIES)) {
         copy_entries(r, w->v4);
         w->entries_used = true;
-        w->emit(w->ns, r);
+        w->emit(w->arg, w->ns, r);
         entry_attrs(w);
         return;
     }
-    w->emit(w->ns, r);
+    w->emit(w->arg, w->ns, r);
 }
 
 /* REMOVE (of a directory: RMDIR, when the model knows it is one), RENAME, LINK. */
@@ -395,14 +405,15 @@ static void lower_remove(struct lower *w, const struct tbbt_op4 *o)
     if (w->cur.kind != FH_REF || !TBBT_O4_HAS(o, NAME))
         return;
     dir = w->ns->by_id || w->cur.ref >= w->ns->nh ? 0 : w->ns->hid[w->cur.ref];
-    if (dir && tbbt_ns_lookup(w->ns, dir, o->name.p, o->name.len, &child) == TBBT_NS_PRESENT &&
-        ns_obj(w->ns, (uint32_t)child)->type == TBBT_NS_DIR)
+    if ((dir && tbbt_ns_lookup(w->ns, dir, o->name.p, o->name.len, &child) == TBBT_NS_PRESENT &&
+         ns_obj(w->ns, (uint32_t)child)->type == TBBT_NS_DIR) ||
+        (TBBT_O4_HAS(o, STATUS) && o->status == NFS4ERR_NOTEMPTY))  /* only a directory */
         proc = NFSPROC3_RMDIR;
     r = start(w, TBBT_PROG_NFS3, proc, o->status);
     set_fh(r, TBBT_F_FH, w->cur.ref);
     r->name = o->name;
     TBBT_SET(r, TBBT_F_NAME);
-    w->emit(w->ns, r);
+    w->emit(w->arg, w->ns, r);
 }
 
 /* RENAME: the saved filehandle's directory and name to the current one's; LINK likewise. */
@@ -430,7 +441,7 @@ static void lower_two(struct lower *w, const struct tbbt_op4 *o, int proc)
         r->name2 = o->name;
         TBBT_SET(r, TBBT_F_NAME2);
     }
-    w->emit(w->ns, r);
+    w->emit(w->arg, w->ns, r);
 }
 
 static int create_proc(const struct tbbt_op4 *o)
@@ -527,10 +538,10 @@ static void lower_op(struct lower *w, uint32_t i)
     }
 }
 
-void tbbt__ns_v4_lower(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
-                       void (*emit)(struct tbbt_ns *ns, struct tbbt_trace_rec *low))
+void tbbt_ns_v4_lower(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
+                      tbbt_ns_lowered_fn emit, void *arg)
 {
-    struct lower w = {.ns = ns, .v4 = rec, .emit = emit};
+    struct lower w = {.ns = ns, .v4 = rec, .emit = emit, .arg = arg};
 
     if (rec->prog != TBBT_PROG_NFS4 || !TBBT_HAS(rec, TBBT_F_OPS) ||
         !(rec->flags & TBBT_RF_REPLY) || rec->rpc_stat != TBBT_RPC_SUCCESS)

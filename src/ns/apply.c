@@ -448,10 +448,16 @@ static void apply_as(struct tbbt_ns *ns, struct tbbt_trace_rec *rec, bool replie
     rec->present |= handles;
 }
 
+static void apply_lowered(void *arg, struct tbbt_ns *ns, struct tbbt_trace_rec *low)
+{
+    (void)arg;
+    tbbt_ns_apply(ns, low);
+}
+
 void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec)
 {
     if (rec->prog == TBBT_PROG_NFS4) {
-        tbbt__ns_v4_lower(ns, rec, tbbt_ns_apply);
+        tbbt_ns_v4_lower(ns, rec, apply_lowered, NULL);
         return;
     }
     apply_as(ns, rec, (rec->flags & TBBT_RF_REPLY) && rec->rpc_stat == TBBT_RPC_SUCCESS &&

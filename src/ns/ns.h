@@ -94,6 +94,15 @@ void tbbt_ns_ident_scan(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec);
  */
 void tbbt_ns_apply(struct tbbt_ns *ns, struct tbbt_trace_rec *rec);
 /*
+ * An NFSv4 COMPOUND record (replied) lowered to the NFSv3 and MOUNT records of what its
+ * operations did (apply-v4.c), fn called with each (a record of the model's, valid for
+ * the call), which fn applies with tbbt_ns_apply() or not: tbbt_ns_apply() of an NFSv4
+ * record is this with fn applying each.  Pre-play correction compares each first.
+ */
+typedef void (*tbbt_ns_lowered_fn)(void *arg, struct tbbt_ns *ns, struct tbbt_trace_rec *low);
+void tbbt_ns_v4_lower(struct tbbt_ns *ns, const struct tbbt_trace_rec *rec,
+                      tbbt_ns_lowered_fn fn, void *arg);
+/*
  * The same as if the reply had said `status` (a record whose reply was lost,
  * applied with the outcome a replay would get); rec's own reply fields are
  * neither read nor changed.

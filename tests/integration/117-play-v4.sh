@@ -9,6 +9,9 @@
 #     unknown outcome, nothing skipped, every record completed, --verify ok;
 #     The mixed capture (NFSv3 clients in v3mix/, NFSv4.1 clients in v4mix/ of one
 #     export), converted with --v4-export into one tree, likewise;
+#  1c. lost calls: the 4.1 capture with its OPEN by handle, or with the REMOVE of a
+#     directory's last file, cut out (editcap): one corrective OPEN, or REMOVE, from
+#     tbbt-convert, and the replay is clean in both orders (not without them);
 #  2. the grace period: a lab restarted with a 4 s grace period (and lease), the replay
 #     started at once (--no-grace-wait): the OPENs answered NFS4ERR_GRACE are retried
 #     (counted) and the replay ends with no failure;
@@ -36,7 +39,9 @@ play=$build/src/player/tbbt-play dump=$build/src/trace/tbbt-dump lab=$top/tools/
 for b in "$convert" "$init" "$play" "$dump"; do
   [ -x "$b" ] || fail "$b not built"
 done
-command -v jq >/dev/null || fail "jq is not installed"
+for t in jq tshark editcap; do
+  command -v "$t" >/dev/null || fail "$t is not installed"
+done
 work=$(mktemp -d)
 cleanup() {
   bash "$lab" stop -q >/dev/null 2>&1 || true
@@ -120,6 +125,66 @@ replay "$work/mixed.tbbt" mixed-cons --order conservative --timing timestamp ||
 mixed_clean mixed-cons
 echo "ok: v3v4-mixed: $(jq -r .ops_completed "$work/mixed-fsdep.json") NFSv3 calls and NFSv4" \
   "COMPOUNDs, fsdep/full and conservative/timestamp: 0 failures, --verify ok"
+
+# ------------------------------------------------------------------ 1c. lost calls
+# The 4.1 capture without a call and its reply (editcap), repaired by tbbt-convert:
+#   open:   the OPEN by handle (CLAIM_FH) whose stateid a READ and a CLOSE use: one
+#           corrective OPEN (corrective_ops v4.open);
+#   remove: the REMOVE of "s" in sub1, so that the later REMOVE of sub1 would find it
+#           not empty: one corrective REMOVE of sub1/s (PUTFH, LOOKUP, REMOVE);
+# each replays clean in both orders; converted with --no-correct, each fails.
+# cut NAME FILTER: the capture without the first call FILTER matches and its reply.
+cut() {
+  local f_call xid f_reply
+  read -r f_call xid < <(tshark -r "$top/traces/v4/v41-tcp.pcap" -Y "rpc.msgtyp == 0 && ($2)" \
+    -T fields -e frame.number -e rpc.xid 2>/dev/null | head -n 1)
+  [ -n "$f_call" ] || fail "lost $1: no call matches $2 in v41-tcp.pcap"
+  f_reply=$(tshark -r "$top/traces/v4/v41-tcp.pcap" -Y "rpc.msgtyp == 1 && rpc.xid == $xid" \
+    -T fields -e frame.number 2>/dev/null | head -n 1)
+  editcap "$top/traces/v4/v41-tcp.pcap" "$work/lost-$1.pcap" "$f_call" $f_reply ||
+    fail "lost $1: editcap"
+  "$convert" -q -o "$work/lost-$1.tbbt" --summary-json "$work/lost-$1.conv.json" \
+    "$work/lost-$1.pcap" || fail "lost $1: tbbt-convert"
+  "$convert" -q --no-correct -o "$work/lost-$1-nc.tbbt" "$work/lost-$1.pcap" ||
+    fail "lost $1: tbbt-convert --no-correct"
+  echo "frames $f_call and $f_reply"
+}
+cut_open=$(cut open 'nfs.open.claim_type == 4')
+cut_remove=$(cut remove 'nfs.opcode == 28 && nfs.pathname.component == "s"')
+jq -e '.corrective_ops == {"v4.open": 1} and .replay_failures == 1 and .remaining_mismatches == 0' \
+  "$work/lost-open.conv.json" >/dev/null ||
+  fail "lost open: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
+    "$work/lost-open.conv.json")"
+jq -e '.corrective_ops == {"remove": 1} and .replay_failures == 1 and .remaining_mismatches == 0' \
+  "$work/lost-remove.conv.json" >/dev/null ||
+  fail "lost remove: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
+    "$work/lost-remove.conv.json")"
+"$dump" "$work/lost-remove.tbbt" >"$work/lost-remove.txt" || fail "lost remove: tbbt-dump"
+grep -q 'corrective.*{op=PUTFH,status=OK,fh=[0-9]*},{op=LOOKUP,status=OK,name="sub1"},{op=REMOVE,status=OK,name="s"}' "$work/lost-remove.txt" ||
+  fail "lost remove: no corrective PUTFH, LOOKUP sub1, REMOVE s"
+for c in open remove; do
+  image "$work/lost-$c.tbbt" "lost-$c-fsdep"
+  image "$work/lost-$c.tbbt" "lost-$c-cons"
+  image "$work/lost-$c-nc.tbbt" "lost-$c-nc"
+done
+bash "$lab" restart -q >/dev/null || fail "lab restart"
+for c in open remove; do
+  replay "$work/lost-$c.tbbt" "lost-$c-fsdep" --order fsdep --timing full ||
+    fail "lost $c fsdep/full: exit $? $(tail -n 3 "$work/lost-$c-fsdep.out")"
+  clean "lost-$c-fsdep"
+  replay "$work/lost-$c.tbbt" "lost-$c-cons" --order conservative --timing timestamp ||
+    fail "lost $c conservative/timestamp: exit $? $(tail -n 3 "$work/lost-$c-cons.out")"
+  clean "lost-$c-cons"
+  replay "$work/lost-$c-nc.tbbt" "lost-$c-nc" --order fsdep --timing full || true
+done
+jq -e '.skipped_by_reason.unsendable == 2' "$work/lost-open-nc.json" >/dev/null ||
+  fail "lost open without correction: $(jq -c .skipped_by_reason "$work/lost-open-nc.json")"
+jq -e '.replay_failures > 0' "$work/lost-remove-nc.json" >/dev/null ||
+  fail "lost remove without correction: $(jq -c '{replay_failures}' "$work/lost-remove-nc.json")"
+echo "ok: v41-tcp without an OPEN by handle ($cut_open): 1 corrective OPEN; without the" \
+  "REMOVE of sub1/s ($cut_remove): 1 corrective REMOVE; both orders: 0 failures, --verify" \
+  "ok (without the correction: 2 unsendable; $(jq -r .replay_failures \
+  "$work/lost-remove-nc.json") failures)"
 
 # ------------------------------------------------------------------ 2. grace period
 image "$work/v40-tcp.tbbt" grace

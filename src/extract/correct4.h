@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the extract module: the pre-play correction of NFSv4 state lost with the
+ * capture (correct4.c): which stateids the trace uses without having given them, and
+ * the corrective OPENs that give them (correct.c builds and counts the records).  One
+ * per pass, records in trace order.  Not thread-safe.
+ */
+#ifndef TBBT_EXTRACT_CORRECT4_H
+#define TBBT_EXTRACT_CORRECT4_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "trace/trace.h"
+
+#define TBBT__CORR4_FIX_MAX 16      /* repairs (and unrepaired uses) per record at most */
+
+struct tbbt__corr4;
+
+/* One corrective OPEN by handle (NFSv4.1+) to insert before the record. */
+struct tbbt__corr4_fix {
+    uint32_t fh;                    /* the trace handle reference of the file */
+    uint64_t clientid;              /* the traced client id (the owner's) */
+    uint32_t share;                 /* OPEN4_SHARE_ACCESS_* */
+    uint8_t stateid[TBBT_OP4_ID_LEN];   /* the traced stateid the OPEN gives */
+    uint8_t session[TBBT_OP4_ID_LEN];   /* the record's SEQUENCE session, and slot */
+    uint64_t slot;
+};
+
+/* Given: free with tbbt__corr4_free() (NULL is a no-op). */
+struct tbbt__corr4 *tbbt__corr4_new(void);
+void tbbt__corr4_free(struct tbbt__corr4 *c);
+
+/*
+ * One record (any program: only NFSv4 COMPOUNDs with a reply are looked at): learns
+ * the stateids and client ids it gives, and returns the corrective OPENs it needs
+ * (at most max, in fix[]), and in unfixed[0 .. *n_unfixed) the reasons (static
+ * strings) of the lost state it needs and no OPEN can give.
+ */
+unsigned tbbt__corr4_step(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec,
+                          struct tbbt__corr4_fix *fix, unsigned max,
+                          const char **unfixed, unsigned *n_unfixed);
+
+/* ---- namespace repairs (correct.c's model decides them; NFSv4 says them) ------------ */
+
+#define TBBT__CORR4_DEPTH 32        /* names looked up from a handle at most */
+
+/* A directory (or, for SETATTR, the object): a traced handle, then names from it. */
+struct tbbt__corr4_at {
+    uint32_t base;                  /* trace handle reference */
+    unsigned n;
+    struct tbbt_str comp[TBBT__CORR4_DEPTH];    /* borrowed */
+};
+
+enum tbbt__corr4_kind {
+    TBBT__C4_CREATE,                /* a regular file: OPEN (create, GUARDED4), CLOSE */
+    TBBT__C4_MKDIR,                 /* CREATE NF4DIR */
+    TBBT__C4_SYMLINK,               /* CREATE NF4LNK */
+    TBBT__C4_REMOVE,                /* REMOVE (a file or an empty directory) */
+    TBBT__C4_RENAME,                /* at's name to at2's name2 */
+    TBBT__C4_SETATTR,               /* at is the object; anonymous stateid */
+};
+
+struct tbbt__corr4_nsop {
+    enum tbbt__corr4_kind kind;
+    struct tbbt__corr4_at at, at2;
+    struct tbbt_str name, name2, target;    /* borrowed */
+    struct tbbt_sattr sattr;
+};
+
+/*
+ * Adds to out (a record whose header the caller set) the operations of op as a
+ * COMPOUND of rec4's minor version (4.1+: rec4's SEQUENCE first), every status OK.
+ * Returns false when that minor version cannot say it without state the trace does not
+ * have (a file made on NFSv4.0, whose OPEN needs a confirmed owner) or the client id of
+ * rec4's session is unknown.
+ */
+bool tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec4,
+                          const struct tbbt__corr4_nsop *op, struct tbbt_trace_rec *out);
+
+#endif
