@@ -133,7 +133,7 @@ struct tbbt__corr {
     bool repairing;             /* repair() is running */
     struct tbbt__corr4 *c4;     /* NFSv4 state lost with the capture (correct4.c) */
     const struct tbbt_trace_rec *rec4;  /* the NFSv4 record being lowered, or NULL */
-    struct tbbt_trace_rec *scratch4;    /* a corrective COMPOUND being made */
+    struct tbbt_trace_rec *scratch4;    /* [2]: corrective COMPOUNDs being made */
     GArray *at4;                /* struct at4 per pool record made for rec4 */
 };
 
@@ -177,8 +177,9 @@ struct tbbt__corr *tbbt__corr_new(bool repair, uint64_t seed)
     k->rem_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     k->corr_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     k->c4 = tbbt__corr4_new();
-    k->scratch4 = g_new(struct tbbt_trace_rec, 1);
-    tbbt_trace_rec_init(k->scratch4);
+    k->scratch4 = g_new(struct tbbt_trace_rec, 2);
+    tbbt_trace_rec_init(&k->scratch4[0]);
+    tbbt_trace_rec_init(&k->scratch4[1]);
     k->at4 = g_array_new(FALSE, TRUE, sizeof(struct at4));
     return k;
 }
@@ -193,7 +194,8 @@ void tbbt__corr_free(struct tbbt__corr *k)
     }
     g_ptr_array_free(k->pool, TRUE);
     tbbt__corr4_free(k->c4);
-    tbbt_trace_rec_fini(k->scratch4);
+    tbbt_trace_rec_fini(&k->scratch4[0]);
+    tbbt_trace_rec_fini(&k->scratch4[1]);
     g_free(k->scratch4);
     for (guint i = 0; i < k->at4->len; i++)
         at4_clear(&g_array_index(k->at4, struct at4, i));
@@ -741,50 +743,18 @@ static void keep_nonempty(struct tbbt__corr *k, const struct tbbt_trace_rec *rec
     fill_dir(k, x);
 }
 
-/* A corrective NFSv4.1+ COMPOUND: SEQUENCE (the repaired record's session), PUTFH of
- * the file, OPEN by handle (CLAIM_FH, no create) giving the lost stateid. */
-static void build_open4(struct tbbt__corr *k, const struct tbbt__corr4_fix *f)
+/* A corrective COMPOUND for NFSv4 state lost with the capture (correct4.c). */
+static void build_fix4(struct tbbt__corr *k, const struct tbbt__corr4_fix *f)
 {
     struct tbbt_trace_rec *c = new_rec(k);
-    struct tbbt_op4 *o;
-    char owner[64];
 
     c->proc = NFSPROC4_COMPOUND;
     c->status = NFS4_OK;
-    TBBT_SET(c, TBBT_F_MINOR);
-    c->minor = k->rec->minor;
-    TBBT_SET(c, TBBT_F_OPS);
-    o = tbbt_trace_rec_add_op4(c);
-    o->op = OP_SEQUENCE;
-    memcpy(o->session, f->session, TBBT_OP4_ID_LEN);
-    o->slot = f->slot;
-    o->status = NFS4_OK;
-    o->has = (uint64_t)1 << TBBT_O4_SESSION | (uint64_t)1 << TBBT_O4_SLOT |
-             (uint64_t)1 << TBBT_O4_STATUS;
-    o = tbbt_trace_rec_add_op4(c);
-    o->op = OP_PUTFH;
-    o->fh = f->fh;
-    o->status = NFS4_OK;
-    o->has = (uint64_t)1 << TBBT_O4_FH | (uint64_t)1 << TBBT_O4_STATUS;
-    o = tbbt_trace_rec_add_op4(c);
-    o->op = OP_OPEN;
-    o->seqid = 0;
-    o->share = f->share;                    /* deny none */
-    o->how = (uint32_t)CLAIM_FH << 8 | OPEN4_NOCREATE;
-    o->clientid = f->clientid;
-    /* an owner per lost stateid: an upgrade's OPEN gives the same stateid again */
-    int n = g_snprintf(owner, sizeof(owner), "tbbt-corrective-");
-    for (int i = 4; i < TBBT_OP4_ID_LEN; i++)
-        n += g_snprintf(owner + n, sizeof(owner) - (size_t)n, "%02x", f->stateid[i]);
-    tbbt_trace_rec_set_str(c, &o->owner, owner, (uint32_t)n);
-    memcpy(o->new_stateid, f->stateid, TBBT_OP4_ID_LEN);
-    o->status = NFS4_OK;
-    o->has = (uint64_t)1 << TBBT_O4_SEQID | (uint64_t)1 << TBBT_O4_SHARE |
-             (uint64_t)1 << TBBT_O4_HOW | (uint64_t)1 << TBBT_O4_CLIENTID |
-             (uint64_t)1 << TBBT_O4_OWNER | (uint64_t)1 << TBBT_O4_NEW_STATEID |
-             (uint64_t)1 << TBBT_O4_STATUS;
+    tbbt__corr4_fixup(f, k->rec->minor, c);
     k->st.corrective++;
-    count(k->corr_kinds, g_strdup("v4.open"));
+    count(k->corr_kinds, g_strdup(f->kind == TBBT__C4_FIX_OPEN      ? "v4.open"
+                                  : f->kind == TBBT__C4_FIX_CONFIRM ? "v4.open_confirm"
+                                                                    : "v4.reclaim_complete"));
 }
 
 /* NFSv4: stateids the record uses that the capture lost with their OPEN (correct4.c). */
@@ -796,13 +766,16 @@ static void step4(struct tbbt__corr *k, const struct tbbt_trace_rec *rec)
     unsigned n = tbbt__corr4_step(k->c4, rec, fix, TBBT__CORR4_FIX_MAX, unfixed, &n_unfixed);
 
     for (unsigned i = 0; i < n; i++) {
+        const char *kind = fix[i].kind == TBBT__C4_FIX_OPEN      ? "compound lost-open"
+                           : fix[i].kind == TBBT__C4_FIX_CONFIRM ? "compound lost-open-confirm"
+                                                                 : "compound lost-reclaim-complete";
         k->st.failures++;
-        count(k->fail_kinds, g_strdup("compound lost-open"));
+        count(k->fail_kinds, g_strdup(kind));
         if (k->repair) {
-            build_open4(k, &fix[i]);
+            build_fix4(k, &fix[i]);
         } else {
             k->st.remaining++;
-            count(k->rem_kinds, g_strdup("compound lost-open"));
+            count(k->rem_kinds, g_strdup(kind));
         }
     }
     for (unsigned i = 0; i < n_unfixed; i++) {
@@ -896,9 +869,46 @@ static bool locate(struct tbbt__corr *k, const struct tbbt_trace_rec *low, uint6
  * that does the same from the handles of the lowered record low (correct4.c).  False
  * when NFSv4 cannot say it from there.
  */
-static bool to_compound(struct tbbt__corr *k, const struct tbbt_trace_rec *low,
-                        struct tbbt_trace_rec *c, const struct at4 *a)
+/* s: an NFSv4 COMPOUND's header with c's call time, endpoint and credentials. */
+static void compound_header(struct tbbt_trace_rec *s, const struct tbbt_trace_rec *c)
 {
+    tbbt_trace_rec_clear(s);
+    s->call_ns = c->call_ns;
+    s->reply_ns = c->reply_ns;
+    s->prog = TBBT_PROG_NFS4;
+    s->proc = NFSPROC4_COMPOUND;
+    s->flags = c->flags;
+    s->endpoint = c->endpoint;
+    s->uid = c->uid;
+    s->gid = c->gid;
+    s->rpc_stat = c->rpc_stat;
+    s->status = NFS4_OK;
+    if (TBBT_HAS(c, TBBT_F_CRED)) {
+        TBBT_SET(s, TBBT_F_CRED);
+        s->cred = c->cred;
+    }
+}
+
+/* A new pool record (made last) moved to index at, the ones from at on one further. */
+static struct tbbt_trace_rec *insert_rec(struct tbbt__corr *k, size_t at)
+{
+    struct tbbt_trace_rec *c = new_rec(k);
+    size_t last = k->n_out - 1;
+
+    memmove(&k->pool->pdata[at + 1], &k->pool->pdata[at], (last - at) * sizeof(gpointer));
+    k->pool->pdata[at] = c;
+    if (k->at4->len < k->n_out)
+        g_array_set_size(k->at4, (guint)k->n_out);
+    memmove(&g_array_index(k->at4, struct at4, at + 1), &g_array_index(k->at4, struct at4, at),
+            (last - at) * sizeof(struct at4));
+    memset(&g_array_index(k->at4, struct at4, at), 0, sizeof(struct at4));
+    return c;
+}
+
+static unsigned to_compound(struct tbbt__corr *k, const struct tbbt_trace_rec *low,
+                            size_t i, const struct at4 *a)
+{
+    struct tbbt_trace_rec *c = k->pool->pdata[i];
     struct tbbt__corr4_nsop op = {0};
     char *names[TBBT__CORR4_DEPTH] = {0};
     bool ok;
@@ -920,30 +930,24 @@ static bool to_compound(struct tbbt__corr *k, const struct tbbt_trace_rec *low,
     op.at = a->at;
     if (ok && op.kind == TBBT__C4_RENAME)     /* the target directory stays: found now */
         ok = TBBT_HAS(c, TBBT_F_ID2) && locate(k, low, c->id2, &op.at2, names);
-    struct tbbt_trace_rec *s = k->scratch4;
+    struct tbbt_trace_rec *s = k->scratch4, *s2 = k->scratch4 + 1;
+    unsigned got = 0;
     if (ok) {
-        tbbt_trace_rec_clear(s);
-        s->call_ns = c->call_ns;
-        s->reply_ns = c->reply_ns;
-        s->prog = TBBT_PROG_NFS4;
-        s->proc = NFSPROC4_COMPOUND;
-        s->flags = c->flags;
-        s->endpoint = c->endpoint;
-        s->uid = c->uid;
-        s->gid = c->gid;
-        s->rpc_stat = c->rpc_stat;
-        s->status = NFS4_OK;
-        if (TBBT_HAS(c, TBBT_F_CRED)) {
-            TBBT_SET(s, TBBT_F_CRED);
-            s->cred = c->cred;
-        }
-        ok = tbbt__corr4_compound(k->c4, k->rec4, &op, s);
+        compound_header(s, c);
+        compound_header(s2, c);
+        got = tbbt__corr4_compound(k->c4, k->rec4, &op, s, s2);
     }
-    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
-        g_free(names[i]);
-    if (ok)
+    for (size_t j = 0; j < G_N_ELEMENTS(names); j++)
+        g_free(names[j]);
+    if (got >= 1)
         tbbt_trace_rec_copy(c, s);
-    return ok;
+    if (got == 2) {
+        struct tbbt_trace_rec *c2 = insert_rec(k, i + 1);
+        uint64_t t = c2->call_ns;
+        tbbt_trace_rec_copy(c2, s2);
+        c2->call_ns = c2->reply_ns = t;     /* after c's, in call order */
+    }
+    return got;
 }
 
 /*
@@ -962,11 +966,15 @@ static void step_lowered(void *arg, struct tbbt_ns *ns, struct tbbt_trace_rec *l
     for (size_t i = from; i < k->n_out;) {
         struct tbbt_trace_rec *c = k->pool->pdata[i];
         struct at4 *a = i < k->at4->len ? &g_array_index(k->at4, struct at4, i) : NULL;
-        bool ok = a && to_compound(k, low, c, a);
-        if (a)
-            at4_clear(a);
-        if (ok) {
-            i++;
+        struct at4 found = {0};
+        if (a) {            /* taken out: to_compound() may move the array */
+            found = *a;
+            memset(a, 0, sizeof(*a));
+        }
+        unsigned got = found.ok ? to_compound(k, low, i, &found) : 0;
+        at4_clear(&found);
+        if (got) {
+            i += got;
             continue;
         }
         k->st.remaining++;

@@ -28,12 +28,31 @@
 struct sid {
     uint8_t other[NFS4_OTHER_SIZE];
     uint32_t share;             /* corrected: the access the corrective OPEN asked; else 0 */
+    bool unconfirmed;           /* 4.0: its OPEN asked for OPEN_CONFIRM, none seen yet */
+    bool fh_known;
+    uint32_t fh;                /* ... the file's handle */
+    uint32_t confirm_seqid;     /* ... the owner's seqid OPEN_CONFIRM takes */
+    uint8_t stateid[TBBT_OP4_ID_LEN];   /* ... the OPEN's stateid */
 };
 
 struct tbbt__corr4 {
     GHashTable *sids;           /* other -> struct sid (key: its other) */
     GHashTable *clients;        /* session (16 bytes, GBytes) -> traced clientid (uint64_t *) */
+    GHashTable *reclaimed;      /* clientids (uint64_t *), or sessions whose client id is
+                                   unknown (GBytes), that did RECLAIM_COMPLETE */
+    GHashTable *clients40;      /* 4.0: endpoint -> the latest traced clientid it used */
+    uint32_t made;              /* 4.0 files made: their owners and stateids */
+    GHashTable *unconfirmed;    /* 4.0: (clientid, owner bytes) -> struct sid of its last
+                                   OPEN that asked for OPEN_CONFIRM */
 };
+
+static GBytes *owner_key(const struct tbbt_op4 *o)
+{
+    GByteArray *b = g_byte_array_sized_new(8 + o->owner.len);
+    g_byte_array_append(b, (const guint8 *)&o->clientid, 8);
+    g_byte_array_append(b, (const guint8 *)o->owner.p, o->owner.len);
+    return g_byte_array_free_to_bytes(b);
+}
 
 static guint other_hash(gconstpointer p)
 {
@@ -55,6 +74,11 @@ struct tbbt__corr4 *tbbt__corr4_new(void)
     c->sids = g_hash_table_new_full(other_hash, other_equal, g_free, NULL);
     c->clients = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
                                        (GDestroyNotify)g_bytes_unref, g_free);
+    c->reclaimed = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+                                         (GDestroyNotify)g_bytes_unref, NULL);
+    c->clients40 = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    c->unconfirmed = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+                                           (GDestroyNotify)g_bytes_unref, NULL);
     return c;
 }
 
@@ -64,6 +88,9 @@ void tbbt__corr4_free(struct tbbt__corr4 *c)
         return;
     g_hash_table_destroy(c->sids);
     g_hash_table_destroy(c->clients);
+    g_hash_table_destroy(c->reclaimed);
+    g_hash_table_destroy(c->clients40);
+    g_hash_table_destroy(c->unconfirmed);
     g_free(c);
 }
 
@@ -185,6 +212,19 @@ static bool current_fh(const struct tbbt_trace_rec *rec, uint32_t i, uint32_t *f
     return cur;
 }
 
+/* The handle of the object operation i made current: the next GETFH before the current
+ * filehandle moves again. */
+static bool fh_after(const struct tbbt_trace_rec *rec, uint32_t i, uint32_t *fh)
+{
+    for (uint32_t j = i + 1; j < rec->n_ops && !moves_fh(rec->ops[j].op) &&
+                             rec->ops[j].op != OP_PUTFH && rec->ops[j].op != OP_RESTOREFH; j++)
+        if (rec->ops[j].op == OP_GETFH && TBBT_O4_HAS(&rec->ops[j], FH)) {
+            *fh = rec->ops[j].fh;
+            return true;
+        }
+    return false;
+}
+
 /* The COMPOUND's SEQUENCE (4.1+), or NULL. */
 static const struct tbbt_op4 *sequence_of(const struct tbbt_trace_rec *rec)
 {
@@ -213,6 +253,12 @@ static void learn_clients(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
         const struct tbbt_op4 *o = &rec->ops[i];
         if (!TBBT_O4_HAS(o, CLIENTID))
             continue;
+        if (rec->minor == 0 && o->op != OP_SETCLIENTID) {   /* its result's is not confirmed */
+            uint64_t *v = g_new(uint64_t, 1);
+            *v = o->clientid;
+            g_hash_table_replace(c->clients40, GUINT_TO_POINTER(rec->endpoint), v);
+            continue;
+        }
         if (o->op == OP_CREATE_SESSION && TBBT_O4_HAS(o, SESSION) && TBBT_O4_HAS(o, STATUS) &&
             o->status == NFS4_OK)
             note_client(c, o, o->clientid);
@@ -229,6 +275,98 @@ static const uint64_t *lookup_client(struct tbbt__corr4 *c, const struct tbbt_op
     return v;
 }
 
+/* The key of RECLAIM_COMPLETE's scope: the client id of session seq, else the session. */
+static GBytes *reclaim_key(struct tbbt__corr4 *c, const struct tbbt_op4 *seq)
+{
+    const uint64_t *id = lookup_client(c, seq);
+    return id ? g_bytes_new(id, sizeof(*id)) : session_key(seq);
+}
+
+/* Operations a server in its grace period refuses (NFS4ERR_GRACE) to a 4.1 client
+ * that has not sent RECLAIM_COMPLETE (RFC 8881 18.51.3): new state, and changes to the
+ * namespace or to data others may hold state on. */
+static bool needs_reclaim_complete(const struct tbbt_op4 *o)
+{
+    switch (o->op) {
+    case OP_OPEN:
+        return ((o->how >> 8) & 0xff) != CLAIM_PREVIOUS;
+    case OP_LOCK:
+        return !((o->how >> 7) & 1);            /* not a reclaim */
+    case OP_CREATE: case OP_REMOVE: case OP_RENAME: case OP_LINK: case OP_SETATTR:
+    case OP_WRITE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*
+ * A 4.1+ client whose RECLAIM_COMPLETE the capture lost would get NFS4ERR_GRACE from a
+ * server just restarted for the replay, until its grace period ends: the first record of
+ * such a client that needs it is preceded by a corrective RECLAIM_COMPLETE.  Learns the
+ * RECLAIM_COMPLETEs the trace has; true if rec needs one first.
+ */
+static bool lost_reclaim(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec,
+                         const struct tbbt_op4 *seq)
+{
+    bool needs = false;
+    if (!seq || rec->minor == 0)
+        return false;
+    for (uint32_t i = 0; i < rec->n_ops; i++) {
+        const struct tbbt_op4 *o = &rec->ops[i];
+        if (o->op == OP_RECLAIM_COMPLETE && TBBT_O4_HAS(o, STATUS) &&
+            (o->status == NFS4_OK || o->status == NFS4ERR_COMPLETE_ALREADY)) {
+            g_hash_table_add(c->reclaimed, reclaim_key(c, seq));
+            return false;
+        }
+        needs |= needs_reclaim_complete(o) && TBBT_O4_HAS(o, STATUS) && o->status == NFS4_OK;
+    }
+    if (!needs)
+        return false;
+    GBytes *k = reclaim_key(c, seq);
+    if (g_hash_table_contains(c->reclaimed, k)) {
+        g_bytes_unref(k);
+        return false;
+    }
+    g_hash_table_add(c->reclaimed, k);
+    return true;
+}
+
+/*
+ * 4.0: an OPEN that asked for OPEN_CONFIRM whose stateid is used (by anything but the
+ * OPEN_CONFIRM), or whose owner opens again, with no OPEN_CONFIRM in the trace: the
+ * capture lost it, and the live server would refuse the unconfirmed owner (BAD_SEQID).
+ * One fix per such stateid.
+ */
+static unsigned lost_confirms(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec,
+                              struct tbbt__corr4_fix *fix, unsigned max)
+{
+    unsigned n = 0;
+    if (rec->minor != 0)
+        return 0;
+    for (uint32_t i = 0; i < rec->n_ops && n < max; i++) {
+        const struct tbbt_op4 *o = &rec->ops[i];
+        struct sid *s = NULL;
+        if (TBBT_O4_HAS(o, STATEID) && o->op != OP_OPEN_CONFIRM) {
+            s = g_hash_table_lookup(c->sids, other_of(o->stateid));
+        } else if (o->op == OP_OPEN && TBBT_O4_HAS(o, CLIENTID) && TBBT_O4_HAS(o, OWNER)) {
+            GBytes *k = owner_key(o);
+            s = g_hash_table_lookup(c->unconfirmed, k);
+            g_bytes_unref(k);
+        }
+        if (!s || !s->unconfirmed || !s->fh_known)
+            continue;
+        s->unconfirmed = false;
+        struct tbbt__corr4_fix *f = &fix[n++];
+        memset(f, 0, sizeof(*f));
+        f->kind = TBBT__C4_FIX_CONFIRM;
+        f->fh = s->fh;
+        f->seqid = s->confirm_seqid;
+        memcpy(f->stateid, s->stateid, TBBT_OP4_ID_LEN);
+    }
+    return n;
+}
+
 unsigned tbbt__corr4_step(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec,
                           struct tbbt__corr4_fix *fix, unsigned max,
                           const char **unfixed, unsigned *n_unfixed)
@@ -239,6 +377,14 @@ unsigned tbbt__corr4_step(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
         return 0;
     const struct tbbt_op4 *seq = sequence_of(rec);
     learn_clients(c, rec, seq);
+    n += lost_confirms(c, rec, fix, max);
+    if (lost_reclaim(c, rec, seq) && n < max) {
+        struct tbbt__corr4_fix *f = &fix[n++];
+        memset(f, 0, sizeof(*f));
+        f->kind = TBBT__C4_FIX_RECLAIM;
+        memcpy(f->session, seq->session, TBBT_OP4_ID_LEN);
+        f->slot = seq->slot;
+    }
     for (uint32_t i = 0; i < rec->n_ops; i++) {
         const struct tbbt_op4 *o = &rec->ops[i];
         bool ok = TBBT_O4_HAS(o, STATUS) && o->status == NFS4_OK;
@@ -269,6 +415,7 @@ unsigned tbbt__corr4_step(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
                     s->share |= want ? want : OPEN4_SHARE_ACCESS_READ;
                     struct tbbt__corr4_fix *f = &fix[n++];
                     memset(f, 0, sizeof(*f));
+                    f->kind = TBBT__C4_FIX_OPEN;
                     f->fh = fh;
                     f->clientid = *clientid;
                     f->share = s->share;
@@ -278,11 +425,24 @@ unsigned tbbt__corr4_step(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
                 }
             }
         }
-        if (ok && gives_stateid(o->op) && TBBT_O4_HAS(o, NEW_STATEID))
-            learn(c, o->new_stateid);
+        if (ok && gives_stateid(o->op) && TBBT_O4_HAS(o, NEW_STATEID)) {
+            struct sid *s = learn(c, o->new_stateid);
+            if (s && o->op == OP_OPEN_CONFIRM)
+                s->unconfirmed = false;
+            else if (s && o->op == OP_OPEN && rec->minor == 0 && TBBT_O4_HAS(o, RES_FLAGS) &&
+                     (o->res_flags & OPEN4_RESULT_CONFIRM) && TBBT_O4_HAS(o, SEQID)) {
+                s->unconfirmed = true;
+                if (TBBT_O4_HAS(o, CLIENTID) && TBBT_O4_HAS(o, OWNER))
+                    g_hash_table_replace(c->unconfirmed, owner_key(o), s);
+                s->fh_known = fh_after(rec, i, &s->fh);
+                s->confirm_seqid = o->seqid + 1;
+                memcpy(s->stateid, o->new_stateid, TBBT_OP4_ID_LEN);
+            }
+        }
     }
     return n;
 }
+
 
 /* ------------------------------------------------------------------ namespace repairs */
 
@@ -312,25 +472,126 @@ static void go_to(struct tbbt_trace_rec *out, const struct tbbt__corr4_at *at)
     }
 }
 
-bool tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec4,
-                          const struct tbbt__corr4_nsop *op, struct tbbt_trace_rec *out)
+void tbbt__corr4_fixup(const struct tbbt__corr4_fix *f, uint32_t minor,
+                       struct tbbt_trace_rec *out)
+{
+    struct tbbt_op4 *o;
+    char owner[64];
+
+    TBBT_SET(out, TBBT_F_OPS);
+    TBBT_SET(out, TBBT_F_MINOR);
+    out->minor = minor;
+    if (f->kind == TBBT__C4_FIX_CONFIRM) {
+        op4(out, OP_PUTFH, H(FH))->fh = f->fh;
+        o = op4(out, OP_OPEN_CONFIRM, H(STATEID) | H(SEQID) | H(NEW_STATEID));
+        memcpy(o->stateid, f->stateid, TBBT_OP4_ID_LEN);
+        o->seqid = f->seqid;
+        memcpy(o->new_stateid, f->stateid, TBBT_OP4_ID_LEN);
+        uint32_t sq = ((uint32_t)f->stateid[0] << 24 | (uint32_t)f->stateid[1] << 16 |
+                       (uint32_t)f->stateid[2] << 8 | f->stateid[3]) + 1;
+        o->new_stateid[0] = (uint8_t)(sq >> 24);
+        o->new_stateid[1] = (uint8_t)(sq >> 16);
+        o->new_stateid[2] = (uint8_t)(sq >> 8);
+        o->new_stateid[3] = (uint8_t)sq;
+        return;
+    }
+    o = op4(out, OP_SEQUENCE, H(SESSION) | H(SLOT));
+    memcpy(o->session, f->session, TBBT_OP4_ID_LEN);
+    o->slot = f->slot;
+    if (f->kind == TBBT__C4_FIX_RECLAIM) {
+        op4(out, OP_RECLAIM_COMPLETE, H(HOW))->how = 0;     /* rca_one_fs false */
+        return;
+    }
+    op4(out, OP_PUTFH, H(FH))->fh = f->fh;
+    o = op4(out, OP_OPEN, H(SEQID) | H(SHARE) | H(HOW) | H(CLIENTID) | H(OWNER) | H(NEW_STATEID));
+    o->seqid = 0;
+    o->share = f->share;                    /* deny none */
+    o->how = (uint32_t)CLAIM_FH << 8 | OPEN4_NOCREATE;
+    o->clientid = f->clientid;
+    /* an owner per lost stateid: an upgrade's OPEN gives the same stateid again */
+    int n = g_snprintf(owner, sizeof(owner), "tbbt-corrective-");
+    for (int i = 4; i < TBBT_OP4_ID_LEN; i++)
+        n += g_snprintf(owner + n, sizeof(owner) - (size_t)n, "%02x", f->stateid[i]);
+    tbbt_trace_rec_set_str(out, &o->owner, owner, (uint32_t)n);
+    memcpy(o->new_stateid, f->stateid, TBBT_OP4_ID_LEN);
+}
+
+/* out's COMPOUND header and, 4.1+, rec4's SEQUENCE. */
+static void begin(struct tbbt_trace_rec *out, const struct tbbt_trace_rec *rec4,
+                  const struct tbbt_op4 *seq)
+{
+    TBBT_SET(out, TBBT_F_OPS);
+    TBBT_SET(out, TBBT_F_MINOR);
+    out->minor = rec4->minor;
+    if (seq) {
+        struct tbbt_op4 *o = op4(out, OP_SEQUENCE, H(SESSION) | H(SLOT));
+        memcpy(o->session, seq->session, TBBT_OP4_ID_LEN);
+        o->slot = seq->slot;
+    }
+}
+
+/* A made-up stateid of seqid seqid for the n-th file a 4.0 repair makes. */
+static void made_stateid(uint8_t *sid, uint32_t n, uint32_t seqid)
+{
+    memset(sid, 0, TBBT_OP4_ID_LEN);
+    sid[3] = (uint8_t)seqid;
+    memcpy(sid + 4, "tbbtcorr", 8);
+    memcpy(sid + 12, &n, 4);
+}
+
+/*
+ * A file made on NFSv4.0: the OPEN of a new owner needs OPEN_CONFIRM, which needs the
+ * stateid the OPEN gave live, so a second COMPOUND (out2) finds the file by name,
+ * confirms and closes it.  Owner seqids 1, 2, 3 and a made-up stateid: the player
+ * shifts them to the live ones as for traced owners.
+ */
+static void create40(struct tbbt__corr4 *c, const struct tbbt__corr4_nsop *op,
+                     uint64_t clientid, struct tbbt_trace_rec *out,
+                     struct tbbt_trace_rec *out2)
+{
+    uint32_t n = ++c->made;
+    char owner[48];
+    int len = g_snprintf(owner, sizeof(owner), "tbbt-corrective-create-%u", n);
+    struct tbbt_op4 *o = op4(out, OP_OPEN, H(NAME) | H(SEQID) | H(SHARE) | H(HOW) |
+                                               H(CLIENTID) | H(OWNER) | H(SATTR) |
+                                               H(NEW_STATEID) | H(RES_FLAGS));
+    set_name(out, &o->name, &op->name);
+    o->seqid = 1;
+    o->share = OPEN4_SHARE_ACCESS_READ;
+    o->how = (uint32_t)CLAIM_NULL << 8 | (uint32_t)GUARDED4 << 4 | OPEN4_CREATE;
+    o->clientid = clientid;
+    tbbt_trace_rec_set_str(out, &o->owner, owner, (uint32_t)len);
+    o->sattr = op->sattr;
+    o->res_flags = OPEN4_RESULT_CONFIRM;
+    made_stateid(o->new_stateid, n, 1);
+    go_to(out2, &op->at);
+    o = op4(out2, OP_LOOKUP, H(NAME));
+    set_name(out2, &o->name, &op->name);
+    o = op4(out2, OP_OPEN_CONFIRM, H(STATEID) | H(SEQID) | H(NEW_STATEID));
+    made_stateid(o->stateid, n, 1);
+    o->seqid = 2;
+    made_stateid(o->new_stateid, n, 2);
+    o = op4(out2, OP_CLOSE, H(STATEID) | H(SEQID));
+    made_stateid(o->stateid, n, 2);
+    o->seqid = 3;
+}
+
+unsigned tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec4,
+                              const struct tbbt__corr4_nsop *op, struct tbbt_trace_rec *out,
+                              struct tbbt_trace_rec *out2)
 {
     const struct tbbt_op4 *seq = sequence_of(rec4);
     const uint64_t *clientid = NULL;
     struct tbbt_op4 *o;
 
     if (rec4->minor > 0 && !seq)
-        return false;
-    if (op->kind == TBBT__C4_CREATE && (rec4->minor == 0 || !(clientid = lookup_client(c, seq))))
-        return false;
-    TBBT_SET(out, TBBT_F_OPS);
-    TBBT_SET(out, TBBT_F_MINOR);
-    out->minor = rec4->minor;
-    if (seq) {
-        o = op4(out, OP_SEQUENCE, H(SESSION) | H(SLOT));
-        memcpy(o->session, seq->session, TBBT_OP4_ID_LEN);
-        o->slot = seq->slot;
-    }
+        return 0;
+    if (op->kind == TBBT__C4_CREATE &&
+        !(clientid = rec4->minor ? lookup_client(c, seq)
+                                 : g_hash_table_lookup(c->clients40,
+                                                       GUINT_TO_POINTER(rec4->endpoint))))
+        return 0;
+    begin(out, rec4, seq);
     if (op->kind == TBBT__C4_RENAME) {
         go_to(out, &op->at);
         op4(out, OP_SAVEFH, 0);
@@ -338,12 +599,17 @@ bool tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
         o = op4(out, OP_RENAME, H(NAME) | H(NAME2));
         set_name(out, &o->name, &op->name);
         set_name(out, &o->name2, &op->name2);
-        return true;
+        return 1;
     }
     go_to(out, &op->at);
     switch (op->kind) {
     case TBBT__C4_CREATE:
         /* GUARDED4: the replay must find the name free, as the model does */
+        if (rec4->minor == 0) {
+            begin(out2, rec4, NULL);
+            create40(c, op, *clientid, out, out2);
+            return 2;
+        }
         o = op4(out, OP_OPEN, H(NAME) | H(SEQID) | H(SHARE) | H(HOW) | H(CLIENTID) | H(OWNER) |
                                   H(SATTR));
         set_name(out, &o->name, &op->name);
@@ -356,7 +622,7 @@ bool tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
         o = op4(out, OP_CLOSE, H(STATEID) | H(SEQID));
         memset(o->stateid, 0, TBBT_OP4_ID_LEN);
         o->stateid[3] = 1;
-        return true;
+        return 1;
     case TBBT__C4_MKDIR:
     case TBBT__C4_SYMLINK:
         o = op4(out, OP_CREATE, H(NAME) | H(FTYPE) | H(SATTR));
@@ -367,17 +633,17 @@ bool tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
             TBBT_O4_SET(o, TARGET);
             set_name(out, &o->target, &op->target);
         }
-        return true;
+        return 1;
     case TBBT__C4_REMOVE:
         o = op4(out, OP_REMOVE, H(NAME));
         set_name(out, &o->name, &op->name);
-        return true;
+        return 1;
     case TBBT__C4_SETATTR:
         o = op4(out, OP_SETATTR, H(STATEID) | H(SATTR));
         memset(o->stateid, 0, TBBT_OP4_ID_LEN);     /* anonymous: no OPEN needed */
         o->sattr = op->sattr;
-        return true;
+        return 1;
     default:
-        return false;
+        return 0;
     }
 }

@@ -17,15 +17,30 @@
 
 struct tbbt__corr4;
 
-/* One corrective OPEN by handle (NFSv4.1+) to insert before the record. */
+/* One corrective COMPOUND to insert before the record. */
+enum tbbt__corr4_fix_kind {
+    TBBT__C4_FIX_OPEN,              /* OPEN by handle giving a lost stateid */
+    TBBT__C4_FIX_RECLAIM,           /* the client's lost RECLAIM_COMPLETE */
+    TBBT__C4_FIX_CONFIRM,           /* 4.0: the lost OPEN_CONFIRM of an OPEN */
+};
+
 struct tbbt__corr4_fix {
+    enum tbbt__corr4_fix_kind kind;
     uint32_t fh;                    /* the trace handle reference of the file */
     uint64_t clientid;              /* the traced client id (the owner's) */
     uint32_t share;                 /* OPEN4_SHARE_ACCESS_* */
     uint8_t stateid[TBBT_OP4_ID_LEN];   /* the traced stateid the OPEN gives */
     uint8_t session[TBBT_OP4_ID_LEN];   /* the record's SEQUENCE session, and slot */
     uint64_t slot;
+    uint32_t seqid;                 /* CONFIRM: the open owner's seqid */
 };
+
+/* Adds to out (a record whose header the caller set) fix's COMPOUND of minor version
+ * minor: SEQUENCE (its session), then RECLAIM_COMPLETE, or PUTFH of the file and OPEN by
+ * handle (CLAIM_FH, no create, deny none, an owner of its own per stateid) whose result
+ * is the lost stateid; 4.0: PUTFH of the file and OPEN_CONFIRM of the OPEN's stateid. */
+void tbbt__corr4_fixup(const struct tbbt__corr4_fix *fix, uint32_t minor,
+                       struct tbbt_trace_rec *out);
 
 /* Given: free with tbbt__corr4_free() (NULL is a no-op). */
 struct tbbt__corr4 *tbbt__corr4_new(void);
@@ -33,7 +48,7 @@ void tbbt__corr4_free(struct tbbt__corr4 *c);
 
 /*
  * One record (any program: only NFSv4 COMPOUNDs with a reply are looked at): learns
- * the stateids and client ids it gives, and returns the corrective OPENs it needs
+ * the stateids and client ids it gives, and returns the corrective COMPOUNDs it needs
  * (at most max, in fix[]), and in unfixed[0 .. *n_unfixed) the reasons (static
  * strings) of the lost state it needs and no OPEN can give.
  */
@@ -53,7 +68,8 @@ struct tbbt__corr4_at {
 };
 
 enum tbbt__corr4_kind {
-    TBBT__C4_CREATE,                /* a regular file: OPEN (create, GUARDED4), CLOSE */
+    TBBT__C4_CREATE,                /* a regular file: OPEN (create, GUARDED4), CLOSE
+                                       (4.0: OPEN; then LOOKUP, OPEN_CONFIRM, CLOSE) */
     TBBT__C4_MKDIR,                 /* CREATE NF4DIR */
     TBBT__C4_SYMLINK,               /* CREATE NF4LNK */
     TBBT__C4_REMOVE,                /* REMOVE (a file or an empty directory) */
@@ -70,12 +86,13 @@ struct tbbt__corr4_nsop {
 
 /*
  * Adds to out (a record whose header the caller set) the operations of op as a
- * COMPOUND of rec4's minor version (4.1+: rec4's SEQUENCE first), every status OK.
- * Returns false when that minor version cannot say it without state the trace does not
- * have (a file made on NFSv4.0, whose OPEN needs a confirmed owner) or the client id of
- * rec4's session is unknown.
+ * COMPOUND of rec4's minor version (4.1+: rec4's SEQUENCE first), every status OK; a
+ * file made on NFSv4.0 takes a second COMPOUND, in out2 (header set likewise: the
+ * OPEN_CONFIRM and CLOSE of the new owner's OPEN).  Returns the number of records
+ * filled, 0 when the client id the OPEN of a file needs is unknown.
  */
-bool tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec4,
-                          const struct tbbt__corr4_nsop *op, struct tbbt_trace_rec *out);
+unsigned tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec4,
+                              const struct tbbt__corr4_nsop *op, struct tbbt_trace_rec *out,
+                              struct tbbt_trace_rec *out2);
 
 #endif

@@ -334,8 +334,11 @@ struct tbbt_nfs4_owner *tbbt_nfs4_owner_get(struct tbbt_nfs4_state *st, uint64_t
     return o;
 }
 
-uint32_t tbbt_nfs4_owner_seqid(const struct tbbt_nfs4_owner *o, uint32_t traced_seqid)
+uint32_t tbbt_nfs4_owner_seqid(struct tbbt_nfs4_owner *o, uint32_t traced_seqid)
 {
+    uint32_t ahead = traced_seqid - o->traced_next;
+    if (ahead != 0 && ahead < 0x80000000u)
+        o->traced_next = traced_seqid;  /* the owner's calls in between were not captured */
     return o->live_next + (traced_seqid - o->traced_next);
 }
 

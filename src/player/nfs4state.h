@@ -164,8 +164,12 @@ void tbbt_nfs4_slot_release(struct tbbt_nfs4_session *s, uint32_t slot, bool adv
 struct tbbt_nfs4_owner *tbbt_nfs4_owner_get(struct tbbt_nfs4_state *st, uint64_t clientid,
                                             const struct tbbt_str *bytes,
                                             uint32_t traced_seqid);
-/* The live seqid to send for a traced seqid of owner o. */
-uint32_t tbbt_nfs4_owner_seqid(const struct tbbt_nfs4_owner *o, uint32_t traced_seqid);
+/* The live seqid to send for a traced seqid of owner o: the live server's next one,
+ * shifted back for a traced seqid the owner used before (a retransmission).  A traced
+ * seqid ahead of the next one the trace showed means the owner's calls in between were
+ * lost with the capture: the owner's traced count skips to it (seqids are regenerated in
+ * order per live owner). */
+uint32_t tbbt_nfs4_owner_seqid(struct tbbt_nfs4_owner *o, uint32_t traced_seqid);
 /* True if a seqid-mutating operation answered status advances the owner's seqid. */
 bool tbbt_nfs4_seqid_bumps(nfsstat4 status);
 

@@ -9,9 +9,10 @@
 #     unknown outcome, nothing skipped, every record completed, --verify ok;
 #     The mixed capture (NFSv3 clients in v3mix/, NFSv4.1 clients in v4mix/ of one
 #     export), converted with --v4-export into one tree, likewise;
-#  1c. lost calls: the 4.1 capture with its OPEN by handle, or with the REMOVE of a
-#     directory's last file, cut out (editcap): one corrective OPEN, or REMOVE, from
-#     tbbt-convert, and the replay is clean in both orders (not without them);
+#  1c. lost calls: the 4.1 capture with its OPEN by handle, the REMOVE of a directory's
+#     last file or a RECLAIM_COMPLETE cut out (editcap), the 4.0 one with an OPEN_CONFIRM
+#     cut out: one corrective COMPOUND each from tbbt-convert, and the replay is clean in
+#     both orders (not without them);
 #  2. the grace period: a lab restarted with a 4 s grace period (and lease), the replay
 #     started at once (--no-grace-wait): the OPENs answered NFS4ERR_GRACE are retried
 #     (counted) and the replay ends with no failure;
@@ -132,17 +133,23 @@ echo "ok: v3v4-mixed: $(jq -r .ops_completed "$work/mixed-fsdep.json") NFSv3 cal
 #           corrective OPEN (corrective_ops v4.open);
 #   remove: the REMOVE of "s" in sub1, so that the later REMOVE of sub1 would find it
 #           not empty: one corrective REMOVE of sub1/s (PUTFH, LOOKUP, REMOVE);
-# each replays clean in both orders; converted with --no-correct, each fails.
-# cut NAME FILTER: the capture without the first call FILTER matches and its reply.
+#   reclaim: a client's RECLAIM_COMPLETE, without which the server just restarted would
+#           answer its OPENs GRACE until its grace period ends: one corrective
+#           RECLAIM_COMPLETE;
+#   confirm: (v40-tcp) an OPEN_CONFIRM, without which the owner stays unconfirmed and
+#           its later calls get BAD_SEQID: one corrective OPEN_CONFIRM;
+# each replays clean in both orders; converted with --no-correct, open, remove and
+# confirm fail.
+# cut NAME FILTER [CAPTURE]: the capture (default v41-tcp) without the first call FILTER
+# matches and its reply.
 cut() {
-  local f_call xid f_reply
-  read -r f_call xid < <(tshark -r "$top/traces/v4/v41-tcp.pcap" -Y "rpc.msgtyp == 0 && ($2)" \
+  local f_call xid f_reply cap=$top/traces/v4/${3:-v41-tcp}.pcap
+  read -r f_call xid < <(tshark -r "$cap" -Y "rpc.msgtyp == 0 && ($2)" \
     -T fields -e frame.number -e rpc.xid 2>/dev/null | head -n 1)
-  [ -n "$f_call" ] || fail "lost $1: no call matches $2 in v41-tcp.pcap"
-  f_reply=$(tshark -r "$top/traces/v4/v41-tcp.pcap" -Y "rpc.msgtyp == 1 && rpc.xid == $xid" \
+  [ -n "$f_call" ] || fail "lost $1: no call matches $2 in $cap"
+  f_reply=$(tshark -r "$cap" -Y "rpc.msgtyp == 1 && rpc.xid == $xid" \
     -T fields -e frame.number 2>/dev/null | head -n 1)
-  editcap "$top/traces/v4/v41-tcp.pcap" "$work/lost-$1.pcap" "$f_call" $f_reply ||
-    fail "lost $1: editcap"
+  editcap "$cap" "$work/lost-$1.pcap" "$f_call" $f_reply || fail "lost $1: editcap"
   "$convert" -q -o "$work/lost-$1.tbbt" --summary-json "$work/lost-$1.conv.json" \
     "$work/lost-$1.pcap" || fail "lost $1: tbbt-convert"
   "$convert" -q --no-correct -o "$work/lost-$1-nc.tbbt" "$work/lost-$1.pcap" ||
@@ -151,6 +158,8 @@ cut() {
 }
 cut_open=$(cut open 'nfs.open.claim_type == 4')
 cut_remove=$(cut remove 'nfs.opcode == 28 && nfs.pathname.component == "s"')
+cut_reclaim=$(cut reclaim 'nfs.opcode == 58')
+cut_confirm=$(cut confirm 'nfs.opcode == 20' v40-tcp)
 jq -e '.corrective_ops == {"v4.open": 1} and .replay_failures == 1 and .remaining_mismatches == 0' \
   "$work/lost-open.conv.json" >/dev/null ||
   fail "lost open: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
@@ -159,32 +168,46 @@ jq -e '.corrective_ops == {"remove": 1} and .replay_failures == 1 and .remaining
   "$work/lost-remove.conv.json" >/dev/null ||
   fail "lost remove: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
     "$work/lost-remove.conv.json")"
+jq -e '.corrective_ops == {"v4.reclaim_complete": 1} and .remaining_mismatches == 0' \
+  "$work/lost-reclaim.conv.json" >/dev/null ||
+  fail "lost reclaim: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
+    "$work/lost-reclaim.conv.json")"
+jq -e '.corrective_ops == {"v4.open_confirm": 1} and .remaining_mismatches == 0' \
+  "$work/lost-confirm.conv.json" >/dev/null ||
+  fail "lost confirm: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
+    "$work/lost-confirm.conv.json")"
 "$dump" "$work/lost-remove.tbbt" >"$work/lost-remove.txt" || fail "lost remove: tbbt-dump"
 grep -q 'corrective.*{op=PUTFH,status=OK,fh=[0-9]*},{op=LOOKUP,status=OK,name="sub1"},{op=REMOVE,status=OK,name="s"}' "$work/lost-remove.txt" ||
   fail "lost remove: no corrective PUTFH, LOOKUP sub1, REMOVE s"
-for c in open remove; do
+for c in open remove reclaim confirm; do
   image "$work/lost-$c.tbbt" "lost-$c-fsdep"
   image "$work/lost-$c.tbbt" "lost-$c-cons"
-  image "$work/lost-$c-nc.tbbt" "lost-$c-nc"
+  [ "$c" = reclaim ] || image "$work/lost-$c-nc.tbbt" "lost-$c-nc"
 done
 bash "$lab" restart -q >/dev/null || fail "lab restart"
-for c in open remove; do
+for c in open remove reclaim confirm; do
   replay "$work/lost-$c.tbbt" "lost-$c-fsdep" --order fsdep --timing full ||
     fail "lost $c fsdep/full: exit $? $(tail -n 3 "$work/lost-$c-fsdep.out")"
   clean "lost-$c-fsdep"
   replay "$work/lost-$c.tbbt" "lost-$c-cons" --order conservative --timing timestamp ||
     fail "lost $c conservative/timestamp: exit $? $(tail -n 3 "$work/lost-$c-cons.out")"
   clean "lost-$c-cons"
-  replay "$work/lost-$c-nc.tbbt" "lost-$c-nc" --order fsdep --timing full || true
+  # without it, the client lost its RECLAIM_COMPLETE gets GRACE until the grace period ends
+  [ "$c" = reclaim ] || replay "$work/lost-$c-nc.tbbt" "lost-$c-nc" --order fsdep --timing full || true
 done
 jq -e '.skipped_by_reason.unsendable == 2' "$work/lost-open-nc.json" >/dev/null ||
   fail "lost open without correction: $(jq -c .skipped_by_reason "$work/lost-open-nc.json")"
-jq -e '.replay_failures > 0' "$work/lost-remove-nc.json" >/dev/null ||
-  fail "lost remove without correction: $(jq -c '{replay_failures}' "$work/lost-remove-nc.json")"
+for c in remove confirm; do
+  jq -e '.replay_failures > 0' "$work/lost-$c-nc.json" >/dev/null ||
+    fail "lost $c without correction: $(jq -c '{replay_failures}' "$work/lost-$c-nc.json")"
+done
 echo "ok: v41-tcp without an OPEN by handle ($cut_open): 1 corrective OPEN; without the" \
-  "REMOVE of sub1/s ($cut_remove): 1 corrective REMOVE; both orders: 0 failures, --verify" \
-  "ok (without the correction: 2 unsendable; $(jq -r .replay_failures \
-  "$work/lost-remove-nc.json") failures)"
+  "REMOVE of sub1/s ($cut_remove): 1 corrective REMOVE; without a RECLAIM_COMPLETE" \
+  "($cut_reclaim): 1 corrective RECLAIM_COMPLETE; v40-tcp without an OPEN_CONFIRM" \
+  "($cut_confirm): 1 corrective OPEN_CONFIRM; both orders: 0 failures, --verify ok" \
+  "(without the correction: 2 unsendable; $(jq -r .replay_failures \
+  "$work/lost-remove-nc.json") and $(jq -r .replay_failures "$work/lost-confirm-nc.json")" \
+  "failures)"
 
 # ------------------------------------------------------------------ 2. grace period
 image "$work/v40-tcp.tbbt" grace

@@ -2,7 +2,7 @@
 /*
  * Unit tests of the NFSv4 lost-state correction (src/extract/correct4.c): which
  * stateids a COMPOUND uses without the trace having given them, and which of those a
- * corrective OPEN by handle repairs.  Records are built in memory.
+ * corrective OPEN by handle repairs; a lost RECLAIM_COMPLETE.  Records are built in memory.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -107,6 +107,43 @@ static void session(struct t4 *t)
     struct tbbt_op4 *o = add(t, OP_CREATE_SESSION, 1u << TBBT_O4_CLIENTID | 1u << TBBT_O4_SESSION);
     o->clientid = 42;
     memset(o->session, 7, TBBT_OP4_ID_LEN);
+    assert_int_equal(step(t), 0);
+    compound(t, 1);
+    add(t, OP_RECLAIM_COMPLETE, 1u << TBBT_O4_HOW);
+    assert_int_equal(step(t), 0);
+}
+
+/* A 4.1 client that changes state without the RECLAIM_COMPLETE the capture lost: one
+ * corrective RECLAIM_COMPLETE before its first such record, and only one. */
+static void test_lost_reclaim_complete(void **state)
+{
+    struct t4 *t = *state;
+    compound(t, 0);
+    t->rec.minor = 1;
+    struct tbbt_op4 *o = add(t, OP_CREATE_SESSION, 1u << TBBT_O4_CLIENTID | 1u << TBBT_O4_SESSION);
+    o->clientid = 42;
+    memset(o->session, 7, TBBT_OP4_ID_LEN);
+    assert_int_equal(step(t), 0);
+    compound(t, 1);
+    putfh(t, 1);
+    add(t, OP_GETATTR, 0);          /* reads need none */
+    assert_int_equal(step(t), 0);
+    compound(t, 1);
+    putfh(t, 1);
+    add(t, OP_REMOVE, 1u << TBBT_O4_NAME);
+    assert_int_equal(step(t), 1);
+    assert_int_equal(t->fix[0].kind, TBBT__C4_FIX_RECLAIM);
+    assert_int_equal(t->fix[0].slot, 5);
+    struct tbbt_trace_rec out;
+    tbbt_trace_rec_init(&out);
+    tbbt__corr4_fixup(&t->fix[0], 1, &out);
+    assert_int_equal(out.n_ops, 2);
+    assert_int_equal(out.ops[0].op, OP_SEQUENCE);
+    assert_int_equal(out.ops[1].op, OP_RECLAIM_COMPLETE);
+    tbbt_trace_rec_fini(&out);
+    compound(t, 1);
+    putfh(t, 1);
+    add(t, OP_REMOVE, 1u << TBBT_O4_NAME);
     assert_int_equal(step(t), 0);
 }
 
@@ -215,6 +252,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_known_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_handle_from_getfh, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_repaired, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_reclaim_complete, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
