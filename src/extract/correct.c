@@ -864,11 +864,6 @@ static bool locate(struct tbbt__corr *k, const struct tbbt_trace_rec *low, uint6
            path_from(k, id, low->fh2, tbbt_ns_handle_obj(k->ns, low->fh2), at, names);
 }
 
-/*
- * Corrective record c (made by ID for the model, NFSv3-shaped) as the NFSv4 COMPOUND
- * that does the same from the handles of the lowered record low (correct4.c).  False
- * when NFSv4 cannot say it from there.
- */
 /* s: an NFSv4 COMPOUND's header with c's call time, endpoint and credentials. */
 static void compound_header(struct tbbt_trace_rec *s, const struct tbbt_trace_rec *c)
 {
@@ -905,6 +900,12 @@ static struct tbbt_trace_rec *insert_rec(struct tbbt__corr *k, size_t at)
     return c;
 }
 
+/*
+ * Corrective record c, the pool's i-th (made by ID for the model, NFSv3-shaped), as the
+ * NFSv4 COMPOUND that does the same from the handles of the lowered record low
+ * (correct4.c).  Returns how many records it became (2: a file made on NFSv4.0, the
+ * second inserted after it), 0 when NFSv4 cannot say it from there.
+ */
 static unsigned to_compound(struct tbbt__corr *k, const struct tbbt_trace_rec *low,
                             size_t i, const struct at4 *a)
 {

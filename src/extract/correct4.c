@@ -17,6 +17,11 @@
  * seqids would have to fit the traced ones), an operation whose current object's
  * handle the COMPOUND does not tell, a lost LOCK (a lock stateid used by LOCKU or by
  * LOCK of a known lock owner), and a client whose client id the trace never showed.
+ *
+ * Also lost state of other kinds: a 4.1+ client's RECLAIM_COMPLETE (lost_reclaim()), a
+ * 4.0 OPEN's OPEN_CONFIRM (lost_confirms()).  And the COMPOUNDs that say the namespace
+ * repairs correct.c's model decides (tbbt__corr4_compound()): from a traced handle, a
+ * LOOKUP per name, then the operation.
  */
 #include "extract/correct4.h"
 

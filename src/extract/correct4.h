@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to the extract module: the pre-play correction of NFSv4 state lost with the
- * capture (correct4.c): which stateids the trace uses without having given them, and
- * the corrective OPENs that give them (correct.c builds and counts the records).  One
- * per pass, records in trace order.  Not thread-safe.
+ * Private to the extract module: the NFSv4 side of pre-play correction (correct4.c):
+ * state lost with the capture (stateids used without the OPEN that gave them, a lost
+ * RECLAIM_COMPLETE or OPEN_CONFIRM) and the corrective COMPOUNDs that give it back, and
+ * the COMPOUNDs that say the namespace repairs of correct.c (which builds and counts
+ * the records).  One per pass, records in trace order.  Not thread-safe.
  */
 #ifndef TBBT_EXTRACT_CORRECT4_H
 #define TBBT_EXTRACT_CORRECT4_H

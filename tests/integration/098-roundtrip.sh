@@ -13,7 +13,8 @@
 #          image root comes from the handles' ancestry).
 # Replays, each checked by tools/roundtrip-check.py --expect (no replay failure, no
 # reply mismatch, no status or real reply difference, >= 99.9 % identical, the end state
-# equal on every traced path; timestamp: the player's own wire timing error p99 <= 1 ms):
+# equal on every traced path; timestamp: the player's own wire timing error p99 <= 1 ms, its
+# median in fsdep order, roundtrip-check.py):
 # conservative and fsdep at full speed for each; mail in timestamp timing in both orders
 # and in conservative order with a 1 ms causal slack (--causal-slack); mail in fsdep
 # order with a lookahead window of 2 (racy replies found from the trace alone);

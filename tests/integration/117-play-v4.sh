@@ -160,22 +160,17 @@ cut_open=$(cut open 'nfs.open.claim_type == 4')
 cut_remove=$(cut remove 'nfs.opcode == 28 && nfs.pathname.component == "s"')
 cut_reclaim=$(cut reclaim 'nfs.opcode == 58')
 cut_confirm=$(cut confirm 'nfs.opcode == 20' v40-tcp)
-jq -e '.corrective_ops == {"v4.open": 1} and .replay_failures == 1 and .remaining_mismatches == 0' \
-  "$work/lost-open.conv.json" >/dev/null ||
-  fail "lost open: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
-    "$work/lost-open.conv.json")"
-jq -e '.corrective_ops == {"remove": 1} and .replay_failures == 1 and .remaining_mismatches == 0' \
-  "$work/lost-remove.conv.json" >/dev/null ||
-  fail "lost remove: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
-    "$work/lost-remove.conv.json")"
-jq -e '.corrective_ops == {"v4.reclaim_complete": 1} and .remaining_mismatches == 0' \
-  "$work/lost-reclaim.conv.json" >/dev/null ||
-  fail "lost reclaim: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
-    "$work/lost-reclaim.conv.json")"
-jq -e '.corrective_ops == {"v4.open_confirm": 1} and .remaining_mismatches == 0' \
-  "$work/lost-confirm.conv.json" >/dev/null ||
-  fail "lost confirm: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
-    "$work/lost-confirm.conv.json")"
+# conv_ok NAME KIND: the conversion found one failure of its kind and repaired it.
+conv_ok() {
+  jq -e --arg k "$2" '.corrective_ops == {($k): 1} and .remaining_mismatches == 0 and
+                      .replay_failures == 1' "$work/lost-$1.conv.json" >/dev/null ||
+    fail "lost $1: $(jq -c '{corrective_ops, replay_failure_kinds, remaining_mismatches}' \
+      "$work/lost-$1.conv.json")"
+}
+conv_ok open v4.open
+conv_ok remove remove
+conv_ok reclaim v4.reclaim_complete
+conv_ok confirm v4.open_confirm
 "$dump" "$work/lost-remove.tbbt" >"$work/lost-remove.txt" || fail "lost remove: tbbt-dump"
 grep -q 'corrective.*{op=PUTFH,status=OK,fh=[0-9]*},{op=LOOKUP,status=OK,name="sub1"},{op=REMOVE,status=OK,name="s"}' "$work/lost-remove.txt" ||
   fail "lost remove: no corrective PUTFH, LOOKUP sub1, REMOVE s"

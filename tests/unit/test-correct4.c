@@ -100,7 +100,7 @@ static unsigned step(struct t4 *t)
 }
 
 /* The client id of session 7, from a CREATE_SESSION. */
-static void session(struct t4 *t)
+static void create_session(struct t4 *t)
 {
     compound(t, 0);
     t->rec.minor = 1;
@@ -108,6 +108,12 @@ static void session(struct t4 *t)
     o->clientid = 42;
     memset(o->session, 7, TBBT_OP4_ID_LEN);
     assert_int_equal(step(t), 0);
+}
+
+/* Session 7 of client 42, its RECLAIM_COMPLETE done. */
+static void session(struct t4 *t)
+{
+    create_session(t);
     compound(t, 1);
     add(t, OP_RECLAIM_COMPLETE, 1u << TBBT_O4_HOW);
     assert_int_equal(step(t), 0);
@@ -118,12 +124,7 @@ static void session(struct t4 *t)
 static void test_lost_reclaim_complete(void **state)
 {
     struct t4 *t = *state;
-    compound(t, 0);
-    t->rec.minor = 1;
-    struct tbbt_op4 *o = add(t, OP_CREATE_SESSION, 1u << TBBT_O4_CLIENTID | 1u << TBBT_O4_SESSION);
-    o->clientid = 42;
-    memset(o->session, 7, TBBT_OP4_ID_LEN);
-    assert_int_equal(step(t), 0);
+    create_session(t);
     compound(t, 1);
     putfh(t, 1);
     add(t, OP_GETATTR, 0);          /* reads need none */
