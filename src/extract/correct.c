@@ -947,6 +947,8 @@ static unsigned to_compound(struct tbbt__corr *k, const struct tbbt_trace_rec *l
         uint64_t t = c2->call_ns;
         tbbt_trace_rec_copy(c2, s2);
         c2->call_ns = c2->reply_ns = t;     /* after c's, in call order */
+        k->st.corrective++;                 /* the second record of the same repair */
+        count(k->corr_kinds, g_strdup("create"));
     }
     return got;
 }
