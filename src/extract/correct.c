@@ -133,37 +133,40 @@ struct tbbt__corr {
     bool repairing;             /* repair() is running */
     struct tbbt__corr4 *c4;     /* NFSv4 state lost with the capture (correct4.c) */
     const struct tbbt_trace_rec *rec4;  /* the NFSv4 record being lowered, or NULL */
-    struct tbbt_trace_rec *scratch4;    /* [2]: corrective COMPOUNDs being made */
-    GArray *at4;                /* struct at4 per pool record made for rec4 */
+    GHashTable *at4;            /* corrective record made for rec4 -> struct at4 */
 };
 
-/* Where NFSv4 finds the directory (or object) of the pool record of the same index,
- * found when it was made, before the model moved on (correct4.h). */
+/* Where NFSv4 finds the directory (or object) of a corrective record made by ID, found
+ * when it was made, before the model moved on (correct4.h). */
 struct at4 {
     bool ok;
     struct tbbt__corr4_at at;
     char *names[TBBT__CORR4_DEPTH];
 };
 
-static void at4_clear(struct at4 *a)
+static void free_names(char **names, unsigned n)
 {
-    for (unsigned i = 0; i < a->at.n; i++)
-        g_free(a->names[i]);
-    memset(a, 0, sizeof(*a));
+    for (unsigned i = 0; i < n; i++)
+        g_free(names[i]);
+}
+
+static void at4_free(gpointer p)
+{
+    struct at4 *a = p;
+    free_names(a->names, a->at.n);
+    g_free(a);
 }
 
 static bool locate(struct tbbt__corr *k, const struct tbbt_trace_rec *low, uint64_t id,
                    struct tbbt__corr4_at *at, char **names);
 
 /* An NFSv4 record is being lowered: where NFSv4 finds the directory (or object) id of
- * the pool record just made, now. */
-static void note_at4(struct tbbt__corr *k, uint64_t id)
+ * corrective record c, now. */
+static void note_at4(struct tbbt__corr *k, const struct tbbt_trace_rec *c, uint64_t id)
 {
-    if (k->at4->len < k->n_out)
-        g_array_set_size(k->at4, (guint)k->n_out);
-    struct at4 *a = &g_array_index(k->at4, struct at4, k->n_out - 1);
-    at4_clear(a);
+    struct at4 *a = g_new0(struct at4, 1);
     a->ok = locate(k, k->rec, id, &a->at, a->names);
+    g_hash_table_replace(k->at4, (gpointer)c, a);
 }
 
 struct tbbt__corr *tbbt__corr_new(bool repair, uint64_t seed)
@@ -177,10 +180,7 @@ struct tbbt__corr *tbbt__corr_new(bool repair, uint64_t seed)
     k->rem_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     k->corr_kinds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     k->c4 = tbbt__corr4_new();
-    k->scratch4 = g_new(struct tbbt_trace_rec, 2);
-    tbbt_trace_rec_init(&k->scratch4[0]);
-    tbbt_trace_rec_init(&k->scratch4[1]);
-    k->at4 = g_array_new(FALSE, TRUE, sizeof(struct at4));
+    k->at4 = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, at4_free);
     return k;
 }
 
@@ -194,12 +194,7 @@ void tbbt__corr_free(struct tbbt__corr *k)
     }
     g_ptr_array_free(k->pool, TRUE);
     tbbt__corr4_free(k->c4);
-    tbbt_trace_rec_fini(&k->scratch4[0]);
-    tbbt_trace_rec_fini(&k->scratch4[1]);
-    g_free(k->scratch4);
-    for (guint i = 0; i < k->at4->len; i++)
-        at4_clear(&g_array_index(k->at4, struct at4, i));
-    g_array_free(k->at4, TRUE);
+    g_hash_table_destroy(k->at4);
     g_hash_table_destroy(k->fail_kinds);
     g_hash_table_destroy(k->rem_kinds);
     g_hash_table_destroy(k->corr_kinds);
@@ -311,7 +306,7 @@ static struct tbbt_trace_rec *build(struct tbbt__corr *k, enum tbbt_ns_op op, ui
     TBBT_SET(c, TBBT_F_ID);
     c->id = dir;
     if (k->rec4)
-        note_at4(k, dir);
+        note_at4(k, c, dir);
     if (name) {
         TBBT_SET(c, TBBT_F_NAME);
         tbbt_trace_rec_set_str(c, &c->name, name, (uint32_t)len);
@@ -864,55 +859,34 @@ static bool locate(struct tbbt__corr *k, const struct tbbt_trace_rec *low, uint6
            path_from(k, id, low->fh2, tbbt_ns_handle_obj(k->ns, low->fh2), at, names);
 }
 
-/* s: an NFSv4 COMPOUND's header with c's call time, endpoint and credentials. */
-static void compound_header(struct tbbt_trace_rec *s, const struct tbbt_trace_rec *c)
+/*
+ * The record at i of the records to write gives way to the n records made last (at the
+ * end of them, after it), in their order; it stays in the pool, past those to write.
+ */
+static void splice(struct tbbt__corr *k, size_t i, size_t n)
 {
-    tbbt_trace_rec_clear(s);
-    s->call_ns = c->call_ns;
-    s->reply_ns = c->reply_ns;
-    s->prog = TBBT_PROG_NFS4;
-    s->proc = NFSPROC4_COMPOUND;
-    s->flags = c->flags;
-    s->endpoint = c->endpoint;
-    s->uid = c->uid;
-    s->gid = c->gid;
-    s->rpc_stat = c->rpc_stat;
-    s->status = NFS4_OK;
-    if (TBBT_HAS(c, TBBT_F_CRED)) {
-        TBBT_SET(s, TBBT_F_CRED);
-        s->cred = c->cred;
-    }
-}
+    gpointer *p = k->pool->pdata, c = p[i], made[2];
+    size_t end = k->n_out;
 
-/* A new pool record (made last) moved to index at, the ones from at on one further. */
-static struct tbbt_trace_rec *insert_rec(struct tbbt__corr *k, size_t at)
-{
-    struct tbbt_trace_rec *c = new_rec(k);
-    size_t last = k->n_out - 1;
-
-    memmove(&k->pool->pdata[at + 1], &k->pool->pdata[at], (last - at) * sizeof(gpointer));
-    k->pool->pdata[at] = c;
-    if (k->at4->len < k->n_out)
-        g_array_set_size(k->at4, (guint)k->n_out);
-    memmove(&g_array_index(k->at4, struct at4, at + 1), &g_array_index(k->at4, struct at4, at),
-            (last - at) * sizeof(struct at4));
-    memset(&g_array_index(k->at4, struct at4, at), 0, sizeof(struct at4));
-    return c;
+    memcpy(made, &p[end - n], n * sizeof(gpointer));
+    memmove(&p[i + n], &p[i + 1], (end - n - i - 1) * sizeof(gpointer));
+    memcpy(&p[i], made, n * sizeof(gpointer));
+    p[end - 1] = c;
+    k->n_out = end - 1;
 }
 
 /*
- * Corrective record c, the pool's i-th (made by ID for the model, NFSv3-shaped), as the
- * NFSv4 COMPOUND that does the same from the handles of the lowered record low
- * (correct4.c).  Returns how many records it became (2: a file made on NFSv4.0, the
- * second inserted after it), 0 when NFSv4 cannot say it from there.
+ * Corrective record c, the i-th to write (made by ID for the model, NFSv3-shaped; a its
+ * place, found when it was made), as the NFSv4 COMPOUNDs that do the same from the
+ * handles of the lowered record low (correct4.c), in its place.  Returns how many
+ * records it became (2: a file made on NFSv4.0), 0 when NFSv4 cannot say it from there.
  */
-static unsigned to_compound(struct tbbt__corr *k, const struct tbbt_trace_rec *low,
-                            size_t i, const struct at4 *a)
+static unsigned to_compound(struct tbbt__corr *k, const struct tbbt_trace_rec *low, size_t i,
+                            const struct at4 *a)
 {
     struct tbbt_trace_rec *c = k->pool->pdata[i];
     struct tbbt__corr4_nsop op = {0};
     char *names[TBBT__CORR4_DEPTH] = {0};
-    bool ok;
 
     switch (c->proc) {
     case NFSPROC3_CREATE: op.kind = TBBT__C4_CREATE; break;
@@ -921,36 +895,34 @@ static unsigned to_compound(struct tbbt__corr *k, const struct tbbt_trace_rec *l
     case NFSPROC3_REMOVE: case NFSPROC3_RMDIR: op.kind = TBBT__C4_REMOVE; break;
     case NFSPROC3_RENAME: op.kind = TBBT__C4_RENAME; break;
     case NFSPROC3_SETATTR: op.kind = TBBT__C4_SETATTR; break;
-    default: return false;
+    default: return 0;
     }
     op.name = c->name;
     op.name2 = c->name2;
     op.target = c->target;
     op.sattr = c->sattr;
-    ok = c->prog == TBBT_PROG_NFS3 && a->ok;
     op.at = a->at;
-    if (ok && op.kind == TBBT__C4_RENAME)     /* the target directory stays: found now */
-        ok = TBBT_HAS(c, TBBT_F_ID2) && locate(k, low, c->id2, &op.at2, names);
-    struct tbbt_trace_rec *s = k->scratch4, *s2 = k->scratch4 + 1;
-    unsigned got = 0;
-    if (ok) {
-        compound_header(s, c);
-        compound_header(s2, c);
-        got = tbbt__corr4_compound(k->c4, k->rec4, &op, s, s2);
+    if (op.kind == TBBT__C4_RENAME &&       /* the target directory stays: found now */
+        !(TBBT_HAS(c, TBBT_F_ID2) && locate(k, low, c->id2, &op.at2, names)))
+        return 0;
+    unsigned n = tbbt__corr4_records(k->rec4, &op);
+    struct tbbt_trace_rec *out[2] = {new_rec(k), n == 2 ? new_rec(k) : NULL};
+    for (unsigned j = 0; j < n; j++) {      /* at c's time, still in call order */
+        out[j]->proc = NFSPROC4_COMPOUND;
+        out[j]->call_ns = out[j]->reply_ns = c->call_ns;
     }
-    for (size_t j = 0; j < G_N_ELEMENTS(names); j++)
-        g_free(names[j]);
-    if (got >= 1)
-        tbbt_trace_rec_copy(c, s);
-    if (got == 2) {
-        struct tbbt_trace_rec *c2 = insert_rec(k, i + 1);
-        uint64_t t = c2->call_ns;
-        tbbt_trace_rec_copy(c2, s2);
-        c2->call_ns = c2->reply_ns = t;     /* after c's, in call order */
+    bool ok = tbbt__corr4_compound(k->c4, k->rec4, &op, out[0], out[1]);
+    free_names(names, op.at2.n);
+    if (!ok) {
+        k->n_out -= n;
+        return 0;
+    }
+    splice(k, i, n);
+    if (n == 2) {
         k->st.corrective++;                 /* the second record of the same repair */
         count(k->corr_kinds, g_strdup("create"));
     }
-    return got;
+    return n;
 }
 
 /*
@@ -965,35 +937,21 @@ static void step_lowered(void *arg, struct tbbt_ns *ns, struct tbbt_trace_rec *l
 
     k->rec = low;
     step_one(k, ns, low, tbbt_ns_op(low));
-    k->rec = k->rec4;
+    k->rec = k->rec4;       /* the COMPOUNDs' header: its endpoint and credentials */
     for (size_t i = from; i < k->n_out;) {
         struct tbbt_trace_rec *c = k->pool->pdata[i];
-        struct at4 *a = i < k->at4->len ? &g_array_index(k->at4, struct at4, i) : NULL;
-        struct at4 found = {0};
-        if (a) {            /* taken out: to_compound() may move the array */
-            found = *a;
-            memset(a, 0, sizeof(*a));
-        }
-        unsigned got = found.ok ? to_compound(k, low, i, &found) : 0;
-        at4_clear(&found);
-        if (got) {
-            i += got;
+        const struct at4 *a = g_hash_table_lookup(k->at4, c);
+        unsigned n = a && a->ok ? to_compound(k, low, i, a) : 0;
+        if (n) {
+            i += n;
             continue;
         }
         k->st.remaining++;
         count(k->rem_kinds, g_strdup_printf("compound %s not said in NFSv4",
                                             tbbt_proc_name(c->prog, c->proc)));
-        /* out of the records to write, kept in the pool */
-        memmove(&k->pool->pdata[i], &k->pool->pdata[i + 1],
-                (k->n_out - i - 1) * sizeof(gpointer));
-        if (k->at4->len >= k->n_out)
-            memmove(&g_array_index(k->at4, struct at4, i),
-                    &g_array_index(k->at4, struct at4, i + 1),
-                    (k->n_out - i - 1) * sizeof(struct at4));
-        k->pool->pdata[--k->n_out] = c;
-        if (k->at4->len > k->n_out)
-            memset(&g_array_index(k->at4, struct at4, k->n_out), 0, sizeof(struct at4));
+        splice(k, i, 0);
     }
+    g_hash_table_remove_all(k->at4);
 }
 
 size_t tbbt__corr_step(struct tbbt__corr *k, struct tbbt_ns *ns, struct tbbt_trace_rec *rec,

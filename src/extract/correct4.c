@@ -28,10 +28,11 @@
 #include <string.h>
 
 #include "proto/nfs4.h"
+#include "trace/compound.h"
 
-/* What the trace gave, per stateid `other` (12 bytes). */
+/* What the trace gave, per stateid `other`. */
 struct sid {
-    uint8_t other[NFS4_OTHER_SIZE];
+    uint8_t other[TBBT_OP4_OTHER_LEN];
     uint32_t share;             /* corrected: the access the corrective OPEN asked; else 0 */
     bool unconfirmed;           /* 4.0: its OPEN asked for OPEN_CONFIRM, none seen yet */
     bool fh_known;
@@ -40,50 +41,51 @@ struct sid {
     uint8_t stateid[TBBT_OP4_ID_LEN];   /* ... the OPEN's stateid */
 };
 
-struct tbbt__corr4 {
-    GHashTable *sids;           /* other -> struct sid (key: its other) */
-    GHashTable *clients;        /* session (16 bytes, GBytes) -> traced clientid (uint64_t *) */
-    GHashTable *reclaimed;      /* clientids (uint64_t *), or sessions whose client id is
-                                   unknown (GBytes), that did RECLAIM_COMPLETE */
-    GHashTable *clients40;      /* 4.0: endpoint -> the latest traced clientid it used */
-    uint32_t made;              /* 4.0 files made: their owners and stateids */
-    GHashTable *unconfirmed;    /* 4.0: (clientid, owner bytes) -> struct sid of its last
-                                   OPEN that asked for OPEN_CONFIRM */
+/* A traced client id (4.1+). */
+struct client {
+    uint64_t id;                /* key */
+    bool reclaimed;             /* did RECLAIM_COMPLETE */
 };
 
-static GBytes *owner_key(const struct tbbt_op4 *o)
-{
-    GByteArray *b = g_byte_array_sized_new(8 + o->owner.len);
-    g_byte_array_append(b, (const guint8 *)&o->clientid, 8);
-    g_byte_array_append(b, (const guint8 *)o->owner.p, o->owner.len);
-    return g_byte_array_free_to_bytes(b);
-}
+/* A traced session (4.1+). */
+struct sess {
+    uint8_t id[TBBT_OP4_ID_LEN];    /* key */
+    struct client *client;      /* NULL: its client id is not known */
+    bool reclaimed;             /* did RECLAIM_COMPLETE, its client id unknown then */
+};
 
-static guint other_hash(gconstpointer p)
-{
-    guint h = 2166136261u;
-    const uint8_t *b = p;
-    for (int i = 0; i < NFS4_OTHER_SIZE; i++)
-        h = (h ^ b[i]) * 16777619u;
-    return h;
-}
+/* A 4.0 open owner and its last OPEN that asked for OPEN_CONFIRM. */
+struct owner {
+    struct tbbt_op4_owner_key key;  /* key; its bytes follow */
+    struct sid *pending;        /* NULL: none */
+    char bytes[];
+};
 
-static gboolean other_equal(gconstpointer a, gconstpointer b)
-{
-    return memcmp(a, b, NFS4_OTHER_SIZE) == 0;
-}
+/* A 4.0 client endpoint's latest traced client id. */
+struct ep_client {
+    bool known;
+    uint64_t id;
+};
+
+/* All tables key on bytes in their values: a lookup allocates nothing. */
+struct tbbt__corr4 {
+    GHashTable *sids;           /* other -> struct sid */
+    GHashTable *sessions;       /* id -> struct sess */
+    GHashTable *clients;        /* id -> struct client */
+    GHashTable *owners;         /* 4.0: (clientid, owner bytes) -> struct owner */
+    GArray *ep_clients;         /* 4.0: struct ep_client by endpoint */
+    uint32_t made;              /* 4.0 files made: their owners and stateids */
+};
 
 struct tbbt__corr4 *tbbt__corr4_new(void)
 {
     struct tbbt__corr4 *c = g_new0(struct tbbt__corr4, 1);
-    c->sids = g_hash_table_new_full(other_hash, other_equal, g_free, NULL);
-    c->clients = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
-                                       (GDestroyNotify)g_bytes_unref, g_free);
-    c->reclaimed = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
-                                         (GDestroyNotify)g_bytes_unref, NULL);
-    c->clients40 = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-    c->unconfirmed = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
-                                           (GDestroyNotify)g_bytes_unref, NULL);
+    c->sids = g_hash_table_new_full(tbbt_op4_other_hash, tbbt_op4_other_equal, NULL, g_free);
+    c->sessions = g_hash_table_new_full(tbbt_op4_session_hash, tbbt_op4_session_equal, NULL,
+                                        g_free);
+    c->clients = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+    c->owners = g_hash_table_new_full(tbbt_op4_owner_hash, tbbt_op4_owner_equal, NULL, g_free);
+    c->ep_clients = g_array_new(FALSE, TRUE, sizeof(struct ep_client));
     return c;
 }
 
@@ -92,36 +94,20 @@ void tbbt__corr4_free(struct tbbt__corr4 *c)
     if (!c)
         return;
     g_hash_table_destroy(c->sids);
+    g_hash_table_destroy(c->sessions);
     g_hash_table_destroy(c->clients);
-    g_hash_table_destroy(c->reclaimed);
-    g_hash_table_destroy(c->clients40);
-    g_hash_table_destroy(c->unconfirmed);
+    g_hash_table_destroy(c->owners);
+    g_array_free(c->ep_clients, TRUE);
     g_free(c);
-}
-
-/* The `other` of a 16-byte stateid (seqid first, as the trace keeps it). */
-static const uint8_t *other_of(const uint8_t *stateid)
-{
-    return stateid + 4;
-}
-
-static bool special(const uint8_t *other)
-{
-    bool zero = true, ones = true;
-    for (int i = 0; i < NFS4_OTHER_SIZE; i++) {
-        zero &= other[i] == 0;
-        ones &= other[i] == 0xff;
-    }
-    return zero || ones;
 }
 
 static struct sid *learn(struct tbbt__corr4 *c, const uint8_t *stateid)
 {
-    const uint8_t *o = other_of(stateid);
+    const uint8_t *o = tbbt_op4_sid_other(stateid);
     struct sid *s = g_hash_table_lookup(c->sids, o);
-    if (!s && !special(o)) {
+    if (!s && !tbbt_op4_sid_special(stateid)) {
         s = g_new0(struct sid, 1);
-        memcpy(s->other, o, NFS4_OTHER_SIZE);
+        memcpy(s->other, o, TBBT_OP4_OTHER_LEN);
         g_hash_table_insert(c->sids, s->other, s);
     }
     return s;
@@ -171,21 +157,9 @@ static uint32_t needs(const struct tbbt_op4 *o)
     }
 }
 
-/* Operations that move the current filehandle to an object a later GETFH tells. */
-static bool moves_fh(uint32_t op)
-{
-    switch (op) {
-    case OP_PUTROOTFH: case OP_PUTPUBFH: case OP_LOOKUP: case OP_LOOKUPP: case OP_OPEN:
-    case OP_CREATE: case OP_OPENATTR: case OP_SECINFO: case OP_SECINFO_NO_NAME:
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* The handle of the current object at operation i, or false: PUTFH, GETFH, SAVEFH and
  * RESTOREFH as RFC 8881 16.2.3.1.2, and after an operation that moved it the next
- * GETFH before it moves again (as clients ask for it). */
+ * GETFH before it moves again (tbbt_op4_fh_after()). */
 static bool current_fh(const struct tbbt_trace_rec *rec, uint32_t i, uint32_t *fh)
 {
     bool cur = false, saved = false;
@@ -201,33 +175,13 @@ static bool current_fh(const struct tbbt_trace_rec *rec, uint32_t i, uint32_t *f
         } else if (o->op == OP_RESTOREFH) {
             cur = saved;
             cfh = sfh;
-        } else if (moves_fh(o->op)) {
+        } else if (tbbt_op4_moves_fh(o->op)) {
             cur = false;
         }
     }
-    if (!cur) {
-        for (uint32_t j = i + 1; j < rec->n_ops && !moves_fh(rec->ops[j].op); j++)
-            if (rec->ops[j].op == OP_GETFH && TBBT_O4_HAS(&rec->ops[j], FH)) {
-                cur = true;
-                cfh = rec->ops[j].fh;
-                break;
-            }
-    }
-    *fh = cfh;
-    return cur;
-}
-
-/* The handle of the object operation i made current: the next GETFH before the current
- * filehandle moves again. */
-static bool fh_after(const struct tbbt_trace_rec *rec, uint32_t i, uint32_t *fh)
-{
-    for (uint32_t j = i + 1; j < rec->n_ops && !moves_fh(rec->ops[j].op) &&
-                             rec->ops[j].op != OP_PUTFH && rec->ops[j].op != OP_RESTOREFH; j++)
-        if (rec->ops[j].op == OP_GETFH && TBBT_O4_HAS(&rec->ops[j], FH)) {
-            *fh = rec->ops[j].fh;
-            return true;
-        }
-    return false;
+    if (cur)
+        *fh = cfh;
+    return cur || tbbt_op4_fh_after(rec, i, fh, NULL);
 }
 
 /* The COMPOUND's SEQUENCE (4.1+), or NULL. */
@@ -238,19 +192,38 @@ static const struct tbbt_op4 *sequence_of(const struct tbbt_trace_rec *rec)
     return NULL;
 }
 
-static GBytes *session_key(const struct tbbt_op4 *o)
+static struct sess *sess_get(struct tbbt__corr4 *c, const uint8_t *id)
 {
-    return g_bytes_new(o->session, TBBT_OP4_ID_LEN);
+    struct sess *s = g_hash_table_lookup(c->sessions, id);
+    if (!s) {
+        s = g_new0(struct sess, 1);
+        memcpy(s->id, id, TBBT_OP4_ID_LEN);
+        g_hash_table_insert(c->sessions, s->id, s);
+    }
+    return s;
 }
 
-static void note_client(struct tbbt__corr4 *c, const struct tbbt_op4 *seq, uint64_t clientid)
+static struct client *client_get(struct tbbt__corr4 *c, uint64_t id)
 {
-    uint64_t *v = g_new(uint64_t, 1);
-    *v = clientid;
-    g_hash_table_replace(c->clients, session_key(seq), v);
+    struct client *x = g_hash_table_lookup(c->clients, &id);
+    if (!x) {
+        x = g_new0(struct client, 1);
+        x->id = id;
+        g_hash_table_insert(c->clients, &x->id, x);
+    }
+    return x;
 }
 
-/* Learns the session -> client id pairs CREATE_SESSION and owners tell. */
+/* Session id belongs to client id (CREATE_SESSION's result, or an owner's client id). */
+static void note_client(struct tbbt__corr4 *c, const uint8_t *session, uint64_t id)
+{
+    struct sess *s = sess_get(c, session);
+    if (!s->client || s->client->id != id)
+        s->client = client_get(c, id);
+}
+
+/* Learns the session -> client id pairs CREATE_SESSION and owners tell (4.1+), and the
+ * client id each 4.0 endpoint uses. */
 static void learn_clients(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec,
                           const struct tbbt_op4 *seq)
 {
@@ -259,32 +232,32 @@ static void learn_clients(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
         if (!TBBT_O4_HAS(o, CLIENTID))
             continue;
         if (rec->minor == 0 && o->op != OP_SETCLIENTID) {   /* its result's is not confirmed */
-            uint64_t *v = g_new(uint64_t, 1);
-            *v = o->clientid;
-            g_hash_table_replace(c->clients40, GUINT_TO_POINTER(rec->endpoint), v);
-            continue;
+            if (c->ep_clients->len <= rec->endpoint)
+                g_array_set_size(c->ep_clients, rec->endpoint + 1);
+            g_array_index(c->ep_clients, struct ep_client, rec->endpoint) =
+                (struct ep_client){true, o->clientid};
+        } else if (o->op == OP_CREATE_SESSION && TBBT_O4_HAS(o, SESSION) &&
+                   TBBT_O4_HAS(o, STATUS) && o->status == NFS4_OK) {
+            note_client(c, o->session, o->clientid);
+        } else if (seq && (o->op == OP_OPEN || o->op == OP_LOCK)) {
+            note_client(c, seq->session, o->clientid);
         }
-        if (o->op == OP_CREATE_SESSION && TBBT_O4_HAS(o, SESSION) && TBBT_O4_HAS(o, STATUS) &&
-            o->status == NFS4_OK)
-            note_client(c, o, o->clientid);
-        else if (seq && (o->op == OP_OPEN || o->op == OP_LOCK))
-            note_client(c, seq, o->clientid);
     }
 }
 
-static const uint64_t *lookup_client(struct tbbt__corr4 *c, const struct tbbt_op4 *seq)
+/* The traced client id of rec's client (its session's, 4.0 its endpoint's), or NULL. */
+static const uint64_t *client_of(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec,
+                                 const struct tbbt_op4 *seq)
 {
-    GBytes *k = session_key(seq);
-    const uint64_t *v = g_hash_table_lookup(c->clients, k);
-    g_bytes_unref(k);
-    return v;
-}
-
-/* The key of RECLAIM_COMPLETE's scope: the client id of session seq, else the session. */
-static GBytes *reclaim_key(struct tbbt__corr4 *c, const struct tbbt_op4 *seq)
-{
-    const uint64_t *id = lookup_client(c, seq);
-    return id ? g_bytes_new(id, sizeof(*id)) : session_key(seq);
+    if (rec->minor == 0) {
+        const struct ep_client *e = rec->endpoint < c->ep_clients->len
+                                        ? &g_array_index(c->ep_clients, struct ep_client,
+                                                         rec->endpoint)
+                                        : NULL;
+        return e && e->known ? &e->id : NULL;
+    }
+    const struct sess *s = seq ? g_hash_table_lookup(c->sessions, seq->session) : NULL;
+    return s && s->client ? &s->client->id : NULL;
 }
 
 /* Operations a server in its grace period refuses (NFS4ERR_GRACE) to a 4.1 client
@@ -309,7 +282,8 @@ static bool needs_reclaim_complete(const struct tbbt_op4 *o)
  * A 4.1+ client whose RECLAIM_COMPLETE the capture lost would get NFS4ERR_GRACE from a
  * server just restarted for the replay, until its grace period ends: the first record of
  * such a client that needs it is preceded by a corrective RECLAIM_COMPLETE.  Learns the
- * RECLAIM_COMPLETEs the trace has; true if rec needs one first.
+ * RECLAIM_COMPLETEs the trace has (per client, or per session while its client id is
+ * unknown); true if rec needs one first.
  */
 static bool lost_reclaim(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec,
                          const struct tbbt_op4 *seq)
@@ -317,24 +291,37 @@ static bool lost_reclaim(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec
     bool needs = false;
     if (!seq || rec->minor == 0)
         return false;
+    struct sess *s = sess_get(c, seq->session);
+    bool *done = s->client ? &s->client->reclaimed : &s->reclaimed;
     for (uint32_t i = 0; i < rec->n_ops; i++) {
         const struct tbbt_op4 *o = &rec->ops[i];
         if (o->op == OP_RECLAIM_COMPLETE && TBBT_O4_HAS(o, STATUS) &&
             (o->status == NFS4_OK || o->status == NFS4ERR_COMPLETE_ALREADY)) {
-            g_hash_table_add(c->reclaimed, reclaim_key(c, seq));
+            *done = true;
             return false;
         }
         needs |= needs_reclaim_complete(o) && TBBT_O4_HAS(o, STATUS) && o->status == NFS4_OK;
     }
-    if (!needs)
+    if (!needs || *done)
         return false;
-    GBytes *k = reclaim_key(c, seq);
-    if (g_hash_table_contains(c->reclaimed, k)) {
-        g_bytes_unref(k);
-        return false;
-    }
-    g_hash_table_add(c->reclaimed, k);
+    *done = true;
     return true;
+}
+
+/* The 4.0 owner of an OPEN (with its client id and owner bytes), made if make. */
+static struct owner *owner_of(struct tbbt__corr4 *c, const struct tbbt_op4 *o, bool make)
+{
+    if (!TBBT_O4_HAS(o, CLIENTID) || !TBBT_O4_HAS(o, OWNER))
+        return NULL;
+    struct tbbt_op4_owner_key k = {o->clientid, o->owner};
+    struct owner *w = g_hash_table_lookup(c->owners, &k);
+    if (!w && make) {
+        w = g_malloc0(sizeof(*w) + o->owner.len);
+        memcpy(w->bytes, o->owner.p, o->owner.len);
+        w->key = (struct tbbt_op4_owner_key){o->clientid, {w->bytes, o->owner.len}};
+        g_hash_table_insert(c->owners, &w->key, w);
+    }
+    return w;
 }
 
 /*
@@ -353,11 +340,10 @@ static unsigned lost_confirms(struct tbbt__corr4 *c, const struct tbbt_trace_rec
         const struct tbbt_op4 *o = &rec->ops[i];
         struct sid *s = NULL;
         if (TBBT_O4_HAS(o, STATEID) && o->op != OP_OPEN_CONFIRM) {
-            s = g_hash_table_lookup(c->sids, other_of(o->stateid));
-        } else if (o->op == OP_OPEN && TBBT_O4_HAS(o, CLIENTID) && TBBT_O4_HAS(o, OWNER)) {
-            GBytes *k = owner_key(o);
-            s = g_hash_table_lookup(c->unconfirmed, k);
-            g_bytes_unref(k);
+            s = g_hash_table_lookup(c->sids, tbbt_op4_sid_other(o->stateid));
+        } else if (o->op == OP_OPEN) {
+            struct owner *w = owner_of(c, o, false);
+            s = w ? w->pending : NULL;
         }
         if (!s || !s->unconfirmed || !s->fh_known)
             continue;
@@ -393,9 +379,9 @@ unsigned tbbt__corr4_step(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
     for (uint32_t i = 0; i < rec->n_ops; i++) {
         const struct tbbt_op4 *o = &rec->ops[i];
         bool ok = TBBT_O4_HAS(o, STATUS) && o->status == NFS4_OK;
-        if (ok && TBBT_O4_HAS(o, STATEID) && !special(other_of(o->stateid)) &&
+        if (ok && TBBT_O4_HAS(o, STATEID) && !tbbt_op4_sid_special(o->stateid) &&
             (open_use(o) || lock_use(o))) {
-            struct sid *s = g_hash_table_lookup(c->sids, other_of(o->stateid));
+            struct sid *s = g_hash_table_lookup(c->sids, tbbt_op4_sid_other(o->stateid));
             uint32_t want = needs(o);
             if (!s || (s->share && (s->share & want) != want)) {
                 const char *why = NULL;
@@ -407,7 +393,7 @@ unsigned tbbt__corr4_step(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
                     why = rec->minor == 0 ? "lost open (4.0)" : "lost open (no session)";
                 else if (!current_fh(rec, i, &fh))
                     why = "lost open (handle unknown)";
-                else if (!(clientid = lookup_client(c, seq)))
+                else if (!(clientid = client_of(c, rec, seq)))
                     why = "lost open (client id unknown)";
                 if (!why && n == max)
                     why = "lost open (too many in one COMPOUND)";
@@ -436,10 +422,11 @@ unsigned tbbt__corr4_step(struct tbbt__corr4 *c, const struct tbbt_trace_rec *re
                 s->unconfirmed = false;
             else if (s && o->op == OP_OPEN && rec->minor == 0 && TBBT_O4_HAS(o, RES_FLAGS) &&
                      (o->res_flags & OPEN4_RESULT_CONFIRM) && TBBT_O4_HAS(o, SEQID)) {
+                struct owner *w = owner_of(c, o, true);
                 s->unconfirmed = true;
-                if (TBBT_O4_HAS(o, CLIENTID) && TBBT_O4_HAS(o, OWNER))
-                    g_hash_table_replace(c->unconfirmed, owner_key(o), s);
-                s->fh_known = fh_after(rec, i, &s->fh);
+                if (w)
+                    w->pending = s;
+                s->fh_known = tbbt_op4_fh_after(rec, i, &s->fh, NULL);
                 s->confirm_seqid = o->seqid + 1;
                 memcpy(s->stateid, o->new_stateid, TBBT_OP4_ID_LEN);
             }
@@ -477,32 +464,37 @@ static void go_to(struct tbbt_trace_rec *out, const struct tbbt__corr4_at *at)
     }
 }
 
+/* out's COMPOUND header and, given a session (4.1+), its SEQUENCE first. */
+static void begin(struct tbbt_trace_rec *out, uint32_t minor, const uint8_t *session,
+                  uint64_t slot)
+{
+    TBBT_SET(out, TBBT_F_OPS);
+    TBBT_SET(out, TBBT_F_MINOR);
+    out->minor = minor;
+    if (session) {
+        struct tbbt_op4 *o = op4(out, OP_SEQUENCE, H(SESSION) | H(SLOT));
+        memcpy(o->session, session, TBBT_OP4_ID_LEN);
+        o->slot = slot;
+    }
+}
+
 void tbbt__corr4_fixup(const struct tbbt__corr4_fix *f, uint32_t minor,
                        struct tbbt_trace_rec *out)
 {
     struct tbbt_op4 *o;
     char owner[64];
 
-    TBBT_SET(out, TBBT_F_OPS);
-    TBBT_SET(out, TBBT_F_MINOR);
-    out->minor = minor;
-    if (f->kind == TBBT__C4_FIX_CONFIRM) {
+    if (f->kind == TBBT__C4_FIX_CONFIRM) {      /* 4.0: no session */
+        begin(out, minor, NULL, 0);
         op4(out, OP_PUTFH, H(FH))->fh = f->fh;
         o = op4(out, OP_OPEN_CONFIRM, H(STATEID) | H(SEQID) | H(NEW_STATEID));
         memcpy(o->stateid, f->stateid, TBBT_OP4_ID_LEN);
         o->seqid = f->seqid;
         memcpy(o->new_stateid, f->stateid, TBBT_OP4_ID_LEN);
-        uint32_t sq = ((uint32_t)f->stateid[0] << 24 | (uint32_t)f->stateid[1] << 16 |
-                       (uint32_t)f->stateid[2] << 8 | f->stateid[3]) + 1;
-        o->new_stateid[0] = (uint8_t)(sq >> 24);
-        o->new_stateid[1] = (uint8_t)(sq >> 16);
-        o->new_stateid[2] = (uint8_t)(sq >> 8);
-        o->new_stateid[3] = (uint8_t)sq;
+        tbbt_op4_sid_set_seqid(o->new_stateid, tbbt_op4_sid_seqid(f->stateid) + 1);
         return;
     }
-    o = op4(out, OP_SEQUENCE, H(SESSION) | H(SLOT));
-    memcpy(o->session, f->session, TBBT_OP4_ID_LEN);
-    o->slot = f->slot;
+    begin(out, minor, f->session, f->slot);
     if (f->kind == TBBT__C4_FIX_RECLAIM) {
         op4(out, OP_RECLAIM_COMPLETE, H(HOW))->how = 0;     /* rca_one_fs false */
         return;
@@ -521,25 +513,27 @@ void tbbt__corr4_fixup(const struct tbbt__corr4_fix *f, uint32_t minor,
     memcpy(o->new_stateid, f->stateid, TBBT_OP4_ID_LEN);
 }
 
-/* out's COMPOUND header and, 4.1+, rec4's SEQUENCE. */
-static void begin(struct tbbt_trace_rec *out, const struct tbbt_trace_rec *rec4,
-                  const struct tbbt_op4 *seq)
+/* An OPEN that makes op's file (CLAIM_NULL, GUARDED4: the replay must find the name
+ * free, as the model does) by owner seqid under owner. */
+static struct tbbt_op4 *open_create(struct tbbt_trace_rec *out, const struct tbbt__corr4_nsop *op,
+                                    uint64_t clientid, const char *owner, uint32_t seqid)
 {
-    TBBT_SET(out, TBBT_F_OPS);
-    TBBT_SET(out, TBBT_F_MINOR);
-    out->minor = rec4->minor;
-    if (seq) {
-        struct tbbt_op4 *o = op4(out, OP_SEQUENCE, H(SESSION) | H(SLOT));
-        memcpy(o->session, seq->session, TBBT_OP4_ID_LEN);
-        o->slot = seq->slot;
-    }
+    struct tbbt_op4 *o = op4(out, OP_OPEN, H(NAME) | H(SEQID) | H(SHARE) | H(HOW) |
+                                               H(CLIENTID) | H(OWNER) | H(SATTR));
+    set_name(out, &o->name, &op->name);
+    o->seqid = seqid;
+    o->share = OPEN4_SHARE_ACCESS_READ;
+    o->how = (uint32_t)CLAIM_NULL << 8 | (uint32_t)GUARDED4 << 4 | OPEN4_CREATE;
+    o->clientid = clientid;
+    tbbt_trace_rec_set_str(out, &o->owner, owner, (uint32_t)strlen(owner));
+    o->sattr = op->sattr;
+    return o;
 }
 
 /* A made-up stateid of seqid seqid for the n-th file a 4.0 repair makes. */
 static void made_stateid(uint8_t *sid, uint32_t n, uint32_t seqid)
 {
-    memset(sid, 0, TBBT_OP4_ID_LEN);
-    sid[3] = (uint8_t)seqid;
+    tbbt_op4_sid_set_seqid(sid, seqid);
     memcpy(sid + 4, "tbbtcorr", 8);
     memcpy(sid + 12, &n, 4);
 }
@@ -556,17 +550,9 @@ static void create40(struct tbbt__corr4 *c, const struct tbbt__corr4_nsop *op,
 {
     uint32_t n = ++c->made;
     char owner[48];
-    int len = g_snprintf(owner, sizeof(owner), "tbbt-corrective-create-%u", n);
-    struct tbbt_op4 *o = op4(out, OP_OPEN, H(NAME) | H(SEQID) | H(SHARE) | H(HOW) |
-                                               H(CLIENTID) | H(OWNER) | H(SATTR) |
-                                               H(NEW_STATEID) | H(RES_FLAGS));
-    set_name(out, &o->name, &op->name);
-    o->seqid = 1;
-    o->share = OPEN4_SHARE_ACCESS_READ;
-    o->how = (uint32_t)CLAIM_NULL << 8 | (uint32_t)GUARDED4 << 4 | OPEN4_CREATE;
-    o->clientid = clientid;
-    tbbt_trace_rec_set_str(out, &o->owner, owner, (uint32_t)len);
-    o->sattr = op->sattr;
+    g_snprintf(owner, sizeof(owner), "tbbt-corrective-create-%u", n);
+    struct tbbt_op4 *o = open_create(out, op, clientid, owner, 1);
+    o->has |= H(NEW_STATEID) | H(RES_FLAGS);
     o->res_flags = OPEN4_RESULT_CONFIRM;
     made_stateid(o->new_stateid, n, 1);
     go_to(out2, &op->at);
@@ -581,22 +567,25 @@ static void create40(struct tbbt__corr4 *c, const struct tbbt__corr4_nsop *op,
     o->seqid = 3;
 }
 
-unsigned tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec4,
-                              const struct tbbt__corr4_nsop *op, struct tbbt_trace_rec *out,
-                              struct tbbt_trace_rec *out2)
+unsigned tbbt__corr4_records(const struct tbbt_trace_rec *rec4,
+                             const struct tbbt__corr4_nsop *op)
+{
+    return op->kind == TBBT__C4_CREATE && rec4->minor == 0 ? 2 : 1;
+}
+
+bool tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec4,
+                          const struct tbbt__corr4_nsop *op, struct tbbt_trace_rec *out,
+                          struct tbbt_trace_rec *out2)
 {
     const struct tbbt_op4 *seq = sequence_of(rec4);
     const uint64_t *clientid = NULL;
     struct tbbt_op4 *o;
 
     if (rec4->minor > 0 && !seq)
-        return 0;
-    if (op->kind == TBBT__C4_CREATE &&
-        !(clientid = rec4->minor ? lookup_client(c, seq)
-                                 : g_hash_table_lookup(c->clients40,
-                                                       GUINT_TO_POINTER(rec4->endpoint))))
-        return 0;
-    begin(out, rec4, seq);
+        return false;
+    if (op->kind == TBBT__C4_CREATE && !(clientid = client_of(c, rec4, seq)))
+        return false;
+    begin(out, rec4->minor, seq ? seq->session : NULL, seq ? seq->slot : 0);
     if (op->kind == TBBT__C4_RENAME) {
         go_to(out, &op->at);
         op4(out, OP_SAVEFH, 0);
@@ -604,30 +593,22 @@ unsigned tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec
         o = op4(out, OP_RENAME, H(NAME) | H(NAME2));
         set_name(out, &o->name, &op->name);
         set_name(out, &o->name2, &op->name2);
-        return 1;
+        return true;
     }
     go_to(out, &op->at);
     switch (op->kind) {
     case TBBT__C4_CREATE:
-        /* GUARDED4: the replay must find the name free, as the model does */
         if (rec4->minor == 0) {
-            begin(out2, rec4, NULL);
+            begin(out2, 0, NULL, 0);
             create40(c, op, *clientid, out, out2);
-            return 2;
+            return true;
         }
-        o = op4(out, OP_OPEN, H(NAME) | H(SEQID) | H(SHARE) | H(HOW) | H(CLIENTID) | H(OWNER) |
-                                  H(SATTR));
-        set_name(out, &o->name, &op->name);
-        o->share = OPEN4_SHARE_ACCESS_READ;
-        o->how = (uint32_t)CLAIM_NULL << 8 | (uint32_t)GUARDED4 << 4 | OPEN4_CREATE;
-        o->clientid = *clientid;
-        tbbt_trace_rec_set_str(out, &o->owner, "tbbt-corrective-create", 22);
-        o->sattr = op->sattr;
+        open_create(out, op, *clientid, "tbbt-corrective-create", 0);
         /* the current stateid (RFC 8881 16.2.3.1.2): the OPEN's, whatever it is live */
         o = op4(out, OP_CLOSE, H(STATEID) | H(SEQID));
         memset(o->stateid, 0, TBBT_OP4_ID_LEN);
-        o->stateid[3] = 1;
-        return 1;
+        tbbt_op4_sid_set_seqid(o->stateid, 1);
+        return true;
     case TBBT__C4_MKDIR:
     case TBBT__C4_SYMLINK:
         o = op4(out, OP_CREATE, H(NAME) | H(FTYPE) | H(SATTR));
@@ -638,17 +619,17 @@ unsigned tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec
             TBBT_O4_SET(o, TARGET);
             set_name(out, &o->target, &op->target);
         }
-        return 1;
+        return true;
     case TBBT__C4_REMOVE:
         o = op4(out, OP_REMOVE, H(NAME));
         set_name(out, &o->name, &op->name);
-        return 1;
+        return true;
     case TBBT__C4_SETATTR:
         o = op4(out, OP_SETATTR, H(STATEID) | H(SATTR));
         memset(o->stateid, 0, TBBT_OP4_ID_LEN);     /* anonymous: no OPEN needed */
         o->sattr = op->sattr;
-        return 1;
+        return true;
     default:
-        return 0;
+        return false;
     }
 }

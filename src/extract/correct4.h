@@ -85,15 +85,19 @@ struct tbbt__corr4_nsop {
     struct tbbt_sattr sattr;
 };
 
+/* How many records op takes in rec4's trace: 2 for a file made on NFSv4.0 (the OPEN of
+ * a new owner; then its OPEN_CONFIRM and CLOSE), else 1. */
+unsigned tbbt__corr4_records(const struct tbbt_trace_rec *rec4,
+                             const struct tbbt__corr4_nsop *op);
+
 /*
- * Adds to out (a record whose header the caller set) the operations of op as a
- * COMPOUND of rec4's minor version (4.1+: rec4's SEQUENCE first), every status OK; a
- * file made on NFSv4.0 takes a second COMPOUND, in out2 (header set likewise: the
- * OPEN_CONFIRM and CLOSE of the new owner's OPEN).  Returns the number of records
- * filled, 0 when the client id the OPEN of a file needs is unknown.
+ * Adds to out (and to out2 when tbbt__corr4_records() says 2; records whose header the
+ * caller set) the operations of op as COMPOUNDs of rec4's minor version (4.1+: rec4's
+ * SEQUENCE first), every status OK.  False when the client id the OPEN of a file needs
+ * is unknown.
  */
-unsigned tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec4,
-                              const struct tbbt__corr4_nsop *op, struct tbbt_trace_rec *out,
-                              struct tbbt_trace_rec *out2);
+bool tbbt__corr4_compound(struct tbbt__corr4 *c, const struct tbbt_trace_rec *rec4,
+                          const struct tbbt__corr4_nsop *op, struct tbbt_trace_rec *out,
+                          struct tbbt_trace_rec *out2);
 
 #endif

@@ -43,6 +43,7 @@
 #include "proto/mount.h"
 #include "proto/nfs3.h"
 #include "proto/nfs4.h"
+#include "trace/compound.h"
 
 /*
  * A filehandle of the walk: a trace handle reference, the pseudo root, a directory of
@@ -107,44 +108,6 @@ static void set_fh(struct tbbt_trace_rec *r, int field, uint32_t ref)
     else
         r->new_fh = ref;
     TBBT_SET(r, field);
-}
-
-/* True for operations that move the current filehandle. */
-static bool moves_cur(uint32_t op)
-{
-    switch (op) {
-    case OP_PUTFH: case OP_PUTROOTFH: case OP_PUTPUBFH: case OP_RESTOREFH: case OP_LOOKUP:
-    case OP_LOOKUPP: case OP_OPEN: case OP_CREATE: case OP_OPENATTR:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/*
- * The handle and attributes of the object operation i made current: the next
- * GETFH and GETATTR before the current filehandle moves.  Sets *ref (false if
- * no GETFH tells it) and *attr (NULL if no GETATTR).
- */
-static bool lookahead(const struct lower *w, uint32_t i, uint32_t *ref,
-                      const struct tbbt_op4 **attr)
-{
-    bool have = false;
-
-    *attr = NULL;
-    for (uint32_t j = i + 1; j < w->v4->n_ops; j++) {
-        const struct tbbt_op4 *o = &w->v4->ops[j];
-
-        if (moves_cur(o->op) || !TBBT_O4_HAS(o, STATUS) || o->status != NFS4_OK)
-            break;
-        if (o->op == OP_GETFH && TBBT_O4_HAS(o, FH) && !have) {
-            *ref = o->fh;
-            have = true;
-        }
-        if (o->op == OP_GETATTR && TBBT_O4_HAS(o, ATTR) && !*attr)
-            *attr = o;
-    }
-    return have;
 }
 
 /* Makes the object of handle ref current (have), or an object whose handle is unknown. */
@@ -230,7 +193,7 @@ static void lower_export(struct lower *w, uint32_t i, const struct tbbt_op4 *o)
     const struct tbbt_op4 *a;
     uint32_t ref, path = 0;
     struct cfh dir = w->cur;
-    bool have = lookahead(w, i, &ref, &a);
+    bool have = tbbt_op4_fh_after(w->v4, i, &ref, &a);
 
     made_current(w, have, ref);
     if (o->status != NFS4_OK || !TBBT_O4_HAS(o, NAME) ||
@@ -254,7 +217,7 @@ static struct tbbt_trace_rec *dirop(struct lower *w, uint32_t i, const struct tb
     const struct tbbt_op4 *a;
     uint32_t ref;
     struct cfh dir = w->cur;
-    bool have = lookahead(w, i, &ref, &a);
+    bool have = tbbt_op4_fh_after(w->v4, i, &ref, &a);
     struct tbbt_trace_rec *r;
 
     made_current(w, have, ref);
@@ -481,7 +444,7 @@ static void lower_op(struct lower *w, uint32_t i)
         break;
     case OP_PUTROOTFH:
         w->cur = (struct cfh){FH_ROOT, 0};
-        if (lookahead(w, i, &ref, &a)) {      /* the pseudo root's handle */
+        if (tbbt_op4_fh_after(w->v4, i, &ref, &a)) {      /* the pseudo root's handle */
             if (!w->ns->v4_pseudo)
                 w->ns->v4_pseudo = g_hash_table_new(g_direct_hash, g_direct_equal);
             g_hash_table_add(w->ns->v4_pseudo, GUINT_TO_POINTER(ref + 1));

@@ -6,7 +6,7 @@
  */
 #include "player/nfs4state.h"
 
-#include "util/hash.h"
+#include "trace/compound.h"
 
 #include <string.h>
 
@@ -19,7 +19,7 @@ struct tbbt_nfs4_state {
     GHashTable *fhs;        /* GUINT_TO_POINTER(ref + 1) -> struct tbbt_nfs4_fh */
     GHashTable *clients;    /* uint64_t * -> struct tbbt_nfs4_client (key inside) */
     GHashTable *sessions;   /* its traced id (16 bytes) -> struct tbbt_nfs4_session */
-    GHashTable *owners;     /* GBytes (clientid + bytes) -> struct tbbt_nfs4_owner */
+    GHashTable *owners;     /* its key (clientid, bytes) -> struct owner_entry */
     GHashTable *sids;       /* its other (12 bytes) -> struct tbbt_nfs4_sid */
     GHashTable *attrs;      /* ref + 1 -> struct tbbt_fattr (traced) */
     GHashTable *dirs;       /* ref + 1 -> struct tbbt_nfs4_dir */
@@ -28,36 +28,6 @@ struct tbbt_nfs4_state {
     bool root_known;        /* the traced pseudo root's reference is known */
     uint32_t root_ref;
 };
-
-/*
- * Tables keyed by an id of fixed length held in the value (a session's traced id, a
- * stateid's other): a lookup hashes the caller's bytes, with nothing to allocate.
- */
-static guint sess_hash(gconstpointer k)
-{
-    return (guint)tbbt_hash(k, NFS4_SESSIONID_SIZE, 0);
-}
-
-static gboolean sess_equal(gconstpointer a, gconstpointer b)
-{
-    return memcmp(a, b, NFS4_SESSIONID_SIZE) == 0;
-}
-
-static guint other_hash(gconstpointer k)
-{
-    return (guint)tbbt_hash(k, NFS4_OTHER_SIZE, 0);
-}
-
-static gboolean other_equal(gconstpointer a, gconstpointer b)
-{
-    return memcmp(a, b, NFS4_OTHER_SIZE) == 0;
-}
-
-static GHashTable *bytes_table(void)
-{
-    return g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref,
-                                 g_free);
-}
 
 /* A traced export and the live directory that stands for it (tbbt_nfs4_export_add()). */
 struct nfs4_export {
@@ -80,9 +50,9 @@ struct tbbt_nfs4_state *tbbt_nfs4_state_new(void)
 
     st->fhs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     st->clients = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
-    st->sessions = g_hash_table_new_full(sess_hash, sess_equal, NULL, g_free);
-    st->owners = bytes_table();
-    st->sids = g_hash_table_new_full(other_hash, other_equal, NULL, g_free);
+    st->sessions = g_hash_table_new_full(tbbt_op4_session_hash, tbbt_op4_session_equal, NULL, g_free);
+    st->owners = g_hash_table_new_full(tbbt_op4_owner_hash, tbbt_op4_owner_equal, NULL, g_free);
+    st->sids = g_hash_table_new_full(tbbt_op4_other_hash, tbbt_op4_other_equal, NULL, g_free);
     st->attrs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     st->dirs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     st->exports = g_ptr_array_new_with_free_func(export_free);
@@ -312,26 +282,28 @@ void tbbt_nfs4_slot_release(struct tbbt_nfs4_session *s, uint32_t slot, bool adv
 
 /* ------------------------------------------------------------------ owners */
 
+/* An owner in st->owners: its key (pointing at its own copy of the bytes) and state. */
+struct owner_entry {
+    struct tbbt_op4_owner_key key;
+    struct tbbt_nfs4_owner o;
+    char bytes[];
+};
+
 struct tbbt_nfs4_owner *tbbt_nfs4_owner_get(struct tbbt_nfs4_state *st, uint64_t clientid,
                                             const struct tbbt_str *bytes,
                                             uint32_t traced_seqid)
 {
-    GByteArray *b = g_byte_array_sized_new(8 + bytes->len);
-    GBytes *k;
-    struct tbbt_nfs4_owner *o;
+    struct tbbt_op4_owner_key k = {clientid, *bytes};
+    struct owner_entry *e = g_hash_table_lookup(st->owners, &k);
 
-    g_byte_array_append(b, (const guint8 *)&clientid, 8);
-    g_byte_array_append(b, (const guint8 *)bytes->p, bytes->len);
-    k = g_byte_array_free_to_bytes(b);
-    o = g_hash_table_lookup(st->owners, k);
-    if (o) {
-        g_bytes_unref(k);
-        return o;
-    }
-    o = g_new0(struct tbbt_nfs4_owner, 1);
-    o->live_next = o->traced_next = traced_seqid;
-    g_hash_table_insert(st->owners, k, o);
-    return o;
+    if (e)
+        return &e->o;
+    e = g_malloc0(sizeof(*e) + bytes->len);
+    memcpy(e->bytes, bytes->p, bytes->len);
+    e->key = (struct tbbt_op4_owner_key){clientid, {e->bytes, bytes->len}};
+    e->o.live_next = e->o.traced_next = traced_seqid;
+    g_hash_table_insert(st->owners, &e->key, e);
+    return &e->o;
 }
 
 uint32_t tbbt_nfs4_owner_seqid(struct tbbt_nfs4_owner *o, uint32_t traced_seqid)
@@ -361,11 +333,6 @@ bool tbbt_nfs4_seqid_bumps(nfsstat4 status)
 
 /* ------------------------------------------------------------------ stateids */
 
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 void tbbt_nfs4_sid_learn(struct tbbt_nfs4_state *st, const uint8_t *traced,
                          const stateid4 *live, struct tbbt_nfs4_owner *owner)
 {
@@ -376,7 +343,7 @@ void tbbt_nfs4_sid_learn(struct tbbt_nfs4_state *st, const uint8_t *traced,
         memcpy(s->other, traced + 4, NFS4_OTHER_SIZE);
         g_hash_table_insert(st->sids, s->other, s);
     }
-    s->traced_seqid = be32(traced);
+    s->traced_seqid = tbbt_op4_sid_seqid(traced);
     s->live = *live;
     if (owner)
         s->owner = owner;
@@ -388,21 +355,13 @@ struct tbbt_nfs4_sid *tbbt_nfs4_sid_get(const struct tbbt_nfs4_state *st,
     return g_hash_table_lookup(st->sids, traced + 4);
 }
 
-static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != v)
-            return false;
-    return true;
-}
-
 int tbbt_nfs4_sid_live(const struct tbbt_nfs4_state *st, const uint8_t *traced,
                        stateid4 *out)
 {
     const struct tbbt_nfs4_sid *s;
-    uint32_t seqid = be32(traced);
+    uint32_t seqid = tbbt_op4_sid_seqid(traced);
 
-    if (all_bytes(traced + 4, NFS4_OTHER_SIZE, 0) || all_bytes(traced + 4, NFS4_OTHER_SIZE, 0xff)) {
+    if (tbbt_op4_sid_special(traced)) {
         out->seqid = seqid;
         memcpy(out->other, traced + 4, NFS4_OTHER_SIZE);
         return 0;
