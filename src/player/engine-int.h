@@ -196,7 +196,8 @@ struct eng {
     uint64_t xwait_since, xwait_ns;   /* nothing of ours could go for want of another's */
 
     /* The racy-reply rule (engine-racy.c), under mu */
-    GHashTable *racy_wreply;       /* {object, latest traced reply of a change} */
+    GHashTable *racy_wreply;       /* object -> latest traced reply of a change (in the
+                                      pointers) */
     GArray *racy_pend;             /* replies with differences waiting for the verdict */
     uint64_t racy_horizon;         /* the latest call time admitted */
     uint64_t racy_admits;
@@ -426,6 +427,12 @@ void tbbt__eng_report_diff(struct tbbt_report *rep, uint32_t prog, uint32_t proc
 /* ---- engine-racy.c: which replies are not checked ----------------------------------------- */
 
 void tbbt__eng_racy_init(struct eng *e);
+/* The scheduler's conflict callback (struct tbbt_sched_opts): waiter, admitted after
+ * holder, uses one of holder's objects or directory entries (the scheduler makes it wait
+ * unless the conflict is only reported: objects in conservative order); marks holder's
+ * reply racy when waiter raced it in the trace.  arg: the engine. */
+void tbbt__eng_racy_conflict(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind,
+                             void *arg);
 void tbbt__eng_racy_fini(struct eng *e);
 /* s is admitted (trace order): marks it racy by the requests before it, and the waiting
  * verdicts it races. */

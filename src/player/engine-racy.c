@@ -12,10 +12,13 @@
  *     call.  Checked when X is admitted.  Entries whose time the admissions have passed
  *     can race nothing more and are dropped now and then.
  *   - Y called after X, before X's reply: found when Y is admitted.  If X is still in
- *     the scheduler, its conflict callback marks it (engine.c, add_dep()); if X's reply
- *     has already come, with differences, and the admissions had not yet passed X's
- *     traced reply time then, the verdict waits in a short list (pend) until they pass
- *     it (the differences are real) or a Y changing the object is admitted first (racy).
+ *     the scheduler, the scheduler's conflict callback marks it (tbbt__eng_racy_conflict()):
+ *     X and Y conflict, for Y changes what X reads; if X's reply has already come, with
+ *     differences, and the admissions had not yet passed X's traced reply time then, the
+ *     verdict waits in a short list (pend) until they pass it (the differences are real)
+ *     or a Y changing the object is admitted first (racy).
+ *   - A request without a traced reply changes its objects at an unknown time: it races
+ *     the requests in progress at its call, not later ones (as tbbt-compare).
  *
  * All under mu: the reader admits, the receive thread gives the verdicts.
  */
@@ -32,9 +35,14 @@ struct pend {
 /* Every this many admissions, wreply drops the times the admissions have passed. */
 #define RACY_SWEEP 65536u
 
+/* wreply holds object keys and reply times in its pointers, nothing allocated. */
+G_STATIC_ASSERT(sizeof(gpointer) >= sizeof(uint64_t));
+#define U2P(x) GSIZE_TO_POINTER((gsize)(x))
+#define P2U(p) ((uint64_t)GPOINTER_TO_SIZE(p))
+
 void tbbt__eng_racy_init(struct eng *e)
 {
-    e->racy_wreply = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    e->racy_wreply = g_hash_table_new(g_direct_hash, g_direct_equal);
     e->racy_pend = g_array_new(FALSE, FALSE, sizeof(struct pend));
 }
 
@@ -48,20 +56,36 @@ void tbbt__eng_racy_fini(struct eng *e)
 
 static gboolean passed(gpointer key, gpointer value, gpointer arg)
 {
-    (void)value;
-    const uint64_t *kv = key;   /* [0] the object, [1] the latest reply time */
-    return kv[1] <= *(const uint64_t *)arg;
+    (void)key;
+    return P2U(value) <= *(const uint64_t *)arg;    /* value: the latest reply time */
+}
+
+/* True if a changes the object whose attributes (or entries) b's reply shows. */
+static bool changes_shown(const struct slot *a, const struct slot *b)
+{
+    for (unsigned i = 0; i < a->nchg && b->shown; i++)
+        if (a->chg[i] == b->shown)
+            return true;
+    return false;
+}
+
+void tbbt__eng_racy_conflict(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind,
+                             void *arg)
+{
+    struct eng *e = arg;
+    struct slot *h = S(e, holder);
+    const struct slot *w = S(e, waiter);
+    (void)kind;
+    if (w->rec.call_ns < h->reply_key && changes_shown(w, h))
+        h->racy = true;
 }
 
 void tbbt__eng_racy_admit_locked(struct eng *e, struct slot *s)
 {
     uint64_t call = s->rec.call_ns;
     e->racy_horizon = MAX(e->racy_horizon, call);
-    if (s->shown) {
-        const uint64_t *kv = g_hash_table_lookup(e->racy_wreply, &s->shown);
-        if (kv && kv[1] > call)
-            s->racy = true;
-    }
+    if (s->shown && P2U(g_hash_table_lookup(e->racy_wreply, U2P(s->shown))) > call)
+        s->racy = true;
     for (unsigned k = 0; k < e->racy_pend->len; k++) {
         struct pend *p = &g_array_index(e->racy_pend, struct pend, k);
         for (unsigned i = 0; i < s->nchg && !p->racy; i++)
@@ -69,14 +93,9 @@ void tbbt__eng_racy_admit_locked(struct eng *e, struct slot *s)
     }
     if (s->reply_key != NO_REPLY_KEY && s->reply_key > call) {
         for (unsigned i = 0; i < s->nchg; i++) {
-            uint64_t *kv = g_hash_table_lookup(e->racy_wreply, &s->chg[i]);
-            if (!kv) {
-                kv = g_new(uint64_t, 2);
-                kv[0] = s->chg[i];
-                kv[1] = 0;
-                g_hash_table_add(e->racy_wreply, kv);
-            }
-            kv[1] = MAX(kv[1], s->reply_key);
+            gpointer key = U2P(s->chg[i]);
+            if (P2U(g_hash_table_lookup(e->racy_wreply, key)) < s->reply_key)
+                g_hash_table_insert(e->racy_wreply, key, U2P(s->reply_key));
         }
     }
     if (++e->racy_admits % RACY_SWEEP == 0)

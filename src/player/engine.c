@@ -53,38 +53,6 @@ void tbbt__eng_wake_locked(struct eng *e)
     e->wake_send = e->wake_read = false;
 }
 
-/* True if a changes the object whose attributes (or entries) b's reply shows. */
-static bool writes_checked(const struct slot *a, const struct slot *b)
-{
-    for (unsigned i = 0; i < a->nchg && b->shown; i++)
-        if (a->chg[i] == b->shown)
-            return true;
-    return false;
-}
-
-/*
- * The scheduler found that waiter, admitted after holder, uses one of holder's objects
- * or directory entries (fsdep.h): it waits for holder unless the conflict is only
- * reported (INFO: objects in conservative order).  Records that raced for one directory
- * entry are in the trace in the order the traced server ran them (tbbt-convert,
- * docs/tbbt-convert.md); for objects, call order is kept: which of two overlapping
- * requests the server ran first is not known from their times (a slow GETATTR can answer
- * after a WRITE it ran before), and the replies of such requests are not checked (racy,
- * engine-racy.c: the pairs whose earlier request has completed are found there).
- */
-static void add_dep(uint64_t holder, uint64_t waiter, enum tbbt_fsdep_dep kind, void *arg)
-{
-    struct eng *e = arg;
-    struct slot *h = S(e, holder), *w = S(e, waiter);
-    (void)kind;
-    /* Overlapping in the trace, one of them changing the object whose attributes the
-     * other's reply shows: that reply depends on how the traced server interleaved them. */
-    if (w->rec.call_ns < h->reply_key) {
-        h->racy |= writes_checked(w, h);
-        w->racy |= writes_checked(h, w);
-    }
-}
-
 void tbbt__eng_complete_locked(struct eng *e, struct slot *s)
 {
     if (s->jb_first_ns) {
@@ -300,7 +268,7 @@ int tbbt_engine_run(const struct tbbt_engine_opts *o, struct tbbt_report **rep,
         .timed = o->timing == TBBT_TIMING_TIMESTAMP,
         .causal_slack_ns = o->order == TBBT_ORDER_CONSERVATIVE ? o->causal_slack_ns : 0,
         .max_outstanding = o->max_outstanding, .client_outstanding = o->client_outstanding,
-        .hold = tbbt__eng_needs_pending, .hold_arg = e, .conflict = add_dep, .conflict_arg = e};
+        .hold = tbbt__eng_needs_pending, .hold_arg = e, .conflict = tbbt__eng_racy_conflict, .conflict_arg = e};
     e->sched = tbbt_sched_new(&so);
     g_queue_init(&e->resend);
     e->rx_listings = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
