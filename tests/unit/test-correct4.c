@@ -86,6 +86,13 @@ static void putfh(struct t4 *t, uint32_t fh)
     add(t, OP_PUTFH, 1u << TBBT_O4_FH)->fh = fh;
 }
 
+/* A fresh COMPOUND (as compound()) whose current filehandle is fh. */
+static void on_file(struct t4 *t, uint32_t minor, uint32_t fh)
+{
+    compound(t, minor);
+    putfh(t, fh);
+}
+
 /* An operation using stateid tag (READ, WRITE, CLOSE, LOCKU ...). */
 static struct tbbt_op4 *use(struct t4 *t, uint32_t op, uint8_t tag)
 {
@@ -125,12 +132,10 @@ static void test_lost_reclaim_complete(void **state)
 {
     struct t4 *t = *state;
     create_session(t);
-    compound(t, 1);
-    putfh(t, 1);
+    on_file(t, 1, 1);
     add(t, OP_GETATTR, 0);          /* reads need none */
     assert_int_equal(step(t), 0);
-    compound(t, 1);
-    putfh(t, 1);
+    on_file(t, 1, 1);
     add(t, OP_REMOVE, 1u << TBBT_O4_NAME);
     assert_int_equal(step(t), 1);
     assert_int_equal(t->fix[0].kind, TBBT__C4_FIX_RECLAIM);
@@ -142,8 +147,7 @@ static void test_lost_reclaim_complete(void **state)
     assert_int_equal(out.ops[0].op, OP_SEQUENCE);
     assert_int_equal(out.ops[1].op, OP_RECLAIM_COMPLETE);
     tbbt_trace_rec_fini(&out);
-    compound(t, 1);
-    putfh(t, 1);
+    on_file(t, 1, 1);
     add(t, OP_REMOVE, 1u << TBBT_O4_NAME);
     assert_int_equal(step(t), 0);
 }
@@ -154,8 +158,7 @@ static void test_lost_open_41(void **state)
 {
     struct t4 *t = *state;
     session(t);
-    compound(t, 1);
-    putfh(t, 3);
+    on_file(t, 1, 3);
     use(t, OP_READ, SID_A);
     assert_int_equal(step(t), 1);
     assert_int_equal(t->n_why, 0);
@@ -164,13 +167,11 @@ static void test_lost_open_41(void **state)
     assert_int_equal(t->fix[0].share, OPEN4_SHARE_ACCESS_READ);
     assert_int_equal(t->fix[0].slot, 5);
     assert_memory_equal(t->fix[0].stateid, t->rec.ops[2].stateid, TBBT_OP4_ID_LEN);
-    compound(t, 1);
-    putfh(t, 3);
+    on_file(t, 1, 3);
     use(t, OP_WRITE, SID_A);
     assert_int_equal(step(t), 1);
     assert_int_equal(t->fix[0].share, OPEN4_SHARE_ACCESS_BOTH);
-    compound(t, 1);
-    putfh(t, 3);
+    on_file(t, 1, 3);
     use(t, OP_CLOSE, SID_A);
     assert_int_equal(step(t), 0);
 }
@@ -180,15 +181,13 @@ static void test_known_open(void **state)
 {
     struct t4 *t = *state;
     session(t);
-    compound(t, 1);
-    putfh(t, 1);
+    on_file(t, 1, 1);
     struct tbbt_op4 *o = add(t, OP_OPEN, 1u << TBBT_O4_NEW_STATEID | 1u << TBBT_O4_NAME);
     stateid(o->new_stateid, SID_B, 1);
     add(t, OP_GETFH, 1u << TBBT_O4_FH)->fh = 9;
     use(t, OP_WRITE, SID_B);
     assert_int_equal(step(t), 0);
-    compound(t, 1);
-    putfh(t, 9);
+    on_file(t, 1, 9);
     use(t, OP_READ, SID_B);
     assert_int_equal(step(t), 0);
     assert_int_equal(t->n_why, 0);
@@ -199,8 +198,7 @@ static void test_handle_from_getfh(void **state)
 {
     struct t4 *t = *state;
     session(t);
-    compound(t, 1);
-    putfh(t, 1);
+    on_file(t, 1, 1);
     add(t, OP_LOOKUP, 1u << TBBT_O4_NAME);
     use(t, OP_SETATTR, SID_A)->sattr.mask = TBBT_SA_SIZE;
     add(t, OP_GETFH, 1u << TBBT_O4_FH)->fh = 11;
@@ -227,18 +225,15 @@ static void test_not_repaired(void **state)
     use(t, OP_READ, SID_A);
     assert_int_equal(step(t), 0);
     assert_string_equal(t->why[0], "lost open (handle unknown)");
-    compound(t, 1);
-    putfh(t, 3);
+    on_file(t, 1, 3);
     use(t, OP_LOCKU, SID_B);
     assert_int_equal(step(t), 0);
     assert_string_equal(t->why[0], "lost lock");
-    compound(t, 0);
-    putfh(t, 3);
+    on_file(t, 0, 3);
     use(t, OP_CLOSE, SID_B);
     assert_int_equal(step(t), 0);
     assert_string_equal(t->why[0], "lost open (4.0)");
-    compound(t, 1);
-    putfh(t, 3);
+    on_file(t, 1, 3);
     use(t, OP_READ, 0);             /* the anonymous stateid */
     use(t, OP_READ, 0xff);          /* READ bypass */
     use(t, OP_READ, SID_B)->status = NFS4ERR_BAD_STATEID;
