@@ -10,8 +10,14 @@ struct key {
     uint64_t clone_dir, cookie;
 };
 
+/* An entry: its key and the server's cookie and verifier (one allocation). */
+struct entry {
+    struct key key;
+    uint64_t cookie, verf;
+};
+
 struct tbbt_play_cookies {
-    GHashTable *t;              /* struct key -> uint64_t[2]: server cookie, verifier */
+    GHashTable *t;              /* &entry.key -> struct entry */
 };
 
 static guint key_hash(gconstpointer p)
@@ -29,7 +35,7 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 struct tbbt_play_cookies *tbbt_play_cookies_new(void)
 {
     struct tbbt_play_cookies *c = g_new(struct tbbt_play_cookies, 1);
-    c->t = g_hash_table_new_full(key_hash, key_equal, g_free, g_free);
+    c->t = g_hash_table_new_full(key_hash, key_equal, NULL, g_free);
     return c;
 }
 
@@ -46,26 +52,25 @@ void tbbt_play_cookies_put(struct tbbt_play_cookies *c, uint32_t clone,
 {
     if (rec->n_entries == 0 || !TBBT_HAS(rec, TBBT_F_ID))
         return;
-    struct key *k = g_new(struct key, 1);
-    k->clone_dir = (uint64_t)clone << 32 | rec->id;
-    k->cookie = rec->entries[rec->n_entries - 1].cookie;
-    uint64_t *v = g_new(uint64_t, 2);
-    v[0] = cookie;
-    v[1] = verf;
-    g_hash_table_replace(c->t, k, v);
+    struct entry *x = g_new(struct entry, 1);
+    x->key = (struct key){(uint64_t)clone << 32 | rec->id,
+                          rec->entries[rec->n_entries - 1].cookie};
+    x->cookie = cookie;
+    x->verf = verf;
+    g_hash_table_replace(c->t, &x->key, x);
 }
 
 bool tbbt_play_cookies_take(struct tbbt_play_cookies *c, uint32_t clone,
                             const struct tbbt_trace_rec *rec, uint64_t *cookie, uint64_t *verf)
 {
     struct key k = {(uint64_t)clone << 32 | rec->id, rec->cookie};
-    const uint64_t *found = g_hash_table_lookup(c->t, &k);
+    const struct entry *found = g_hash_table_lookup(c->t, &k);
 
     *cookie = *verf = 0;
     if (!found)
         return false;
-    *cookie = found[0];
-    *verf = found[1];
+    *cookie = found->cookie;
+    *verf = found->verf;
     g_hash_table_remove(c->t, &k);
     return true;
 }
